@@ -1,0 +1,1 @@
+//! Schema set -> model (IR) -> Rust code and docs.
