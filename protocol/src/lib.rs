@@ -2,7 +2,21 @@
 //! lifecycle and delivery semantics. The JSON Schemas in `schemas/agh-network-v0/` are the single
 //! source of truth; `protocol/src/generated/` is produced from them by `cargo xtask codegen`.
 
+extern crate self as agh_protocol;
+
+pub mod generated;
+pub mod json;
 pub mod kind;
+pub mod model;
+pub mod problem;
 
 pub use agh_macros::Body;
+pub use generated::*;
 pub use kind::{Body, EnvelopeMatch, KindRules, Presence, Verify, WorkRole};
+pub use problem::{Problem, Problems};
+
+/// Paths used by `#[derive(Body)]` expansions; not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}

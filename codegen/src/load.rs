@@ -1,0 +1,310 @@
+//! Loading a schema set: every `*.json` under a directory, indexed by `$id`, with every `$ref`
+//! resolved across files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{join_pointer, Error, Result};
+
+/// One schema file of the set.
+#[derive(Clone, Debug)]
+pub struct SchemaFile {
+    /// Path relative to the schema directory (with `/` separators on every platform).
+    pub path: PathBuf,
+    /// The file's `$id`.
+    pub id: String,
+    /// The parsed document.
+    pub doc: Value,
+}
+
+/// A location inside the schema set: a file (by `$id`) and a JSON Pointer into it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    /// `$id` of the file.
+    pub id: String,
+    /// JSON Pointer inside the file (`""` is the file's root schema).
+    pub pointer: String,
+}
+
+/// A loaded, reference-checked schema set.
+#[derive(Clone, Debug)]
+pub struct SchemaSet {
+    dir: PathBuf,
+    files: BTreeMap<String, SchemaFile>,
+}
+
+impl SchemaSet {
+    /// Reads every `*.json` under `dir` (recursively), indexes the files by `$id`, checks that
+    /// every `$ref` resolves, that every property has a `description`, and that the kinds agree
+    /// (envelope `kind` enum, the envelope's `allOf` dispatch and each body's `x-agh-kind`).
+    pub fn load(dir: impl AsRef<Path>) -> Result<Self> {
+        let dir = dir.as_ref().to_path_buf();
+        let mut paths = Vec::new();
+        collect_json(&dir, &dir, &mut paths)?;
+        paths.sort();
+        let mut files = BTreeMap::new();
+        for rel in paths {
+            let full = dir.join(&rel);
+            let text = std::fs::read_to_string(&full)
+                .map_err(|e| Error::new(&rel, "", format!("cannot read: {e}")))?;
+            let doc: Value = serde_json::from_str(&text)
+                .map_err(|e| Error::new(&rel, "", format!("invalid JSON: {e}")))?;
+            let id = match doc.get("$id") {
+                Some(Value::String(id)) if !id.is_empty() => id.clone(),
+                Some(_) => return Err(Error::new(&rel, "/$id", "`$id` must be a non-empty string")),
+                None => return Err(Error::new(&rel, "", "missing `$id`")),
+            };
+            if let Some(other) = files.get(&id) {
+                let other: &SchemaFile = other;
+                return Err(Error::new(
+                    &rel,
+                    "/$id",
+                    format!("duplicate `$id` {id} (also in {})", other.path.display()),
+                ));
+            }
+            files.insert(id.clone(), SchemaFile { path: rel, id, doc });
+        }
+        if files.is_empty() {
+            return Err(Error::new(&dir, "", "no *.json schema files found"));
+        }
+        let set = SchemaSet { dir, files };
+        for file in set.files() {
+            set.check_refs(file, &file.doc, "")?;
+            check_descriptions(file, &file.doc, "")?;
+        }
+        // The model build performs the cross-file consistency checks (kinds, dispatch, ...).
+        crate::model::Model::build(&set)?;
+        Ok(set)
+    }
+
+    /// The directory the set was loaded from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The files, ordered by path.
+    pub fn files(&self) -> impl Iterator<Item = &SchemaFile> {
+        let mut v: Vec<&SchemaFile> = self.files.values().collect();
+        v.sort_by(|a, b| a.path.cmp(&b.path));
+        v.into_iter()
+    }
+
+    /// The file with this `$id`.
+    pub fn file(&self, id: &str) -> Option<&SchemaFile> {
+        self.files.get(id)
+    }
+
+    /// The schema at a location.
+    pub fn get(&self, loc: &Location) -> Option<&Value> {
+        self.files.get(&loc.id)?.doc.pointer(&loc.pointer)
+    }
+
+    /// The path of the file with this `$id` (for error messages).
+    pub fn path_of(&self, id: &str) -> PathBuf {
+        self.files
+            .get(id)
+            .map(|f| f.path.clone())
+            .unwrap_or_else(|| PathBuf::from(id))
+    }
+
+    /// An error located in the file with `$id` `id`.
+    pub fn error(&self, id: &str, pointer: &str, message: impl Into<String>) -> Error {
+        Error::new(self.path_of(id), pointer, message)
+    }
+
+    /// Resolves `reference` (the value of a `$ref` found at `at_pointer` in the file `from_id`).
+    pub fn resolve_ref(&self, from_id: &str, at_pointer: &str, reference: &str) -> Result<Location> {
+        let (target, fragment) = match reference.split_once('#') {
+            Some((t, f)) => (t, f),
+            None => (reference, ""),
+        };
+        let id = if target.is_empty() {
+            from_id.to_string()
+        } else {
+            join_uri(from_id, target)
+        };
+        let Some(file) = self.files.get(&id) else {
+            return Err(self.error(
+                from_id,
+                at_pointer,
+                format!("unresolvable $ref {reference:?}: no schema file has $id {id}"),
+            ));
+        };
+        if !fragment.is_empty() && !fragment.starts_with('/') {
+            return Err(self.error(
+                from_id,
+                at_pointer,
+                format!("unsupported $ref {reference:?}: the fragment must be a JSON Pointer"),
+            ));
+        }
+        if file.doc.pointer(fragment).is_none() {
+            return Err(self.error(
+                from_id,
+                at_pointer,
+                format!(
+                    "unresolvable $ref {reference:?}: {} has nothing at {fragment:?}",
+                    file.path.display()
+                ),
+            ));
+        }
+        Ok(Location {
+            id,
+            pointer: fragment.to_string(),
+        })
+    }
+
+    fn check_refs(&self, file: &SchemaFile, v: &Value, ptr: &str) -> Result<()> {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    let p = join_pointer(ptr, k);
+                    if k == "$ref" {
+                        let Value::String(r) = child else {
+                            return Err(self.error(&file.id, &p, "`$ref` must be a string"));
+                        };
+                        self.resolve_ref(&file.id, &p, r)?;
+                    } else if k == "const" || k == "enum" || k == "examples" || k == "default" {
+                        // data, not schemas
+                    } else {
+                        self.check_refs(file, child, &p)?;
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    self.check_refs(file, child, &join_pointer(ptr, &i.to_string()))?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Resolves a relative URI reference against a base URI (path segments only: `.` and `..`).
+fn join_uri(base: &str, rel: &str) -> String {
+    if rel.contains("://") {
+        return rel.to_string();
+    }
+    let (prefix, base_path) = match base.find("://") {
+        Some(i) => {
+            let after = &base[i + 3..];
+            match after.find('/') {
+                Some(j) => (&base[..i + 3 + j], &after[j..]),
+                None => (base, "/"),
+            }
+        }
+        None => ("", base),
+    };
+    let mut segs: Vec<&str> = if rel.starts_with('/') {
+        Vec::new()
+    } else {
+        let mut s: Vec<&str> = base_path.split('/').collect();
+        s.pop();
+        s
+    };
+    for seg in rel.split('/') {
+        match seg {
+            "." => {}
+            ".." => {
+                if segs.len() > 1 {
+                    segs.pop();
+                }
+            }
+            s => segs.push(s),
+        }
+    }
+    let mut path = segs.join("/");
+    if !path.starts_with('/') && !prefix.is_empty() {
+        path.insert(0, '/');
+    }
+    format!("{prefix}{path}")
+}
+
+fn collect_json(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::new(dir, "", format!("cannot read directory: {e}")))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::new(dir, "", format!("cannot read directory: {e}")))?;
+        let path = entry.path();
+        if path.is_dir() {
+            collect_json(root, &path, out)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let rel: PathBuf = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+                .into();
+            out.push(rel);
+        }
+    }
+    Ok(())
+}
+
+/// Every entry of every `properties` object must carry a `description` (the docs are built from
+/// it). Conditional subschemas (`if`/`then`/`else`) are exempt: they restate members, they do not
+/// declare them.
+fn check_descriptions(file: &SchemaFile, v: &Value, ptr: &str) -> Result<()> {
+    let Value::Object(map) = v else {
+        if let Value::Array(items) = v {
+            for (i, child) in items.iter().enumerate() {
+                check_descriptions(file, child, &join_pointer(ptr, &i.to_string()))?;
+            }
+        }
+        return Ok(());
+    };
+    for (k, child) in map {
+        let p = join_pointer(ptr, k);
+        match k.as_str() {
+            "if" | "then" | "else" | "const" | "enum" | "default" | "examples" => {}
+            k if k.starts_with("x-agh-") => {}
+            "properties" => {
+                let Value::Object(props) = child else {
+                    return Err(Error::new(&file.path, p, "`properties` must be an object"));
+                };
+                for (name, prop) in props {
+                    let pp = join_pointer(&p, name);
+                    match prop.get("description") {
+                        Some(Value::String(d)) if !d.trim().is_empty() => {}
+                        _ => {
+                            return Err(Error::new(
+                                &file.path,
+                                pp,
+                                format!("property `{name}` has no `description` (every property needs one: the docs are built from it)"),
+                            ))
+                        }
+                    }
+                    check_descriptions(file, prop, &pp)?;
+                }
+            }
+            _ => check_descriptions(file, child, &p)?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::join_uri;
+
+    #[test]
+    fn joins_relative_uris() {
+        let base = "https://agh.dev/schemas/network/v0/body/say.schema.json";
+        assert_eq!(
+            join_uri(base, "../defs.schema.json"),
+            "https://agh.dev/schemas/network/v0/defs.schema.json"
+        );
+        assert_eq!(
+            join_uri(base, "trace.schema.json"),
+            "https://agh.dev/schemas/network/v0/body/trace.schema.json"
+        );
+        assert_eq!(
+            join_uri("https://agh.dev/schemas/network/v0/envelope.schema.json", "body/say.schema.json"),
+            "https://agh.dev/schemas/network/v0/body/say.schema.json"
+        );
+    }
+}

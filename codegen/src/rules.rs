@@ -1,0 +1,237 @@
+//! Emits `rules.rs`: reason codes, envelope limits, kind rules, containers, value descriptions and
+//! the lifecycle, as `pub const` data built from the model.
+
+use heck::{ToShoutySnakeCase, ToUpperCamelCase};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::model::{EnumValue, KnownValues, Model, Sender};
+
+fn value_docs(values: &[EnumValue]) -> TokenStream {
+    let items = values.iter().map(|v| {
+        let (value, description) = (&v.value, &v.description);
+        quote! { crate::model::ValueDoc { value: #value, description: #description } }
+    });
+    quote! { &[#(#items),*] }
+}
+
+fn known_enum(k: &KnownValues) -> TokenStream {
+    let name = format_ident!("{}", k.type_name);
+    let doc = format!(
+        " {} The known values (`x-agh-known-values`) in schema order.",
+        k.description
+    );
+    let variants: Vec<_> = k
+        .values
+        .iter()
+        .map(|v| format_ident!("{}", v.value.to_upper_camel_case()))
+        .collect();
+    let docs: Vec<String> = k
+        .values
+        .iter()
+        .map(|v| format!(" `{}`: {}", v.value, v.description))
+        .collect();
+    let strs: Vec<&String> = k.values.iter().map(|v| &v.value).collect();
+    let meanings: Vec<&String> = k.values.iter().map(|v| &v.description).collect();
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum #name {
+            #( #[doc = #docs] #variants, )*
+        }
+
+        impl #name {
+            /// Every value, in schema order.
+            pub const ALL: &[#name] = &[#(#name::#variants),*];
+
+            /// The wire spelling.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    #( #name::#variants => #strs, )*
+                }
+            }
+
+            /// The value with this wire spelling, if it is a known one.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s {
+                    #( #strs => Some(#name::#variants), )*
+                    _ => None,
+                }
+            }
+
+            /// What the value means.
+            pub const fn meaning(self) -> &'static str {
+                match self {
+                    #( #name::#variants => #meanings, )*
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for #name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    }
+}
+
+/// The tokens of `rules.rs`.
+pub fn emit_rules(model: &Model) -> TokenStream {
+    let mut out = TokenStream::new();
+    for k in &model.known_values {
+        out.extend(known_enum(k));
+    }
+
+    let env = &model.envelope;
+    let max_bytes = env.limits.max_bytes as usize;
+    let replay = env.limits.replay_age_seconds;
+    let forbidden = |list: &[crate::model::Forbidden]| {
+        let items = list.iter().map(|f| {
+            let (n, m) = (&f.name, &f.message);
+            quote! { crate::model::Forbidden { name: #n, message: #m } }
+        });
+        quote! { &[#(#items),*] }
+    };
+    let fm = forbidden(&env.limits.forbidden_members);
+    let fk = forbidden(&env.limits.forbidden_kinds);
+    let order = &env.limits.validation_order;
+    let members: Vec<&String> = env.members.iter().map(|m| &m.json_name).collect();
+    let required: Vec<&String> = env
+        .members
+        .iter()
+        .filter(|m| m.required)
+        .map(|m| &m.json_name)
+        .collect();
+    let (kind_member, body_member) = (&env.kind_member, &env.body_member);
+    out.extend(quote! {
+        /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
+        pub const MAX_ENVELOPE_BYTES: usize = #max_bytes;
+        /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
+        pub const DEFAULT_REPLAY_AGE_SECS: u64 = #replay;
+        /// Envelope members rejected with a specific message.
+        pub const FORBIDDEN_MEMBERS: &[crate::model::Forbidden] = #fm;
+        /// Kind names rejected with a specific message.
+        pub const FORBIDDEN_KINDS: &[crate::model::Forbidden] = #fk;
+        /// The receiver validation order (docs).
+        pub const VALIDATION_ORDER: &[&str] = &[#(#order),*];
+        /// Every declared envelope member, in schema order.
+        pub const ENVELOPE_MEMBERS: &[&str] = &[#(#members),*];
+        /// The required envelope members, in schema order.
+        pub const REQUIRED_ENVELOPE_MEMBERS: &[&str] = &[#(#required),*];
+        /// The envelope member that selects the body schema.
+        pub const KIND_MEMBER: &str = #kind_member;
+        /// The envelope member that holds the body.
+        pub const BODY_MEMBER: &str = #body_member;
+    });
+    if let Some(p) = &env.profile {
+        out.extend(quote! {
+            /// The protocol profile constant of the envelope.
+            pub const PROFILE: &str = #p;
+        });
+    }
+
+    let infos = model.kinds.iter().map(|k| {
+        let r = &k.rules;
+        let (kind, profile) = (&r.kind, &r.profile);
+        let pr = |p: crate::model::Presence| {
+            let v = format_ident!("{}", p.variant());
+            quote! { crate::kind::Presence::#v }
+        };
+        let (surface, work_id, to, reply_to) = (pr(r.surface), pr(r.work_id), pr(r.to), pr(r.reply_to));
+        let work = format_ident!("{}", r.work.variant());
+        let em = r.envelope_match.iter().map(|m| {
+            let (b, e) = (&m.body, &m.envelope);
+            quote! { crate::kind::EnvelopeMatch { body: #b, envelope: #e } }
+        });
+        let ve = r.verify.iter().map(|v| {
+            let (b, rc, code) = (&v.body, &v.recipe, &v.reason_code);
+            quote! { crate::kind::Verify { body: #b, recipe: #rc, reason_code: #code } }
+        });
+        let (purpose, body_type) = (&k.purpose, &k.body_type);
+        quote! {
+            crate::model::KindInfo {
+                rules: crate::kind::KindRules {
+                    kind: #kind,
+                    profile: #profile,
+                    surface: #surface,
+                    work_id: #work_id,
+                    to: #to,
+                    reply_to: #reply_to,
+                    work: crate::kind::WorkRole::#work,
+                    envelope_match: &[#(#em),*],
+                    verify: &[#(#ve),*],
+                },
+                purpose: #purpose,
+                body_type: #body_type,
+            }
+        }
+    });
+    out.extend(quote! {
+        /// Every kind of the schema set, in envelope `kind` enum order, with its rules
+        /// (`x-agh-kind`). The generated body types carry the same values through `#[derive(Body)]`.
+        pub const KINDS: &[crate::model::KindInfo] = &[#(#infos),*];
+
+        /// The rules of `kind`, if the schema set defines it.
+        pub fn kind_rules(kind: &str) -> Option<&'static crate::kind::KindRules> {
+            KINDS.iter().find(|k| k.rules.kind == kind).map(|k| &k.rules)
+        }
+    });
+
+    if let Some(c) = &model.containers {
+        let member = &c.member;
+        let entries = c.entries.iter().map(|(s, m)| {
+            quote! { crate::model::Container { surface: #s, member: #m } }
+        });
+        out.extend(quote! {
+            /// The envelope member that names the conversation surface.
+            pub const SURFACE_MEMBER: &str = #member;
+            /// The container member each surface value requires (`x-agh-container`).
+            pub const CONTAINERS: &[crate::model::Container] = &[#(#entries),*];
+        });
+    }
+
+    for e in &model.enums {
+        let name = format_ident!("{}_VALUES", e.type_name.to_shouty_snake_case());
+        let doc = format!(" {} Values and meanings (`x-agh-enum-descriptions`).", e.description);
+        let vals = value_docs(&e.values);
+        out.extend(quote! {
+            #[doc = #doc]
+            pub const #name: &[crate::model::ValueDoc] = #vals;
+        });
+    }
+
+    if let Some(l) = &model.lifecycle {
+        let states = value_docs(&l.states);
+        let initial = &l.initial;
+        let terminal = &l.terminal;
+        let opened_by = &l.opened_by;
+        let transitions = l.transitions.iter().map(|t| {
+            let (from, to) = (&t.from, &t.to);
+            let on = t.on.iter().map(|g| {
+                let kind = &g.kind;
+                let body = match &g.body_match {
+                    Some((m, v)) => quote! { Some(crate::model::BodyMatch { member: #m, value: #v }) },
+                    None => quote! { None },
+                };
+                let sender = match g.sender {
+                    Some(Sender::Initiator) => quote! { Some(crate::model::Sender::Initiator) },
+                    Some(Sender::Target) => quote! { Some(crate::model::Sender::Target) },
+                    None => quote! { None },
+                };
+                quote! { crate::model::Trigger { kind: #kind, body: #body, sender: #sender } }
+            });
+            quote! { crate::model::Transition { from: #from, to: #to, on: &[#(#on),*] } }
+        });
+        out.extend(quote! {
+            /// The work lifecycle (`x-agh-lifecycle`).
+            pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
+                states: #states,
+                initial: #initial,
+                terminal: &[#(#terminal),*],
+                opened_by: &[#(#opened_by),*],
+                transitions: &[#(#transitions),*],
+            };
+        });
+    }
+    out
+}

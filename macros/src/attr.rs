@@ -1,0 +1,591 @@
+//! The `#[agh(...)]` attribute: parsing, value checks and the rules that tie keys together.
+//!
+//! Every error points at the user's token and errors are collected, so one build reports them all.
+
+use std::collections::HashSet;
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
+use syn::{parse_quote, Attribute, Error, Expr, ExprLit, Lit, LitStr, Path, Result};
+
+/// The profile of the core kinds, used when `profile` is not given.
+const DEFAULT_PROFILE: &str = "agh-network/v0";
+
+/// The keys of `#[agh(...)]`.
+const KEYS: &[&str] = &[
+    "kind",
+    "profile",
+    "surface",
+    "work_id",
+    "to",
+    "reply_to",
+    "work",
+    "envelope_match",
+    "verify",
+    "crate",
+];
+
+/// The top-level envelope string members an `envelope_match` may name.
+const ENVELOPE_MEMBERS: &[&str] = &[
+    "from",
+    "to",
+    "workspace_id",
+    "channel",
+    "id",
+    "reply_to",
+    "thread_id",
+    "direct_id",
+    "work_id",
+    "trace_id",
+    "causation_id",
+];
+
+/// Whether an envelope member must, should, may or must not be present (`agh_protocol::Presence`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Presence {
+    Required,
+    Recommended,
+    Optional,
+    Forbidden,
+}
+
+impl Presence {
+    /// The variant name of `agh_protocol::Presence`.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            Presence::Required => "Required",
+            Presence::Recommended => "Recommended",
+            Presence::Optional => "Optional",
+            Presence::Forbidden => "Forbidden",
+        }
+    }
+}
+
+const SURFACE: &[(&str, Presence)] = &[
+    ("required", Presence::Required),
+    ("forbidden", Presence::Forbidden),
+];
+const WORK_ID: &[(&str, Presence)] = &[
+    ("required", Presence::Required),
+    ("optional", Presence::Optional),
+    ("forbidden", Presence::Forbidden),
+];
+const TARGET: &[(&str, Presence)] = &[
+    ("required", Presence::Required),
+    ("recommended", Presence::Recommended),
+    ("optional", Presence::Optional),
+    ("forbidden", Presence::Forbidden),
+];
+
+/// The part a kind plays in the work lifecycle (`agh_protocol::WorkRole`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WorkRole {
+    None,
+    Opens,
+    Updates,
+}
+
+impl WorkRole {
+    /// The variant name of `agh_protocol::WorkRole`.
+    pub(crate) fn variant(self) -> &'static str {
+        match self {
+            WorkRole::None => "None",
+            WorkRole::Opens => "Opens",
+            WorkRole::Updates => "Updates",
+        }
+    }
+}
+
+const WORK: &[(&str, WorkRole)] = &[
+    ("none", WorkRole::None),
+    ("opens", WorkRole::Opens),
+    ("updates", WorkRole::Updates),
+];
+
+/// `envelope_match(body = "...", envelope = "...")`.
+pub(crate) struct EnvelopeMatch {
+    pub(crate) body: LitStr,
+    pub(crate) envelope: LitStr,
+}
+
+/// `verify(body = "...", recipe = "...", reason_code = "...")`.
+pub(crate) struct Verify {
+    pub(crate) body: LitStr,
+    pub(crate) recipe: LitStr,
+    pub(crate) reason_code: LitStr,
+}
+
+/// The checked attribute, defaults filled in.
+pub(crate) struct Rules {
+    pub(crate) kind: LitStr,
+    pub(crate) profile: LitStr,
+    pub(crate) surface: Presence,
+    pub(crate) work_id: Presence,
+    pub(crate) to: Presence,
+    pub(crate) reply_to: Presence,
+    pub(crate) work: WorkRole,
+    pub(crate) envelope_match: Vec<EnvelopeMatch>,
+    pub(crate) verify: Vec<Verify>,
+    /// Path to the `agh_protocol` crate.
+    pub(crate) krate: Path,
+}
+
+/// Collects errors so that one expansion reports all of them.
+#[derive(Default)]
+pub(crate) struct Errors(Option<Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, error: Error) {
+        match &mut self.0 {
+            Some(first) => first.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub(crate) fn finish(self) -> Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// A value and the span of the token that gave it.
+#[derive(Clone, Copy)]
+struct Given<T> {
+    value: T,
+    span: Span,
+}
+
+/// What the attributes say, before defaults and cross-key checks.
+#[derive(Default)]
+struct Builder {
+    seen: HashSet<String>,
+    kind: Option<LitStr>,
+    profile: Option<LitStr>,
+    surface: Option<Given<Presence>>,
+    work_id: Option<Given<Presence>>,
+    to: Option<Given<Presence>>,
+    reply_to: Option<Given<Presence>>,
+    work: Option<Given<WorkRole>>,
+    envelope_match: Vec<EnvelopeMatch>,
+    verify: Vec<Verify>,
+    krate: Option<Path>,
+}
+
+/// Parses and checks every `#[agh(...)]` in `attrs`; returns all errors (with those already in
+/// `errors`) combined.
+pub(crate) fn parse(attrs: &[Attribute], mut errors: Errors) -> Result<Rules> {
+    let mut builder = Builder::default();
+    let attrs: Vec<&Attribute> = attrs.iter().filter(|a| a.path().is_ident("agh")).collect();
+    for attr in &attrs {
+        if let Err(error) = attr.parse_nested_meta(|meta| builder.key(&meta, &mut errors)) {
+            errors.push(error);
+        }
+    }
+    builder.check(&mut errors);
+    let missing_kind = || match attrs.first() {
+        Some(attr) => Error::new_spanned(attr, "missing `kind`: add `kind = \"...\"` to #[agh(...)]"),
+        None => Error::new(
+            Span::call_site(),
+            "#[derive(Body)] needs an #[agh(kind = \"...\")] attribute",
+        ),
+    };
+    if !builder.seen.contains("kind") {
+        errors.push(missing_kind());
+    }
+    errors.finish()?;
+    let b = builder;
+    let presence = |given: Option<Given<Presence>>, default| given.map_or(default, |g| g.value);
+    Ok(Rules {
+        kind: b.kind.ok_or_else(missing_kind)?,
+        profile: b
+            .profile
+            .unwrap_or_else(|| LitStr::new(DEFAULT_PROFILE, Span::call_site())),
+        surface: presence(b.surface, Presence::Required),
+        work_id: presence(b.work_id, Presence::Optional),
+        to: presence(b.to, Presence::Optional),
+        reply_to: presence(b.reply_to, Presence::Optional),
+        work: b.work.map_or(WorkRole::None, |g| g.value),
+        envelope_match: b.envelope_match,
+        verify: b.verify,
+        krate: b.krate.unwrap_or_else(|| parse_quote!(::agh_protocol)),
+    })
+}
+
+impl Builder {
+    /// One `key = value` or `key(...)` of `#[agh(...)]`. Returns `Err` only on a syntax error
+    /// (parsing cannot go on); everything else is recorded in `errors`.
+    fn key(&mut self, meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> Result<()> {
+        let name = key_name(&meta.path);
+        let Some(key) = KEYS.iter().copied().find(|k| *k == name) else {
+            skip_value(meta)?;
+            errors.push(unknown_key(&meta.path, KEYS, "#[agh(...)]"));
+            return Ok(());
+        };
+        match key {
+            "envelope_match" => {
+                if let Some([body, envelope]) = nested(meta, ["body", "envelope"], errors)? {
+                    record(errors, pointer(&body));
+                    record(errors, envelope_member(&envelope));
+                    self.envelope_match.push(EnvelopeMatch { body, envelope });
+                }
+                return Ok(());
+            }
+            "verify" => {
+                if let Some([body, recipe, reason_code]) =
+                    nested(meta, ["body", "recipe", "reason_code"], errors)?
+                {
+                    record(errors, pointer(&body));
+                    record(errors, name_grammar(&recipe, "recipe"));
+                    record(errors, name_grammar(&reason_code, "reason_code"));
+                    self.verify.push(Verify {
+                        body,
+                        recipe,
+                        reason_code,
+                    });
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
+        let expr: Expr = meta.value()?.parse()?;
+        if !self.seen.insert(key.to_owned()) {
+            errors.push(Error::new_spanned(
+                &meta.path,
+                format!("duplicate key `{key}`: each key may be given once across all #[agh(...)] attributes"),
+            ));
+            return Ok(());
+        }
+        let result = match key {
+            "kind" => string(&expr, key).map(|lit| {
+                record(errors, kind_name(&lit));
+                self.kind = Some(lit);
+            }),
+            "profile" => string(&expr, key).map(|lit| {
+                record(errors, profile_name(&lit));
+                self.profile = Some(lit);
+            }),
+            "surface" => choice(&expr, key, SURFACE).map(|g| self.surface = Some(g)),
+            "work_id" => choice(&expr, key, WORK_ID).map(|g| self.work_id = Some(g)),
+            "to" => choice(&expr, key, TARGET).map(|g| self.to = Some(g)),
+            "reply_to" => choice(&expr, key, TARGET).map(|g| self.reply_to = Some(g)),
+            "work" => choice(&expr, key, WORK).map(|g| self.work = Some(g)),
+            _ => string(&expr, key).and_then(|lit| {
+                let path = lit.parse::<Path>().map_err(|_| {
+                    Error::new_spanned(
+                        &lit,
+                        "`crate` must be a path to the agh_protocol crate, e.g. `crate = \"::agh_protocol\"`",
+                    )
+                })?;
+                self.krate = Some(path);
+                Ok(())
+            }),
+        };
+        record(errors, result);
+        Ok(())
+    }
+
+    /// The rules that tie keys together.
+    fn check(&self, errors: &mut Errors) {
+        let work_id = self.work_id.map_or(Presence::Optional, |g| g.value);
+        if let Some(surface) = self.surface.filter(|g| g.value == Presence::Forbidden) {
+            match self.work_id {
+                Some(given) if given.value != Presence::Forbidden => errors.push(Error::new(
+                    given.span,
+                    "`surface = forbidden` leaves no conversation container for work: use `work_id = forbidden`",
+                )),
+                None => errors.push(Error::new(
+                    surface.span,
+                    "`surface = forbidden` needs `work_id = forbidden` (the default is `optional`): work lives in a conversation container",
+                )),
+                Some(_) => {}
+            }
+        }
+        if let Some(work) = self.work {
+            let role = match work.value {
+                WorkRole::None => None,
+                WorkRole::Opens => Some("opens"),
+                WorkRole::Updates => Some("updates"),
+            };
+            if let Some(role) = role.filter(|_| work_id == Presence::Forbidden) {
+                errors.push(Error::new(
+                    work.span,
+                    format!("`work = {role}` needs a `work_id`, but `work_id = forbidden`"),
+                ));
+            }
+            if work.value == WorkRole::Updates && work_id == Presence::Optional {
+                errors.push(match self.work_id {
+                    Some(given) => Error::new(
+                        given.span,
+                        "`work = updates` moves existing work: it needs `work_id = required`",
+                    ),
+                    None => Error::new(
+                        work.span,
+                        "`work = updates` needs `work_id = required` (the default is `optional`)",
+                    ),
+                });
+            }
+        }
+        let forbidden = |g: Option<Given<Presence>>| g.is_some_and(|g| g.value == Presence::Forbidden);
+        let mut pairs = HashSet::new();
+        for m in &self.envelope_match {
+            let member = m.envelope.value();
+            let rule = match member.as_str() {
+                "to" | "reply_to" | "work_id" => member.as_str(),
+                "thread_id" | "direct_id" => "surface",
+                _ => "",
+            };
+            let rule_forbids = match rule {
+                "to" => forbidden(self.to),
+                "reply_to" => forbidden(self.reply_to),
+                "work_id" => forbidden(self.work_id),
+                "surface" => forbidden(self.surface),
+                _ => false,
+            };
+            if rule_forbids {
+                errors.push(Error::new_spanned(
+                    &m.envelope,
+                    format!("`envelope_match` names `{member}`, which `{rule} = forbidden` keeps out of the envelope"),
+                ));
+            }
+            if !pairs.insert((m.body.value(), member)) {
+                errors.push(Error::new_spanned(&m.body, "duplicate `envelope_match`"));
+            }
+        }
+        let mut checks = HashSet::new();
+        for v in &self.verify {
+            if !checks.insert((v.body.value(), v.recipe.value())) {
+                errors.push(Error::new_spanned(&v.body, "duplicate `verify`"));
+            }
+        }
+    }
+}
+
+fn record(errors: &mut Errors, result: Result<()>) {
+    if let Err(error) = result {
+        errors.push(error);
+    }
+}
+
+/// The key as written (`crate` included, which is a keyword).
+fn key_name(path: &Path) -> String {
+    path.to_token_stream().to_string().replace(' ', "")
+}
+
+/// Consumes the value of an unknown key (`= expr`, `(...)` or nothing) so parsing can go on.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<proc_macro2::Group>()?;
+    }
+    Ok(())
+}
+
+/// Parses `key(name = "...", ...)` with exactly the string keys `keys`.
+fn nested<const N: usize>(
+    meta: &ParseNestedMeta<'_>,
+    keys: [&str; N],
+    errors: &mut Errors,
+) -> Result<Option<[LitStr; N]>> {
+    let outer = key_name(&meta.path);
+    let mut values: [Option<LitStr>; N] = std::array::from_fn(|_| None);
+    let mut given = [false; N];
+    meta.parse_nested_meta(|inner| {
+        let expr: Expr = inner.value()?.parse()?;
+        let name = key_name(&inner.path);
+        match keys.iter().position(|k| *k == name) {
+            None => errors.push(unknown_key(&inner.path, &keys, &format!("`{outer}(...)`"))),
+            Some(i) if given[i] => errors.push(Error::new_spanned(
+                &inner.path,
+                format!("duplicate key `{name}` in `{outer}(...)`"),
+            )),
+            Some(i) => {
+                given[i] = true;
+                match string(&expr, keys[i]) {
+                    Ok(lit) => values[i] = Some(lit),
+                    Err(error) => errors.push(error),
+                }
+            }
+        }
+        Ok(())
+    })?;
+    for (key, _) in keys.iter().zip(given).filter(|(_, given)| !given) {
+        errors.push(Error::new_spanned(
+            &meta.path,
+            format!("`{outer}(...)` needs `{key} = \"...\"`"),
+        ));
+    }
+    let values: Option<Vec<LitStr>> = values.into_iter().collect();
+    Ok(values.and_then(|v| v.try_into().ok()))
+}
+
+/// `key = "text"`.
+fn string(expr: &Expr, key: &str) -> Result<LitStr> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Ok(lit.clone()),
+        _ => Err(Error::new_spanned(
+            expr,
+            format!("`{key}` takes a string literal: `{key} = \"...\"`"),
+        )),
+    }
+}
+
+/// `key = word`, where `word` is one of `options`.
+fn choice<T: Copy>(expr: &Expr, key: &str, options: &[(&str, T)]) -> Result<Given<T>> {
+    let names: Vec<String> = options.iter().map(|(n, _)| format!("`{n}`")).collect();
+    let expected = match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    let word = match expr {
+        Expr::Path(path) if path.qself.is_none() => path.path.get_ident(),
+        _ => None,
+    };
+    if let Some(word) = word {
+        if let Some((_, value)) = options.iter().find(|(n, _)| word == n) {
+            return Ok(Given {
+                value: *value,
+                span: word.span(),
+            });
+        }
+    }
+    let found = expr.to_token_stream().to_string();
+    let hint = match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) if options.iter().any(|(n, _)| lit.value() == *n) => {
+            format!(" (write `{key} = {}` without quotes)", lit.value())
+        }
+        _ => String::new(),
+    };
+    Err(Error::new_spanned(
+        expr,
+        format!("`{key}` must be {expected}, not `{found}`{hint}"),
+    ))
+}
+
+/// `^[a-z][a-z0-9_.-]*$`.
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_.-".contains(c))
+}
+
+fn kind_name(lit: &LitStr) -> Result<()> {
+    let kind = lit.value();
+    if kind == "direct" {
+        return Err(Error::new_spanned(
+            lit,
+            "`direct` is not a kind: a direct-room message is `say` (or another conversation-bearing kind) with `surface: \"direct\"`",
+        ));
+    }
+    name_grammar(lit, "kind")
+}
+
+fn name_grammar(lit: &LitStr, key: &str) -> Result<()> {
+    if is_name(&lit.value()) {
+        return Ok(());
+    }
+    Err(Error::new_spanned(
+        lit,
+        format!("`{key}` must match `^[a-z][a-z0-9_.-]*$` (lowercase ASCII letter first), not {:?}", lit.value()),
+    ))
+}
+
+fn profile_name(lit: &LitStr) -> Result<()> {
+    let profile = lit.value();
+    if !profile.is_empty() && !profile.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Ok(());
+    }
+    Err(Error::new_spanned(
+        lit,
+        "`profile` must be a non-empty name without white space, e.g. \"agh-network/v0\"",
+    ))
+}
+
+/// A JSON Pointer (RFC 6901) into the body: starts with `/`, and `~` only in `~0` or `~1`.
+fn pointer(lit: &LitStr) -> Result<()> {
+    let text = lit.value();
+    if !text.starts_with('/') {
+        return Err(Error::new_spanned(
+            lit,
+            format!("`body` must be a JSON Pointer into the body, starting with `/` (e.g. \"/peer_card/peer_id\"), not {text:?}"),
+        ));
+    }
+    let bad_escape = text
+        .split('~')
+        .skip(1)
+        .any(|rest| !rest.starts_with(['0', '1']));
+    if bad_escape {
+        return Err(Error::new_spanned(
+            lit,
+            format!("invalid JSON Pointer {text:?}: `~` must be followed by `0` or `1` (RFC 6901)"),
+        ));
+    }
+    Ok(())
+}
+
+fn envelope_member(lit: &LitStr) -> Result<()> {
+    let member = lit.value();
+    if ENVELOPE_MEMBERS.contains(&member.as_str()) {
+        return Ok(());
+    }
+    let hint = match closest(&member, ENVELOPE_MEMBERS) {
+        Some(near) => format!("did you mean `{near}`?"),
+        None => format!("expected one of {}", list(ENVELOPE_MEMBERS)),
+    };
+    Err(Error::new_spanned(
+        lit,
+        format!("`envelope` must name a top-level envelope string member, not {member:?}; {hint}"),
+    ))
+}
+
+fn unknown_key(path: &Path, keys: &[&str], place: &str) -> Error {
+    let name = key_name(path);
+    let hint = match closest(&name, keys) {
+        Some(near) => format!("did you mean `{near}`?"),
+        None => format!("expected one of {}", list(keys)),
+    };
+    Error::new_spanned(path, format!("unknown key `{name}` in {place}; {hint}"))
+}
+
+fn list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The candidate closest to `word`, if it is close enough to be a likely typo.
+pub(crate) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (distance(word, c), *c))
+        .filter(|(d, c)| {
+            d * 3 <= word.len().max(c.len()) || (word.len() >= 3 && c.starts_with(word))
+        })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb))
+                .min(above + 1)
+                .min(row[j] + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
