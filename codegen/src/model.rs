@@ -120,6 +120,8 @@ pub struct Field {
     pub description: String,
     /// The member's schema.
     pub shape: Shape,
+    /// `x-agh-serialize-null`: when absent, the member is still written, as `null`.
+    pub serialize_null: bool,
 }
 
 impl Field {
@@ -533,7 +535,13 @@ fn sanitize(input: &str, pascal: bool) -> String {
     let cleaned: String = input
         .replace('\'', "")
         .chars()
-        .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let out = if pascal {
         cleaned.to_pascal_case()
@@ -555,21 +563,75 @@ fn sanitize(input: &str, pascal: bool) -> String {
 fn is_keyword(s: &str) -> bool {
     matches!(
         s,
-        "_" | "abstract" | "as" | "async" | "await" | "become" | "box" | "break" | "const"
-            | "continue" | "crate" | "do" | "dyn" | "else" | "enum" | "extern" | "false"
-            | "final" | "fn" | "for" | "gen" | "if" | "impl" | "in" | "let" | "loop" | "macro"
-            | "match" | "mod" | "move" | "mut" | "override" | "priv" | "pub" | "ref" | "return"
-            | "Self" | "self" | "static" | "struct" | "super" | "trait" | "true" | "try"
-            | "type" | "typeof" | "unsafe" | "unsized" | "use" | "virtual" | "where" | "while"
+        "_" | "abstract"
+            | "as"
+            | "async"
+            | "await"
+            | "become"
+            | "box"
+            | "break"
+            | "const"
+            | "continue"
+            | "crate"
+            | "do"
+            | "dyn"
+            | "else"
+            | "enum"
+            | "extern"
+            | "false"
+            | "final"
+            | "fn"
+            | "for"
+            | "gen"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "macro"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "override"
+            | "priv"
+            | "pub"
+            | "ref"
+            | "return"
+            | "Self"
+            | "self"
+            | "static"
+            | "struct"
+            | "super"
+            | "trait"
+            | "true"
+            | "try"
+            | "type"
+            | "typeof"
+            | "unsafe"
+            | "unsized"
+            | "use"
+            | "virtual"
+            | "where"
+            | "while"
             | "yield"
     )
 }
 
 /// Whether a file root schema describes a value (rather than only holding `$defs`).
 fn root_is_type(doc: &Value) -> bool {
-    ["type", "properties", "$ref", "anyOf", "oneOf", "enum", "const", "items"]
-        .iter()
-        .any(|k| doc.get(k).is_some())
+    [
+        "type",
+        "properties",
+        "$ref",
+        "anyOf",
+        "oneOf",
+        "enum",
+        "const",
+        "items",
+    ]
+    .iter()
+    .any(|k| doc.get(k).is_some())
 }
 
 /// Every named-type site of a set, as `(location, rust name)`, in file order.
@@ -678,14 +740,21 @@ impl<'a> Builder<'a> {
             }
         }
         if let Some(any) = map.get("anyOf").or_else(|| map.get("oneOf")) {
-            let key = if map.contains_key("anyOf") { "anyOf" } else { "oneOf" };
+            let key = if map.contains_key("anyOf") {
+                "anyOf"
+            } else {
+                "oneOf"
+            };
             let p = join_pointer(ptr, key);
             let Some(items) = any.as_array() else {
                 return Err(self.err(id, &p, "must be an array"));
             };
             let is_null = |s: &Value| s.get("type") == Some(&Value::String("null".into()));
-            let non_null: Vec<(usize, &Value)> =
-                items.iter().enumerate().filter(|(_, s)| !is_null(s)).collect();
+            let non_null: Vec<(usize, &Value)> = items
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !is_null(s))
+                .collect();
             if non_null.len() != 1 || items.len() != 2 {
                 return Err(self.err(
                     id,
@@ -703,7 +772,11 @@ impl<'a> Builder<'a> {
             Some(Value::Array(ts)) => {
                 for t in ts {
                     let Some(t) = t.as_str() else {
-                        return Err(self.err(id, &join_pointer(ptr, "type"), "type names must be strings"));
+                        return Err(self.err(
+                            id,
+                            &join_pointer(ptr, "type"),
+                            "type names must be strings",
+                        ));
                     };
                     self.push_type(id, ptr, &mut shape, t)?;
                 }
@@ -779,14 +852,28 @@ impl<'a> Builder<'a> {
                 }
                 Ok(())
             }
-            None => Err(self.err(id, &join_pointer(ptr, "type"), format!("unknown type {t:?}"))),
+            None => Err(self.err(
+                id,
+                &join_pointer(ptr, "type"),
+                format!("unknown type {t:?}"),
+            )),
         }
     }
 
-    fn object(&self, id: &str, ptr: &str, map: &Map<String, Value>, depth: usize) -> Result<ObjectShape> {
+    fn object(
+        &self,
+        id: &str,
+        ptr: &str,
+        map: &Map<String, Value>,
+        depth: usize,
+    ) -> Result<ObjectShape> {
         let required = match map.get("required") {
             Some(v) => str_list(v).ok_or_else(|| {
-                self.err(id, &join_pointer(ptr, "required"), "`required` must list member names")
+                self.err(
+                    id,
+                    &join_pointer(ptr, "required"),
+                    "`required` must list member names",
+                )
             })?,
             None => Vec::new(),
         };
@@ -803,12 +890,32 @@ impl<'a> Builder<'a> {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_string();
+                let serialize_null = match prop.get("x-agh-serialize-null") {
+                    None => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => {
+                        return Err(self.err(
+                            id,
+                            &join_pointer(&p, "x-agh-serialize-null"),
+                            "`x-agh-serialize-null` must be a boolean",
+                        ))
+                    }
+                };
+                let shape = self.shape(id, &p, prop, depth + 1)?;
+                if serialize_null && !shape.nullable {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(&p, "x-agh-serialize-null"),
+                        "`x-agh-serialize-null` needs a member that allows `null`",
+                    ));
+                }
                 fields.push(Field {
                     json_name: name.clone(),
                     rust_name: rust_field_name(name),
                     required: required.contains(name),
                     description,
-                    shape: self.shape(id, &p, prop, depth + 1)?,
+                    shape,
+                    serialize_null,
                 });
             }
         }
@@ -834,7 +941,10 @@ impl<'a> Builder<'a> {
                 rust_name: name.clone(),
                 location: loc.clone(),
                 file: self.set.path_of(&loc.id).to_string_lossy().into_owned(),
-                title: schema.get("title").and_then(Value::as_str).map(str::to_string),
+                title: schema
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 description: schema
                     .get("description")
                     .and_then(Value::as_str)
@@ -850,7 +960,9 @@ impl<'a> Builder<'a> {
         let mut containers_raw = Vec::new();
         let mut lifecycle_raw = Vec::new();
         for t in &types {
-            let Some(schema) = self.set.get(&t.location) else { continue };
+            let Some(schema) = self.set.get(&t.location) else {
+                continue;
+            };
             let (id, ptr) = (&t.location.id, &t.location.pointer);
             if let Some(d) = schema.get("x-agh-enum-descriptions") {
                 enums.push(EnumDoc {
@@ -862,12 +974,20 @@ impl<'a> Builder<'a> {
             if let Some(k) = schema.get("x-agh-known-values") {
                 let p = join_pointer(ptr, "x-agh-known-values");
                 let Value::Object(k) = k else {
-                    return Err(self.err(id, &p, "`x-agh-known-values` must map each value to its meaning"));
+                    return Err(self.err(
+                        id,
+                        &p,
+                        "`x-agh-known-values` must map each value to its meaning",
+                    ));
                 };
                 let mut values = Vec::new();
                 for (code, meaning) in k {
                     let Some(meaning) = meaning.as_str() else {
-                        return Err(self.err(id, &join_pointer(&p, code), "the meaning must be a string"));
+                        return Err(self.err(
+                            id,
+                            &join_pointer(&p, code),
+                            "the meaning must be a string",
+                        ));
                     };
                     values.push(EnumValue {
                         value: code.clone(),
@@ -925,13 +1045,27 @@ impl<'a> Builder<'a> {
         Ok(model)
     }
 
-    fn enum_descriptions(&self, id: &str, ptr: &str, schema: &Value, d: &Value) -> Result<Vec<EnumValue>> {
+    fn enum_descriptions(
+        &self,
+        id: &str,
+        ptr: &str,
+        schema: &Value,
+        d: &Value,
+    ) -> Result<Vec<EnumValue>> {
         let p = join_pointer(ptr, "x-agh-enum-descriptions");
         let Some(values) = schema.get("enum").and_then(str_list) else {
-            return Err(self.err(id, &p, "`x-agh-enum-descriptions` needs a string `enum` beside it"));
+            return Err(self.err(
+                id,
+                &p,
+                "`x-agh-enum-descriptions` needs a string `enum` beside it",
+            ));
         };
         let Value::Object(d) = d else {
-            return Err(self.err(id, &p, "`x-agh-enum-descriptions` must map each value to its meaning"));
+            return Err(self.err(
+                id,
+                &p,
+                "`x-agh-enum-descriptions` must map each value to its meaning",
+            ));
         };
         let mut out = Vec::new();
         for v in &values {
@@ -940,12 +1074,18 @@ impl<'a> Builder<'a> {
                     value: v.clone(),
                     description: text.to_string(),
                 }),
-                None => return Err(self.err(id, &p, format!("no description for enum value {v:?}"))),
+                None => {
+                    return Err(self.err(id, &p, format!("no description for enum value {v:?}")))
+                }
             }
         }
         for k in d.keys() {
             if !values.contains(k) {
-                return Err(self.err(id, &join_pointer(&p, k), format!("{k:?} is not a value of the `enum`")));
+                return Err(self.err(
+                    id,
+                    &join_pointer(&p, k),
+                    format!("{k:?} is not a value of the `enum`"),
+                ));
             }
         }
         Ok(out)
@@ -964,10 +1104,17 @@ impl<'a> Builder<'a> {
             ));
         };
         if let Some(other) = found.next() {
-            return Err(self.err(&other.id, "/x-agh-envelope", "only one schema file may be the envelope"));
+            return Err(self.err(
+                &other.id,
+                "/x-agh-envelope",
+                "only one schema file may be the envelope",
+            ));
         }
         let id = &file.id;
-        let Some(t) = types.iter().find(|t| t.location.id == *id && t.location.pointer.is_empty()) else {
+        let Some(t) = types
+            .iter()
+            .find(|t| t.location.id == *id && t.location.pointer.is_empty())
+        else {
             return Err(self.err(id, "", "the envelope must be an object schema"));
         };
         let Some(obj) = &t.shape.object else {
@@ -977,7 +1124,11 @@ impl<'a> Builder<'a> {
         let xp = "/x-agh-envelope";
         let num = |k: &str| -> Result<u64> {
             x.get(k).and_then(Value::as_u64).ok_or_else(|| {
-                self.err(id, &join_pointer(xp, k), format!("`{k}` must be a non-negative integer"))
+                self.err(
+                    id,
+                    &join_pointer(xp, k),
+                    format!("`{k}` must be a non-negative integer"),
+                )
             })
         };
         let forbidden = |k: &str| -> Result<Vec<Forbidden>> {
@@ -991,10 +1142,20 @@ impl<'a> Builder<'a> {
                                 name: name.clone(),
                                 message: s.to_string(),
                             })
-                            .ok_or_else(|| self.err(id, &join_pointer(&join_pointer(xp, k), name), "the message must be a string"))
+                            .ok_or_else(|| {
+                                self.err(
+                                    id,
+                                    &join_pointer(&join_pointer(xp, k), name),
+                                    "the message must be a string",
+                                )
+                            })
                     })
                     .collect(),
-                Some(_) => Err(self.err(id, &join_pointer(xp, k), "must map each name to its message")),
+                Some(_) => Err(self.err(
+                    id,
+                    &join_pointer(xp, k),
+                    "must map each name to its message",
+                )),
             }
         };
         let limits = EnvelopeLimits {
@@ -1005,7 +1166,11 @@ impl<'a> Builder<'a> {
             validation_order: match x.get("validation_order") {
                 None => Vec::new(),
                 Some(v) => str_list(v).ok_or_else(|| {
-                    self.err(id, &join_pointer(xp, "validation_order"), "must be a list of strings")
+                    self.err(
+                        id,
+                        &join_pointer(xp, "validation_order"),
+                        "must be a list of strings",
+                    )
                 })?,
             },
         };
@@ -1014,7 +1179,10 @@ impl<'a> Builder<'a> {
                 return Err(self.err(
                     id,
                     &join_pointer(&join_pointer(xp, "forbidden_members"), &f.name),
-                    format!("forbidden member `{}` is also declared in `properties`", f.name),
+                    format!(
+                        "forbidden member `{}` is also declared in `properties`",
+                        f.name
+                    ),
                 ));
             }
         }
@@ -1025,7 +1193,10 @@ impl<'a> Builder<'a> {
             for (i, entry) in all.iter().enumerate() {
                 let p = format!("/allOf/{i}");
                 let (sel, _, body, _) = self.dispatch_entry(id, &p, entry)?;
-                for (slot, val, what) in [(&mut kind_member, sel, "select on"), (&mut body_member, body, "route to")] {
+                for (slot, val, what) in [
+                    (&mut kind_member, sel, "select on"),
+                    (&mut body_member, body, "route to"),
+                ] {
                     match slot {
                         Some(prev) if *prev != val => {
                             return Err(self.err(
@@ -1040,11 +1211,19 @@ impl<'a> Builder<'a> {
             }
         }
         let (Some(kind_member), Some(body_member)) = (kind_member, body_member) else {
-            return Err(self.err(id, "/allOf", "the envelope needs an `allOf` dispatch mapping each kind to its body schema"));
+            return Err(self.err(
+                id,
+                "/allOf",
+                "the envelope needs an `allOf` dispatch mapping each kind to its body schema",
+            ));
         };
         for m in [&kind_member, &body_member] {
             if !obj.fields.iter().any(|f| &f.json_name == m) {
-                return Err(self.err(id, "/allOf", format!("dispatch member `{m}` is not an envelope member")));
+                return Err(self.err(
+                    id,
+                    "/allOf",
+                    format!("dispatch member `{m}` is not an envelope member"),
+                ));
             }
         }
         let consts: Vec<String> = obj
@@ -1052,10 +1231,18 @@ impl<'a> Builder<'a> {
             .iter()
             .filter_map(|f| {
                 let mut s = &f.shape;
-                while let Some(t) = s.ref_type.as_deref().and_then(|n| types.iter().find(|t| t.rust_name == n)) {
+                while let Some(t) = s
+                    .ref_type
+                    .as_deref()
+                    .and_then(|n| types.iter().find(|t| t.rust_name == n))
+                {
                     s = &t.shape;
                 }
-                s.constraints.const_value.as_ref()?.as_str().map(str::to_string)
+                s.constraints
+                    .const_value
+                    .as_ref()?
+                    .as_str()
+                    .map(str::to_string)
             })
             .collect();
         let profile = match consts.as_slice() {
@@ -1076,7 +1263,12 @@ impl<'a> Builder<'a> {
     }
 
     /// Parses one dispatch entry: `(selecting member, kind value, body member, body location)`.
-    fn dispatch_entry(&self, id: &str, p: &str, entry: &Value) -> Result<(String, String, String, Location)> {
+    fn dispatch_entry(
+        &self,
+        id: &str,
+        p: &str,
+        entry: &Value,
+    ) -> Result<(String, String, String, Location)> {
         let bad = |why: &str| {
             self.err(
                 id,
@@ -1085,25 +1277,51 @@ impl<'a> Builder<'a> {
             )
         };
         let iff = entry.get("if").ok_or_else(|| bad("no `if`"))?;
-        let props = iff.get("properties").and_then(Value::as_object).ok_or_else(|| bad("no `if.properties`"))?;
+        let props = iff
+            .get("properties")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("no `if.properties`"))?;
         if props.len() != 1 {
             return Err(bad("`if` must name exactly one member"));
         }
-        let (sel, cond) = props.iter().next().ok_or_else(|| bad("empty `if.properties`"))?;
-        let kind = cond.get("const").and_then(Value::as_str).ok_or_else(|| bad("no string `const`"))?;
+        let (sel, cond) = props
+            .iter()
+            .next()
+            .ok_or_else(|| bad("empty `if.properties`"))?;
+        let kind = cond
+            .get("const")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no string `const`"))?;
         let then = entry.get("then").ok_or_else(|| bad("no `then`"))?;
-        let tprops = then.get("properties").and_then(Value::as_object).ok_or_else(|| bad("no `then.properties`"))?;
+        let tprops = then
+            .get("properties")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("no `then.properties`"))?;
         if tprops.len() != 1 {
             return Err(bad("`then` must route exactly one member"));
         }
-        let (body, target) = tprops.iter().next().ok_or_else(|| bad("empty `then.properties`"))?;
-        let r = target.get("$ref").and_then(Value::as_str).ok_or_else(|| bad("no `$ref` in `then`"))?;
-        let rp = format!("{p}/then/properties/{}/$ref", crate::error::escape_token(body));
+        let (body, target) = tprops
+            .iter()
+            .next()
+            .ok_or_else(|| bad("empty `then.properties`"))?;
+        let r = target
+            .get("$ref")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no `$ref` in `then`"))?;
+        let rp = format!(
+            "{p}/then/properties/{}/$ref",
+            crate::error::escape_token(body)
+        );
         let loc = self.set.resolve_ref(id, &rp, r)?;
         Ok((sel.clone(), kind.to_string(), body.clone(), loc))
     }
 
-    fn kinds(&self, env: &Envelope, types: &[NamedType], known: &[KnownValues]) -> Result<Vec<Kind>> {
+    fn kinds(
+        &self,
+        env: &Envelope,
+        types: &[NamedType],
+        known: &[KnownValues],
+    ) -> Result<Vec<Kind>> {
         let env_file = self
             .set
             .files()
@@ -1111,9 +1329,19 @@ impl<'a> Builder<'a> {
             .map(|f| (f.id.clone(), f.doc.clone()))
             .ok_or_else(|| crate::error::Error::new(self.set.dir(), "", "no envelope"))?;
         let (id, doc) = env_file;
-        let kind_ptr = format!("/properties/{}/enum", crate::error::escape_token(&env.kind_member));
+        let kind_ptr = format!(
+            "/properties/{}/enum",
+            crate::error::escape_token(&env.kind_member)
+        );
         let Some(enum_values) = doc.pointer(&kind_ptr).and_then(str_list) else {
-            return Err(self.err(&id, &kind_ptr, format!("envelope member `{}` must have a string `enum` of the kinds", env.kind_member)));
+            return Err(self.err(
+                &id,
+                &kind_ptr,
+                format!(
+                    "envelope member `{}` must have a string `enum` of the kinds",
+                    env.kind_member
+                ),
+            ));
         };
         let mut dispatch: Vec<(String, Location, String)> = Vec::new();
         if let Some(Value::Array(all)) = doc.get("allOf") {
@@ -1128,7 +1356,11 @@ impl<'a> Builder<'a> {
         }
         for f in &env.limits.forbidden_kinds {
             if enum_values.contains(&f.name) {
-                return Err(self.err(&id, &kind_ptr, format!("forbidden kind {:?} is listed in the `kind` enum", f.name)));
+                return Err(self.err(
+                    &id,
+                    &kind_ptr,
+                    format!("forbidden kind {:?} is listed in the `kind` enum", f.name),
+                ));
             }
         }
         for (k, _, p) in &dispatch {
@@ -1139,7 +1371,11 @@ impl<'a> Builder<'a> {
         let mut kinds = Vec::new();
         for name in &enum_values {
             let Some((_, loc, p)) = dispatch.iter().find(|(k, _, _)| k == name) else {
-                return Err(self.err(&id, &kind_ptr, format!("kind mismatch: kind {name:?} has no `allOf` dispatch entry")));
+                return Err(self.err(
+                    &id,
+                    &kind_ptr,
+                    format!("kind mismatch: kind {name:?} has no `allOf` dispatch entry"),
+                ));
             };
             let Some(t) = types.iter().find(|t| t.location == *loc) else {
                 return Err(self.err(&id, p, format!("the body schema of kind {name:?} must be a schema file root or a `$defs` entry")));
@@ -1147,7 +1383,11 @@ impl<'a> Builder<'a> {
             let schema = self.set.get(loc).cloned().unwrap_or(Value::Null);
             let xp = join_pointer(&loc.pointer, "x-agh-kind");
             let Some(x) = schema.get("x-agh-kind") else {
-                return Err(self.err(&loc.id, &loc.pointer, format!("kind mismatch: body schema of kind {name:?} has no `x-agh-kind`")));
+                return Err(self.err(
+                    &loc.id,
+                    &loc.pointer,
+                    format!("kind mismatch: body schema of kind {name:?} has no `x-agh-kind`"),
+                ));
             };
             let rules = self.kind_rules(&loc.id, &xp, x, env, known)?;
             if rules.kind != *name {
@@ -1157,16 +1397,30 @@ impl<'a> Builder<'a> {
                     format!("kind mismatch: `x-agh-kind.kind` is {:?} but the envelope dispatches kind {name:?} to this schema", rules.kind),
                 ));
             }
-            let obj = t.shape.object.as_ref().ok_or_else(|| self.err(&loc.id, &loc.pointer, "a body schema must be an object schema"))?;
+            let obj = t.shape.object.as_ref().ok_or_else(|| {
+                self.err(
+                    &loc.id,
+                    &loc.pointer,
+                    "a body schema must be an object schema",
+                )
+            })?;
             for m in &rules.envelope_match {
                 if env.member(&m.envelope).is_none() {
-                    return Err(self.err(&loc.id, &join_pointer(&xp, "envelope_match"), format!("`{}` is not an envelope member", m.envelope)));
+                    return Err(self.err(
+                        &loc.id,
+                        &join_pointer(&xp, "envelope_match"),
+                        format!("`{}` is not an envelope member", m.envelope),
+                    ));
                 }
             }
             let conditionals = self.conditionals(&loc.id, &loc.pointer, &schema, obj)?;
             kinds.push(Kind {
                 name: name.clone(),
-                purpose: x.get("purpose").and_then(Value::as_str).unwrap_or_default().to_string(),
+                purpose: x
+                    .get("purpose")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 body_type: t.rust_name.clone(),
                 body_file: t.file.clone(),
                 rules,
@@ -1176,7 +1430,9 @@ impl<'a> Builder<'a> {
         // Every x-agh-kind schema must be reachable through the dispatch.
         for t in types {
             if let Some(schema) = self.set.get(&t.location) {
-                if schema.get("x-agh-kind").is_some() && !kinds.iter().any(|k| k.body_type == t.rust_name) {
+                if schema.get("x-agh-kind").is_some()
+                    && !kinds.iter().any(|k| k.body_type == t.rust_name)
+                {
                     return Err(self.err(
                         &t.location.id,
                         &join_pointer(&t.location.pointer, "x-agh-kind"),
@@ -1188,21 +1444,49 @@ impl<'a> Builder<'a> {
         Ok(kinds)
     }
 
-    fn kind_rules(&self, id: &str, xp: &str, x: &Value, env: &Envelope, known: &[KnownValues]) -> Result<KindRules> {
+    fn kind_rules(
+        &self,
+        id: &str,
+        xp: &str,
+        x: &Value,
+        env: &Envelope,
+        known: &[KnownValues],
+    ) -> Result<KindRules> {
         let Value::Object(m) = x else {
             return Err(self.err(id, xp, "`x-agh-kind` must be an object"));
         };
-        const KEYS: &[&str] = &["kind", "purpose", "profile", "surface", "work_id", "to", "reply_to", "work", "envelope_match", "verify"];
+        const KEYS: &[&str] = &[
+            "kind",
+            "purpose",
+            "profile",
+            "surface",
+            "work_id",
+            "to",
+            "reply_to",
+            "work",
+            "envelope_match",
+            "verify",
+        ];
         for k in m.keys() {
             if !KEYS.contains(&k.as_str()) {
-                return Err(self.err(id, &join_pointer(xp, k), format!("unknown `x-agh-kind` member `{k}`")));
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, k),
+                    format!("unknown `x-agh-kind` member `{k}`"),
+                ));
             }
         }
         let s = |k: &str| -> Result<String> {
             m.get(k)
                 .and_then(Value::as_str)
                 .map(str::to_string)
-                .ok_or_else(|| self.err(id, &join_pointer(xp, k), format!("`x-agh-kind.{k}` is required and must be a string")))
+                .ok_or_else(|| {
+                    self.err(
+                        id,
+                        &join_pointer(xp, k),
+                        format!("`x-agh-kind.{k}` is required and must be a string"),
+                    )
+                })
         };
         let presence = |k: &str, allowed: &[Presence]| -> Result<Presence> {
             let v = s(k)?;
@@ -1211,7 +1495,14 @@ impl<'a> Builder<'a> {
                 _ => Err(self.err(
                     id,
                     &join_pointer(xp, k),
-                    format!("`{k}` must be one of {}", allowed.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")),
+                    format!(
+                        "`{k}` must be one of {}",
+                        allowed
+                            .iter()
+                            .map(|p| p.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 )),
             }
         };
@@ -1220,12 +1511,22 @@ impl<'a> Builder<'a> {
             "none" => WorkRole::None,
             "opens" => WorkRole::Opens,
             "updates" => WorkRole::Updates,
-            _ => return Err(self.err(id, &join_pointer(xp, "work"), "`work` must be none, opens or updates")),
+            _ => {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, "work"),
+                    "`work` must be none, opens or updates",
+                ))
+            }
         };
         let profile = match m.get("profile") {
             Some(_) => s("profile")?,
             None => env.profile.clone().ok_or_else(|| {
-                self.err(id, xp, "`x-agh-kind.profile` is required when the envelope has no profile constant")
+                self.err(
+                    id,
+                    xp,
+                    "`x-agh-kind.profile` is required when the envelope has no profile constant",
+                )
             })?,
         };
         let list = |k: &str| -> Result<Vec<Map<String, Value>>> {
@@ -1236,7 +1537,11 @@ impl<'a> Builder<'a> {
                     .enumerate()
                     .map(|(i, e)| {
                         e.as_object().cloned().ok_or_else(|| {
-                            self.err(id, &join_pointer(&join_pointer(xp, k), &i.to_string()), "must be an object")
+                            self.err(
+                                id,
+                                &join_pointer(&join_pointer(xp, k), &i.to_string()),
+                                "must be an object",
+                            )
                         })
                     })
                     .collect(),
@@ -1244,31 +1549,57 @@ impl<'a> Builder<'a> {
             }
         };
         let field = |k: &str, i: usize, e: &Map<String, Value>, f: &str| -> Result<String> {
-            e.get(f).and_then(Value::as_str).map(str::to_string).ok_or_else(|| {
-                self.err(id, &format!("{}/{i}/{f}", join_pointer(xp, k)), format!("`{f}` is required and must be a string"))
-            })
+            e.get(f)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    self.err(
+                        id,
+                        &format!("{}/{i}/{f}", join_pointer(xp, k)),
+                        format!("`{f}` is required and must be a string"),
+                    )
+                })
         };
         let mut envelope_match = Vec::new();
         for (i, e) in list("envelope_match")?.iter().enumerate() {
             let body = field("envelope_match", i, e, "body")?;
             if !body.starts_with('/') {
-                return Err(self.err(id, &format!("{xp}/envelope_match/{i}/body"), "`body` must be a JSON Pointer"));
+                return Err(self.err(
+                    id,
+                    &format!("{xp}/envelope_match/{i}/body"),
+                    "`body` must be a JSON Pointer",
+                ));
             }
-            envelope_match.push(EnvelopeMatch { body, envelope: field("envelope_match", i, e, "envelope")? });
+            envelope_match.push(EnvelopeMatch {
+                body,
+                envelope: field("envelope_match", i, e, "envelope")?,
+            });
         }
         let mut verify = Vec::new();
         for (i, e) in list("verify")?.iter().enumerate() {
             let body = field("verify", i, e, "body")?;
             if !body.starts_with('/') {
-                return Err(self.err(id, &format!("{xp}/verify/{i}/body"), "`body` must be a JSON Pointer"));
+                return Err(self.err(
+                    id,
+                    &format!("{xp}/verify/{i}/body"),
+                    "`body` must be a JSON Pointer",
+                ));
             }
             let reason_code = field("verify", i, e, "reason_code")?;
             if let Some(k) = known.first() {
                 if !k.values.iter().any(|v| v.value == reason_code) {
-                    return Err(self.err(id, &format!("{xp}/verify/{i}/reason_code"), format!("{reason_code:?} is not a known {}", k.type_name)));
+                    return Err(self.err(
+                        id,
+                        &format!("{xp}/verify/{i}/reason_code"),
+                        format!("{reason_code:?} is not a known {}", k.type_name),
+                    ));
                 }
             }
-            verify.push(Verify { body, recipe: field("verify", i, e, "recipe")?, reason_code });
+            verify.push(Verify {
+                body,
+                recipe: field("verify", i, e, "recipe")?,
+                reason_code,
+            });
         }
         Ok(KindRules {
             kind: s("kind")?,
@@ -1283,8 +1614,16 @@ impl<'a> Builder<'a> {
         })
     }
 
-    fn conditionals(&self, id: &str, ptr: &str, schema: &Value, obj: &ObjectShape) -> Result<Vec<Conditional>> {
-        let Some(all) = schema.get("allOf") else { return Ok(Vec::new()) };
+    fn conditionals(
+        &self,
+        id: &str,
+        ptr: &str,
+        schema: &Value,
+        obj: &ObjectShape,
+    ) -> Result<Vec<Conditional>> {
+        let Some(all) = schema.get("allOf") else {
+            return Ok(Vec::new());
+        };
         let ap = join_pointer(ptr, "allOf");
         let Value::Array(all) = all else {
             return Err(self.err(id, &ap, "`allOf` must be an array"));
@@ -1292,8 +1631,12 @@ impl<'a> Builder<'a> {
         let mut out = Vec::new();
         for (i, entry) in all.iter().enumerate() {
             let p = join_pointer(&ap, &i.to_string());
-            let bad = |at: &str, why: String| self.err(id, &format!("{p}{at}"), format!("conditional rule not in the restricted if/then form (schemas/README.md): {why}"));
-            let Value::Object(e) = entry else { return Err(bad("", "must be an object".into())) };
+            let bad = |at: &str, why: String| {
+                self.err(id, &format!("{p}{at}"), format!("conditional rule not in the restricted if/then form (schemas/README.md): {why}"))
+            };
+            let Value::Object(e) = entry else {
+                return Err(bad("", "must be an object".into()));
+            };
             for k in e.keys() {
                 if k != "if" && k != "then" {
                     return Err(bad("", format!("unexpected `{k}`")));
@@ -1301,11 +1644,16 @@ impl<'a> Builder<'a> {
             }
             let iff = e.get("if").ok_or_else(|| bad("", "no `if`".into()))?;
             let then = e.get("then").ok_or_else(|| bad("", "no `then`".into()))?;
-            let iprops = iff.get("properties").and_then(Value::as_object).ok_or_else(|| bad("/if", "no `properties`".into()))?;
+            let iprops = iff
+                .get("properties")
+                .and_then(Value::as_object)
+                .ok_or_else(|| bad("/if", "no `properties`".into()))?;
             if iprops.len() != 1 {
                 return Err(bad("/if/properties", "must name exactly one member".into()));
             }
-            let Some((member, cond)) = iprops.iter().next() else { return Err(bad("/if", "empty".into())) };
+            let Some((member, cond)) = iprops.iter().next() else {
+                return Err(bad("/if", "empty".into()));
+            };
             if iff.get("required").and_then(str_list) != Some(vec![member.clone()]) {
                 return Err(bad("/if/required", format!("must be [{member:?}]")));
             }
@@ -1314,15 +1662,26 @@ impl<'a> Builder<'a> {
             } else if let Some(Value::Array(vs)) = cond.get("enum") {
                 vs.clone()
             } else {
-                return Err(bad("/if/properties", "the member needs `const` or `enum`".into()));
+                return Err(bad(
+                    "/if/properties",
+                    "the member needs `const` or `enum`".into(),
+                ));
             };
             if !obj.fields.iter().any(|f| &f.json_name == member) {
-                return Err(bad("/if/properties", format!("`{member}` is not a body member")));
+                return Err(bad(
+                    "/if/properties",
+                    format!("`{member}` is not a body member"),
+                ));
             }
-            let Value::Object(t) = then else { return Err(bad("/then", "must be an object".into())) };
+            let Value::Object(t) = then else {
+                return Err(bad("/then", "must be an object".into()));
+            };
             let mut c = Conditional {
                 pointer: p.clone(),
-                when: Condition { member: member.clone(), values },
+                when: Condition {
+                    member: member.clone(),
+                    values,
+                },
                 required: Vec::new(),
                 absent: Vec::new(),
                 typed: Vec::new(),
@@ -1331,41 +1690,70 @@ impl<'a> Builder<'a> {
             for (k, v) in t {
                 match k.as_str() {
                     "required" => {
-                        c.required = str_list(v).ok_or_else(|| bad("/then/required", "must list member names".into()))?;
+                        c.required = str_list(v).ok_or_else(|| {
+                            bad("/then/required", "must list member names".into())
+                        })?;
                         for r in &c.required {
                             if !obj.fields.iter().any(|f| &f.json_name == r) {
-                                return Err(bad("/then/required", format!("`{r}` is not a body member")));
+                                return Err(bad(
+                                    "/then/required",
+                                    format!("`{r}` is not a body member"),
+                                ));
                             }
                         }
                     }
                     "properties" => {
-                        let Value::Object(props) = v else { return Err(bad("/then/properties", "must be an object".into())) };
+                        let Value::Object(props) = v else {
+                            return Err(bad("/then/properties", "must be an object".into()));
+                        };
                         for (name, s) in props {
-                            let at = format!("/then/properties/{}", crate::error::escape_token(name));
+                            let at =
+                                format!("/then/properties/{}", crate::error::escape_token(name));
                             if !obj.fields.iter().any(|f| &f.json_name == name) {
                                 return Err(bad(&at, format!("`{name}` is not a body member")));
                             }
-                            let ty = s.as_object().filter(|o| o.len() == 1).and_then(|o| o.get("type")).and_then(Value::as_str);
+                            let ty = s
+                                .as_object()
+                                .filter(|o| o.len() == 1)
+                                .and_then(|o| o.get("type"))
+                                .and_then(Value::as_str);
                             match ty {
                                 Some("null") => c.absent.push(name.clone()),
                                 Some(t) => match JsonType::parse(t) {
                                     Some(jt) => c.typed.push((name.clone(), jt)),
                                     None => return Err(bad(&at, format!("unknown type {t:?}"))),
                                 },
-                                None => return Err(bad(&at, "only `{\"type\": <type>}` is allowed here".into())),
+                                None => {
+                                    return Err(bad(
+                                        &at,
+                                        "only `{\"type\": <type>}` is allowed here".into(),
+                                    ))
+                                }
                             }
                         }
                     }
                     "x-agh-envelope" => {
-                        let Value::Object(ov) = v else { return Err(bad("/then/x-agh-envelope", "must be an object".into())) };
+                        let Value::Object(ov) = v else {
+                            return Err(bad("/then/x-agh-envelope", "must be an object".into()));
+                        };
                         for (ek, ev) in ov {
                             let pr = ev.as_str().and_then(Presence::parse).ok_or_else(|| {
-                                bad(&format!("/then/x-agh-envelope/{ek}"), "must be required, recommended, optional or forbidden".into())
+                                bad(
+                                    &format!("/then/x-agh-envelope/{ek}"),
+                                    "must be required, recommended, optional or forbidden".into(),
+                                )
                             })?;
                             match ek.as_str() {
                                 "to" => c.envelope.to = Some(pr),
                                 "reply_to" => c.envelope.reply_to = Some(pr),
-                                _ => return Err(bad("/then/x-agh-envelope", format!("`{ek}` cannot be overridden (only `to`, `reply_to`)"))),
+                                _ => {
+                                    return Err(bad(
+                                        "/then/x-agh-envelope",
+                                        format!(
+                                            "`{ek}` cannot be overridden (only `to`, `reply_to`)"
+                                        ),
+                                    ))
+                                }
                             }
                         }
                     }
@@ -1378,9 +1766,16 @@ impl<'a> Builder<'a> {
     }
 
     fn containers(&self, env: &Envelope, t: &NamedType, c: &Value) -> Result<Containers> {
-        let (id, p) = (&t.location.id, join_pointer(&t.location.pointer, "x-agh-container"));
+        let (id, p) = (
+            &t.location.id,
+            join_pointer(&t.location.pointer, "x-agh-container"),
+        );
         let Value::Object(m) = c else {
-            return Err(self.err(id, &p, "`x-agh-container` must map each surface value to a container member"));
+            return Err(self.err(
+                id,
+                &p,
+                "`x-agh-container` must map each surface value to a container member",
+            ));
         };
         let values: Vec<String> = t
             .shape
@@ -1396,10 +1791,18 @@ impl<'a> Builder<'a> {
                 return Err(self.err(id, &join_pointer(&p, k), "must name an envelope member"));
             };
             if !values.contains(k) {
-                return Err(self.err(id, &join_pointer(&p, k), format!("{k:?} is not a value of the `enum`")));
+                return Err(self.err(
+                    id,
+                    &join_pointer(&p, k),
+                    format!("{k:?} is not a value of the `enum`"),
+                ));
             }
             if env.member(member).is_none() {
-                return Err(self.err(id, &join_pointer(&p, k), format!("`{member}` is not an envelope member")));
+                return Err(self.err(
+                    id,
+                    &join_pointer(&p, k),
+                    format!("`{member}` is not an envelope member"),
+                ));
             }
             entries.push((k.clone(), member.to_string()));
         }
@@ -1409,7 +1812,11 @@ impl<'a> Builder<'a> {
             .filter(|f| f.shape.ref_type.as_deref() == Some(&t.rust_name))
             .collect();
         let [holder] = holders.as_slice() else {
-            return Err(self.err(id, &p, "exactly one envelope member must have this surface type"));
+            return Err(self.err(
+                id,
+                &p,
+                "exactly one envelope member must have this surface type",
+            ));
         };
         Ok(Containers {
             type_name: t.rust_name.clone(),
@@ -1418,8 +1825,18 @@ impl<'a> Builder<'a> {
         })
     }
 
-    fn lifecycle(&self, t: &NamedType, l: &Value, kinds: &[Kind], types: &[NamedType], enums: &[EnumDoc]) -> Result<Lifecycle> {
-        let (id, p) = (&t.location.id, join_pointer(&t.location.pointer, "x-agh-lifecycle"));
+    fn lifecycle(
+        &self,
+        t: &NamedType,
+        l: &Value,
+        kinds: &[Kind],
+        types: &[NamedType],
+        enums: &[EnumDoc],
+    ) -> Result<Lifecycle> {
+        let (id, p) = (
+            &t.location.id,
+            join_pointer(&t.location.pointer, "x-agh-lifecycle"),
+        );
         let states: Vec<EnumValue> = match enums.iter().find(|e| e.type_name == t.rust_name) {
             Some(e) => e.values.clone(),
             None => t
@@ -1429,11 +1846,18 @@ impl<'a> Builder<'a> {
                 .iter()
                 .flatten()
                 .filter_map(|v| v.as_str())
-                .map(|v| EnumValue { value: v.to_string(), description: String::new() })
+                .map(|v| EnumValue {
+                    value: v.to_string(),
+                    description: String::new(),
+                })
                 .collect(),
         };
         if states.is_empty() {
-            return Err(self.err(id, &p, "`x-agh-lifecycle` needs a string `enum` of the states beside it"));
+            return Err(self.err(
+                id,
+                &p,
+                "`x-agh-lifecycle` needs a string `enum` of the states beside it",
+            ));
         }
         let is_state = |s: &str| states.iter().any(|v| v.value == s);
         let state = |k: &str, v: Option<&Value>, at: String| -> Result<String> {
@@ -1450,20 +1874,46 @@ impl<'a> Builder<'a> {
                 .enumerate()
                 .map(|(i, v)| state("terminal", Some(v), format!("{p}/terminal/{i}")))
                 .collect::<Result<Vec<_>>>()?,
-            None => return Err(self.err(id, &join_pointer(&p, "terminal"), "`terminal` must list states")),
+            None => {
+                return Err(self.err(
+                    id,
+                    &join_pointer(&p, "terminal"),
+                    "`terminal` must list states",
+                ))
+            }
         };
         let opened_by = l.get("opened_by").and_then(str_list).ok_or_else(|| {
-            self.err(id, &join_pointer(&p, "opened_by"), "`opened_by` must list kinds")
+            self.err(
+                id,
+                &join_pointer(&p, "opened_by"),
+                "`opened_by` must list kinds",
+            )
         })?;
         for (i, k) in opened_by.iter().enumerate() {
             match kinds.iter().find(|x| &x.name == k) {
                 Some(kind) if kind.rules.work == WorkRole::Opens => {}
-                Some(_) => return Err(self.err(id, &format!("{p}/opened_by/{i}"), format!("kind {k:?} does not have `work: opens`"))),
-                None => return Err(self.err(id, &format!("{p}/opened_by/{i}"), format!("{k:?} is not a kind"))),
+                Some(_) => {
+                    return Err(self.err(
+                        id,
+                        &format!("{p}/opened_by/{i}"),
+                        format!("kind {k:?} does not have `work: opens`"),
+                    ))
+                }
+                None => {
+                    return Err(self.err(
+                        id,
+                        &format!("{p}/opened_by/{i}"),
+                        format!("{k:?} is not a kind"),
+                    ))
+                }
             }
         }
         let Some(Value::Array(ts)) = l.get("transitions") else {
-            return Err(self.err(id, &join_pointer(&p, "transitions"), "`transitions` must be an array"));
+            return Err(self.err(
+                id,
+                &join_pointer(&p, "transitions"),
+                "`transitions` must be an array",
+            ));
         };
         let mut transitions = Vec::new();
         for (i, tr) in ts.iter().enumerate() {
@@ -1483,7 +1933,11 @@ impl<'a> Builder<'a> {
                     return Err(self.err(id, &gp, "a trigger needs a `kind`"));
                 };
                 let Some(kind) = kinds.iter().find(|k| k.name == kname) else {
-                    return Err(self.err(id, &join_pointer(&gp, "kind"), format!("{kname:?} is not a kind")));
+                    return Err(self.err(
+                        id,
+                        &join_pointer(&gp, "kind"),
+                        format!("{kname:?} is not a kind"),
+                    ));
                 };
                 let mut sender = None;
                 let mut body_match = None;
@@ -1494,39 +1948,73 @@ impl<'a> Builder<'a> {
                             sender = Some(match v.as_str() {
                                 Some("initiator") => Sender::Initiator,
                                 Some("target") => Sender::Target,
-                                _ => return Err(self.err(id, &join_pointer(&gp, k), "`sender` must be initiator or target")),
+                                _ => {
+                                    return Err(self.err(
+                                        id,
+                                        &join_pointer(&gp, k),
+                                        "`sender` must be initiator or target",
+                                    ))
+                                }
                             })
                         }
                         member => {
                             let Some(val) = v.as_str() else {
-                                return Err(self.err(id, &join_pointer(&gp, k), "a body member trigger value must be a string"));
+                                return Err(self.err(
+                                    id,
+                                    &join_pointer(&gp, k),
+                                    "a body member trigger value must be a string",
+                                ));
                             };
                             if body_match.is_some() {
-                                return Err(self.err(id, &join_pointer(&gp, k), "a trigger may match at most one body member"));
+                                return Err(self.err(
+                                    id,
+                                    &join_pointer(&gp, k),
+                                    "a trigger may match at most one body member",
+                                ));
                             }
                             let body = types.iter().find(|t| t.rust_name == kind.body_type);
                             let field = body
                                 .and_then(|b| b.shape.object.as_ref())
                                 .and_then(|o| o.fields.iter().find(|f| f.json_name == member));
                             let Some(field) = field else {
-                                return Err(self.err(id, &join_pointer(&gp, k), format!("`{member}` is not a member of the {kname} body")));
+                                return Err(self.err(
+                                    id,
+                                    &join_pointer(&gp, k),
+                                    format!("`{member}` is not a member of the {kname} body"),
+                                ));
                             };
                             let mut s = &field.shape;
-                            while let Some(t) = s.ref_type.as_deref().and_then(|n| types.iter().find(|t| t.rust_name == n)) {
+                            while let Some(t) = s
+                                .ref_type
+                                .as_deref()
+                                .and_then(|n| types.iter().find(|t| t.rust_name == n))
+                            {
                                 s = &t.shape;
                             }
                             if let Some(vals) = &s.constraints.enum_values {
                                 if !vals.iter().any(|x| x.as_str() == Some(val)) {
-                                    return Err(self.err(id, &join_pointer(&gp, k), format!("{val:?} is not a value of {kname}.{member}")));
+                                    return Err(self.err(
+                                        id,
+                                        &join_pointer(&gp, k),
+                                        format!("{val:?} is not a value of {kname}.{member}"),
+                                    ));
                                 }
                             }
                             body_match = Some((member.to_string(), val.to_string()));
                         }
                     }
                 }
-                triggers.push(Trigger { kind: kname.to_string(), body_match, sender });
+                triggers.push(Trigger {
+                    kind: kname.to_string(),
+                    body_match,
+                    sender,
+                });
             }
-            transitions.push(Transition { from, to, on: triggers });
+            transitions.push(Transition {
+                from,
+                to,
+                on: triggers,
+            });
         }
         Ok(Lifecycle {
             type_name: t.rust_name.clone(),

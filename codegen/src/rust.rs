@@ -65,7 +65,8 @@ fn reduce(
                     None => {
                         // Not a named type: inline the target.
                         let target = set.get(&loc).cloned().unwrap_or(Value::Null);
-                        let inlined = reduce(set, index, &loc.id, &loc.pointer, &target, depth + 1)?;
+                        let inlined =
+                            reduce(set, index, &loc.id, &loc.pointer, &target, depth + 1)?;
                         if let Value::Object(m) = inlined {
                             for (ik, iv) in m {
                                 out.entry(ik).or_insert(iv);
@@ -83,7 +84,14 @@ fn reduce(
                     if item.get("if").is_some() {
                         continue;
                     }
-                    kept.push(reduce(set, index, id, &join_pointer(&p, &i.to_string()), item, depth + 1)?);
+                    kept.push(reduce(
+                        set,
+                        index,
+                        id,
+                        &join_pointer(&p, &i.to_string()),
+                        item,
+                        depth + 1,
+                    )?);
                 }
                 if !kept.is_empty() {
                     out.insert("allOf".into(), Value::Array(kept));
@@ -95,7 +103,10 @@ fn reduce(
                 };
                 let mut m = Map::new();
                 for (name, s) in props {
-                    m.insert(name.clone(), reduce(set, index, id, &join_pointer(&p, name), s, depth + 1)?);
+                    m.insert(
+                        name.clone(),
+                        reduce(set, index, id, &join_pointer(&p, name), s, depth + 1)?,
+                    );
                 }
                 out.insert(k.to_string(), Value::Object(m));
             }
@@ -109,7 +120,14 @@ fn reduce(
                 Value::Array(items) => {
                     let mut a = Vec::new();
                     for (i, item) in items.iter().enumerate() {
-                        a.push(reduce(set, index, id, &join_pointer(&p, &i.to_string()), item, depth + 1)?);
+                        a.push(reduce(
+                            set,
+                            index,
+                            id,
+                            &join_pointer(&p, &i.to_string()),
+                            item,
+                            depth + 1,
+                        )?);
                     }
                     out.insert(k.to_string(), Value::Array(a));
                 }
@@ -126,12 +144,19 @@ fn reduce(
 /// with the `Body` derive and `#[agh(...)]` attribute on each body type.
 pub fn emit_types(set: &SchemaSet, model: &Model) -> Result<syn::File> {
     let bundled = bundle(set)?;
-    let root: schemars08::schema::RootSchema = serde_json::from_value(bundled)
-        .map_err(|e| Error::new(set.dir(), "", format!("bundled schema is not readable by schemars 0.8: {e}")))?;
+    let root: schemars08::schema::RootSchema = serde_json::from_value(bundled).map_err(|e| {
+        Error::new(
+            set.dir(),
+            "",
+            format!("bundled schema is not readable by schemars 0.8: {e}"),
+        )
+    })?;
     let mut settings = typify::TypeSpaceSettings::default();
-    settings.with_map_type("::std::collections::BTreeMap".parse::<typify::MapType>().map_err(
-        |e| Error::new(set.dir(), "", format!("map type: {e}")),
-    )?);
+    settings.with_map_type(
+        "::std::collections::BTreeMap"
+            .parse::<typify::MapType>()
+            .map_err(|e| Error::new(set.dir(), "", format!("map type: {e}")))?,
+    );
     let mut space = typify::TypeSpace::new(&settings);
     space
         .add_root_schema(root)
@@ -140,10 +165,53 @@ pub fn emit_types(set: &SchemaSet, model: &Model) -> Result<syn::File> {
     let mut file: syn::File = syn::parse2(tokens)
         .map_err(|e| Error::new(set.dir(), "", format!("typify output does not parse: {e}")))?;
     for kind in &model.kinds {
-        attach_body(&mut file, kind)
-            .map_err(|m| Error::new(&kind.body_file, "/x-agh-kind", m))?;
+        attach_body(&mut file, kind).map_err(|m| Error::new(&kind.body_file, "/x-agh-kind", m))?;
+    }
+    let envelope = &model.envelope;
+    for member in envelope.members.iter().filter(|m| m.serialize_null) {
+        serialize_null(&mut file, &envelope.type_name, &member.rust_name).map_err(|m| {
+            Error::new(
+                &envelope.file,
+                &format!("/properties/{}/x-agh-serialize-null", member.json_name),
+                m,
+            )
+        })?;
     }
     Ok(file)
+}
+
+/// Drops `skip_serializing_if` from the serde attribute of `ty.field`, so that `None` is written
+/// as `null` (`x-agh-serialize-null`).
+fn serialize_null(file: &mut syn::File, ty: &str, field: &str) -> std::result::Result<(), String> {
+    let item = file.items.iter_mut().find_map(|item| match item {
+        syn::Item::Struct(s) if s.ident == ty => Some(s),
+        _ => None,
+    });
+    let Some(item) = item else {
+        return Err(format!("typify produced no struct named {ty}"));
+    };
+    let Some(f) = item
+        .fields
+        .iter_mut()
+        .find(|f| f.ident.as_ref().is_some_and(|i| i == field))
+    else {
+        return Err(format!("typify's {ty} has no field {field}"));
+    };
+    let mut found = false;
+    f.attrs.retain(|a| {
+        let skip = a.path().is_ident("serde")
+            && quote::ToTokens::to_token_stream(&a.meta)
+                .to_string()
+                .contains("skip_serializing_if");
+        found |= skip;
+        !skip
+    });
+    if !found {
+        return Err(format!(
+            "typify's {ty}.{field} has no skip_serializing_if to drop"
+        ));
+    }
+    Ok(())
 }
 
 /// The `#[agh(...)]` helper attribute for a kind (the contract with `agh-macros`).
@@ -178,7 +246,10 @@ fn attach_body(file: &mut syn::File, kind: &Kind) -> std::result::Result<(), Str
         _ => None,
     });
     let Some(attrs) = item else {
-        return Err(format!("typify produced no type named {target} for kind {:?}", kind.name));
+        return Err(format!(
+            "typify produced no type named {target} for kind {:?}",
+            kind.name
+        ));
     };
     let Some(pos) = attrs.iter().position(|a| a.path().is_ident("derive")) else {
         return Err(format!("typify's {target} has no #[derive]"));

@@ -16,37 +16,36 @@
 //!
 //! # Numbers
 //!
-//! Numbers become the [`serde_json::Number`] that serde_json produces (no `arbitrary_precision`):
+//! The reader is hand-written (recursive descent, bounded depth). Numbers become the
+//! [`serde_json::Number`] that serde_json itself would produce (no `arbitrary_precision`):
 //!
 //! | JSON text | `Value` |
 //! | --- | --- |
 //! | `0`, `42`, `18446744073709551615` | `u64` (`is_u64()`) |
 //! | `-1`, `-9223372036854775808` | `i64` (`is_i64()`) |
-//! | `-0` | `f64` `-0.0` (serde_json's choice: not `is_i64()`/`is_u64()`) |
+//! | `-0` | `f64` `-0.0` (as serde_json does: not `is_i64()`/`is_u64()`) |
 //! | `1.0`, `1e3`, `1E3`, `0.5` | `f64` (`1.0`, `1000.0`, ...): not `is_i64()`/`is_u64()` |
 //! | `18446744073709551616`, `-9223372036854775809` | refused: [`JsonErrorKind::IntegerOutOfRange`] |
-//! | `1e400` | refused by serde_json ("number out of range"): [`JsonErrorKind::Syntax`] |
+//! | `1e400` | refused ("out of range for a 64-bit float"): [`JsonErrorKind::Syntax`] |
 //!
 //! A later stage that decides integer-ness from the `Value` therefore sees `1.0`, `1e3` and `-0` as
 //! non-integers.
 //!
 //! # Strings
 //!
-//! Raw control characters U+0000..U+001F inside strings are refused by serde_json
+//! Raw control characters U+0000..U+001F inside strings are refused
 //! ([`JsonErrorKind::Syntax`]); escaped ones such as `\u0000` are valid JSON and accepted here (the
 //! grammar checks of later stages refuse them where an identifier is expected). Escapes that decode
-//! to a lone UTF-16 surrogate (`"\ud800"`) are refused by serde_json ([`JsonErrorKind::Syntax`],
-//! message "lone leading surrogate in hex escape" or similar).
+//! to a lone UTF-16 surrogate (`"\ud800"`) are refused ([`JsonErrorKind::Syntax`],
+//! message "lone surrogate ...").
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-/// Deepest nesting [`read_envelope_json`] can enforce. serde_json refuses input nested 128 levels
-/// deep on its own; larger [`JsonLimits::max_depth`] values are treated as this one so that the
-/// limit is always reported as [`JsonErrorKind::TooDeep`] with a pointer.
-pub const MAX_SUPPORTED_DEPTH: usize = 126;
+/// Deepest nesting [`read_envelope_json`] enforces whatever [`JsonLimits::max_depth`] says: the
+/// reader recurses once per level, so this bounds its stack use (a few hundred bytes a level).
+pub const MAX_SUPPORTED_DEPTH: usize = 256;
 
 /// Limits applied by [`read_envelope_json`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,8 +138,8 @@ pub struct JsonError {
     pub pointer: String,
     /// A human-readable explanation.
     pub message: String,
-    /// Byte offset into the input where the problem was detected, when known (for serde_json
-    /// errors: the position the parser had reached, converted from its line/column).
+    /// Byte offset into the input where the problem was detected: the offending byte (for a
+    /// duplicate key, the start of the second name; for an early end, the input length).
     pub offset: Option<usize>,
 }
 
@@ -151,7 +150,11 @@ impl fmt::Display for JsonError {
         } else {
             &self.pointer
         };
-        write!(f, "malformed JSON ({}) at {at}: {}", self.kind, self.message)?;
+        write!(
+            f,
+            "malformed JSON ({}) at {at}: {}",
+            self.kind, self.message
+        )?;
         if let Some(offset) = self.offset {
             write!(f, " (byte {offset})")?;
         }
@@ -175,7 +178,8 @@ pub fn push_pointer_token(pointer: &mut String, token: &str) {
 
 /// Reads one envelope's JSON strictly: see the [module documentation](self) for every rule.
 ///
-/// Never panics; time and memory are linear in `bytes.len()` (bounded by `limits.max_bytes`).
+/// Never panics; time and memory are linear in `bytes.len()` (bounded by `limits.max_bytes`), and
+/// recursion is bounded by [`JsonLimits::max_depth`] (at most [`MAX_SUPPORTED_DEPTH`]).
 pub fn read_envelope_json(
     bytes: &[u8],
     limits: &JsonLimits,
@@ -206,48 +210,35 @@ pub fn read_envelope_json(
         message: format!("input is not valid UTF-8: {e}"),
         offset: Some(e.valid_up_to()),
     })?;
-
-    let mut state = State {
-        max_depth: limits.max_depth.min(MAX_SUPPORTED_DEPTH),
+    let mut reader = Reader {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
         depth: 0,
-        path: Vec::new(),
-        wide_integers: wide_integer_literals(text),
-        numbers_seen: 0,
-        next_wide: 0,
-        failure: None,
+        max_depth: limits.max_depth.min(MAX_SUPPORTED_DEPTH),
     };
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = match (ValueSeed {
-        state: &mut state,
-    })
-    .deserialize(&mut de)
-    {
-        Ok(value) => value,
-        Err(err) => return Err(state.into_error(text, &err)),
-    };
-    let map = match value {
-        Value::Object(map) => map,
-        other => {
-            return Err(JsonError {
-                kind: JsonErrorKind::NotAnObject,
-                pointer: String::new(),
-                message: format!(
-                    "the top-level value is {}, an envelope must be a JSON object",
-                    type_name(&other)
-                ),
-                offset: text.find(|c: char| !c.is_ascii_whitespace()),
-            })
-        }
-    };
-    if let Err(err) = de.end() {
+    let value = reader.value().map_err(Fail::into_error)?;
+    reader.skip_ws();
+    if reader.pos < reader.bytes.len() {
         return Err(JsonError {
             kind: JsonErrorKind::TrailingData,
             pointer: String::new(),
             message: "unexpected data after the top-level object".to_owned(),
-            offset: byte_offset(text, &err),
+            offset: Some(reader.pos),
         });
     }
-    Ok(map)
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(JsonError {
+            kind: JsonErrorKind::NotAnObject,
+            pointer: String::new(),
+            message: format!(
+                "the top-level value is {}, an envelope must be a JSON object",
+                type_name(&other)
+            ),
+            offset: text.find(|c: char| !c.is_ascii_whitespace()),
+        }),
+    }
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -261,324 +252,425 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// Converts serde_json's line/column (column = bytes since the start of the line) to a byte offset.
-fn byte_offset(text: &str, err: &serde_json::Error) -> Option<usize> {
-    let line = err.line();
-    if line == 0 {
-        return None;
-    }
-    let line_start = if line == 1 {
-        0
-    } else {
-        text.bytes()
-            .enumerate()
-            .filter(|&(_, b)| b == b'\n')
-            .nth(line - 2)
-            .map(|(i, _)| i + 1)?
-    };
-    Some((line_start + err.column()).min(text.len()))
-}
-
-/// An integer literal too wide for `i64`/`u64`: which number of the document it is (0-based, in
-/// document order) and where its text is.
+/// An error on its way up: the path is collected innermost first as frames unwind, so that the
+/// success path never pays for pointer bookkeeping.
 #[derive(Debug)]
-struct WideInteger {
-    ordinal: usize,
-    start: usize,
-    end: usize,
-}
-
-/// Finds the integer literals (no `.`, `e`, `E`) that do not fit in `i64` (negative) or `u64`.
-///
-/// serde_json turns those into `f64` without telling anyone; the visitor can only see `visit_f64`,
-/// so this linear pre-scan records their ordinals among all number tokens and the visitor, which
-/// sees numbers in the same document order, refuses them. On input that is not valid JSON the scan
-/// may be wrong after the first error, but serde_json stops there first.
-fn wide_integer_literals(text: &str) -> Vec<WideInteger> {
-    let bytes = text.as_bytes();
-    let mut found = Vec::new();
-    let mut ordinal = 0;
-    let mut i = 0;
-    let mut in_string = false;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if in_string {
-            match b {
-                b'\\' => i += 2,
-                b'"' => {
-                    in_string = false;
-                    i += 1;
-                }
-                _ => i += 1,
-            }
-            continue;
-        }
-        match b {
-            b'"' => {
-                in_string = true;
-                i += 1;
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                while i < bytes.len() && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-                {
-                    i += 1;
-                }
-                let token = &text[start..i];
-                let digits = token.strip_prefix('-').unwrap_or(token);
-                let integer = !digits.is_empty() && digits.bytes().all(|d| d.is_ascii_digit());
-                let fits = if token.starts_with('-') {
-                    token.parse::<i64>().is_ok()
-                } else {
-                    token.parse::<u64>().is_ok()
-                };
-                if integer && !fits {
-                    found.push(WideInteger {
-                        ordinal,
-                        start,
-                        end: i,
-                    });
-                }
-                ordinal += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    found
-}
-
-/// One step of the path from the root to the value being read.
-#[derive(Debug)]
-enum Segment {
-    Key(String),
-    Index(usize),
-}
-
-/// A problem found by the visitor itself (serde_json only carries it as a custom message).
-#[derive(Debug)]
-struct Failure {
+struct Fail {
     kind: JsonErrorKind,
     message: String,
-    offset: Option<usize>,
+    offset: usize,
+    /// Pointer tokens, innermost first.
+    path: Vec<String>,
 }
 
-/// Shared state of one read: depth counter, current path, number bookkeeping and the first failure.
-#[derive(Debug)]
-struct State {
-    max_depth: usize,
-    depth: usize,
-    /// Path to the value being read. Left as it is when an error propagates, so that it names the
-    /// place of the error.
-    path: Vec<Segment>,
-    wide_integers: Vec<WideInteger>,
-    numbers_seen: usize,
-    next_wide: usize,
-    failure: Option<Failure>,
-}
+impl Fail {
+    fn at(mut self, token: impl Into<String>) -> Self {
+        self.path.push(token.into());
+        self
+    }
 
-impl State {
-    fn pointer(&self) -> String {
+    fn into_error(self) -> JsonError {
         let mut pointer = String::new();
-        for segment in &self.path {
-            match segment {
-                Segment::Key(key) => push_pointer_token(&mut pointer, key),
-                Segment::Index(index) => {
-                    pointer.push('/');
-                    pointer.push_str(&index.to_string());
-                }
-            }
+        for token in self.path.iter().rev() {
+            push_pointer_token(&mut pointer, token);
         }
-        pointer
+        JsonError {
+            kind: self.kind,
+            pointer,
+            message: self.message,
+            offset: Some(self.offset),
+        }
     }
+}
 
-    fn fail<E: de::Error>(&mut self, kind: JsonErrorKind, message: String) -> E {
-        self.fail_at(kind, message, None)
-    }
+/// A recursive-descent reader over UTF-8 text (already checked), one byte of lookahead.
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    depth: usize,
+    max_depth: usize,
+}
 
-    fn fail_at<E: de::Error>(
-        &mut self,
-        kind: JsonErrorKind,
-        message: String,
-        offset: Option<usize>,
-    ) -> E {
-        let error = E::custom(&message);
-        self.failure = Some(Failure {
+impl Reader<'_> {
+    fn fail(&self, kind: JsonErrorKind, offset: usize, message: impl Into<String>) -> Fail {
+        Fail {
             kind,
-            message,
+            message: message.into(),
             offset,
-        });
-        error
-    }
-
-    fn into_error(self, text: &str, err: &serde_json::Error) -> JsonError {
-        let pointer = self.pointer();
-        let position = byte_offset(text, err);
-        match self.failure {
-            Some(failure) => JsonError {
-                kind: failure.kind,
-                pointer,
-                message: failure.message,
-                offset: failure.offset.or(position),
-            },
-            None => JsonError {
-                kind: if err.is_eof() {
-                    JsonErrorKind::Eof
-                } else {
-                    JsonErrorKind::Syntax
-                },
-                pointer,
-                message: err.to_string(),
-                offset: position,
-            },
+            path: Vec::new(),
         }
     }
 
-    /// Counts one number; refuses it when the pre-scan found it to be a too-wide integer.
-    fn number<E: de::Error>(&mut self) -> Result<(), E> {
-        let ordinal = self.numbers_seen;
-        self.numbers_seen += 1;
-        let Some(wide) = self.wide_integers.get(self.next_wide) else {
-            return Ok(());
-        };
-        if wide.ordinal != ordinal {
-            return Ok(());
-        }
-        self.next_wide += 1;
-        let (start, end) = (wide.start, wide.end);
-        Err(self.fail_at(
-            JsonErrorKind::IntegerOutOfRange,
-            format!(
-                "integer literal of {} characters does not fit in a 64-bit integer and would lose precision",
-                end - start
+    fn eof(&self, what: &str) -> Fail {
+        self.fail(
+            JsonErrorKind::Eof,
+            self.bytes.len(),
+            format!("input ends inside {what}"),
+        )
+    }
+
+    fn unexpected(&self, expected: &str) -> Fail {
+        match self.text[self.pos..].chars().next() {
+            None => self.eof("a value"),
+            Some(c) => self.fail(
+                JsonErrorKind::Syntax,
+                self.pos,
+                format!("expected {expected}, found {c:?}"),
             ),
-            Some(start),
-        ))
+        }
     }
 
-    fn enter<E: de::Error>(&mut self) -> Result<(), E> {
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn value(&mut self) -> Result<Value, Fail> {
+        self.skip_ws();
+        match self.peek() {
+            None => Err(self.eof("a value")),
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => self.string().map(Value::String),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b't') => self.literal("true", Value::Bool(true)),
+            Some(b'f') => self.literal("false", Value::Bool(false)),
+            Some(b'n') => self.literal("null", Value::Null),
+            Some(_) => Err(self.unexpected("a JSON value")),
+        }
+    }
+
+    fn literal(&mut self, word: &str, value: Value) -> Result<Value, Fail> {
+        let rest = &self.bytes[self.pos..];
+        if rest.starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(value)
+        } else if word.as_bytes().starts_with(rest) {
+            Err(self.eof("a literal"))
+        } else {
+            Err(self.unexpected("a JSON value"))
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), Fail> {
         self.depth += 1;
         if self.depth > self.max_depth {
             let max = self.max_depth;
             return Err(self.fail(
                 JsonErrorKind::TooDeep,
+                self.pos,
                 format!("arrays and objects are nested more than {max} levels deep"),
             ));
         }
         Ok(())
     }
-}
 
-/// Reads any JSON value into a [`Value`], enforcing the [`State`] rules.
-struct ValueSeed<'s> {
-    state: &'s mut State,
-}
-
-impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
-    type Value = Value;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ValueSeed<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        self.state.number()?;
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        self.state.number()?;
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        self.state.number()?;
-        match Number::from_f64(v) {
-            Some(n) => Ok(Value::Number(n)),
-            None => Err(self.state.fail(
-                JsonErrorKind::Syntax,
-                "number is not finite".to_owned(),
-            )),
-        }
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let state = self.state;
-        state.enter()?;
+    fn array(&mut self) -> Result<Value, Fail> {
+        self.enter()?;
+        self.pos += 1; // [
         let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Value::Array(items));
+        }
         loop {
-            state.path.push(Segment::Index(items.len()));
-            match seq.next_element_seed(ValueSeed {
-                state: &mut *state,
-            })? {
-                Some(item) => {
-                    state.path.pop();
-                    items.push(item);
+            let item = self.value().map_err(|f| f.at(items.len().to_string()))?;
+            items.push(item);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    self.depth -= 1;
+                    return Ok(Value::Array(items));
                 }
-                None => {
-                    state.path.pop();
-                    break;
+                None => return Err(self.eof("an array").at(items.len().to_string())),
+                Some(_) => return Err(self.unexpected("`,` or `]`")),
+            }
+        }
+    }
+
+    fn object(&mut self) -> Result<Value, Fail> {
+        self.enter()?;
+        self.pos += 1; // {
+        let mut map = Map::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Value::Object(map));
+        }
+        loop {
+            self.skip_ws();
+            let key_at = self.pos;
+            match self.peek() {
+                Some(b'"') => {}
+                None => return Err(self.eof("an object")),
+                Some(_) => return Err(self.unexpected("a member name (a string)")),
+            }
+            let key = self.string()?;
+            if map.contains_key(&key) {
+                return Err(self
+                    .fail(
+                        JsonErrorKind::DuplicateKey,
+                        key_at,
+                        format!("duplicate member name {key:?}"),
+                    )
+                    .at(key));
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(b':') => self.pos += 1,
+                None => return Err(self.eof("an object").at(key)),
+                Some(_) => return Err(self.unexpected("`:`").at(key)),
+            }
+            let value = match self.value() {
+                Ok(value) => value,
+                Err(f) => return Err(f.at(key)),
+            };
+            map.insert(key, value);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    self.depth -= 1;
+                    return Ok(Value::Object(map));
+                }
+                None => return Err(self.eof("an object")),
+                Some(_) => return Err(self.unexpected("`,` or `}`")),
+            }
+        }
+    }
+
+    /// Reads a string starting at its opening quote.
+    fn string(&mut self) -> Result<String, Fail> {
+        self.pos += 1; // "
+        let start = self.pos;
+        // Fast path: no escapes.
+        while let Some(&b) = self.bytes.get(self.pos) {
+            match b {
+                b'"' => {
+                    let s = self.text[start..self.pos].to_owned();
+                    self.pos += 1;
+                    return Ok(s);
+                }
+                b'\\' => break,
+                0x00..=0x1f => return Err(self.control(b)),
+                _ => self.pos += 1,
+            }
+        }
+        let mut out = String::from(&self.text[start..self.pos]);
+        loop {
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return Err(self.eof("a string"));
+            };
+            match b {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                b'\\' => self.escape(&mut out)?,
+                0x00..=0x1f => return Err(self.control(b)),
+                _ => {
+                    // Copy the run up to the next quote, backslash or control character.
+                    let run_start = self.pos;
+                    while let Some(&c) = self.bytes.get(self.pos) {
+                        if c == b'"' || c == b'\\' || c < 0x20 {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                    out.push_str(&self.text[run_start..self.pos]);
                 }
             }
         }
-        state.depth -= 1;
-        Ok(Value::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        let state = self.state;
-        state.enter()?;
-        let mut map = Map::new();
-        while let Some(key) = access.next_key::<String>()? {
-            if map.contains_key(&key) {
-                let message = format!("duplicate key {key:?}");
-                state.path.push(Segment::Key(key));
-                let pointer = state.pointer();
-                return Err(state.fail(
-                    JsonErrorKind::DuplicateKey,
-                    format!("{message} at {pointer}"),
-                ));
-            }
-            state.path.push(Segment::Key(key));
-            let value = access.next_value_seed(ValueSeed {
-                state: &mut *state,
-            })?;
-            match state.path.pop() {
-                Some(Segment::Key(key)) => {
-                    map.insert(key, value);
+    fn control(&self, b: u8) -> Fail {
+        self.fail(
+            JsonErrorKind::Syntax,
+            self.pos,
+            format!("raw control character U+{b:04X} in a string; it must be escaped"),
+        )
+    }
+
+    fn escape(&mut self, out: &mut String) -> Result<(), Fail> {
+        let at = self.pos;
+        self.pos += 1; // backslash
+        let Some(b) = self.peek() else {
+            return Err(self.eof("a string escape"));
+        };
+        self.pos += 1;
+        let c = match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let high = self.hex4()?;
+                match high {
+                    0xD800..=0xDBFF => {
+                        if self.bytes[self.pos..].starts_with(b"\\u") {
+                            self.pos += 2;
+                            let low = self.hex4()?;
+                            if !(0xDC00..=0xDFFF).contains(&low) {
+                                return Err(self.fail(
+                                    JsonErrorKind::Syntax,
+                                    at,
+                                    format!("lone surrogate \\u{high:04x}: it is followed by \\u{low:04x}, not a low surrogate"),
+                                ));
+                            }
+                            let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                            char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
+                        } else if self.pos >= self.bytes.len() {
+                            return Err(self.eof("a string escape"));
+                        } else {
+                            return Err(self.fail(
+                                JsonErrorKind::Syntax,
+                                at,
+                                format!("lone surrogate \\u{high:04x} is not valid Unicode"),
+                            ));
+                        }
+                    }
+                    0xDC00..=0xDFFF => {
+                        return Err(self.fail(
+                            JsonErrorKind::Syntax,
+                            at,
+                            format!("lone surrogate \\u{high:04x} is not valid Unicode"),
+                        ))
+                    }
+                    _ => char::from_u32(high).unwrap_or(char::REPLACEMENT_CHARACTER),
                 }
+            }
+            _ => {
+                return Err(self.fail(
+                    JsonErrorKind::Syntax,
+                    at,
+                    "invalid escape in a string".to_owned(),
+                ))
+            }
+        };
+        out.push(c);
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Result<u32, Fail> {
+        let mut code = 0;
+        for _ in 0..4 {
+            let Some(b) = self.peek() else {
+                return Err(self.eof("a \\u escape"));
+            };
+            let digit = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
                 _ => {
-                    return Err(state.fail(
+                    return Err(self.fail(
                         JsonErrorKind::Syntax,
-                        "internal error: JSON path out of step".to_owned(),
+                        self.pos,
+                        "a \\u escape needs four hex digits".to_owned(),
                     ))
                 }
+            };
+            code = code * 16 + u32::from(digit);
+            self.pos += 1;
+        }
+        Ok(code)
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn number(&mut self) -> Result<Value, Fail> {
+        let start = self.pos;
+        let negative = self.peek() == Some(b'-');
+        if negative {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => {
+                self.pos += 1;
+                if let Some(b'0'..=b'9') = self.peek() {
+                    return Err(self.fail(
+                        JsonErrorKind::Syntax,
+                        start,
+                        "a number must not have leading zeros".to_owned(),
+                    ));
+                }
+            }
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            None => return Err(self.eof("a number")),
+            Some(_) => return Err(self.unexpected("a digit")),
+        }
+        let mut integer = true;
+        if self.peek() == Some(b'.') {
+            integer = false;
+            self.pos += 1;
+            if self.digits() == 0 {
+                return match self.peek() {
+                    None => Err(self.eof("a number")),
+                    Some(_) => Err(self.unexpected("a digit after `.`")),
+                };
             }
         }
-        state.depth -= 1;
-        Ok(Value::Object(map))
+        if let Some(b'e' | b'E') = self.peek() {
+            integer = false;
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return match self.peek() {
+                    None => Err(self.eof("a number")),
+                    Some(_) => Err(self.unexpected("a digit in the exponent")),
+                };
+            }
+        }
+        let token = &self.text[start..self.pos];
+        if integer && token != "-0" {
+            let parsed = if negative {
+                token.parse::<i64>().map(Number::from).ok()
+            } else {
+                token.parse::<u64>().map(Number::from).ok()
+            };
+            return parsed.map(Value::Number).ok_or_else(|| {
+                self.fail(
+                    JsonErrorKind::IntegerOutOfRange,
+                    start,
+                    format!(
+                        "integer literal of {} characters does not fit in a 64-bit integer and would lose precision",
+                        token.len()
+                    ),
+                )
+            });
+        }
+        match token.parse::<f64>().ok().and_then(Number::from_f64) {
+            Some(n) => Ok(Value::Number(n)),
+            None => Err(self.fail(
+                JsonErrorKind::Syntax,
+                start,
+                format!("number {token} is out of range for a 64-bit float"),
+            )),
+        }
     }
 }

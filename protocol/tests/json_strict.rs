@@ -133,9 +133,8 @@ fn raw_nul_in_string_is_rejected() {
     let bytes = fixture("raw_nul.json");
     let err = expect_err(&bytes, JsonErrorKind::Syntax, "/body/text");
     assert!(err.message.contains("control character"), "{err}");
-    // serde_json stops just past the offending byte.
     let nul = bytes.iter().position(|&b| b == 0).unwrap();
-    assert_eq!(err.offset, Some(nul + 1));
+    assert_eq!(err.offset, Some(nul));
 }
 
 #[test]
@@ -171,7 +170,7 @@ fn escaped_nul_is_valid_json_here() {
 fn trailing_garbage_is_rejected() {
     let bytes = fixture("trailing_garbage.json");
     let err = expect_err(&bytes, JsonErrorKind::TrailingData, "");
-    assert_eq!(err.offset, bytes.iter().position(|&b| b == b'x').map(|p| p + 1));
+    assert_eq!(err.offset, bytes.iter().position(|&b| b == b'x'));
 }
 
 #[test]
@@ -214,7 +213,7 @@ fn empty_and_whitespace_only_input_is_eof() {
 #[test]
 fn truncated_input_is_eof_at_the_open_value() {
     expect_err(&fixture("truncated.json"), JsonErrorKind::Eof, "/body/text");
-    expect_err(br#"{"body":{"a":[1,"#, JsonErrorKind::Eof, "/body/a/2");
+    expect_err(br#"{"body":{"a":[1,"#, JsonErrorKind::Eof, "/body/a/1");
 }
 
 #[test]
@@ -382,11 +381,14 @@ fn custom_depth_limit() {
     };
     assert!(read_envelope_json(br#"{"a":[1]}"#, &limits).is_ok());
     let err = read_envelope_json(br#"{"a":[[1]]}"#, &limits).unwrap_err();
-    assert_eq!((err.kind, err.pointer.as_str()), (JsonErrorKind::TooDeep, "/a/0"));
+    assert_eq!(
+        (err.kind, err.pointer.as_str()),
+        (JsonErrorKind::TooDeep, "/a/0")
+    );
 }
 
 #[test]
-fn huge_depth_limit_is_capped_below_serde_json_recursion_limit() {
+fn huge_depth_limit_is_capped_to_bound_recursion() {
     let limits = JsonLimits {
         max_depth: 100_000,
         ..JsonLimits::default()
@@ -417,9 +419,7 @@ fn array_of_100k_elements_parses_fast() {
 
 #[test]
 fn ten_thousand_ext_keys_parse_fast_in_order() {
-    let keys: Vec<String> = (0..10_000)
-        .map(|i| format!(r#""acme.k{i}":{i}"#))
-        .collect();
+    let keys: Vec<String> = (0..10_000).map(|i| format!(r#""acme.k{i}":{i}"#)).collect();
     let text = format!(r#"{HEAD},"body":{{}},"ext":{{{}}}}}"#, keys.join(","));
     let start = Instant::now();
     let map = read(text.as_bytes()).unwrap();
@@ -431,9 +431,7 @@ fn ten_thousand_ext_keys_parse_fast_in_order() {
 
 #[test]
 fn duplicate_among_ten_thousand_ext_keys_is_found() {
-    let mut keys: Vec<String> = (0..10_000)
-        .map(|i| format!(r#""acme.k{i}":{i}"#))
-        .collect();
+    let mut keys: Vec<String> = (0..10_000).map(|i| format!(r#""acme.k{i}":{i}"#)).collect();
     keys.push(r#""acme.k5000":0"#.to_owned());
     let text = format!(r#"{HEAD},"body":{{}},"ext":{{{}}}}}"#, keys.join(","));
     expect_err(
@@ -464,7 +462,10 @@ fn integer_beyond_i64_is_rejected() {
 
 #[test]
 fn very_long_integer_is_rejected() {
-    let text = format!(r#"{{"a":[1.5,2,"9999999999999999999999",{}]}}"#, "9".repeat(5000));
+    let text = format!(
+        r#"{{"a":[1.5,2,"9999999999999999999999",{}]}}"#,
+        "9".repeat(5000)
+    );
     expect_err(text.as_bytes(), JsonErrorKind::IntegerOutOfRange, "/a/3");
 }
 

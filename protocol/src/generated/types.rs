@@ -939,8 +939,7 @@ pub struct Envelope {
     pub id: EnvelopeId,
     ///MUST be one of greet, whois, say, capability, receipt, or trace. `direct` is not a kind.
     pub kind: EnvelopeKind,
-    ///Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    ///Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing. A portable sender writes it as `null` when there is no proof.
     pub proof: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
@@ -955,8 +954,7 @@ pub struct Envelope {
     ///REQUIRED when `surface` is `thread`. MUST be absent otherwise.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub thread_id: ::std::option::Option<ThreadId>,
-    ///MUST be a Peer ID when the message is directed to one peer. MUST be null or omitted for broadcast messages.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    ///MUST be a Peer ID when the message is directed to one peer. MUST be null or omitted for broadcast messages. A portable sender writes it as `null` when there is no target.
     pub to: ::std::option::Option<PeerId>,
     ///MAY carry an end-to-end trace correlation ID across systems.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
