@@ -1,1 +1,56 @@
-fn main() {}
+//! `agh`: the command-line front end of `agh-protocol`.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+mod validate;
+
+const USAGE: &str = "usage: agh <command> [args]
+
+commands:
+  validate [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...
+                 check envelopes (.json: one envelope; .jsonl or -: one per line)";
+
+/// Output format of the commands that print results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    Text,
+    Json,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "text" => Ok(Format::Text),
+            "json" => Ok(Format::Json),
+            other => Err(format!("unknown format {other:?} (text or json)")),
+        }
+    }
+}
+
+/// Prints a usage error and returns exit status 2.
+pub(crate) fn usage_error(usage: &str, message: &str) -> ExitCode {
+    eprintln!("agh: {message}\n{usage}");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let Some(command) = args.next() else {
+        return usage_error(USAGE, "missing command");
+    };
+    let rest: Vec<OsString> = args.collect();
+    match command.to_str() {
+        Some("validate") => validate::run(rest),
+        Some("help" | "--help" | "-h") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        _ => usage_error(
+            USAGE,
+            &format!("unknown command {:?}", command.to_string_lossy()),
+        ),
+    }
+}

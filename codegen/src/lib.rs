@@ -5,6 +5,7 @@
 //! - [`Model::build`] turns the set into the IR ([`model`]) that every emitter reads.
 //! - [`generate`] returns the generated files (relative path, contents) for `protocol/src/generated/`.
 
+pub mod checks;
 pub mod error;
 pub mod load;
 pub mod model;
@@ -17,7 +18,7 @@ use std::path::Path;
 use quote::{format_ident, quote};
 
 pub use error::{Error, Result};
-pub use load::{Location, SchemaSet, SchemaFile};
+pub use load::{Location, SchemaFile, SchemaSet};
 pub use model::Model;
 
 /// One generated file: path relative to the output directory, and its contents.
@@ -51,7 +52,8 @@ fn unparse(header: &str, file: &syn::File) -> String {
 }
 
 fn parse_file(tokens: proc_macro2::TokenStream, what: &str) -> Result<syn::File> {
-    syn::parse2(tokens).map_err(|e| Error::new(what, "", format!("emitted code does not parse: {e}")))
+    syn::parse2(tokens)
+        .map_err(|e| Error::new(what, "", format!("emitted code does not parse: {e}")))
 }
 
 /// Every generated file for the set at `dir`, in path order, byte-identical across runs.
@@ -65,6 +67,7 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
     let header = header(set);
     let types = rust::emit_types(set, model)?;
     let rules = parse_file(rules::emit_rules(model), "rules.rs")?;
+    let checks = parse_file(checks::emit_checks(model)?, "checks.rs")?;
 
     let item_names = |file: &syn::File| -> BTreeSet<String> {
         file.items
@@ -89,7 +92,11 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
         .map(|n| format_ident!("{n}"))
         .collect();
     let rule_idents: Vec<_> = rule_names.iter().map(|n| format_ident!("{n}")).collect();
-    let kinds: Vec<String> = model.kinds.iter().map(|k| format!("`{}`", k.name)).collect();
+    let kinds: Vec<String> = model
+        .kinds
+        .iter()
+        .map(|k| format!("`{}`", k.name))
+        .collect();
     let doc = format!(
         " Generated from the schema set: types (typify), rules (kinds {}, envelope limits, containers, lifecycle).",
         kinds.join(", ")
@@ -104,12 +111,15 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
                 missing_debug_implementations,
                 unused_imports,
                 rust_2018_idioms,
-                irrefutable_let_patterns
+                irrefutable_let_patterns,
+                unused_labels
             )]
 
+            pub mod checks;
             pub mod rules;
             pub mod types;
 
+            pub use self::checks::KnownBody;
             pub use self::rules::{#(#rule_idents),*};
             pub use self::types::{#(#type_names),*};
         },
@@ -117,6 +127,10 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
     )?;
 
     let mut files = vec![
+        GeneratedFile {
+            path: "checks.rs".into(),
+            contents: unparse(&header, &checks),
+        },
         GeneratedFile {
             path: "mod.rs".into(),
             contents: unparse(&header, &mod_rs),

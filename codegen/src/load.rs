@@ -53,7 +53,9 @@ impl SchemaSet {
                 .map_err(|e| Error::new(&rel, "", format!("invalid JSON: {e}")))?;
             let id = match doc.get("$id") {
                 Some(Value::String(id)) if !id.is_empty() => id.clone(),
-                Some(_) => return Err(Error::new(&rel, "/$id", "`$id` must be a non-empty string")),
+                Some(_) => {
+                    return Err(Error::new(&rel, "/$id", "`$id` must be a non-empty string"))
+                }
                 None => return Err(Error::new(&rel, "", "missing `$id`")),
             };
             if let Some(other) = files.get(&id) {
@@ -115,7 +117,12 @@ impl SchemaSet {
     }
 
     /// Resolves `reference` (the value of a `$ref` found at `at_pointer` in the file `from_id`).
-    pub fn resolve_ref(&self, from_id: &str, at_pointer: &str, reference: &str) -> Result<Location> {
+    pub fn resolve_ref(
+        &self,
+        from_id: &str,
+        at_pointer: &str,
+        reference: &str,
+    ) -> Result<Location> {
         let (target, fragment) = match reference.split_once('#') {
             Some((t, f)) => (t, f),
             None => (reference, ""),
@@ -227,7 +234,8 @@ fn collect_json(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Error::new(dir, "", format!("cannot read directory: {e}")))?;
     for entry in entries {
-        let entry = entry.map_err(|e| Error::new(dir, "", format!("cannot read directory: {e}")))?;
+        let entry =
+            entry.map_err(|e| Error::new(dir, "", format!("cannot read directory: {e}")))?;
         let path = entry.path();
         if path.is_dir() {
             collect_json(root, &path, out)?;
@@ -303,7 +311,10 @@ mod tests {
             "https://agh.dev/schemas/network/v0/body/trace.schema.json"
         );
         assert_eq!(
-            join_uri("https://agh.dev/schemas/network/v0/envelope.schema.json", "body/say.schema.json"),
+            join_uri(
+                "https://agh.dev/schemas/network/v0/envelope.schema.json",
+                "body/say.schema.json"
+            ),
             "https://agh.dev/schemas/network/v0/body/say.schema.json"
         );
     }

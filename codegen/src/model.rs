@@ -77,6 +77,9 @@ pub struct Constraints {
     pub unique_after: Option<String>,
     /// `x-agh-digest`: the member holds the digest computed by this recipe over its parent.
     pub digest: Option<String>,
+    /// `x-agh-reason-code`: the reason code when a value of the right type fails `const`/`enum`
+    /// (default `malformed`).
+    pub reason_code: Option<String>,
 }
 
 /// The shape of one schema: a reference to a named type or an inline type.
@@ -814,6 +817,18 @@ impl<'a> Builder<'a> {
                         id,
                         &join_pointer(ptr, "x-agh-unique-after"),
                         "`x-agh-unique-after` must be \"trim\"",
+                    ))
+                }
+            }
+        }
+        if let Some(v) = map.get("x-agh-reason-code") {
+            match v.as_str() {
+                Some(r) if !r.is_empty() => c.reason_code = Some(r.to_string()),
+                _ => {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(ptr, "x-agh-reason-code"),
+                        "`x-agh-reason-code` must name a reason code",
                     ))
                 }
             }

@@ -137,7 +137,8 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             let v = format_ident!("{}", p.variant());
             quote! { crate::kind::Presence::#v }
         };
-        let (surface, work_id, to, reply_to) = (pr(r.surface), pr(r.work_id), pr(r.to), pr(r.reply_to));
+        let (surface, work_id, to, reply_to) =
+            (pr(r.surface), pr(r.work_id), pr(r.to), pr(r.reply_to));
         let work = format_ident!("{}", r.work.variant());
         let em = r.envelope_match.iter().map(|m| {
             let (b, e) = (&m.body, &m.envelope);
@@ -148,6 +149,8 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             quote! { crate::kind::Verify { body: #b, recipe: #rc, reason_code: #code } }
         });
         let (purpose, body_type) = (&k.purpose, &k.body_type);
+        let check = crate::checks::body_check_fn(k);
+        let decode = crate::checks::decode_fn(k);
         quote! {
             crate::model::KindInfo {
                 rules: crate::kind::KindRules {
@@ -163,6 +166,8 @@ pub fn emit_rules(model: &Model) -> TokenStream {
                 },
                 purpose: #purpose,
                 body_type: #body_type,
+                check: crate::generated::checks::#check,
+                decode: crate::generated::checks::#decode,
             }
         }
     });
@@ -192,7 +197,10 @@ pub fn emit_rules(model: &Model) -> TokenStream {
 
     for e in &model.enums {
         let name = format_ident!("{}_VALUES", e.type_name.to_shouty_snake_case());
-        let doc = format!(" {} Values and meanings (`x-agh-enum-descriptions`).", e.description);
+        let doc = format!(
+            " {} Values and meanings (`x-agh-enum-descriptions`).",
+            e.description
+        );
         let vals = value_docs(&e.values);
         out.extend(quote! {
             #[doc = #doc]
@@ -210,7 +218,9 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             let on = t.on.iter().map(|g| {
                 let kind = &g.kind;
                 let body = match &g.body_match {
-                    Some((m, v)) => quote! { Some(crate::model::BodyMatch { member: #m, value: #v }) },
+                    Some((m, v)) => {
+                        quote! { Some(crate::model::BodyMatch { member: #m, value: #v }) }
+                    }
                     None => quote! { None },
                 };
                 let sender = match g.sender {

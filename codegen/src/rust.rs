@@ -143,7 +143,16 @@ fn reduce(
 /// Runs typify over the bundled, reduced set and returns the generated items (as a `syn::File`)
 /// with the `Body` derive and `#[agh(...)]` attribute on each body type.
 pub fn emit_types(set: &SchemaSet, model: &Model) -> Result<syn::File> {
-    let bundled = bundle(set)?;
+    let mut bundled = bundle(set)?;
+    // The kind member stays a string: dispatch on kinds is the registry's (so that extension kinds
+    // parse into the same envelope type), not an enum's.
+    let env = &model.envelope;
+    if let Some(Value::Object(kind)) = bundled.pointer_mut(&format!(
+        "/$defs/{}/properties/{}",
+        env.type_name, env.kind_member
+    )) {
+        kind.remove("enum");
+    }
     let root: schemars08::schema::RootSchema = serde_json::from_value(bundled).map_err(|e| {
         Error::new(
             set.dir(),

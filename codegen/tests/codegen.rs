@@ -223,7 +223,11 @@ fn a_property_added_to_the_say_schema_flows_into_the_generated_type() {
     }
     assert_eq!(agh_codegen::check(&out, &after), (vec![], vec![]));
     let (stale, _) = agh_codegen::check(&out, &before);
-    assert_eq!(stale, vec!["types.rs".to_owned()]);
+    assert_eq!(stale, vec!["checks.rs".to_owned(), "types.rs".to_owned()]);
+    // The validator checks the new member too: its rule names the new schema location.
+    assert!(file(&after, "checks.rs")
+        .contents
+        .contains("body/say.schema.json#/properties/mood"));
 }
 
 #[test]

@@ -4,16 +4,25 @@
 
 extern crate self as agh_protocol;
 
+pub mod build;
+pub mod check;
 pub mod generated;
 pub mod json;
 pub mod kind;
 pub mod model;
+pub mod parse;
 pub mod problem;
+pub mod recipes;
 
 pub use agh_macros::Body;
+pub use build::MessageBuilder;
 pub use generated::*;
 pub use kind::{Body, EnvelopeMatch, KindRules, Presence, Verify, WorkRole};
-pub use problem::{Problem, Problems};
+pub use parse::{
+    explain, parse, ExtensionBody, Head, Message, MessageBody, Options, RegisterError, Registry,
+    Rejection,
+};
+pub use problem::{Problem, Problems, ReasonCode};
 
 /// Paths used by `#[derive(Body)]` expansions; not public API.
 #[doc(hidden)]

@@ -2,7 +2,11 @@
 //! (`crate::generated::rules`): forbidden names, value descriptions, surface containers, kind
 //! summaries and the work lifecycle. The values live in generated code; these are only shapes.
 
+use serde_json::{Map, Value};
+
+use crate::generated::checks::KnownBody;
 use crate::kind::{KindRules, Presence};
+use crate::problem::Problems;
 
 /// A name rejected with a specific message (legacy envelope members, non-kinds such as `direct`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -31,8 +35,15 @@ pub struct Container {
     pub member: &'static str,
 }
 
-/// One message kind: its envelope rules, its purpose and its generated body type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A generated body check: `(body, pointer of the body, problems)`, returning the envelope rules
+/// the body's conditions override.
+pub type BodyCheck = fn(&Value, &mut String, &mut Problems) -> BodyOverrides;
+
+/// A generated body decoder (the body was checked first).
+pub type BodyDecode = fn(Map<String, Value>) -> Result<KnownBody, serde_json::Error>;
+
+/// One message kind: its envelope rules, its purpose, its generated body type, check and decoder.
+#[derive(Clone, Copy, Debug)]
 pub struct KindInfo {
     /// The envelope rules.
     pub rules: KindRules,
@@ -40,6 +51,10 @@ pub struct KindInfo {
     pub purpose: &'static str,
     /// Name of the generated body type.
     pub body_type: &'static str,
+    /// The generated body check (schema rules and conditionals).
+    pub check: BodyCheck,
+    /// The generated decoder into [`KnownBody`].
+    pub decode: BodyDecode,
 }
 
 /// Envelope rules that a body overrides while one of its conditions holds (whois response:
@@ -119,7 +134,10 @@ impl Lifecycle {
     }
 
     /// The transitions leaving `state`.
-    pub fn transitions_from<'a>(&'a self, state: &'a str) -> impl Iterator<Item = &'a Transition> + 'a {
+    pub fn transitions_from<'a>(
+        &'a self,
+        state: &'a str,
+    ) -> impl Iterator<Item = &'a Transition> + 'a {
         self.transitions.iter().filter(move |t| t.from == state)
     }
 }

@@ -7,15 +7,18 @@
     missing_debug_implementations,
     unused_imports,
     rust_2018_idioms,
-    irrefutable_let_patterns
+    irrefutable_let_patterns,
+    unused_labels
 )]
+pub mod checks;
 pub mod rules;
 pub mod types;
+pub use self::checks::KnownBody;
 pub use self::rules::{
-    BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS, FORBIDDEN_KINDS,
-    FORBIDDEN_MEMBERS, KINDS, KIND_MEMBER, LIFECYCLE, MAX_ENVELOPE_BYTES, PROFILE,
-    RECEIPT_STATUS_VALUES, REQUIRED_ENVELOPE_MEMBERS, ReasonCode, SURFACE_MEMBER,
-    SURFACE_VALUES, VALIDATION_ORDER, WORK_STATE_VALUES, kind_rules,
+    kind_rules, ReasonCode, BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS,
+    FORBIDDEN_KINDS, FORBIDDEN_MEMBERS, KINDS, KIND_MEMBER, LIFECYCLE, MAX_ENVELOPE_BYTES, PROFILE,
+    RECEIPT_STATUS_VALUES, REQUIRED_ENVELOPE_MEMBERS, SURFACE_MEMBER, SURFACE_VALUES,
+    VALIDATION_ORDER, WORK_STATE_VALUES,
 };
 pub use self::types::{
     ArtifactDescriptor, CapabilityBody, CapabilityBriefEntry, CapabilityBriefEntryId,
@@ -24,8 +27,8 @@ pub use self::types::{
     CapabilityCatalogEntryRequirementsItem, CapabilityCatalogEntrySummary,
     CapabilityCatalogEntryVersion, CapabilityDocument, CapabilityDocumentDigest,
     CapabilityDocumentId, CapabilityDocumentOutcome, CapabilityDocumentRequirementsItem,
-    CapabilityDocumentSummary, Channel, DirectId, Envelope, EnvelopeId, EnvelopeKind,
-    GreetBody, PeerCard, PeerCardExt, PeerId, Protocol, ReceiptBody, ReceiptStatus,
-    Reference, SayBody, SayBodyText, StringList, Surface, ThreadId, TraceBody,
-    UnixSeconds, WhoisBody, WhoisBodyType, WorkId, WorkState, WorkspaceId,
+    CapabilityDocumentSummary, Channel, DirectId, Envelope, EnvelopeId, GreetBody, PeerCard,
+    PeerCardExt, PeerId, Protocol, ReceiptBody, ReceiptStatus, Reference, SayBody, SayBodyText,
+    StringList, Surface, ThreadId, TraceBody, UnixSeconds, WhoisBody, WhoisBodyType, WorkId,
+    WorkState, WorkspaceId,
 };

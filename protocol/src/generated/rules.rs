@@ -114,12 +114,10 @@ pub const MAX_ENVELOPE_BYTES: usize = 1048576usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
 pub const DEFAULT_REPLAY_AGE_SECS: u64 = 300u64;
 /// Envelope members rejected with a specific message.
-pub const FORBIDDEN_MEMBERS: &[crate::model::Forbidden] = &[
-    crate::model::Forbidden {
-        name: "interaction_id",
-        message: "`interaction_id` is a legacy field; v0 correlates work with `work_id`.",
-    },
-];
+pub const FORBIDDEN_MEMBERS: &[crate::model::Forbidden] = &[crate::model::Forbidden {
+    name: "interaction_id",
+    message: "`interaction_id` is a legacy field; v0 correlates work with `work_id`.",
+}];
 /// Kind names rejected with a specific message.
 pub const FORBIDDEN_KINDS: &[crate::model::Forbidden] = &[
     crate::model::Forbidden {
@@ -199,6 +197,8 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Announce a peer and its Peer Card.",
         body_type: "GreetBody",
+        check: crate::generated::checks::check_body_greet,
+        decode: crate::generated::checks::decode_greet,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -219,6 +219,8 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Query or answer peer discovery.",
         body_type: "WhoisBody",
+        check: crate::generated::checks::check_body_whois,
+        decode: crate::generated::checks::decode_whois,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -234,6 +236,8 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Send conversation text inside a thread or direct room.",
         body_type: "SayBody",
+        check: crate::generated::checks::check_body_say,
+        decode: crate::generated::checks::decode_say,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -255,6 +259,8 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Transfer one full capability artifact inside a thread or direct room.",
         body_type: "CapabilityBody",
+        check: crate::generated::checks::check_body_capability,
+        decode: crate::generated::checks::decode_capability,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -270,6 +276,8 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Acknowledge admission, rejection, duplicate, expiration, unsupported, or canceled work.",
         body_type: "ReceiptBody",
+        check: crate::generated::checks::check_body_receipt,
+        decode: crate::generated::checks::decode_receipt,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -285,11 +293,16 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Report lifecycle state, progress, results, or artifact references for work.",
         body_type: "TraceBody",
+        check: crate::generated::checks::check_body_trace,
+        decode: crate::generated::checks::decode_trace,
     },
 ];
 /// The rules of `kind`, if the schema set defines it.
 pub fn kind_rules(kind: &str) -> Option<&'static crate::kind::KindRules> {
-    KINDS.iter().find(|k| k.rules.kind == kind).map(|k| &k.rules)
+    KINDS
+        .iter()
+        .find(|k| k.rules.kind == kind)
+        .map(|k| &k.rules)
 }
 /// The envelope member that names the conversation surface.
 pub const SURFACE_MEMBER: &str = "surface";

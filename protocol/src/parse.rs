@@ -1,0 +1,950 @@
+//! The validating parser: bytes in, a typed [`Message`] or a [`Rejection`] out.
+//!
+//! It follows the envelope page's validation order. Every rule it applies comes from the schema
+//! set, through generated code and tables: the envelope and body validators
+//! (`generated::checks`), the kind rules (`KindRules`, from `x-agh-kind`), the surface containers
+//! (`x-agh-container`), the size limit and replay age (`x-agh-envelope`). This module is the
+//! generic machinery that applies them in order:
+//!
+//! 1. size limit (before parsing), strict JSON (UTF-8, no BOM, no duplicate keys at any depth,
+//!    bounded depth, 64-bit integers, one top-level object);
+//! 2. envelope members (generated): required members, unknown and legacy members, grammars,
+//!    `null` rules; then the kind: names refused by the schema set (`direct`) are `malformed`,
+//!    kinds the [`Registry`] does not know are `unsupported_kind`;
+//! 3. freshness: `expires_at` at or before `now`, else `ts` older than the replay age, or `ts`
+//!    further in the future than the replay age: `expired`;
+//! 4. the kind's surface / container id / `work_id` / `to` / `reply_to` rules;
+//! 5. the body (generated check for the kind, including its conditional rules);
+//! 6. kind-level cross checks: conditional envelope rules (whois response: `reply_to`),
+//!    `envelope_match` (Peer Card `peer_id` = `from`), recipe checks (capability digest:
+//!    `verification_failed`).
+//!
+//! Parsing never panics, whatever the input.
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, LazyLock};
+
+use serde_json::{Map, Value};
+
+use crate::generated::checks::{check_envelope, KnownBody};
+use crate::generated::{Envelope, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, FORBIDDEN_KINDS, KINDS};
+use crate::json::{read_envelope_json, JsonLimits};
+use crate::kind::{Body, KindRules, Presence};
+use crate::model::{BodyCheck, BodyOverrides};
+use crate::problem::{Problem, Problems, ReasonCode};
+
+/// What the parser needs besides the bytes. `now` is passed in so that results are deterministic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The receiver's clock, Unix seconds.
+    pub now: i64,
+    /// Replay age in seconds: without `expires_at`, an envelope whose `ts` is older than this is
+    /// expired; a `ts` further than this in the future is refused too.
+    pub replay_age_secs: u64,
+    /// Largest accepted envelope, in bytes (checked before parsing).
+    pub max_bytes: usize,
+    /// Deepest accepted JSON nesting (the envelope object is level 1).
+    pub max_depth: usize,
+    /// Whether to apply the freshness rules (off for checking envelopes one is about to send).
+    pub check_freshness: bool,
+}
+
+impl Options {
+    /// The protocol defaults (`x-agh-envelope`: 1 MiB, replay age 300 s) at `now`.
+    pub fn at(now: i64) -> Self {
+        Options {
+            now,
+            replay_age_secs: DEFAULT_REPLAY_AGE_SECS,
+            max_bytes: crate::generated::MAX_ENVELOPE_BYTES,
+            max_depth: JsonLimits::DEFAULT_MAX_DEPTH,
+            check_freshness: true,
+        }
+    }
+
+    /// The protocol defaults at the system clock.
+    pub fn now() -> Self {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        Options::at(now)
+    }
+
+    /// No freshness rules (for envelopes built locally, before they are sent).
+    pub fn without_freshness() -> Self {
+        Options {
+            check_freshness: false,
+            ..Options::at(0)
+        }
+    }
+}
+
+/// What could be read of a refused envelope, so that a receiver can address a receipt.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Head {
+    /// `id`, when it is a string.
+    pub id: Option<String>,
+    /// `from`, when it is a string.
+    pub from: Option<String>,
+    /// `kind`, when it is a string.
+    pub kind: Option<String>,
+    /// `surface`, when it is a string.
+    pub surface: Option<String>,
+    /// `thread_id`, when it is a string.
+    pub thread_id: Option<String>,
+    /// `direct_id`, when it is a string.
+    pub direct_id: Option<String>,
+    /// `work_id`, when it is a string.
+    pub work_id: Option<String>,
+}
+
+impl Head {
+    fn of(map: &Map<String, Value>) -> Head {
+        let s = |k: &str| map.get(k).and_then(Value::as_str).map(str::to_owned);
+        Head {
+            id: s("id"),
+            from: s("from"),
+            kind: s("kind"),
+            surface: s("surface"),
+            thread_id: s("thread_id"),
+            direct_id: s("direct_id"),
+            work_id: s("work_id"),
+        }
+    }
+}
+
+/// Why an envelope was refused: the protocol reason code, a JSON Pointer to the offending member,
+/// a message a person can act on, and the rule it breaks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// The reason code a receipt would carry.
+    pub code: ReasonCode,
+    /// RFC 6901 JSON Pointer of the offending member (`""`: the whole envelope).
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+    /// The rule broken: a schema location (`envelope.schema.json#/properties/channel`) or a page
+    /// rule (`envelope: freshness`).
+    pub rule: Cow<'static, str>,
+    /// What could be read of the envelope.
+    pub head: Head,
+}
+
+impl Rejection {
+    fn new(problem: Problem, head: Head) -> Self {
+        Rejection {
+            code: problem.code,
+            pointer: problem.pointer,
+            message: problem.message,
+            rule: problem.rule,
+            head,
+        }
+    }
+
+    /// The problem part (code, pointer, message, rule).
+    pub fn problem(&self) -> Problem {
+        Problem {
+            code: self.code,
+            pointer: self.pointer.clone(),
+            message: self.message.clone(),
+            rule: self.rule.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{} at {}: {}", self.code, at, self.message)
+    }
+}
+
+impl std::error::Error for Rejection {}
+
+/// The typed body of an extension kind (registered with [`Registry::register`]).
+#[derive(Clone)]
+pub struct ExtensionBody {
+    kind: &'static str,
+    value: Arc<dyn Any + Send + Sync>,
+    to_value: fn(&(dyn Any + Send + Sync)) -> Result<Value, serde_json::Error>,
+}
+
+impl ExtensionBody {
+    /// The envelope `kind`.
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// The typed body, if it is a `T`.
+    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
+        self.value.downcast_ref::<T>()
+    }
+
+    /// The body as JSON.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        (self.to_value)(&*self.value)
+    }
+}
+
+impl fmt::Debug for ExtensionBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let json = self.to_value().unwrap_or(Value::Null);
+        f.debug_struct("ExtensionBody")
+            .field("kind", &self.kind)
+            .field("body", &json)
+            .finish()
+    }
+}
+
+/// The body of a parsed message.
+#[derive(Clone, Debug)]
+pub enum MessageBody {
+    /// A body of one of the schema set's kinds.
+    Known(KnownBody),
+    /// A body of a registered extension kind.
+    Extension(ExtensionBody),
+}
+
+impl MessageBody {
+    /// The envelope `kind`.
+    pub fn kind(&self) -> &str {
+        match self {
+            MessageBody::Known(b) => b.kind(),
+            MessageBody::Extension(b) => b.kind(),
+        }
+    }
+
+    /// The body as JSON.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        match self {
+            MessageBody::Known(b) => b.to_value(),
+            MessageBody::Extension(b) => b.to_value(),
+        }
+    }
+}
+
+/// A valid envelope: the typed envelope members and the typed body.
+#[derive(Clone, Debug)]
+pub struct Message {
+    envelope: Envelope,
+    body: MessageBody,
+    rules: KindRules,
+}
+
+impl Message {
+    /// The envelope members. Its `body` map is empty: the body is [`Message::body`].
+    pub fn envelope(&self) -> &Envelope {
+        &self.envelope
+    }
+
+    /// The typed body.
+    pub fn body(&self) -> &MessageBody {
+        &self.body
+    }
+
+    /// The kind's rules.
+    pub fn rules(&self) -> &KindRules {
+        &self.rules
+    }
+
+    /// The envelope `kind`.
+    pub fn kind(&self) -> &str {
+        &self.envelope.kind
+    }
+
+    /// The envelope `id`.
+    pub fn id(&self) -> &str {
+        &self.envelope.id
+    }
+
+    /// The body of a schema-set kind, if it is one.
+    pub fn known(&self) -> Option<&KnownBody> {
+        match &self.body {
+            MessageBody::Known(b) => Some(b),
+            MessageBody::Extension(_) => None,
+        }
+    }
+
+    /// The body of an extension kind, if it is a `T`.
+    pub fn extension<T: 'static>(&self) -> Option<&T> {
+        match &self.body {
+            MessageBody::Extension(b) => b.downcast_ref::<T>(),
+            MessageBody::Known(_) => None,
+        }
+    }
+
+    /// Splits the message into the envelope (with an empty `body` map) and the body.
+    pub fn into_parts(self) -> (Envelope, MessageBody) {
+        (self.envelope, self.body)
+    }
+
+    /// The envelope as JSON: members in schema order, `to` and `proof` written as `null` when
+    /// absent, unknown `ext` keys and unknown body members preserved.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        let mut v = serde_json::to_value(&self.envelope)?;
+        if let Value::Object(m) = &mut v {
+            m.insert(
+                crate::generated::BODY_MEMBER.to_owned(),
+                self.body.to_value()?,
+            );
+        }
+        Ok(v)
+    }
+
+    /// The envelope as compact JSON bytes.
+    pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
+        serde_json::to_vec(&self.to_value()?)
+    }
+}
+
+impl serde::Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value()
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
+    }
+}
+
+type ExtDecode = fn(Map<String, Value>) -> Result<ExtensionBody, serde_json::Error>;
+
+#[derive(Clone, Copy)]
+enum Decoder {
+    Known(crate::model::BodyDecode),
+    Extension(ExtDecode),
+}
+
+/// One kind a registry accepts.
+#[derive(Clone, Copy)]
+struct Entry {
+    rules: KindRules,
+    check: Option<BodyCheck>,
+    decode: Decoder,
+}
+
+fn decode_extension<T: Body + Send + Sync + 'static>(
+    body: Map<String, Value>,
+) -> Result<ExtensionBody, serde_json::Error> {
+    fn to_value<T: Body + 'static>(
+        v: &(dyn Any + Send + Sync),
+    ) -> Result<Value, serde_json::Error> {
+        match v.downcast_ref::<T>() {
+            Some(t) => serde_json::to_value(t),
+            None => Err(serde::ser::Error::custom("extension body of another type")),
+        }
+    }
+    let typed: T = serde_json::from_value(Value::Object(body))?;
+    Ok(ExtensionBody {
+        kind: T::RULES.kind,
+        value: Arc::new(typed),
+        to_value: to_value::<T>,
+    })
+}
+
+/// Why a kind could not be registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RegisterError {
+    /// The registry already has this kind.
+    Duplicate(&'static str),
+    /// The schema set refuses this kind name (for example `direct`).
+    Forbidden(&'static str),
+    /// The kind's `verify` names a recipe this crate does not have.
+    UnknownRecipe {
+        /// The kind.
+        kind: &'static str,
+        /// The recipe name.
+        recipe: &'static str,
+    },
+}
+
+impl fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegisterError::Duplicate(k) => write!(f, "kind `{k}` is already registered"),
+            RegisterError::Forbidden(k) => write!(f, "`{k}` cannot be a kind"),
+            RegisterError::UnknownRecipe { kind, recipe } => {
+                write!(f, "kind `{kind}` names an unknown verify recipe `{recipe}`")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RegisterError {}
+
+/// The kinds a parser accepts: the schema set's kinds ([`Registry::v0`]) and any extension kinds
+/// registered by downstream crates.
+#[derive(Clone)]
+pub struct Registry {
+    entries: Vec<Entry>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| e.rules.kind))
+            .finish()
+    }
+}
+
+static V0: LazyLock<Registry> = LazyLock::new(|| Registry {
+    entries: KINDS
+        .iter()
+        .map(|k| Entry {
+            rules: k.rules,
+            check: Some(k.check),
+            decode: Decoder::Known(k.decode),
+        })
+        .collect(),
+});
+
+/// Parses and validates one envelope with the core kinds (see [`Registry::parse`]).
+pub fn parse(bytes: &[u8], options: &Options) -> Result<Message, Rejection> {
+    V0.parse(bytes, options)
+}
+
+/// Every problem of one envelope with the core kinds (see [`Registry::explain`]).
+pub fn explain(bytes: &[u8], options: &Options) -> Vec<Problem> {
+    V0.explain(bytes, options)
+}
+
+impl Registry {
+    /// The core kinds of the schema set (greet, whois, say, capability, receipt, trace).
+    pub fn v0() -> Registry {
+        V0.clone()
+    }
+
+    /// A registry with no kinds.
+    pub fn empty() -> Registry {
+        Registry {
+            entries: Vec::new(),
+        }
+    }
+
+    /// The registered kinds' rules.
+    pub fn kinds(&self) -> impl Iterator<Item = &KindRules> {
+        self.entries.iter().map(|e| &e.rules)
+    }
+
+    /// The rules of `kind`, if registered.
+    pub fn rules(&self, kind: &str) -> Option<&KindRules> {
+        self.entry(kind).map(|e| &e.rules)
+    }
+
+    fn entry(&self, kind: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.rules.kind == kind)
+    }
+
+    /// Registers an extension kind whose body type derives [`Body`]. Its body is checked by
+    /// deserializing it (plus its envelope rules); use [`Registry::register_checked`] to add a
+    /// validator of your own.
+    pub fn register<T: Body + Send + Sync + 'static>(&mut self) -> Result<(), RegisterError> {
+        self.add::<T>(None)
+    }
+
+    /// Registers an extension kind with a body validator that reports problems (with pointers
+    /// under `/body`) and may override envelope rules.
+    pub fn register_checked<T: Body + Send + Sync + 'static>(
+        &mut self,
+        check: BodyCheck,
+    ) -> Result<(), RegisterError> {
+        self.add::<T>(Some(check))
+    }
+
+    fn add<T: Body + Send + Sync + 'static>(
+        &mut self,
+        check: Option<BodyCheck>,
+    ) -> Result<(), RegisterError> {
+        let rules = T::RULES;
+        if FORBIDDEN_KINDS.iter().any(|f| f.name == rules.kind) {
+            return Err(RegisterError::Forbidden(rules.kind));
+        }
+        if self.entry(rules.kind).is_some() {
+            return Err(RegisterError::Duplicate(rules.kind));
+        }
+        if let Some(v) = rules
+            .verify
+            .iter()
+            .find(|v| crate::recipes::recipe(v.recipe).is_none())
+        {
+            return Err(RegisterError::UnknownRecipe {
+                kind: rules.kind,
+                recipe: v.recipe,
+            });
+        }
+        self.entries.push(Entry {
+            rules,
+            check,
+            decode: Decoder::Extension(decode_extension::<T>),
+        });
+        Ok(())
+    }
+
+    /// Parses and validates one envelope: the first problem found, in the validation order, is
+    /// the rejection.
+    pub fn parse(&self, bytes: &[u8], options: &Options) -> Result<Message, Rejection> {
+        let mut problems = Problems::first_only();
+        let checked = self.check(bytes, options, &mut problems);
+        match (checked, problems.into_vec().into_iter().next()) {
+            (Checked::Valid(map, entry), None) => self.decode(map, entry),
+            (Checked::Valid(map, _) | Checked::Invalid(Some(map)), Some(p)) => {
+                Err(Rejection::new(p, Head::of(&map)))
+            }
+            (Checked::Invalid(map), None) => Err(Rejection::new(
+                Problem::new(
+                    ReasonCode::Internal,
+                    "",
+                    "parser",
+                    "the envelope was refused without a recorded reason",
+                ),
+                map.as_ref().map(Head::of).unwrap_or_default(),
+            )),
+            (Checked::Invalid(None), Some(p)) => Err(Rejection::new(p, Head::default())),
+        }
+    }
+
+    /// Every problem of one envelope, in the validation order (not only the first). Checking
+    /// stops early only where later checks cannot run: JSON that does not parse, a kind that is
+    /// refused or unknown.
+    pub fn explain(&self, bytes: &[u8], options: &Options) -> Vec<Problem> {
+        let mut problems = Problems::all();
+        let _ = self.check(bytes, options, &mut problems);
+        problems.into_vec()
+    }
+
+    fn decode(&self, mut map: Map<String, Value>, entry: Entry) -> Result<Message, Rejection> {
+        let head = Head::of(&map);
+        let internal = |e: serde_json::Error, at: &str| {
+            Rejection::new(
+                Problem::new(
+                    ReasonCode::Malformed,
+                    at,
+                    "schema",
+                    format!("the value does not fit the generated type: {e}"),
+                ),
+                head.clone(),
+            )
+        };
+        let body = match map.insert(
+            crate::generated::BODY_MEMBER.to_owned(),
+            Value::Object(Map::new()),
+        ) {
+            Some(Value::Object(body)) => body,
+            _ => Map::new(),
+        };
+        let body = match entry.decode {
+            Decoder::Known(decode) => {
+                MessageBody::Known(decode(body).map_err(|e| internal(e, "/body"))?)
+            }
+            Decoder::Extension(decode) => {
+                MessageBody::Extension(decode(body).map_err(|e| internal(e, "/body"))?)
+            }
+        };
+        let envelope: Envelope =
+            serde_json::from_value(Value::Object(map)).map_err(|e| internal(e, ""))?;
+        Ok(Message {
+            envelope,
+            body,
+            rules: entry.rules,
+        })
+    }
+
+    fn check(&self, bytes: &[u8], options: &Options, out: &mut Problems) -> Checked {
+        // 1. Size limit and strict JSON.
+        let limits = JsonLimits {
+            max_bytes: options.max_bytes,
+            max_depth: options.max_depth,
+        };
+        let map = match read_envelope_json(bytes, &limits) {
+            Ok(map) => map,
+            Err(e) => {
+                let rule = match e.kind {
+                    crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
+                    _ => "envelope: the envelope is one UTF-8 JSON object",
+                };
+                out.push(Problem::new(
+                    ReasonCode::Malformed,
+                    e.pointer,
+                    rule,
+                    e.message,
+                ));
+                return Checked::Invalid(None);
+            }
+        };
+        let value = Value::Object(map);
+        let mut at = String::new();
+
+        // 2. Envelope members, then the kind.
+        check_envelope(&value, &mut at, out);
+        let Value::Object(map) = value else {
+            return Checked::Invalid(None);
+        };
+        if out.is_done() {
+            return Checked::Invalid(Some(map));
+        }
+        let kind_member = crate::generated::KIND_MEMBER;
+        let Some(kind) = map.get(kind_member).and_then(Value::as_str) else {
+            // Missing or not a string: the envelope check reported it.
+            return Checked::Invalid(Some(map));
+        };
+        if let Some(f) = FORBIDDEN_KINDS.iter().find(|f| f.name == kind) {
+            out.push(Problem::new(
+                ReasonCode::Malformed,
+                format!("/{kind_member}"),
+                "message kinds: forbidden kind names",
+                f.message,
+            ));
+            return Checked::Invalid(Some(map));
+        }
+        let Some(entry) = self.entry(kind).copied() else {
+            let known: Vec<&str> = self.entries.iter().map(|e| e.rules.kind).collect();
+            out.push(Problem::new(
+                ReasonCode::UnsupportedKind,
+                format!("/{kind_member}"),
+                "envelope: kind",
+                format!(
+                    "kind `{kind}` is not supported here (supported: {})",
+                    known.join(", ")
+                ),
+            ));
+            return Checked::Invalid(Some(map));
+        };
+
+        // 3. Freshness.
+        if options.check_freshness {
+            freshness(&map, options, out);
+            if out.is_done() {
+                return Checked::Invalid(Some(map));
+            }
+        }
+
+        // 4. Kind rules: surface and container, work_id, to, reply_to.
+        kind_rules(&map, &entry.rules, out);
+        if out.is_done() {
+            return Checked::Invalid(Some(map));
+        }
+
+        // 5. Body.
+        let body_member = crate::generated::BODY_MEMBER;
+        let overrides = match (entry.check, map.get(body_member)) {
+            (Some(check), Some(body)) => {
+                let mut at = format!("/{body_member}");
+                check(body, &mut at, out)
+            }
+            _ => BodyOverrides::default(),
+        };
+        if out.is_done() {
+            return Checked::Invalid(Some(map));
+        }
+        if let (Decoder::Extension(decode), Some(Value::Object(body))) =
+            (entry.decode, map.get(body_member))
+        {
+            if let Err(e) = decode(body.clone()) {
+                out.push(Problem::new(
+                    ReasonCode::Malformed,
+                    format!("/{body_member}"),
+                    Cow::Owned(format!("{}: body", entry.rules.profile)),
+                    format!("the `{kind}` body does not fit its type: {e}"),
+                ));
+                return Checked::Invalid(Some(map));
+            }
+        }
+
+        let body_ok = out.is_empty();
+
+        // 6. Cross checks.
+        overridden_rules(&map, &entry.rules, &overrides, out);
+        if out.is_done() {
+            return Checked::Invalid(Some(map));
+        }
+        envelope_match(&map, &entry.rules, out);
+        if out.is_done() {
+            return Checked::Invalid(Some(map));
+        }
+        if body_ok {
+            // Recipes read the body as its schema says it is: only on a valid body.
+            verify(&map, &entry.rules, out);
+        }
+        if out.is_empty() {
+            Checked::Valid(map, entry)
+        } else {
+            Checked::Invalid(Some(map))
+        }
+    }
+}
+
+enum Checked {
+    Valid(Map<String, Value>, Entry),
+    Invalid(Option<Map<String, Value>>),
+}
+
+/// Present and not `null`.
+fn present<'a>(map: &'a Map<String, Value>, member: &str) -> Option<&'a Value> {
+    map.get(member).filter(|v| !v.is_null())
+}
+
+fn freshness(map: &Map<String, Value>, options: &Options, out: &mut Problems) {
+    let int = |m: &str| present(map, m).and_then(Value::as_i64);
+    let replay = i64::try_from(options.replay_age_secs).unwrap_or(i64::MAX);
+    if let Some(expires_at) = int("expires_at") {
+        if expires_at <= options.now {
+            out.push(Problem::new(
+                ReasonCode::Expired,
+                "/expires_at",
+                "envelope: freshness (expires_at)",
+                format!(
+                    "the envelope expired at {expires_at}, at or before the receiver's clock {}",
+                    options.now
+                ),
+            ));
+            return;
+        }
+    }
+    let Some(ts) = int("ts") else { return };
+    let age = options.now.saturating_sub(ts);
+    if present(map, "expires_at").is_none() && age > replay {
+        out.push(Problem::new(
+            ReasonCode::Expired,
+            "/ts",
+            "envelope: freshness (replay age)",
+            format!(
+                "`ts` {ts} is {age} s old, more than the replay age of {replay} s, and there is no `expires_at`"
+            ),
+        ));
+    } else if age < 0 && age.saturating_neg() > replay {
+        out.push(Problem::new(
+            ReasonCode::Expired,
+            "/ts",
+            "envelope: freshness (ts in the future)",
+            format!(
+                "`ts` {ts} is {} s ahead of the receiver's clock, more than the replay age of {replay} s",
+                age.saturating_neg()
+            ),
+        ));
+    }
+}
+
+fn presence_rule(
+    map: &Map<String, Value>,
+    member: &str,
+    presence: Presence,
+    kind: &str,
+    rule: &'static str,
+    out: &mut Problems,
+) {
+    let here = present(map, member).is_some();
+    let message = match (presence, here) {
+        (Presence::Required, false) => format!("`{kind}` requires `{member}`"),
+        (Presence::Forbidden, true) => format!("`{member}` must be absent or null on `{kind}`"),
+        _ => return,
+    };
+    out.push(Problem::new(
+        ReasonCode::Malformed,
+        format!("/{member}"),
+        rule,
+        message,
+    ));
+}
+
+fn kind_rules(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
+    let kind = rules.kind;
+    let surface_member = crate::generated::SURFACE_MEMBER;
+    match rules.surface {
+        Presence::Forbidden => {
+            presence_rule(
+                map,
+                surface_member,
+                Presence::Forbidden,
+                kind,
+                "message kinds: surface rules",
+                out,
+            );
+            for c in CONTAINERS {
+                if out.is_done() {
+                    return;
+                }
+                presence_rule(
+                    map,
+                    c.member,
+                    Presence::Forbidden,
+                    kind,
+                    "message kinds: surface rules",
+                    out,
+                );
+            }
+        }
+        _ => match present(map, surface_member).and_then(Value::as_str) {
+            None => {
+                let values: Vec<String> = CONTAINERS
+                    .iter()
+                    .map(|c| format!("`{}`", c.surface))
+                    .collect();
+                out.push(Problem::new(
+                    ReasonCode::Malformed,
+                    format!("/{surface_member}"),
+                    "message kinds: surface rules",
+                    format!(
+                        "`{kind}` is conversation-bearing: `{surface_member}` is required ({})",
+                        values.join(" or ")
+                    ),
+                ));
+            }
+            Some(surface) => {
+                for c in CONTAINERS {
+                    let here = present(map, c.member).is_some();
+                    let message = if c.surface == surface && !here {
+                        format!(
+                            "`{surface_member}` is `{surface}`: `{}` is required",
+                            c.member
+                        )
+                    } else if c.surface != surface && here {
+                        format!(
+                            "`{surface_member}` is `{surface}`: `{}` must be absent (one envelope names one container)",
+                            c.member
+                        )
+                    } else {
+                        continue;
+                    };
+                    out.push(Problem::new(
+                        ReasonCode::Malformed,
+                        format!("/{}", c.member),
+                        "envelope: conversation surface fields",
+                        message,
+                    ));
+                    if out.is_done() {
+                        return;
+                    }
+                }
+            }
+        },
+    }
+    if out.is_done() {
+        return;
+    }
+    presence_rule(
+        map,
+        "work_id",
+        rules.work_id,
+        kind,
+        "message kinds: work field",
+        out,
+    );
+    if out.is_done() {
+        return;
+    }
+    presence_rule(
+        map,
+        "to",
+        rules.to,
+        kind,
+        "message kinds: envelope requirements (to)",
+        out,
+    );
+    if out.is_done() {
+        return;
+    }
+    presence_rule(
+        map,
+        "reply_to",
+        rules.reply_to,
+        kind,
+        "message kinds: envelope requirements (reply_to)",
+        out,
+    );
+}
+
+fn overridden_rules(
+    map: &Map<String, Value>,
+    rules: &KindRules,
+    overrides: &BodyOverrides,
+    out: &mut Problems,
+) {
+    let kind = rules.kind;
+    if let Some(to) = overrides.to.filter(|p| *p != rules.to) {
+        presence_rule(
+            map,
+            "to",
+            to,
+            kind,
+            "message kinds: envelope requirements (to, by body form)",
+            out,
+        );
+    }
+    if let Some(reply_to) = overrides.reply_to.filter(|p| *p != rules.reply_to) {
+        presence_rule(
+            map,
+            "reply_to",
+            reply_to,
+            kind,
+            "message kinds: envelope requirements (reply_to, by body form)",
+            out,
+        );
+    }
+}
+
+fn envelope_match(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
+    let body_member = crate::generated::BODY_MEMBER;
+    let Some(body) = map.get(body_member) else {
+        return;
+    };
+    for m in rules.envelope_match {
+        let Some(inner) = body.pointer(m.body).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let outer = map.get(m.envelope);
+        if outer != Some(inner) {
+            let shown = |v: Option<&Value>| v.map_or("nothing".to_owned(), crate::check::preview);
+            out.push(Problem::new(
+                ReasonCode::Malformed,
+                format!("/{body_member}{}", m.body),
+                "message kinds: body member must match the envelope",
+                format!(
+                    "`{body_member}{}` is {} but must equal the envelope's `{}` ({})",
+                    m.body,
+                    shown(Some(inner)),
+                    m.envelope,
+                    shown(outer)
+                ),
+            ));
+            if out.is_done() {
+                return;
+            }
+        }
+    }
+}
+
+fn verify(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
+    let body_member = crate::generated::BODY_MEMBER;
+    let Some(body) = map.get(body_member) else {
+        return;
+    };
+    for v in rules.verify {
+        let Some(target) = body.pointer(v.body) else {
+            continue;
+        };
+        let code = ReasonCode::parse(v.reason_code).unwrap_or(ReasonCode::VerificationFailed);
+        let Some(recipe) = crate::recipes::recipe(v.recipe) else {
+            out.push(Problem::new(
+                ReasonCode::Internal,
+                format!("/{body_member}{}", v.body),
+                "parser",
+                format!("unknown verify recipe `{}`", v.recipe),
+            ));
+            return;
+        };
+        if let Err((pointer, message)) = recipe(target) {
+            out.push(Problem::new(
+                code,
+                format!("/{body_member}{}{pointer}", v.body),
+                Cow::Owned(format!("recipe {}", v.recipe)),
+                message,
+            ));
+            if out.is_done() {
+                return;
+            }
+        }
+    }
+}
