@@ -6,6 +6,7 @@ extern crate self as agh_protocol;
 
 pub mod build;
 pub mod check;
+#[rustfmt::skip]
 pub mod generated;
 pub mod json;
 pub mod kind;

@@ -15,10 +15,10 @@ pub mod rules;
 pub mod types;
 pub use self::checks::KnownBody;
 pub use self::rules::{
-    kind_rules, ReasonCode, BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS,
-    FORBIDDEN_KINDS, FORBIDDEN_MEMBERS, KINDS, KIND_MEMBER, LIFECYCLE, MAX_ENVELOPE_BYTES, PROFILE,
-    RECEIPT_STATUS_VALUES, REQUIRED_ENVELOPE_MEMBERS, SURFACE_MEMBER, SURFACE_VALUES,
-    VALIDATION_ORDER, WORK_STATE_VALUES,
+    BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS, FORBIDDEN_KINDS,
+    FORBIDDEN_MEMBERS, KINDS, KIND_MEMBER, LIFECYCLE, MAX_ENVELOPE_BYTES, PROFILE,
+    RECEIPT_STATUS_VALUES, REQUIRED_ENVELOPE_MEMBERS, ReasonCode, SURFACE_MEMBER,
+    SURFACE_VALUES, VALIDATION_ORDER, WORK_STATE_VALUES, kind_rules,
 };
 pub use self::types::{
     ArtifactDescriptor, CapabilityBody, CapabilityBriefEntry, CapabilityBriefEntryId,
@@ -27,8 +27,8 @@ pub use self::types::{
     CapabilityCatalogEntryRequirementsItem, CapabilityCatalogEntrySummary,
     CapabilityCatalogEntryVersion, CapabilityDocument, CapabilityDocumentDigest,
     CapabilityDocumentId, CapabilityDocumentOutcome, CapabilityDocumentRequirementsItem,
-    CapabilityDocumentSummary, Channel, DirectId, Envelope, EnvelopeId, GreetBody, PeerCard,
-    PeerCardExt, PeerId, Protocol, ReceiptBody, ReceiptStatus, Reference, SayBody, SayBodyText,
-    StringList, Surface, ThreadId, TraceBody, UnixSeconds, WhoisBody, WhoisBodyType, WorkId,
-    WorkState, WorkspaceId,
+    CapabilityDocumentSummary, Channel, DirectId, Envelope, EnvelopeId, GreetBody,
+    PeerCard, PeerCardExt, PeerId, Protocol, ReceiptBody, ReceiptStatus, Reference,
+    SayBody, SayBodyText, StringList, Surface, ThreadId, TraceBody, UnixSeconds,
+    WhoisBody, WhoisBodyType, WorkId, WorkState, WorkspaceId,
 };

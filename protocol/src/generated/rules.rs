@@ -114,10 +114,12 @@ pub const MAX_ENVELOPE_BYTES: usize = 1048576usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
 pub const DEFAULT_REPLAY_AGE_SECS: u64 = 300u64;
 /// Envelope members rejected with a specific message.
-pub const FORBIDDEN_MEMBERS: &[crate::model::Forbidden] = &[crate::model::Forbidden {
-    name: "interaction_id",
-    message: "`interaction_id` is a legacy field; v0 correlates work with `work_id`.",
-}];
+pub const FORBIDDEN_MEMBERS: &[crate::model::Forbidden] = &[
+    crate::model::Forbidden {
+        name: "interaction_id",
+        message: "`interaction_id` is a legacy field; v0 correlates work with `work_id`.",
+    },
+];
 /// Kind names rejected with a specific message.
 pub const FORBIDDEN_KINDS: &[crate::model::Forbidden] = &[
     crate::model::Forbidden {
@@ -299,10 +301,7 @@ pub const KINDS: &[crate::model::KindInfo] = &[
 ];
 /// The rules of `kind`, if the schema set defines it.
 pub fn kind_rules(kind: &str) -> Option<&'static crate::kind::KindRules> {
-    KINDS
-        .iter()
-        .find(|k| k.rules.kind == kind)
-        .map(|k| &k.rules)
+    KINDS.iter().find(|k| k.rules.kind == kind).map(|k| &k.rules)
 }
 /// The envelope member that names the conversation surface.
 pub const SURFACE_MEMBER: &str = "surface";

@@ -3,10 +3,7 @@
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 pub struct ArtifactDescriptor {
     ///A profile-defined artifact type or media type, such as `git-ref` or `text/markdown`.
-    #[serde(
-        rename = "type",
-        skip_serializing_if = "::std::option::Option::is_none"
-    )]
+    #[serde(rename = "type", skip_serializing_if = "::std::option::Option::is_none")]
     pub type_: ::std::option::Option<::std::string::String>,
     ///Where the artifact can be fetched.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -63,9 +60,11 @@ impl ::std::convert::From<CapabilityBriefEntryId> for ::std::string::String {
 }
 impl ::std::str::FromStr for CapabilityBriefEntryId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -74,7 +73,9 @@ impl ::std::str::FromStr for CapabilityBriefEntryId {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityBriefEntryId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -133,8 +134,9 @@ pub struct CapabilityCatalogEntry {
     pub outcome: CapabilityCatalogEntryOutcome,
     ///Other capability IDs needed; omitted when empty.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub requirements:
-        ::std::option::Option<::std::vec::Vec<CapabilityCatalogEntryRequirementsItem>>,
+    pub requirements: ::std::option::Option<
+        ::std::vec::Vec<CapabilityCatalogEntryRequirementsItem>,
+    >,
     ///The one-line summary. Always present.
     pub summary: CapabilityCatalogEntrySummary,
     ///The capability version; omitted when empty.
@@ -160,9 +162,11 @@ impl ::std::convert::From<CapabilityCatalogEntryDigest> for ::std::string::Strin
 }
 impl ::std::str::FromStr for CapabilityCatalogEntryDigest {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^sha256:[a-f0-9]{64}$").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^sha256:[a-f0-9]{64}$").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^sha256:[a-f0-9]{64}$\"".into());
         }
@@ -171,7 +175,9 @@ impl ::std::str::FromStr for CapabilityCatalogEntryDigest {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityCatalogEntryDigest {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -212,9 +218,11 @@ impl ::std::convert::From<CapabilityCatalogEntryId> for ::std::string::String {
 }
 impl ::std::str::FromStr for CapabilityCatalogEntryId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -223,7 +231,9 @@ impl ::std::str::FromStr for CapabilityCatalogEntryId {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityCatalogEntryId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -264,9 +274,11 @@ impl ::std::convert::From<CapabilityCatalogEntryOutcome> for ::std::string::Stri
 }
 impl ::std::str::FromStr for CapabilityCatalogEntryOutcome {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -275,7 +287,9 @@ impl ::std::str::FromStr for CapabilityCatalogEntryOutcome {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityCatalogEntryOutcome {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -309,16 +323,19 @@ impl ::std::ops::Deref for CapabilityCatalogEntryRequirementsItem {
         &self.0
     }
 }
-impl ::std::convert::From<CapabilityCatalogEntryRequirementsItem> for ::std::string::String {
+impl ::std::convert::From<CapabilityCatalogEntryRequirementsItem>
+for ::std::string::String {
     fn from(value: CapabilityCatalogEntryRequirementsItem) -> Self {
         value.0
     }
 }
 impl ::std::str::FromStr for CapabilityCatalogEntryRequirementsItem {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -327,11 +344,14 @@ impl ::std::str::FromStr for CapabilityCatalogEntryRequirementsItem {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityCatalogEntryRequirementsItem {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for CapabilityCatalogEntryRequirementsItem {
+impl ::std::convert::TryFrom<::std::string::String>
+for CapabilityCatalogEntryRequirementsItem {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -368,9 +388,11 @@ impl ::std::convert::From<CapabilityCatalogEntrySummary> for ::std::string::Stri
 }
 impl ::std::str::FromStr for CapabilityCatalogEntrySummary {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -379,7 +401,9 @@ impl ::std::str::FromStr for CapabilityCatalogEntrySummary {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityCatalogEntrySummary {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -420,7 +444,9 @@ impl ::std::convert::From<CapabilityCatalogEntryVersion> for ::std::string::Stri
 }
 impl ::std::str::FromStr for CapabilityCatalogEntryVersion {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() < 1usize {
             return Err("shorter than 1 characters".into());
         }
@@ -429,7 +455,9 @@ impl ::std::str::FromStr for CapabilityCatalogEntryVersion {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityCatalogEntryVersion {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -458,7 +486,9 @@ impl<'de> ::serde::Deserialize<'de> for CapabilityCatalogEntryVersion {
 pub struct CapabilityDocument {
     ///MAY describe artifacts the capability is expected to produce.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub artifacts_expected: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    pub artifacts_expected: ::std::option::Option<
+        ::std::vec::Vec<::std::string::String>,
+    >,
     ///MAY describe the constraints that apply to the capability.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub constraints: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
@@ -479,7 +509,9 @@ pub struct CapabilityDocument {
     pub outcome: CapabilityDocumentOutcome,
     ///MAY list other capability IDs the receiver should have access to. Entries MUST be non-empty and unique after normalization (trimming).
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub requirements: ::std::option::Option<::std::vec::Vec<CapabilityDocumentRequirementsItem>>,
+    pub requirements: ::std::option::Option<
+        ::std::vec::Vec<CapabilityDocumentRequirementsItem>,
+    >,
     ///MUST be a short one-line description.
     pub summary: CapabilityDocumentSummary,
     ///MAY identify the capability version. Semantic versions are RECOMMENDED.
@@ -505,9 +537,11 @@ impl ::std::convert::From<CapabilityDocumentDigest> for ::std::string::String {
 }
 impl ::std::str::FromStr for CapabilityDocumentDigest {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^sha256:[a-f0-9]{64}$").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^sha256:[a-f0-9]{64}$").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^sha256:[a-f0-9]{64}$\"".into());
         }
@@ -516,7 +550,9 @@ impl ::std::str::FromStr for CapabilityDocumentDigest {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityDocumentDigest {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -557,9 +593,11 @@ impl ::std::convert::From<CapabilityDocumentId> for ::std::string::String {
 }
 impl ::std::str::FromStr for CapabilityDocumentId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -568,7 +606,9 @@ impl ::std::str::FromStr for CapabilityDocumentId {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityDocumentId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -609,9 +649,11 @@ impl ::std::convert::From<CapabilityDocumentOutcome> for ::std::string::String {
 }
 impl ::std::str::FromStr for CapabilityDocumentOutcome {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -620,7 +662,9 @@ impl ::std::str::FromStr for CapabilityDocumentOutcome {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityDocumentOutcome {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -661,9 +705,11 @@ impl ::std::convert::From<CapabilityDocumentRequirementsItem> for ::std::string:
 }
 impl ::std::str::FromStr for CapabilityDocumentRequirementsItem {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -672,11 +718,14 @@ impl ::std::str::FromStr for CapabilityDocumentRequirementsItem {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityDocumentRequirementsItem {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
-impl ::std::convert::TryFrom<::std::string::String> for CapabilityDocumentRequirementsItem {
+impl ::std::convert::TryFrom<::std::string::String>
+for CapabilityDocumentRequirementsItem {
     type Error = self::error::ConversionError;
     fn try_from(
         value: ::std::string::String,
@@ -713,9 +762,11 @@ impl ::std::convert::From<CapabilityDocumentSummary> for ::std::string::String {
 }
 impl ::std::str::FromStr for CapabilityDocumentSummary {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -724,7 +775,9 @@ impl ::std::str::FromStr for CapabilityDocumentSummary {
 }
 impl ::std::convert::TryFrom<&str> for CapabilityDocumentSummary {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -765,11 +818,11 @@ impl ::std::convert::From<Channel> for ::std::string::String {
 }
 impl ::std::str::FromStr for Channel {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| {
-                ::regress::Regex::new("^[a-z0-9][a-z0-9_-]{0,63}$").unwrap()
-            });
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[a-z0-9][a-z0-9_-]{0,63}$").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^[a-z0-9][a-z0-9_-]{0,63}$\"".into());
         }
@@ -778,7 +831,9 @@ impl ::std::str::FromStr for Channel {
 }
 impl ::std::convert::TryFrom<&str> for Channel {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -819,9 +874,11 @@ impl ::std::convert::From<DirectId> for ::std::string::String {
 }
 impl ::std::str::FromStr for DirectId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("^direct_[a-f0-9]{32}$").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^direct_[a-f0-9]{32}$").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^direct_[a-f0-9]{32}$\"".into());
         }
@@ -830,7 +887,9 @@ impl ::std::str::FromStr for DirectId {
 }
 impl ::std::convert::TryFrom<&str> for DirectId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -881,7 +940,9 @@ pub struct Envelope {
     ///MUST be one of greet, whois, say, capability, receipt, or trace. `direct` is not a kind.
     pub kind: ::std::string::String,
     ///Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing. A portable sender writes it as `null` when there is no proof.
-    pub proof: ::std::option::Option<::serde_json::Map<::std::string::String, ::serde_json::Value>>,
+    pub proof: ::std::option::Option<
+        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    >,
     ///MUST be `agh-network/v0`.
     pub protocol: Protocol,
     ///REQUIRED on whois responses. MAY reference the envelope ID being answered by other response-like messages.
@@ -923,7 +984,9 @@ impl ::std::convert::From<EnvelopeId> for ::std::string::String {
 }
 impl ::std::str::FromStr for EnvelopeId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() < 1usize {
             return Err("shorter than 1 characters".into());
         }
@@ -932,7 +995,9 @@ impl ::std::str::FromStr for EnvelopeId {
 }
 impl ::std::convert::TryFrom<&str> for EnvelopeId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1029,11 +1094,11 @@ impl ::std::convert::From<PeerId> for ::std::string::String {
 }
 impl ::std::str::FromStr for PeerId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| {
-                ::regress::Regex::new("^[a-z0-9][a-z0-9._-]{0,127}$").unwrap()
-            });
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[a-z0-9][a-z0-9._-]{0,127}$").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^[a-z0-9][a-z0-9._-]{0,127}$\"".into());
         }
@@ -1042,7 +1107,9 @@ impl ::std::str::FromStr for PeerId {
 }
 impl ::std::convert::TryFrom<&str> for PeerId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1068,7 +1135,15 @@ impl<'de> ::serde::Deserialize<'de> for PeerId {
 }
 ///The protocol profile of the envelope. MUST be `agh-network/v0`.
 #[derive(
-    ::serde::Deserialize, ::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd,
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
 )]
 #[serde(transparent)]
 pub struct Protocol(pub ::std::string::String);
@@ -1116,7 +1191,9 @@ impl ::std::convert::From<ReasonCode> for ::std::string::String {
 }
 impl ::std::str::FromStr for ReasonCode {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() < 1usize {
             return Err("shorter than 1 characters".into());
         }
@@ -1125,7 +1202,9 @@ impl ::std::str::FromStr for ReasonCode {
 }
 impl ::std::convert::TryFrom<&str> for ReasonCode {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1185,7 +1264,7 @@ pub struct ReceiptBody {
     Hash,
     Ord,
     PartialEq,
-    PartialOrd,
+    PartialOrd
 )]
 pub enum ReceiptStatus {
     #[serde(rename = "accepted")]
@@ -1215,7 +1294,9 @@ impl ::std::fmt::Display for ReceiptStatus {
 }
 impl ::std::str::FromStr for ReceiptStatus {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "accepted" => Ok(Self::Accepted),
             "rejected" => Ok(Self::Rejected),
@@ -1229,7 +1310,9 @@ impl ::std::str::FromStr for ReceiptStatus {
 }
 impl ::std::convert::TryFrom<&str> for ReceiptStatus {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1258,7 +1341,9 @@ impl ::std::convert::From<Reference> for ::std::string::String {
 }
 impl ::std::str::FromStr for Reference {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() < 1usize {
             return Err("shorter than 1 characters".into());
         }
@@ -1267,7 +1352,9 @@ impl ::std::str::FromStr for Reference {
 }
 impl ::std::convert::TryFrom<&str> for Reference {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1331,9 +1418,11 @@ impl ::std::convert::From<SayBodyText> for ::std::string::String {
 }
 impl ::std::str::FromStr for SayBodyText {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| ::regress::Regex::new("\\S").unwrap());
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("\\S").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"\\S\"".into());
         }
@@ -1342,7 +1431,9 @@ impl ::std::str::FromStr for SayBodyText {
 }
 impl ::std::convert::TryFrom<&str> for SayBodyText {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1397,7 +1488,7 @@ impl ::std::convert::From<::std::vec::Vec<::std::string::String>> for StringList
     Hash,
     Ord,
     PartialEq,
-    PartialOrd,
+    PartialOrd
 )]
 pub enum Surface {
     #[serde(rename = "thread")]
@@ -1415,7 +1506,9 @@ impl ::std::fmt::Display for Surface {
 }
 impl ::std::str::FromStr for Surface {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "thread" => Ok(Self::Thread),
             "direct" => Ok(Self::Direct),
@@ -1425,7 +1518,9 @@ impl ::std::str::FromStr for Surface {
 }
 impl ::std::convert::TryFrom<&str> for Surface {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1454,7 +1549,9 @@ impl ::std::convert::From<ThreadId> for ::std::string::String {
 }
 impl ::std::str::FromStr for ThreadId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if value.chars().count() < 1usize {
             return Err("shorter than 1 characters".into());
         }
@@ -1463,7 +1560,9 @@ impl ::std::str::FromStr for ThreadId {
 }
 impl ::std::convert::TryFrom<&str> for ThreadId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1507,8 +1606,9 @@ pub struct TraceBody {
     pub message: ::std::option::Option<::std::string::String>,
     ///MAY include structured result data.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub result:
-        ::std::option::Option<::serde_json::Map<::std::string::String, ::serde_json::Value>>,
+    pub result: ::std::option::Option<
+        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    >,
     ///MUST be one of submitted, working, needs_input, completed, failed, or canceled. A trace update MUST NOT move existing work back to submitted.
     pub state: WorkState,
     #[serde(flatten)]
@@ -1593,7 +1693,7 @@ pub struct WhoisBody {
     Hash,
     Ord,
     PartialEq,
-    PartialOrd,
+    PartialOrd
 )]
 pub enum WhoisBodyType {
     #[serde(rename = "request")]
@@ -1611,7 +1711,9 @@ impl ::std::fmt::Display for WhoisBodyType {
 }
 impl ::std::str::FromStr for WhoisBodyType {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "request" => Ok(Self::Request),
             "response" => Ok(Self::Response),
@@ -1621,7 +1723,9 @@ impl ::std::str::FromStr for WhoisBodyType {
 }
 impl ::std::convert::TryFrom<&str> for WhoisBodyType {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1650,11 +1754,11 @@ impl ::std::convert::From<WorkId> for ::std::string::String {
 }
 impl ::std::str::FromStr for WorkId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| {
-                ::regress::Regex::new("^work_[a-zA-Z0-9_-]{1,64}$").unwrap()
-            });
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^work_[a-zA-Z0-9_-]{1,64}$").unwrap() });
         if PATTERN.find(value).is_none() {
             return Err("doesn't match pattern \"^work_[a-zA-Z0-9_-]{1,64}$\"".into());
         }
@@ -1663,7 +1767,9 @@ impl ::std::str::FromStr for WorkId {
 }
 impl ::std::convert::TryFrom<&str> for WorkId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1698,7 +1804,7 @@ impl<'de> ::serde::Deserialize<'de> for WorkId {
     Hash,
     Ord,
     PartialEq,
-    PartialOrd,
+    PartialOrd
 )]
 pub enum WorkState {
     #[serde(rename = "submitted")]
@@ -1728,7 +1834,9 @@ impl ::std::fmt::Display for WorkState {
 }
 impl ::std::str::FromStr for WorkState {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
             "submitted" => Ok(Self::Submitted),
             "working" => Ok(Self::Working),
@@ -1742,7 +1850,9 @@ impl ::std::str::FromStr for WorkState {
 }
 impl ::std::convert::TryFrom<&str> for WorkState {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1771,20 +1881,24 @@ impl ::std::convert::From<WorkspaceId> for ::std::string::String {
 }
 impl ::std::str::FromStr for WorkspaceId {
     type Err = self::error::ConversionError;
-    fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
-            ::std::sync::LazyLock::new(|| {
-                ::regress::Regex::new("^[^.*> \\u0000-\\u001f\\u007f]+$").unwrap()
-            });
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+        { ::regress::Regex::new("^[^.*> \\u0000-\\u001f\\u007f]+$").unwrap() });
         if PATTERN.find(value).is_none() {
-            return Err("doesn't match pattern \"^[^.*> \\u0000-\\u001f\\u007f]+$\"".into());
+            return Err(
+                "doesn't match pattern \"^[^.*> \\u0000-\\u001f\\u007f]+$\"".into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
 }
 impl ::std::convert::TryFrom<&str> for WorkspaceId {
     type Error = self::error::ConversionError;
-    fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
         value.parse()
     }
 }
@@ -1814,12 +1928,18 @@ pub mod error {
     pub struct ConversionError(::std::borrow::Cow<'static, str>);
     impl ::std::error::Error for ConversionError {}
     impl ::std::fmt::Display for ConversionError {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
+        fn fmt(
+            &self,
+            f: &mut ::std::fmt::Formatter<'_>,
+        ) -> Result<(), ::std::fmt::Error> {
             ::std::fmt::Display::fmt(&self.0, f)
         }
     }
     impl ::std::fmt::Debug for ConversionError {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> Result<(), ::std::fmt::Error> {
+        fn fmt(
+            &self,
+            f: &mut ::std::fmt::Formatter<'_>,
+        ) -> Result<(), ::std::fmt::Error> {
             ::std::fmt::Debug::fmt(&self.0, f)
         }
     }
