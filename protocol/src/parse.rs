@@ -310,7 +310,31 @@ impl serde::Serialize for Message {
     }
 }
 
-type ExtDecode = fn(Map<String, Value>) -> Result<ExtensionBody, serde_json::Error>;
+/// Decoding failed: the JSON Pointer below the body where, and serde's message.
+type DecodeError = (String, String);
+
+type ExtDecode = fn(Map<String, Value>) -> Result<ExtensionBody, DecodeError>;
+
+/// Deserializes `value` as a `T`, reporting where inside it deserialization failed.
+fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, DecodeError> {
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let mut pointer = String::new();
+        for segment in e.path().iter() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => {
+                    pointer.push('/');
+                    pointer.push_str(&index.to_string());
+                }
+                serde_path_to_error::Segment::Map { key } => {
+                    crate::json::push_pointer_token(&mut pointer, key)
+                }
+                serde_path_to_error::Segment::Enum { .. }
+                | serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+        (pointer, e.into_inner().to_string())
+    })
+}
 
 #[derive(Clone, Copy)]
 enum Decoder {
@@ -328,7 +352,7 @@ struct Entry {
 
 fn decode_extension<T: Body + Send + Sync + 'static>(
     body: Map<String, Value>,
-) -> Result<ExtensionBody, serde_json::Error> {
+) -> Result<ExtensionBody, DecodeError> {
     fn to_value<T: Body + 'static>(
         v: &(dyn Any + Send + Sync),
     ) -> Result<Value, serde_json::Error> {
@@ -337,7 +361,7 @@ fn decode_extension<T: Body + Send + Sync + 'static>(
             None => Err(serde::ser::Error::custom("extension body of another type")),
         }
     }
-    let typed: T = serde_json::from_value(Value::Object(body))?;
+    let typed: T = typed(Value::Object(body))?;
     Ok(ExtensionBody {
         kind: T::RULES.kind,
         value: Arc::new(typed),
@@ -540,7 +564,12 @@ impl Registry {
                 MessageBody::Known(decode(body).map_err(|e| internal(e, "/body"))?)
             }
             Decoder::Extension(decode) => {
-                MessageBody::Extension(decode(body).map_err(|e| internal(e, "/body"))?)
+                MessageBody::Extension(decode(body).map_err(|(at, e)| {
+                    Rejection::new(
+                        Problem::new(ReasonCode::Malformed, format!("/body{at}"), "schema", e),
+                        head.clone(),
+                    )
+                })?)
             }
         };
         let envelope: Envelope =
@@ -642,10 +671,10 @@ impl Registry {
         if let (Decoder::Extension(decode), Some(Value::Object(body))) =
             (entry.decode, map.get(body_member))
         {
-            if let Err(e) = decode(body.clone()) {
+            if let Err((at, e)) = decode(body.clone()) {
                 out.push(Problem::new(
                     ReasonCode::Malformed,
-                    format!("/{body_member}"),
+                    format!("/{body_member}{at}"),
                     Cow::Owned(format!("{}: body", entry.rules.profile)),
                     format!("the `{kind}` body does not fit its type: {e}"),
                 ));

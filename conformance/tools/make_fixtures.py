@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""Writes the single-envelope conformance fixtures under conformance/fixtures/.
+
+Each case is written by hand below (a base envelope of the seed pages plus one change, the page
+rule it tests and the verdict the pages require); this script only expands them into data files.
+The capability digest is computed here independently of the Rust code, from NOTES section 6.
+Run it from the repository root: python3 conformance/tools/make_fixtures.py
+"""
+import copy
+import hashlib
+import json
+import os
+import shutil
+import sys
+
+NOW = 1776366000
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+
+# ---------- the capability digest (NOTES section 6), written independently ----------
+WS = "".join(chr(c) for c in [0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680] + list(range(0x2000, 0x200B)) + [0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+
+
+def go_str(s):
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch in "<>&":
+            out.append("\\u%04x" % o)
+        elif o in (0x2028, 0x2029):
+            out.append("\\u%04x" % o)
+        elif ch == "\b":
+            out.append("\\b")
+        elif ch == "\f":
+            out.append("\\f")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif o < 0x20:
+            out.append("\\u%04x" % o)
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def digest(doc):
+    parts = []
+    for key in ["id", "summary", "outcome", "version"]:
+        v = doc.get(key)
+        v = (v or "").strip(WS)
+        if key == "version" and not v:
+            continue
+        parts.append(go_str(key) + ":" + go_str(v))
+    for key in ["context_needed", "artifacts_expected", "execution_outline", "constraints", "examples", "requirements"]:
+        items = [x.strip(WS) for x in (doc.get(key) or [])]
+        if key == "requirements":
+            items = sorted(items, key=lambda s: s.encode("utf-8"))
+        else:
+            items = [x for x in items if x]
+        if not items:
+            continue
+        parts.append(go_str(key) + ":[" + ",".join(go_str(x) for x in items) + "]")
+    data = ("{" + ",".join(parts) + "}").encode("utf-8")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+# ---------- base envelopes (the seed pages' examples, with workspace_id and fresh ts) ----------
+def env(kind, body, **extra):
+    e = {
+        "protocol": "agh-network/v0",
+        "id": "msg_%s_base" % kind,
+        "workspace_id": "ws_alpha",
+        "kind": kind,
+        "channel": "builders",
+    }
+    e.update(extra)
+    e.setdefault("from", "ops-coordinator.session-42")
+    e.setdefault("to", None)
+    e["ts"] = NOW - 10
+    e["body"] = body
+    e["proof"] = None
+    return e
+
+
+PEER_CARD = {
+    "peer_id": "patch-worker.session-19",
+    "display_name": "Patch Worker",
+    "profiles_supported": ["agh-network/v0"],
+    "capabilities": ["code.patch", "test.run"],
+    "artifacts_supported": ["capability"],
+    "trust_modes_supported": ["unverified"],
+}
+CAPABILITY = {
+    "id": "fix-go-migration-tests",
+    "summary": "Repair failing Go migration tests and explain the change.",
+    "outcome": "A validated patch summary with the corrected assertions.",
+    "version": "1.2.0",
+    "context_needed": ["repo", "incident bundle"],
+    "artifacts_expected": ["patch summary"],
+    "execution_outline": ["Replay the failing tests", "Diagnose the migration mismatch", "Propose a minimal patch"],
+    "requirements": ["collect-failing-tests"],
+}
+CAPABILITY["digest"] = digest(CAPABILITY)
+
+THREAD = {"surface": "thread", "thread_id": "thread_release_check_20260416"}
+DIRECT = {"surface": "direct", "direct_id": "direct_99401d24bee62651d189e5a561785466"}
+
+BASES = {
+    "say": env("say", {"text": "Release branch staging is ready for smoke checks.", "intent": "notice",
+                       "artifacts": [{"type": "git-ref", "repo": "github.com/acme/app", "ref": "refs/heads/staging"}]}, **THREAD),
+    "say_direct": env("say", {"text": "Pinging you privately.", "intent": "handoff"}, **DIRECT,
+                      **{"to": "patch-worker.session-19"}),
+    "say_work": env("say", {"text": "Run the migration smoke test.", "intent": "request"}, **THREAD,
+                    **{"to": "patch-worker.session-19", "work_id": "work_migration_check_20260416"}),
+    "greet": env("greet", {"peer_card": PEER_CARD, "summary": "Available."}, **{"from": "patch-worker.session-19"}),
+    "whois_request": env("whois", {"type": "request", "query": "test.run"}),
+    "whois_response": env("whois", {"type": "response", "peer_card": PEER_CARD},
+                          **{"from": "patch-worker.session-19", "to": "ops-coordinator.session-42", "reply_to": "msg_whois_req_001"}),
+    "capability": env("capability", {"capability": CAPABILITY}, **THREAD,
+                      **{"from": "capability-curator.session-7"}),
+    "receipt": env("receipt", {"for_id": "msg_say_work_001", "status": "accepted", "detail": "Accepted."}, **THREAD,
+                   **{"from": "patch-worker.session-19", "to": "ops-coordinator.session-42",
+                      "work_id": "work_migration_check_20260416", "reply_to": "msg_say_work_001"}),
+    "trace": env("trace", {"state": "completed", "message": "Passed.", "result": {"passed": True},
+                           "artifact_refs": [{"type": "text/markdown", "uri": "agh://artifacts/report"}]}, **THREAD,
+                 **{"from": "patch-worker.session-19", "to": "ops-coordinator.session-42",
+                    "work_id": "work_migration_check_20260416"}),
+}
+
+DELETE = object()
+
+
+def mutate(base, changes):
+    e = copy.deepcopy(BASES[base])
+    for path, value in changes.items():
+        parts = path.strip("/").split("/")
+        target = e
+        for p in parts[:-1]:
+            target = target[int(p)] if isinstance(target, list) else target[p]
+        last = parts[-1]
+        if value is DELETE:
+            if isinstance(target, list):
+                del target[int(last)]
+            else:
+                target.pop(last, None)
+        elif isinstance(target, list):
+            target[int(last)] = value
+        else:
+            target[last] = value
+    return e
+
+
+CASES = []
+
+
+def case(group, name, rule, base, changes=None, reject=None, kind=None, raw=None, now=NOW, schema_agrees=True):
+    """reject: (reason_code, pointer) or None for accept."""
+    c = {"rule": rule, "now": now}
+    if raw is not None:
+        c["raw"] = raw
+    else:
+        c["envelope"] = mutate(base, changes or {})
+    if reject:
+        c["expect"] = {"verdict": "reject", "reason_code": reject[0], "pointer": reject[1]}
+    else:
+        k = kind or (c["envelope"]["kind"] if raw is None else None)
+        c["expect"] = {"verdict": "accept", "kind": k}
+    c["schema_agrees"] = schema_agrees
+    CASES.append((group, name, c))
+
+
+M = "malformed"
+E = "core.envelope"
+K = "core.message-kinds"
+X = "extension"
+
+# --- accept every base ---
+for b in BASES:
+    case(K if b not in ("say",) else E, "accept_%s" % b, "message kinds: the page's example of `%s` is valid" % BASES[b]["kind"], b)
+
+# --- JSON object ---
+case(E, "reject_top_level_array", "envelope: the envelope is a JSON object", None, raw='[{"protocol":"agh-network/v0"}]', reject=(M, ""))
+case(E, "reject_not_json", "envelope: the envelope is a JSON object", None, raw='{"protocol": agh}', reject=(M, "/protocol"))
+case(E, "reject_trailing_data", "envelope: the envelope is one JSON object", None, raw=json.dumps(BASES["say"]) + " {}", reject=(M, ""))
+case(E, "reject_duplicate_top_level_key", "strict JSON: duplicate member names are malformed", None,
+     raw=json.dumps(BASES["say"])[:-1] + ', "channel": "other"}', reject=(M, "/channel"), schema_agrees=False)
+body_dup = json.dumps(BASES["say"]).replace('"text": ', '"text": "first", "text": ', 1)
+case(E, "reject_duplicate_body_key", "strict JSON: duplicate member names are malformed", None, raw=body_dup, reject=(M, "/body/text"), schema_agrees=False)
+ext_dup = json.dumps(mutate("say", {"ext": {"acme.a": 1}}))[:-2] + ', "acme.a": 2}}'
+case(X, "reject_duplicate_ext_key", "strict JSON: duplicate member names are malformed", None, raw=ext_dup, reject=(M, "/ext/acme.a"), schema_agrees=False)
+
+# --- required fields ---
+for f in ["protocol", "id", "workspace_id", "kind", "channel", "from", "ts", "body"]:
+    case(E, "reject_missing_%s" % f, "envelope: `%s` is REQUIRED" % f, "say", {f: DELETE}, reject=(M, "/" + f))
+# --- protocol ---
+case(E, "reject_protocol_other_profile", "envelope: protocol MUST be agh-network/v0", "say", {"protocol": "agh-network/v1"}, reject=("unsupported_profile", "/protocol"))
+case(E, "reject_protocol_not_string", "envelope: protocol MUST be agh-network/v0", "say", {"protocol": 0}, reject=(M, "/protocol"))
+# --- id ---
+case(E, "reject_id_empty", "envelope: id is a non-empty string", "say", {"id": ""}, reject=(M, "/id"))
+case(E, "reject_id_number", "envelope: id is a string", "say", {"id": 7}, reject=(M, "/id"))
+case(E, "accept_id_uuid", "envelope: UUIDs are RECOMMENDED for id", "say", {"id": "0f8fad5b-d9cb-469f-a165-70867728950e"})
+# --- workspace_id ---
+case(E, "reject_workspace_id_empty", "envelope: workspace_id is non-empty", "say", {"workspace_id": ""}, reject=(M, "/workspace_id"))
+for n, v in [("dot", "ws.alpha"), ("space", "ws alpha"), ("star", "ws*"), ("gt", "ws>"), ("control", "ws\u0001")]:
+    case(E, "reject_workspace_id_%s" % n, "NOTES 2: workspace_id has no `.`, space, `*`, `>` or control characters (NATS subject token)", "say", {"workspace_id": v}, reject=(M, "/workspace_id"))
+case(E, "accept_workspace_id_mixed", "envelope: workspace_id is a stable id", "say", {"workspace_id": "Acme_WS-01"})
+# --- kind ---
+case(K, "reject_kind_direct", "message kinds: implementations MUST reject kind:\"direct\"", "say", {"kind": "direct"}, reject=(M, "/kind"))
+case(E, "reject_kind_unknown", "envelope: kind MUST be one of the six kinds", "say", {"kind": "poll"}, reject=("unsupported_kind", "/kind"))
+case(E, "reject_kind_not_string", "envelope: kind is a string", "say", {"kind": 3}, reject=(M, "/kind"))
+# --- channel ---
+for n, v in [("uppercase", "Builders"), ("leading_dash", "-builders"), ("dot", "build.ers"), ("empty", ""), ("too_long", "b" * 65)]:
+    case(E, "reject_channel_%s" % n, "envelope: channel MUST match [a-z0-9][a-z0-9_-]{0,63}", "say", {"channel": v}, reject=(M, "/channel"))
+case(E, "accept_channel_64", "envelope: channel MUST match [a-z0-9][a-z0-9_-]{0,63}", "say", {"channel": "b" * 64})
+case(E, "accept_channel_digits_underscore", "envelope: channel MUST match [a-z0-9][a-z0-9_-]{0,63}", "say", {"channel": "0_team-a"})
+# --- from / to ---
+for n, v in [("uppercase", "Ops.session"), ("leading_dot", ".ops"), ("space", "ops coordinator"), ("too_long", "a" * 129), ("empty", "")]:
+    case(E, "reject_from_%s" % n, "envelope: from MUST match [a-z0-9][a-z0-9._-]{0,127}", "say", {"from": v}, reject=(M, "/from"))
+case(E, "accept_from_128", "envelope: from MUST match [a-z0-9][a-z0-9._-]{0,127}", "say", {"from": "a" * 128})
+case(E, "reject_to_bad_grammar", "envelope: to MUST be a Peer ID", "say", {"to": "Patch Worker"}, reject=(M, "/to"))
+case(E, "reject_to_number", "envelope: to is a string or null", "say", {"to": 19}, reject=(M, "/to"))
+case(E, "accept_to_omitted", "envelope: to MUST be null or omitted for broadcast", "say", {"to": DELETE})
+case(E, "accept_to_peer", "envelope: to MUST be a Peer ID when directed", "say", {"to": "patch-worker.session-19"})
+# --- surface, containers ---
+case(E, "reject_surface_unknown", "envelope: surface MUST be thread or direct", "say", {"surface": "room"}, reject=(M, "/surface"))
+case(E, "reject_thread_id_empty", "envelope: thread_id is non-empty", "say", {"thread_id": ""}, reject=(M, "/thread_id"))
+case(E, "accept_thread_id_page_form", "envelope: thread_id is a non-empty string (the page); the reference's stricter form is not required", "say", {"thread_id": "Release Thread"})
+case(E, "reject_direct_id_pattern", "envelope: direct_id matches ^direct_[a-f0-9]{32}$", "say_direct", {"direct_id": "direct_99401D24BEE62651D189E5A561785466"}, reject=(M, "/direct_id"))
+case(E, "reject_direct_id_short", "envelope: direct_id matches ^direct_[a-f0-9]{32}$", "say_direct", {"direct_id": "direct_abc"}, reject=(M, "/direct_id"))
+case(E, "reject_both_containers", "envelope: thread_id and direct_id are mutually exclusive", "say", {"direct_id": DIRECT["direct_id"]}, reject=(M, "/direct_id"), schema_agrees=False)
+case(E, "reject_thread_surface_without_thread_id", "envelope: thread_id REQUIRED when surface == thread", "say", {"thread_id": DELETE}, reject=(M, "/thread_id"), schema_agrees=False)
+case(E, "reject_thread_surface_thread_id_null", "envelope: thread_id REQUIRED when surface == thread", "say", {"thread_id": None}, reject=(M, "/thread_id"), schema_agrees=False)
+case(E, "reject_direct_surface_without_direct_id", "envelope: direct_id REQUIRED when surface == direct", "say_direct", {"direct_id": DELETE}, reject=(M, "/direct_id"), schema_agrees=False)
+case(E, "reject_direct_surface_with_thread_id", "envelope: thread_id MUST be absent unless surface == thread", "say_direct", {"thread_id": "thread_x"}, reject=(M, "/thread_id"), schema_agrees=False)
+case(E, "accept_direct_surface", "envelope: surface:direct with direct_id", "say_direct")
+# --- work_id grammar ---
+for n, v in [("prefix", "job_1"), ("empty_suffix", "work_"), ("dot", "work_a.b"), ("too_long", "work_" + "a" * 65)]:
+    case(E, "reject_work_id_%s" % n, "envelope: work_id matches ^work_[a-zA-Z0-9_-]{1,64}$", "say_work", {"work_id": v}, reject=(M, "/work_id"))
+case(E, "accept_work_id_64", "envelope: work_id matches ^work_[a-zA-Z0-9_-]{1,64}$", "say_work", {"work_id": "work_" + "A" * 64})
+# --- reply_to, trace_id, causation_id ---
+for f in ["reply_to", "trace_id", "causation_id"]:
+    case(E, "reject_%s_empty" % f, "NOTES 2: %s is a non-empty string when present" % f, "say", {f: ""}, reject=(M, "/" + f))
+    case(E, "reject_%s_null" % f, "NOTES 1: %s is typed without null and must not be null" % f, "say", {f: None}, reject=(M, "/" + f))
+    case(E, "accept_%s" % f, "envelope: %s MAY be present" % f, "say", {f: "msg_01jz8f5p4q0n3a2b1c9d8e7f6a"})
+# --- ts, expires_at ---
+case(E, "reject_ts_string", "envelope: ts is an integer", "say", {"ts": str(NOW)}, reject=(M, "/ts"))
+case(E, "reject_ts_float", "envelope: ts is an integer", "say", {"ts": NOW + 0.5}, reject=(M, "/ts"))
+case(E, "reject_ts_negative", "envelope: ts >= 0", "say", {"ts": -1}, reject=(M, "/ts"))
+case(E, "reject_ts_exponent", "envelope: ts is an integer (1.776366e9 is a number with an exponent)", None,
+     raw=json.dumps(BASES["say"]).replace('"ts": %d' % (NOW - 10), '"ts": 1.77636599e9'), reject=(M, "/ts"))
+case(E, "reject_ts_null", "envelope: ts is REQUIRED and an integer", "say", {"ts": None}, reject=(M, "/ts"))
+case(E, "reject_expires_at_null", "NOTES 1: expires_at is typed without null", "say", {"expires_at": None}, reject=(M, "/expires_at"))
+case(E, "reject_expires_at_string", "envelope: expires_at is an integer", "say", {"expires_at": "soon"}, reject=(M, "/expires_at"))
+# --- freshness ---
+case(E, "reject_expires_at_equal_now", "envelope: receivers MUST reject expires_at at or before receiver time", "say", {"expires_at": NOW}, reject=("expired", "/expires_at"), schema_agrees=False)
+case(E, "reject_expires_at_past", "envelope: receivers MUST reject messages whose expires_at has passed", "say", {"expires_at": NOW - 1}, reject=("expired", "/expires_at"), schema_agrees=False)
+case(E, "accept_expires_at_future", "envelope: expires_at after the receiver's clock", "say", {"expires_at": NOW + 1})
+case(E, "accept_old_ts_with_future_expires_at", "envelope: expires_at decides when present", "say", {"ts": NOW - 3600, "expires_at": NOW + 60})
+case(E, "reject_replay_age_exceeded", "envelope: without expires_at, reject messages older than the replay age (300 s)", "say", {"ts": NOW - 301}, reject=("expired", "/ts"), schema_agrees=False)
+case(E, "accept_replay_age_boundary", "envelope: a message exactly 300 s old is within the replay age", "say", {"ts": NOW - 300})
+case(E, "reject_ts_far_future", "NOTES 3: ts more than the replay age in the future is refused", "say", {"ts": NOW + 301}, reject=("expired", "/ts"), schema_agrees=False)
+case(E, "accept_ts_slightly_future", "NOTES 3: small clock skew is accepted", "say", {"ts": NOW + 30})
+# --- body, proof, ext, unknown members ---
+case(E, "reject_body_array", "envelope: body is an object", "say", {"body": []}, reject=(M, "/body"))
+case(E, "reject_body_null", "envelope: body is an object", "say", {"body": None}, reject=(M, "/body"))
+case(E, "accept_proof_object", "envelope: proof is an object or null (v0 receivers MUST NOT require proof processing)", "say", {"proof": {"alg": "none"}})
+case(E, "accept_proof_omitted", "envelope: proof MAY be null or omitted", "say", {"proof": DELETE})
+case(E, "reject_proof_string", "envelope: proof is an object or null", "say", {"proof": "sig"}, reject=(M, "/proof"))
+case(X, "accept_unknown_ext_keys", "envelope: receivers MUST ignore unknown extension keys", "say", {"ext": {"acme.priority": "high", "zz.nested": {"a": [1, 2]}}})
+case(X, "accept_empty_ext", "envelope: ext is an object", "say", {"ext": {}})
+case(X, "reject_ext_null", "NOTES 1: ext is typed without null", "say", {"ext": None}, reject=(M, "/ext"))
+case(X, "reject_ext_array", "envelope: ext is an object", "say", {"ext": ["acme"]}, reject=(M, "/ext"))
+case(E, "reject_unknown_top_level_member", "envelope: additionalProperties false", "say", {"priority": "high"}, reject=(M, "/priority"))
+case(E, "reject_interaction_id", "NOTES 1: interaction_id is a legacy field and is rejected", "say", {"interaction_id": "int_1"}, reject=(M, "/interaction_id"))
+# --- discovery kinds: no conversation or work fields ---
+for b in ["greet", "whois_request"]:
+    k = BASES[b]["kind"]
+    case(K, "reject_%s_with_surface" % k, "message kinds: %s MUST NOT carry surface" % k, b, {"surface": "thread", "thread_id": "thread_x"}, reject=(M, "/surface"), schema_agrees=False)
+    case(K, "reject_%s_with_thread_id" % k, "message kinds: %s MUST NOT carry thread_id" % k, b, {"thread_id": "thread_x"}, reject=(M, "/thread_id"), schema_agrees=False)
+    case(K, "reject_%s_with_direct_id" % k, "message kinds: %s MUST NOT carry direct_id" % k, b, {"direct_id": DIRECT["direct_id"]}, reject=(M, "/direct_id"), schema_agrees=False)
+    case(K, "reject_%s_with_work_id" % k, "message kinds: %s MUST NOT carry work_id" % k, b, {"work_id": "work_1"}, reject=(M, "/work_id"), schema_agrees=False)
+    case(K, "accept_%s_with_null_surface" % k, "NOTES 1: null means absent for surface", b, {"surface": None, "work_id": None})
+case(K, "reject_greet_with_to", "message kinds: greet `to` MUST be null or omitted", "greet", {"to": "ops-coordinator.session-42"}, reject=(M, "/to"), schema_agrees=False)
+case(K, "accept_greet_without_to", "message kinds: greet `to` MUST be null or omitted", "greet", {"to": DELETE})
+case(K, "reject_greet_peer_id_mismatch", "message kinds: body.peer_card.peer_id MUST match from", "greet", {"from": "someone-else"}, reject=(M, "/body/peer_card/peer_id"), schema_agrees=False)
+case(K, "reject_greet_peer_card_missing", "message kinds: greet peer_card is required", "greet", {"body/peer_card": DELETE}, reject=(M, "/body/peer_card"))
+for arr in ["profiles_supported", "capabilities", "artifacts_supported", "trust_modes_supported"]:
+    case(K, "reject_peer_card_missing_%s" % arr, "peer discovery: Peer Card %s MUST be present" % arr, "greet", {"body/peer_card/" + arr: DELETE}, reject=(M, "/body/peer_card/" + arr))
+    case(K, "reject_peer_card_null_%s" % arr, "capability discovery: arrays are never null", "greet", {"body/peer_card/" + arr: None}, reject=(M, "/body/peer_card/" + arr))
+    case(K, "accept_peer_card_empty_%s" % arr, "peer discovery: arrays MUST be present even when empty", "greet", {"body/peer_card/" + arr: []})
+case(K, "reject_peer_card_peer_id_grammar", "peer discovery: peer_id is a Peer ID", "greet", {"body/peer_card/peer_id": "Patch Worker", "from": "patch-worker.session-19"}, reject=(M, "/body/peer_card/peer_id"))
+case(K, "reject_peer_card_capability_not_string", "peer discovery: capabilities is an array of strings", "greet", {"body/peer_card/capabilities": ["test.run", 7]}, reject=(M, "/body/peer_card/capabilities/1"))
+case(X, "accept_peer_card_brief_ext", "capability discovery: brief projection in peer_card.ext", "greet",
+     {"body/peer_card/ext": {"agh.capabilities_brief": [{"id": "code.patch", "summary": "Patch code."}, {"id": "test.run", "summary": "Run tests."}]}})
+case(K, "accept_greet_body_unknown_member", "NOTES 1: bodies are open objects", "greet", {"body/acme.note": "x"})
+# --- whois ---
+case(K, "reject_whois_type_unknown", "message kinds: whois type MUST be request or response", "whois_request", {"body/type": "answer"}, reject=(M, "/body/type"))
+case(K, "reject_whois_type_missing", "message kinds: whois type is required", "whois_request", {"body/type": DELETE}, reject=(M, "/body/type"))
+case(K, "reject_whois_request_with_peer_card", "message kinds: peer_card MUST NOT be present for request", "whois_request", {"body/peer_card": PEER_CARD}, reject=(M, "/body/peer_card"))
+case(K, "accept_whois_request_null_peer_card", "NOTES 1: null means absent", "whois_request", {"body/peer_card": None})
+case(K, "accept_whois_directed_request", "message kinds: whois `to` MAY be a Peer ID for targeted discovery", "whois_request", {"to": "patch-worker.session-19"})
+case(K, "accept_whois_request_without_query", "peer discovery: an empty query matches every peer", "whois_request", {"body/query": DELETE})
+case(K, "reject_whois_response_without_peer_card", "message kinds: peer_card MUST be present for response", "whois_response", {"body/peer_card": DELETE}, reject=(M, "/body/peer_card"))
+case(K, "reject_whois_response_null_peer_card", "message kinds: peer_card MUST be present for response", "whois_response", {"body/peer_card": None}, reject=(M, "/body/peer_card"))
+case(K, "reject_whois_response_without_reply_to", "message kinds: reply_to MUST be present on responses", "whois_response", {"reply_to": DELETE}, reject=(M, "/reply_to"), schema_agrees=False)
+case(K, "reject_whois_response_peer_id_mismatch", "NOTES 7: a whois-response Peer Card peer_id must equal from", "whois_response", {"from": "someone-else"}, reject=(M, "/body/peer_card/peer_id"), schema_agrees=False)
+case(X, "accept_whois_rich_catalog_request", "capability discovery: agh.include requests the rich catalog", "whois_request", {"to": "designer.session-19", "ext": {"agh.include": ["capability_catalog"], "agh.capability_ids": ["build-site"]}})
+# --- conversation kinds: surface required ---
+for b in ["say", "capability", "receipt", "trace"]:
+    k = BASES[b]["kind"]
+    case(K, "reject_%s_without_surface" % k, "message kinds: %s MUST carry surface and matching container ID" % k, b, {"surface": DELETE, "thread_id": DELETE}, reject=(M, "/surface"), schema_agrees=False)
+    case(K, "reject_%s_surface_null" % k, "message kinds: %s MUST carry surface" % k, b, {"surface": None}, reject=(M, "/surface"), schema_agrees=False)
+    case(K, "accept_%s_in_direct_room" % k, "message kinds: conversation kinds work in a direct room", b, {"surface": "direct", "thread_id": DELETE, "direct_id": DIRECT["direct_id"]})
+for b in ["receipt", "trace"]:
+    k = BASES[b]["kind"]
+    case(K, "reject_%s_without_work_id" % k, "message kinds: work_id REQUIRED on %s" % k, b, {"work_id": DELETE}, reject=(M, "/work_id"), schema_agrees=False)
+    case(K, "reject_%s_work_id_null" % k, "message kinds: work_id REQUIRED on %s" % k, b, {"work_id": None}, reject=(M, "/work_id"), schema_agrees=False)
+case(K, "accept_say_without_work_id", "message kinds: say without work_id is free-form discussion", "say")
+case(K, "accept_say_with_work_id", "message kinds: say MAY carry work_id", "say_work")
+case(K, "accept_capability_without_work_id", "message kinds: capability work_id OPTIONAL when not work-linked", "capability")
+case(K, "accept_capability_with_work_id", "message kinds: capability MUST carry work_id when work-linked", "capability", {"work_id": "work_cap_1", "to": "patch-worker.session-19"})
+# --- say body ---
+case(K, "reject_say_text_missing", "message kinds: say text is required", "say", {"body/text": DELETE}, reject=(M, "/body/text"))
+case(K, "reject_say_text_blank", "message kinds: say text MUST be non-empty after trimming", "say", {"body/text": " \t\n "}, reject=(M, "/body/text"))
+case(K, "reject_say_text_empty", "message kinds: say text MUST be non-empty after trimming", "say", {"body/text": ""}, reject=(M, "/body/text"))
+case(K, "reject_say_text_number", "message kinds: say text is a string", "say", {"body/text": 42}, reject=(M, "/body/text"))
+case(K, "accept_say_text_padded", "message kinds: say text non-empty after trimming", "say", {"body/text": "  ok  "})
+case(K, "reject_say_artifacts_object", "message kinds: artifacts is an array", "say", {"body/artifacts": {"type": "git-ref"}}, reject=(M, "/body/artifacts"))
+case(K, "reject_say_artifact_not_object", "message kinds: artifacts holds JSON artifact descriptors", "say", {"body/artifacts": ["refs/heads/staging"]}, reject=(M, "/body/artifacts/0"))
+case(K, "reject_say_intent_number", "message kinds: intent is a string", "say", {"body/intent": 1}, reject=(M, "/body/intent"))
+case(K, "accept_say_intent_null", "NOTES 1: optional body members may be null", "say", {"body/intent": None, "body/artifacts": None})
+case(K, "accept_say_body_unknown_member", "NOTES 1: bodies are open objects", "say", {"body/acme.mood": "calm"})
+# --- capability body ---
+case(K, "reject_capability_missing_document", "message kinds: the body MUST contain a capability object", "capability", {"body/capability": DELETE}, reject=(M, "/body/capability"))
+for f in ["id", "summary", "outcome", "digest"]:
+    case(K, "reject_capability_missing_%s" % f, "message kinds: capability %s is required" % f, "capability", {"body/capability/" + f: DELETE}, reject=(M, "/body/capability/" + f))
+case(K, "reject_capability_digest_mismatch", "message kinds: receivers MUST reject digest mismatches with verification_failed", "capability",
+     {"body/capability/summary": "A different summary."}, reject=("verification_failed", "/body/capability/digest"), schema_agrees=False)
+case(K, "reject_capability_digest_shape", "message kinds: digest is the canonical sha256 digest", "capability", {"body/capability/digest": "sha1:abc"}, reject=(M, "/body/capability/digest"))
+case(K, "reject_capability_requirement_blank", "message kinds: requirements entries MUST be non-empty", "capability", {"body/capability/requirements": ["  "]}, reject=(M, "/body/capability/requirements/0"))
+case(K, "reject_capability_requirements_duplicate_after_trim", "message kinds: requirements unique after normalization", "capability",
+     {"body/capability/requirements": ["collect-failing-tests", " collect-failing-tests "]}, reject=(M, "/body/capability/requirements/1"), schema_agrees=False)
+cap_extra = copy.deepcopy(CAPABILITY)
+cap_extra["workspace_id"] = "ws_alpha"
+case(K, "accept_capability_document_extra_member", "NOTES 1: capability documents are open objects (the page's example carries workspace_id)", "capability", {"body/capability": cap_extra})
+cap_ws = copy.deepcopy(CAPABILITY)
+cap_ws.update({"summary": "  Padded <b>summary</b> & more  ", "examples": ["", "e.g. \u2028 line"], "requirements": ["zeta", "alpha"], "version": ""})
+cap_ws["digest"] = digest(cap_ws)
+case(K, "accept_capability_digest_normalized", "NOTES 6: digest over trimmed strings, blank entries dropped, requirements sorted, Go escaping", "capability", {"body/capability": cap_ws})
+# --- receipt body ---
+case(K, "reject_receipt_status_unknown", "message kinds: receipt status enum", "receipt", {"body/status": "ok"}, reject=(M, "/body/status"))
+case(K, "reject_receipt_for_id_missing", "message kinds: receipt for_id is required", "receipt", {"body/for_id": DELETE}, reject=(M, "/body/for_id"))
+case(K, "reject_receipt_accepted_with_reason", "message kinds: reason_code MUST be absent for accepted", "receipt", {"body/reason_code": "busy"}, reject=(M, "/body/reason_code"))
+case(K, "accept_receipt_accepted_reason_null", "NOTES 1: null means absent (the RFC's accepted receipt carries reason_code null)", "receipt", {"body/reason_code": None})
+for st in ["rejected", "duplicate", "expired", "unsupported"]:
+    case(K, "reject_receipt_%s_without_reason" % st, "message kinds: reason_code REQUIRED for %s" % st, "receipt", {"body/status": st}, reject=(M, "/body/reason_code"))
+    case(K, "accept_receipt_%s_with_reason" % st, "message kinds: reason_code given for %s" % st, "receipt", {"body/status": st, "body/reason_code": {"rejected": "busy", "duplicate": "duplicate", "expired": "expired", "unsupported": "unsupported_kind"}[st]})
+case(K, "accept_receipt_canceled_without_reason", "NOTES 5: reason_code optional for canceled", "receipt", {"body/status": "canceled"})
+case(K, "accept_receipt_unknown_reason_code", "NOTES 5: reason_code SHOULD be a listed code; an unknown one is not malformed", "receipt", {"body/status": "rejected", "body/reason_code": "acme_quota"})
+case(K, "reject_receipt_reason_code_empty", "message kinds: reason_code is a non-empty string", "receipt", {"body/status": "rejected", "body/reason_code": ""}, reject=(M, "/body/reason_code"))
+case(K, "accept_receipt_without_to", "message kinds: receipt `to` SHOULD target the peer (not MUST)", "receipt", {"to": None})
+# --- trace body ---
+case(K, "reject_trace_state_unknown", "message kinds: trace state enum", "trace", {"body/state": "done"}, reject=(M, "/body/state"))
+case(K, "reject_trace_state_missing", "message kinds: trace state is required", "trace", {"body/state": DELETE}, reject=(M, "/body/state"))
+case(K, "reject_trace_result_array", "message kinds: trace result is an object", "trace", {"body/result": [1]}, reject=(M, "/body/result"))
+case(K, "reject_trace_artifact_refs_object", "message kinds: artifact_refs is an array", "trace", {"body/artifact_refs": {}}, reject=(M, "/body/artifact_refs"))
+for st in ["submitted", "working", "needs_input", "completed", "failed", "canceled"]:
+    case(K, "accept_trace_state_%s" % st, "message kinds: trace state %s is a valid state" % st, "trace", {"body/state": st})
+
+
+def main():
+    if os.path.isdir(OUT):
+        for g in os.listdir(OUT):
+            p = os.path.join(OUT, g)
+            if os.path.isdir(p) and g in {c[0] for c in CASES}:
+                shutil.rmtree(p)
+    seen = set()
+    for group, name, c in CASES:
+        key = (group, name)
+        if key in seen:
+            sys.exit("duplicate fixture %s/%s" % key)
+        seen.add(key)
+        d = os.path.join(OUT, group)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name + ".json"), "w") as f:
+            json.dump(c, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+    print("%d fixtures" % len(CASES))
+
+
+if __name__ == "__main__":
+    main()

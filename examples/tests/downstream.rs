@@ -1,0 +1,155 @@
+//! The downstream kind `acme.poll`: registered, it parses, validates and serializes like a core
+//! kind; the core v0 parser refuses it with `unsupported_kind`.
+#![allow(clippy::unwrap_used)]
+
+use agh_examples::poll::{registry, rules, PollBody};
+use agh_protocol::{parse, MessageBuilder, Options, Presence, ReasonCode, RegisterError, Registry};
+use serde_json::{json, Value};
+
+const NOW: i64 = 1_776_366_000;
+
+fn poll_envelope() -> Value {
+    json!({
+        "protocol": "agh-network/v0",
+        "id": "msg_poll_001",
+        "workspace_id": "ws_alpha",
+        "kind": "acme.poll",
+        "channel": "builders",
+        "surface": "thread",
+        "thread_id": "thread_release_check_20260416",
+        "from": "ops-coordinator.session-42",
+        "to": null,
+        "ts": NOW - 5,
+        "body": {"question": "Ship today?", "options": ["yes", "no"], "acme.note": "kept"},
+        "proof": null,
+        "ext": {"acme.priority": "high", "zz.unknown": [1, 2]}
+    })
+}
+
+fn bytes(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap()
+}
+
+#[test]
+fn the_derive_carries_the_rules() {
+    let r = rules();
+    assert_eq!(r.kind, "acme.poll");
+    assert_eq!(r.profile, "acme-poll/v1");
+    assert_eq!(r.surface, Presence::Required);
+    assert_eq!(r.work_id, Presence::Forbidden);
+}
+
+#[test]
+fn registered_kind_parses_and_serializes() {
+    let reg = registry().unwrap();
+    let m = reg
+        .parse(&bytes(&poll_envelope()), &Options::at(NOW))
+        .unwrap();
+    assert_eq!(m.kind(), "acme.poll");
+    let body: &PollBody = m.extension().unwrap();
+    assert_eq!(body.options, ["yes", "no"]);
+    let back = m.to_value().unwrap();
+    // Unknown ext keys survive; unknown body members are the type's business (PollBody drops them).
+    assert_eq!(back["ext"], poll_envelope()["ext"]);
+    assert_eq!(
+        back["body"],
+        json!({"question": "Ship today?", "options": ["yes", "no"]})
+    );
+    assert_eq!(back["to"], Value::Null);
+}
+
+#[test]
+fn the_core_parser_refuses_the_kind() {
+    let r = parse(&bytes(&poll_envelope()), &Options::at(NOW)).unwrap_err();
+    assert_eq!(r.code, ReasonCode::UnsupportedKind);
+    assert_eq!(r.pointer, "/kind");
+    assert!(r.message.contains("acme.poll"), "{}", r.message);
+}
+
+#[test]
+fn kind_rules_apply_to_the_extension() {
+    let reg = registry().unwrap();
+    let mut v = poll_envelope();
+    v["work_id"] = json!("work_poll");
+    let r = reg.parse(&bytes(&v), &Options::at(NOW)).unwrap_err();
+    assert_eq!(
+        (r.code, r.pointer.as_str()),
+        (ReasonCode::Malformed, "/work_id")
+    );
+
+    let mut v = poll_envelope();
+    v.as_object_mut().unwrap().remove("surface");
+    v.as_object_mut().unwrap().remove("thread_id");
+    let r = reg.parse(&bytes(&v), &Options::at(NOW)).unwrap_err();
+    assert_eq!(
+        (r.code, r.pointer.as_str()),
+        (ReasonCode::Malformed, "/surface")
+    );
+}
+
+#[test]
+fn the_registered_check_and_the_type_both_validate_the_body() {
+    let reg = registry().unwrap();
+    let mut v = poll_envelope();
+    v["body"]["options"] = json!(["yes", " yes "]);
+    let r = reg.parse(&bytes(&v), &Options::at(NOW)).unwrap_err();
+    assert_eq!(
+        (r.code, r.pointer.as_str()),
+        (ReasonCode::Malformed, "/body/options/1")
+    );
+
+    let mut v = poll_envelope();
+    v["body"]["options"] = json!("yes");
+    let r = reg.parse(&bytes(&v), &Options::at(NOW)).unwrap_err();
+    assert_eq!(
+        (r.code, r.pointer.as_str()),
+        (ReasonCode::Malformed, "/body/options")
+    );
+    assert!(r.message.contains("expected a sequence"), "{}", r.message);
+
+    let mut v = poll_envelope();
+    v["body"].as_object_mut().unwrap().remove("question");
+    let r = reg.parse(&bytes(&v), &Options::at(NOW)).unwrap_err();
+    assert_eq!(r.code, ReasonCode::Malformed);
+    assert!(r.message.contains("question"), "{}", r.message);
+}
+
+#[test]
+fn the_builder_validates_extension_bodies() {
+    let reg = registry().unwrap();
+    let ok = PollBody {
+        question: "Ship?".into(),
+        options: vec!["yes".into(), "no".into()],
+        closes_at: None,
+    };
+    let built = MessageBuilder::new("ws_alpha", "builders", "ops.s1")
+        .id("m1")
+        .ts(NOW)
+        .direct("direct_99401d24bee62651d189e5a561785466")
+        .body_in(&reg, &ok)
+        .unwrap();
+    assert_eq!(built.to_value().unwrap()["surface"], "direct");
+    let bad = PollBody {
+        question: "  ".into(),
+        ..ok
+    };
+    let r = MessageBuilder::new("ws_alpha", "builders", "ops.s1")
+        .id("m1")
+        .ts(NOW)
+        .thread("thread_1")
+        .body_in(&reg, &bad)
+        .unwrap_err();
+    assert_eq!(r.pointer, "/body/question");
+}
+
+#[test]
+fn registration_refuses_duplicates() {
+    let mut reg = registry().unwrap();
+    assert_eq!(
+        reg.register::<PollBody>(),
+        Err(RegisterError::Duplicate("acme.poll"))
+    );
+    let mut empty = Registry::empty();
+    empty.register::<PollBody>().unwrap();
+    assert_eq!(empty.kinds().count(), 1);
+}
