@@ -255,6 +255,7 @@ case(E, "reject_ts_float", "envelope: ts is an integer", "say", {"ts": NOW + 0.5
 case(E, "reject_ts_negative", "envelope: ts >= 0", "say", {"ts": -1}, reject=(M, "/ts"))
 case(E, "reject_ts_exponent", "envelope: ts is an integer (1.776366e9 is a number with an exponent)", None,
      raw=json.dumps(BASES["say"]).replace('"ts": %d' % (NOW - 10), '"ts": 1.77636599e9'), reject=(M, "/ts"))
+case(E, "reject_ts_beyond_i64", "NOTES 3: a ts far in the future is refused (18446744073709551615 fits the schema's integer)", "say", {"ts": 18446744073709551615}, reject=("expired", "/ts"), schema_agrees=False)
 case(E, "reject_ts_null", "envelope: ts is REQUIRED and an integer", "say", {"ts": None}, reject=(M, "/ts"))
 case(E, "reject_expires_at_null", "NOTES 1: expires_at is typed without null", "say", {"expires_at": None}, reject=(M, "/expires_at"))
 case(E, "reject_expires_at_string", "envelope: expires_at is an integer", "say", {"expires_at": "soon"}, reject=(M, "/expires_at"))
@@ -375,11 +376,269 @@ for st in ["submitted", "working", "needs_input", "completed", "failed", "cancel
     case(K, "accept_trace_state_%s" % st, "message kinds: trace state %s is a valid state" % st, "trace", {"body/state": st})
 
 
+# ---------- sequences: the work lifecycle (NOTES 4) and delivery (NOTES 3, 5) ----------
+O = "ops-coordinator.session-42"   # initiator
+P = "patch-worker.session-19"      # target
+X = "observer.session-7"           # a third peer
+SEQUENCES = []
+_seq = [0]
+
+
+def msg(kind, frm, to, body, work_id="work_w1", container=("thread", "thread_t1"), ts=NOW, mid=None, **extra):
+    _seq[0] += 1
+    e = {"protocol": "agh-network/v0", "id": mid or "msg_%04d" % _seq[0], "workspace_id": "ws_alpha",
+         "kind": kind, "channel": "builders"}
+    if container:
+        surface, cid = container
+        e["surface"] = surface
+        e["thread_id" if surface == "thread" else "direct_id"] = cid
+    e["from"] = frm
+    e["to"] = to
+    if work_id:
+        e["work_id"] = work_id
+    e["ts"] = ts
+    e["body"] = body
+    e["proof"] = None
+    e.update(extra)
+    return e
+
+
+def say(frm, to, text="Do the thing.", **kw):
+    return msg("say", frm, to, {"text": text}, **kw)
+
+
+def receipt(frm, to, status, for_id="msg_x", reason=None, **kw):
+    body = {"for_id": for_id, "status": status}
+    if reason:
+        body["reason_code"] = reason
+    return msg("receipt", frm, to, body, **kw)
+
+
+def trace(frm, to, state, **kw):
+    return msg("trace", frm, to, {"state": state}, **kw)
+
+
+def lifecycle(name, rule, steps):
+    """steps: (envelope, outcome, state_or_code)"""
+    out = []
+    for env_, outcome, extra in steps:
+        exp = {"outcome": outcome}
+        if outcome == "refused":
+            exp["reason_code"] = extra
+        elif outcome == "ignored":
+            pass
+        else:
+            exp["state"] = extra
+        out.append({"envelope": env_, "expect": exp})
+    SEQUENCES.append(("core.lifecycle", name, {"rule": rule, "steps": out}))
+
+
+DIRECT_ROOM = ("direct", "direct_0123456789abcdef0123456789abcdef")
+for label, cont in [("thread", ("thread", "thread_t1")), ("direct", DIRECT_ROOM)]:
+    lifecycle("full_unit_%s" % label, "lifecycle: open, accept, progress, needs_input, input, complete (%s)" % label, [
+        (say(O, P, container=cont), "opened", "submitted"),
+        (receipt(P, O, "accepted", container=cont), "transitioned", "working"),
+        (trace(P, O, "working", container=cont), "unchanged", "working"),
+        (trace(P, O, "needs_input", container=cont), "transitioned", "needs_input"),
+        (say(O, P, "Here is the input.", container=cont), "transitioned", "working"),
+        (trace(P, O, "completed", container=cont), "transitioned", "completed"),
+        (trace(P, O, "working", container=cont), "refused", "work_closed"),
+    ])
+lifecycle("capability_opens_work", "lifecycle: a directed capability with a new work_id opens work", [
+    (msg("capability", O, P, {"capability": CAPABILITY}), "opened", "submitted"),
+    (trace(P, O, "working"), "transitioned", "working"),
+    (trace(P, O, "failed"), "transitioned", "failed"),
+])
+lifecycle("say_without_to_opens_nothing", "lifecycle: only a say with `to` and a new work_id opens work", [
+    (say(O, None), "ignored", None),
+    (receipt(P, O, "accepted"), "ignored", None),
+])
+lifecycle("say_without_work_id_opens_nothing", "lifecycle: a say without work_id never opens work", [
+    (say(O, P, work_id=None), "ignored", None),
+])
+lifecycle("receipt_for_unopened_work", "lifecycle: receipt or trace for work never opened changes nothing", [
+    (receipt(P, O, "accepted"), "ignored", None),
+    (trace(P, O, "working"), "ignored", None),
+])
+lifecycle("rejected_receipt_fails_work", "lifecycle: submitted -> failed on a rejected receipt", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(P, O, "rejected", reason="busy"), "transitioned", "failed"),
+    (say(O, P, "Again?"), "refused", "work_closed"),
+])
+lifecycle("cancel_is_idempotent", "lifecycle: a second cancel leaves the work canceled", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(O, P, "canceled"), "transitioned", "canceled"),
+    (receipt(O, P, "canceled"), "unchanged", "canceled"),
+    (trace(P, O, "canceled"), "unchanged", "canceled"),
+    (trace(P, O, "completed"), "refused", "work_closed"),
+])
+lifecycle("cancel_while_working", "lifecycle: working -> canceled", [
+    (say(O, P), "opened", "submitted"),
+    (trace(P, O, "working"), "transitioned", "working"),
+    (trace(P, O, "canceled"), "transitioned", "canceled"),
+])
+lifecycle("cancel_while_needs_input", "lifecycle: needs_input -> canceled", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(P, O, "accepted"), "transitioned", "working"),
+    (trace(P, O, "needs_input"), "transitioned", "needs_input"),
+    (receipt(O, P, "canceled"), "transitioned", "canceled"),
+])
+lifecycle("needs_input_completes", "lifecycle: needs_input -> completed / failed", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(P, O, "accepted"), "transitioned", "working"),
+    (trace(P, O, "needs_input"), "transitioned", "needs_input"),
+    (trace(P, O, "completed"), "transitioned", "completed"),
+])
+lifecycle("trace_never_moves_back_to_submitted", "message kinds: a trace MUST NOT move existing work back to submitted", [
+    (say(O, P), "opened", "submitted"),
+    (trace(P, O, "submitted"), "refused", "internal"),
+    (receipt(P, O, "accepted"), "transitioned", "working"),
+    (trace(P, O, "submitted"), "refused", "internal"),
+])
+lifecycle("non_participant_changes_nothing", "lifecycle: only the initiator and the target may move work", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(X, O, "accepted"), "ignored", None),
+    (trace(X, O, "completed"), "ignored", None),
+    (receipt(X, P, "canceled"), "ignored", None),
+    (receipt(P, O, "accepted"), "transitioned", "working"),
+])
+lifecycle("input_only_from_the_initiator", "lifecycle: needs_input -> working only on the initiator's say", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(P, O, "accepted"), "transitioned", "working"),
+    (trace(P, O, "needs_input"), "transitioned", "needs_input"),
+    (say(P, O, "Still waiting."), "unchanged", "needs_input"),
+    (say(O, P, "Input."), "transitioned", "working"),
+])
+lifecycle("cross_container_continuation", "lifecycle: same work_id in another container while active is work_container_mismatch", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(P, O, "accepted", container=("thread", "thread_other")), "refused", "work_container_mismatch"),
+    (trace(P, O, "working", container=DIRECT_ROOM), "refused", "work_container_mismatch"),
+    (trace(P, O, "working"), "transitioned", "working"),
+    (trace(P, O, "completed"), "transitioned", "completed"),
+    (say(O, P, container=("thread", "thread_other")), "opened", "submitted"),
+])
+lifecycle("same_work_id_two_channels_of_work", "lifecycle: the key includes the work_id; two work ids are two units", [
+    (say(O, P, work_id="work_a"), "opened", "submitted"),
+    (say(O, P, work_id="work_b"), "opened", "submitted"),
+    (receipt(P, O, "accepted", work_id="work_b"), "transitioned", "working"),
+    (trace(P, O, "completed", work_id="work_a"), "refused", "internal"),
+])
+lifecycle("submitted_cancel_by_trace", "lifecycle: submitted -> canceled by a trace", [
+    (say(O, P), "opened", "submitted"),
+    (trace(P, O, "canceled"), "transitioned", "canceled"),
+])
+lifecycle("continuation_while_working", "lifecycle: a say on active work continues it", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(P, O, "accepted"), "transitioned", "working"),
+    (say(O, P, "More context."), "unchanged", "working"),
+    (say(P, O, "Noted."), "unchanged", "working"),
+])
+
+
+def delivery(name, rule, steps, local=P, replay=300, cap=1000):
+    out = []
+    for st in steps:
+        now, env_, verdict = st[0], st[1], st[2]
+        exp = {"verdict": verdict}
+        if len(st) > 3 and st[3]:
+            exp["reason_code"] = st[3]
+        if len(st) > 4:
+            exp["receipt"] = st[4]
+        step = {"now": now, "expect": exp}
+        if verdict == "sent":
+            step["direction"] = "sent"
+            exp["verdict"] = "recorded"
+        if isinstance(env_, str):
+            step["raw"] = env_
+        else:
+            step["envelope"] = env_
+        out.append(step)
+    SEQUENCES.append(("core.delivery", name, {
+        "rule": rule,
+        "receiver": {"workspace_id": "ws_alpha", "channel": "builders", "local_peer": local,
+                     "replay_age_secs": replay, "dedup_cap": cap},
+        "steps": out}))
+
+
+d1 = say(O, P, ts=NOW)
+delivery("duplicate_id_in_window", "delivery: a repeated id inside the replay window is duplicate, with a receipt", [
+    (NOW, d1, "delivered"),
+    (NOW + 5, d1, "refused", "duplicate", {"status": "duplicate", "reason_code": "duplicate", "for_id": d1["id"], "to": O, "work_id": "work_w1"}),
+])
+d2 = say(O, P, work_id=None, ts=NOW)
+delivery("duplicate_without_work_gets_no_receipt", "delivery: a receipt needs a work_id; a refused say without one gets none", [
+    (NOW, d2, "delivered"),
+    (NOW + 1, d2, "refused", "duplicate", None),
+])
+d3 = say(O, P, ts=NOW - 400)
+delivery("expired_by_replay_age", "delivery: without expires_at, older than the replay age is expired", [
+    (NOW, d3, "refused", "expired", {"status": "expired", "reason_code": "expired", "for_id": d3["id"], "to": O, "work_id": "work_w1"}),
+])
+d4 = say(O, P, ts=NOW - 10, expires_at=NOW - 1)
+delivery("expired_by_expires_at", "delivery: expires_at at or before the receiver clock is expired", [
+    (NOW, d4, "refused", "expired", {"status": "expired", "reason_code": "expired", "for_id": d4["id"], "to": O, "work_id": "work_w1"}),
+])
+d5 = say(O, X, ts=NOW)
+delivery("not_target", "delivery: a directed envelope for another peer is not_target", [
+    (NOW, d5, "refused", "not_target", {"status": "rejected", "reason_code": "not_target", "for_id": d5["id"], "to": O, "work_id": "work_w1"}),
+])
+d6 = say(O, None, work_id=None, ts=NOW)
+d6b = copy.deepcopy(d6); d6b["workspace_id"] = "ws_beta"; d6b["id"] = "msg_other_ws"
+d6c = copy.deepcopy(d6); d6c["channel"] = "ops"; d6c["id"] = "msg_other_channel"
+delivery("broadcast_and_routing", "delivery: broadcasts are delivered; other workspaces and channels are not this receiver's", [
+    (NOW, d6, "delivered"),
+    (NOW, d6b, "ignored"),
+    (NOW, d6c, "ignored"),
+])
+seq = [say(O, P, ts=NOW), receipt(P, O, "accepted", ts=NOW + 1), trace(P, O, "completed", ts=NOW + 2)]
+late = trace(P, O, "working", ts=NOW + 3)
+delivery("work_closed_with_receipt", "delivery: a message for terminal work gets work_closed", [
+    (NOW, seq[0], "sent"),
+    (NOW + 1, seq[1], "delivered"),
+    (NOW + 2, seq[2], "delivered"),
+    (NOW + 3, late, "refused", "work_closed", {"status": "rejected", "reason_code": "work_closed", "for_id": late["id"], "to": P, "work_id": "work_w1"}),
+], local=O)
+a = say(O, P, ts=NOW)
+b = say(O, P, ts=NOW + 1, container=("thread", "thread_other"))
+b2 = receipt(O, P, "canceled", ts=NOW + 2, container=("thread", "thread_other"))
+delivery("work_container_mismatch_with_receipt", "delivery: continuing active work in another container is work_container_mismatch", [
+    (NOW, a, "delivered"),
+    (NOW + 2, b2, "refused", "work_container_mismatch", {"status": "rejected", "reason_code": "work_container_mismatch", "for_id": b2["id"], "to": O, "work_id": "work_w1"}),
+])
+bad = say(O, P, ts=NOW)
+bad["body"]["text"] = "   "
+delivery("malformed_with_receipt", "delivery: a malformed but addressable envelope gets a rejected receipt", [
+    (NOW, bad, "refused", "malformed", {"status": "rejected", "reason_code": "malformed", "for_id": bad["id"], "to": O, "work_id": "work_w1"}),
+])
+delivery("unparseable_gets_no_receipt", "delivery: an envelope that cannot be read cannot be answered", [
+    (NOW, "{not json", "refused", "malformed", None),
+])
+gone = say(O, P, ts=NOW)
+delivery("repeat_after_window_is_expired_not_duplicate", "delivery: outside the replay window a repeat is expired by freshness", [
+    (NOW, gone, "delivered"),
+    (NOW + 301, gone, "refused", "expired", {"status": "expired", "reason_code": "expired", "for_id": gone["id"], "to": O, "work_id": "work_w1"}),
+])
+nonp = receipt(X, P, "canceled", ts=NOW + 1)
+delivery("non_participant_ignored", "delivery: lifecycle messages from non-participants are ignored without a receipt", [
+    (NOW, say(O, P, ts=NOW), "delivered"),
+    (NOW + 1, nonp, "ignored"),
+])
+cap_msgs = [say(O, P, work_id=None, ts=NOW, mid="msg_cap_%d" % i) for i in range(4)]
+delivery("dedup_cap_evicts_oldest", "delivery: the dedup window is bounded; the oldest id goes first", [
+    (NOW, cap_msgs[0], "delivered"),
+    (NOW, cap_msgs[1], "delivered"),
+    (NOW, cap_msgs[2], "delivered"),
+    (NOW, cap_msgs[1], "refused", "duplicate", None),
+    (NOW, cap_msgs[3], "delivered"),
+    (NOW, cap_msgs[0], "delivered"),
+], cap=3)
+
+
 def main():
     if os.path.isdir(OUT):
         for g in os.listdir(OUT):
             p = os.path.join(OUT, g)
-            if os.path.isdir(p) and g in {c[0] for c in CASES}:
+            if os.path.isdir(p) and g in {c[0] for c in CASES + SEQUENCES}:
                 shutil.rmtree(p)
     seen = set()
     for group, name, c in CASES:
@@ -392,7 +651,17 @@ def main():
         with open(os.path.join(d, name + ".json"), "w") as f:
             json.dump(c, f, indent=2, ensure_ascii=False)
             f.write("\n")
-    print("%d fixtures" % len(CASES))
+    for group, name, c in SEQUENCES:
+        key = (group, name)
+        if key in seen:
+            sys.exit("duplicate fixture %s/%s" % key)
+        seen.add(key)
+        d = os.path.join(OUT, group)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name + ".json"), "w") as f:
+            json.dump(c, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+    print("%d fixtures, %d sequences" % (len(CASES), len(SEQUENCES)))
 
 
 if __name__ == "__main__":

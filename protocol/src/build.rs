@@ -72,14 +72,29 @@ impl MessageBuilder {
         self.set("to", peer)
     }
 
+    /// A conversation container: `surface` and the container member it selects
+    /// (`x-agh-container`: `thread` -> `thread_id`, `direct` -> `direct_id`). An unknown surface
+    /// is set as given, and the envelope is then refused when it is finished.
+    pub fn container(self, surface: &str, container_id: &str) -> Self {
+        let member = crate::generated::CONTAINERS
+            .iter()
+            .find(|c| c.surface == surface)
+            .map(|c| c.member);
+        let this = self.set(crate::generated::SURFACE_MEMBER, surface);
+        match member {
+            Some(member) => this.set(member, container_id),
+            None => this,
+        }
+    }
+
     /// A public thread: `surface: "thread"` and `thread_id`.
     pub fn thread(self, thread_id: &str) -> Self {
-        self.set("surface", "thread").set("thread_id", thread_id)
+        self.container("thread", thread_id)
     }
 
     /// A direct room: `surface: "direct"` and `direct_id`.
     pub fn direct(self, direct_id: &str) -> Self {
-        self.set("surface", "direct").set("direct_id", direct_id)
+        self.container("direct", direct_id)
     }
 
     /// The work unit.

@@ -6,10 +6,12 @@ extern crate self as agh_protocol;
 
 pub mod build;
 pub mod check;
+pub mod delivery;
 #[rustfmt::skip]
 pub mod generated;
 pub mod json;
 pub mod kind;
+pub mod lifecycle;
 pub mod model;
 pub mod parse;
 pub mod problem;
@@ -17,8 +19,10 @@ pub mod recipes;
 
 pub use agh_macros::Body;
 pub use build::MessageBuilder;
+pub use delivery::{DedupWindow, Delivery, Receiver, ReceiverConfig, Refusal};
 pub use generated::*;
 pub use kind::{Body, EnvelopeMatch, KindRules, Presence, Verify, WorkRole};
+pub use lifecycle::{Outcome, WorkEvent, WorkKey, WorkTracker, WorkUnit};
 pub use parse::{
     explain, parse, ExtensionBody, Head, Message, MessageBody, Options, RegisterError, Registry,
     Rejection,

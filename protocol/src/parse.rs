@@ -91,25 +91,38 @@ pub struct Head {
     pub kind: Option<String>,
     /// `surface`, when it is a string.
     pub surface: Option<String>,
-    /// `thread_id`, when it is a string.
-    pub thread_id: Option<String>,
-    /// `direct_id`, when it is a string.
-    pub direct_id: Option<String>,
+    /// The container id the surface selects (`thread_id` for `thread`, ...), when it is a string.
+    pub container_id: Option<String>,
     /// `work_id`, when it is a string.
     pub work_id: Option<String>,
 }
 
 impl Head {
-    fn of(map: &Map<String, Value>) -> Head {
+    /// What can be read of an envelope's members.
+    pub fn of(map: &Map<String, Value>) -> Head {
         let s = |k: &str| map.get(k).and_then(Value::as_str).map(str::to_owned);
+        let surface = s(crate::generated::SURFACE_MEMBER);
+        let container_id = surface.as_deref().and_then(|surface| {
+            CONTAINERS
+                .iter()
+                .find(|c| c.surface == surface)
+                .and_then(|c| s(c.member))
+        });
         Head {
             id: s("id"),
             from: s("from"),
-            kind: s("kind"),
-            surface: s("surface"),
-            thread_id: s("thread_id"),
-            direct_id: s("direct_id"),
+            kind: s(crate::generated::KIND_MEMBER),
+            surface,
+            container_id,
             work_id: s("work_id"),
+        }
+    }
+
+    /// The head of a parsed message.
+    pub fn of_message(message: &Message) -> Head {
+        match serde_json::to_value(message.envelope()) {
+            Ok(Value::Object(map)) => Head::of(&map),
+            _ => Head::default(),
         }
     }
 }
@@ -716,7 +729,9 @@ fn present<'a>(map: &'a Map<String, Value>, member: &str) -> Option<&'a Value> {
 }
 
 fn freshness(map: &Map<String, Value>, options: &Options, out: &mut Problems) {
-    let int = |m: &str| present(map, m).and_then(Value::as_i64);
+    // Integers beyond i64 (the schema allows any non-negative integer) are in the far future.
+    let int =
+        |m: &str| present(map, m).and_then(|v| v.as_i64().or_else(|| v.as_u64().map(|_| i64::MAX)));
     let replay = i64::try_from(options.replay_age_secs).unwrap_or(i64::MAX);
     if let Some(expires_at) = int("expires_at") {
         if expires_at <= options.now {

@@ -1,0 +1,156 @@
+//! `agh validate` as a user runs it: files, JSON lines, stdin, both formats, exit codes.
+#![allow(clippy::unwrap_used)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn agh() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_agh"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fixture(rel: &str) -> Value {
+    let path = root().join("conformance/fixtures").join(rel);
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn run(cmd: &mut Command, stdin: &str) -> (i32, String, String) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn shipped_example_envelopes_are_valid() {
+    let mut paths: Vec<_> = std::fs::read_dir(root().join("examples/envelopes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 10);
+    let (code, out, err) = run(
+        agh()
+            .args([
+                "validate",
+                "--now",
+                "1776366250",
+                "--replay-age",
+                "600",
+                "--format",
+                "json",
+            ])
+            .args(&paths),
+        "",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), paths.len());
+    for (i, line) in lines.iter().enumerate() {
+        assert_eq!(line["index"], i);
+        assert_eq!(line["ok"], true);
+    }
+}
+
+#[test]
+fn json_lines_from_stdin_in_input_order() {
+    let ok = fixture("core.envelope/accept_to_peer.json");
+    let bad = fixture("core.envelope/reject_channel_uppercase.json");
+    let input = format!(
+        "{}\n\n{}\nnot json\n",
+        serde_json::to_string(&ok["envelope"]).unwrap(),
+        serde_json::to_string(&bad["envelope"]).unwrap()
+    );
+    let (code, out, _) = run(
+        agh().args(["validate", "--now", "1776366000", "--format", "json", "-"]),
+        &input,
+    );
+    assert_eq!(code, 1);
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "the blank line is skipped");
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"index": 0, "ok": true, "kind": "say"})
+    );
+    assert_eq!(lines[1]["index"], 1);
+    assert_eq!(lines[1]["ok"], false);
+    assert_eq!(lines[1]["reason_code"], "malformed");
+    assert_eq!(lines[1]["pointer"], "/channel");
+    assert!(lines[1]["message"].as_str().unwrap().contains("channel"));
+    assert_eq!(lines[2]["pointer"], "");
+    assert_eq!(
+        lines[1].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["index", "ok", "reason_code", "pointer", "message"]
+    );
+}
+
+#[test]
+fn text_format_puts_reason_and_pointer_first() {
+    let bad = fixture("core.message-kinds/reject_say_text_blank.json");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&bad["envelope"]).unwrap()).unwrap();
+    let (code, out, _) = run(
+        agh().args(["validate", "--now", "1776366000"]).arg(&path),
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(out.starts_with("malformed /body/text "), "{out}");
+}
+
+#[test]
+fn freshness_options_apply() {
+    let ok = fixture("core.envelope/accept_to_peer.json");
+    let line = serde_json::to_string(&ok["envelope"]).unwrap();
+    let (code, out, _) = run(
+        agh().args(["validate", "--now", "1776369999", "--format", "json"]),
+        &line,
+    );
+    assert_eq!(code, 1);
+    assert!(out.contains("\"reason_code\":\"expired\""), "{out}");
+    let (code, _, _) = run(
+        agh().args(["validate", "--now", "1776369999", "--replay-age", "100000"]),
+        &line,
+    );
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let (code, _, err) = run(agh().args(["validate", "--format", "yaml"]), "");
+    assert_eq!(code, 2);
+    assert!(err.contains("usage"), "{err}");
+    let (code, _, err) = run(agh().args(["validate", "/no/such/file.json"]), "");
+    assert_eq!(code, 2);
+    assert!(err.contains("/no/such/file.json"), "{err}");
+    let (code, _, _) = run(agh().args(["frobnicate"]), "");
+    assert_eq!(code, 2);
+    let (code, _, _) = run(&mut agh(), "");
+    assert_eq!(code, 2);
+}

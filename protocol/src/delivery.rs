@@ -1,0 +1,359 @@
+//! Delivery: a receiver pipeline for one local peer, transport-free, with the clock passed in.
+//!
+//! [`Receiver::receive`] runs, in the envelope page's order:
+//! 1. the validating parser (steps 1-5 of the validation order, with the receiver's clock);
+//! 2. routing (step 6): the envelope's `workspace_id` and `channel` must be the receiver's
+//!    (otherwise it is not addressed to this receiver: ignored, nothing answered), and a directed
+//!    envelope's `to` must be the local peer (`not_target`);
+//! 3. deduplication by envelope `id` within the replay window ([`DedupWindow`]: bounded memory,
+//!    O(1) per message, oldest evicted first): a repeat is `duplicate`;
+//! 4. the work lifecycle (step 7, [`WorkTracker`]): `work_closed`, `work_container_mismatch`,
+//!    `internal` refusals, or ignored messages from non-participants.
+//!
+//! Each refusal that the pages answer with a receipt yields a ready receipt envelope
+//! ([`Refusal::receipt`]): same surface, container id and `work_id`, `reply_to` and `body.for_id`
+//! set to the refused id, `to` set to its sender, the status and reason code that fit. A refused
+//! envelope that lacks what a receipt needs (surface, container, `work_id`, a valid `id` and
+//! `from`) gets none: a receipt is a conversation-bearing, work-bound envelope itself.
+
+use std::collections::{HashMap, VecDeque};
+
+use serde_json::json;
+
+use crate::build::MessageBuilder;
+use crate::lifecycle::{IgnoreReason, Outcome, WorkTracker};
+use crate::parse::{Head, Message, Options, Registry, Rejection};
+use crate::problem::ReasonCode;
+use crate::ReceiptBody;
+
+/// Remembers envelope ids for the replay window, within a fixed memory cap.
+///
+/// Each id is kept until it is older than the window or until `cap` newer ids push it out (the
+/// oldest goes first). Lookups and inserts are O(1) (amortized).
+#[derive(Clone, Debug)]
+pub struct DedupWindow {
+    cap: usize,
+    window_secs: i64,
+    /// id -> the sequence number of its entry in `order`.
+    seen: HashMap<String, u64>,
+    /// (sequence number, id, time seen), oldest first.
+    order: VecDeque<(u64, String, i64)>,
+    next: u64,
+}
+
+impl DedupWindow {
+    /// A window of `window_secs` seconds holding at most `cap` ids (`cap` of at least 1).
+    pub fn new(cap: usize, window_secs: u64) -> Self {
+        let cap = cap.max(1);
+        DedupWindow {
+            cap,
+            window_secs: i64::try_from(window_secs).unwrap_or(i64::MAX),
+            seen: HashMap::with_capacity(cap.min(1 << 16)),
+            order: VecDeque::with_capacity(cap.min(1 << 16)),
+            next: 0,
+        }
+    }
+
+    /// How many ids are remembered.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// Whether no id is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    /// The memory cap, in ids.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// Whether `id` was seen inside the window.
+    pub fn contains(&self, id: &str) -> bool {
+        self.seen.contains_key(id)
+    }
+
+    /// Forgets ids seen before `now - window`.
+    pub fn expire(&mut self, now: i64) {
+        let horizon = now.saturating_sub(self.window_secs);
+        while let Some((seq, _, at)) = self.order.front() {
+            if *at >= horizon {
+                break;
+            }
+            let seq = *seq;
+            if let Some((_, id, _)) = self.order.pop_front() {
+                if self.seen.get(&id) == Some(&seq) {
+                    self.seen.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// Records `id` seen at `now`; returns `false` if it was already inside the window.
+    pub fn insert(&mut self, id: &str, now: i64) -> bool {
+        self.expire(now);
+        if self.seen.contains_key(id) {
+            return false;
+        }
+        while self.seen.len() >= self.cap {
+            match self.order.pop_front() {
+                Some((seq, old, _)) => {
+                    if self.seen.get(&old) == Some(&seq) {
+                        self.seen.remove(&old);
+                    }
+                }
+                None => break,
+            }
+        }
+        let seq = self.next;
+        self.next += 1;
+        self.seen.insert(id.to_owned(), seq);
+        self.order.push_back((seq, id.to_owned(), now));
+        true
+    }
+}
+
+/// How a [`Receiver`] is set up.
+#[derive(Clone, Debug)]
+pub struct ReceiverConfig {
+    /// The workspace the receiver serves.
+    pub workspace_id: String,
+    /// The channel the receiver serves.
+    pub channel: String,
+    /// The local peer id (directed envelopes must be for it).
+    pub local_peer: String,
+    /// Replay age in seconds (freshness and the dedup window).
+    pub replay_age_secs: u64,
+    /// Most envelope ids the dedup window holds.
+    pub dedup_cap: usize,
+}
+
+impl ReceiverConfig {
+    /// The protocol defaults (replay age 300 s) and a dedup cap of 100,000 ids.
+    pub fn new(workspace_id: &str, channel: &str, local_peer: &str) -> Self {
+        ReceiverConfig {
+            workspace_id: workspace_id.to_owned(),
+            channel: channel.to_owned(),
+            local_peer: local_peer.to_owned(),
+            replay_age_secs: crate::generated::DEFAULT_REPLAY_AGE_SECS,
+            dedup_cap: 100_000,
+        }
+    }
+}
+
+/// A refused envelope: why, and the receipt that answers it (when one can be addressed).
+#[derive(Clone, Debug)]
+pub struct Refusal {
+    /// The reason code.
+    pub code: ReasonCode,
+    /// JSON Pointer of the offending member (`""` for routing, dedup and lifecycle refusals).
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+    /// The receipt to send back, if the refused envelope can be answered.
+    pub receipt: Option<Message>,
+}
+
+/// What [`Receiver::receive`] did with one envelope.
+#[derive(Clone, Debug)]
+pub enum Delivery {
+    /// Valid, for this receiver, new, and accepted by the lifecycle (or outside it).
+    Delivered {
+        /// The message.
+        message: Message,
+        /// What the lifecycle did (ignored for messages outside work).
+        work: Outcome,
+    },
+    /// Valid but not acted on, and not answered (another workspace or channel, or a lifecycle
+    /// message from a non-participant or for work never opened).
+    Ignored {
+        /// The message, when it parsed.
+        message: Option<Message>,
+        /// Why.
+        reason: String,
+    },
+    /// Refused.
+    Refused(Refusal),
+}
+
+impl Delivery {
+    /// The refusal's reason code, if refused.
+    pub fn code(&self) -> Option<ReasonCode> {
+        match self {
+            Delivery::Refused(r) => Some(r.code),
+            _ => None,
+        }
+    }
+}
+
+/// A receiver for one local peer in one workspace channel: parser, routing, dedup, lifecycle.
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    config: ReceiverConfig,
+    registry: Registry,
+    dedup: DedupWindow,
+    work: WorkTracker,
+    receipts_sent: u64,
+}
+
+/// The receipt status that answers a refusal with `code`.
+pub fn receipt_status(code: ReasonCode) -> &'static str {
+    match code {
+        ReasonCode::Expired => "expired",
+        ReasonCode::Duplicate => "duplicate",
+        ReasonCode::UnsupportedKind | ReasonCode::UnsupportedProfile => "unsupported",
+        _ => "rejected",
+    }
+}
+
+impl Receiver {
+    /// A receiver with the core kinds.
+    pub fn new(config: ReceiverConfig) -> Self {
+        Receiver::with_registry(config, Registry::v0())
+    }
+
+    /// A receiver with the kinds of `registry`.
+    pub fn with_registry(config: ReceiverConfig, registry: Registry) -> Self {
+        Receiver {
+            dedup: DedupWindow::new(config.dedup_cap, config.replay_age_secs),
+            config,
+            registry,
+            work: WorkTracker::new(),
+            receipts_sent: 0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ReceiverConfig {
+        &self.config
+    }
+
+    /// The work tracker.
+    pub fn work(&self) -> &WorkTracker {
+        &self.work
+    }
+
+    /// The dedup window.
+    pub fn dedup(&self) -> &DedupWindow {
+        &self.dedup
+    }
+
+    /// Records a message the local peer sent, so that the lifecycle knows the work it opens or
+    /// moves (the receiver sees only what others send).
+    pub fn record_sent(&mut self, message: &Message) -> Outcome {
+        self.work.apply_message(message)
+    }
+
+    /// Receives one envelope at `now` (Unix seconds).
+    pub fn receive(&mut self, bytes: &[u8], now: i64) -> Delivery {
+        let mut options = Options::at(now);
+        options.replay_age_secs = self.config.replay_age_secs;
+        let message = match self.registry.parse(bytes, &options) {
+            Ok(m) => m,
+            Err(r) => return self.refuse_rejection(r, now),
+        };
+        let env = message.envelope();
+        if *env.workspace_id != self.config.workspace_id || *env.channel != self.config.channel {
+            return Delivery::Ignored {
+                reason: format!(
+                    "for workspace `{}` channel `{}`, not this receiver's `{}` `{}`",
+                    *env.workspace_id, *env.channel, self.config.workspace_id, self.config.channel
+                ),
+                message: Some(message),
+            };
+        }
+        if let Some(to) = &env.to {
+            if **to != self.config.local_peer {
+                let m = format!(
+                    "directed to `{}`, not to the local peer `{}`",
+                    **to, self.config.local_peer
+                );
+                return self.refuse(&message, ReasonCode::NotTarget, "/to", m, now);
+            }
+        }
+        if !self.dedup.insert(&env.id, now) {
+            let m = format!("envelope `{}` was already received", *env.id);
+            return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
+        }
+        match self.work.apply_message(&message) {
+            Outcome::Refused { code, message: m } => self.refuse(&message, code, "", m, now),
+            Outcome::Ignored(why @ (IgnoreReason::NotParticipant | IgnoreReason::NeverOpened)) => {
+                Delivery::Ignored {
+                    message: Some(message),
+                    reason: why.to_string(),
+                }
+            }
+            work => Delivery::Delivered { message, work },
+        }
+    }
+
+    fn refuse(
+        &mut self,
+        message: &Message,
+        code: ReasonCode,
+        pointer: &str,
+        text: String,
+        now: i64,
+    ) -> Delivery {
+        let head = Head::of_message(message);
+        let receipt = self.receipt(&head, code, &text, now);
+        Delivery::Refused(Refusal {
+            code,
+            pointer: pointer.to_owned(),
+            message: text,
+            receipt,
+        })
+    }
+
+    fn refuse_rejection(&mut self, r: Rejection, now: i64) -> Delivery {
+        let receipt = self.receipt(&r.head, r.code, &r.message, now);
+        Delivery::Refused(Refusal {
+            code: r.code,
+            pointer: r.pointer,
+            message: r.message,
+            receipt,
+        })
+    }
+
+    /// The receipt answering the envelope described by `head`, if it can be addressed.
+    fn receipt(
+        &mut self,
+        head: &Head,
+        code: ReasonCode,
+        detail: &str,
+        now: i64,
+    ) -> Option<Message> {
+        let (id, from, surface, work_id) = (
+            head.id.as_deref()?,
+            head.from.as_deref()?,
+            head.surface.as_deref()?,
+            head.work_id.as_deref()?,
+        );
+        self.receipts_sent += 1;
+        let body: ReceiptBody = serde_json::from_value(json!({
+            "for_id": id,
+            "status": receipt_status(code),
+            "reason_code": code.as_str(),
+            "detail": detail,
+        }))
+        .ok()?;
+        let builder = MessageBuilder::new(
+            &self.config.workspace_id,
+            &self.config.channel,
+            &self.config.local_peer,
+        )
+        .id(&format!(
+            "rcpt_{}_{}_{}",
+            self.config.local_peer, now, self.receipts_sent
+        ))
+        .ts(now)
+        .to(from)
+        .work_id(work_id)
+        .reply_to(id);
+        builder
+            .container(surface, head.container_id.as_deref()?)
+            .body(&body)
+            .ok()
+    }
+}
