@@ -3,13 +3,21 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
+mod conformance;
+mod explain;
 mod validate;
 
 const USAGE: &str = "usage: agh <command> [args]
 
 commands:
   validate [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...
-                 check envelopes (.json: one envelope; .jsonl or -: one per line)";
+                 check envelopes (.json: one envelope; .jsonl or -: one per line)
+  explain [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]
+                 every problem of one envelope, with reason code, pointer and rule
+  conformance run [--group G]... [--fixtures DIR] [--impl CMD] [--record PATH]
+                 run the conformance fixtures against this implementation or CMD
+  conformance serve
+                 answer the conformance line protocol on stdin/stdout";
 
 /// Output format of the commands that print results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +52,8 @@ fn main() -> ExitCode {
     let rest: Vec<OsString> = args.collect();
     match command.to_str() {
         Some("validate") => validate::run(rest),
+        Some("explain") => explain::run(rest),
+        Some("conformance") => conformance::run(rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             ExitCode::SUCCESS
