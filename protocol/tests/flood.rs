@@ -1,0 +1,40 @@
+//! A flood of distinct envelope ids through the receiver: the dedup window stays at its cap, and
+//! ids inside the window are still refused as duplicates.
+#![allow(clippy::unwrap_used)]
+
+use agh_protocol::{Delivery, ReasonCode, Receiver, ReceiverConfig};
+
+#[test]
+fn a_million_distinct_ids_keep_the_dedup_window_at_its_cap() {
+    const CAP: usize = 10_000;
+    const N: usize = 1_000_000;
+    let mut config = ReceiverConfig::new("ws", "c", "me");
+    config.dedup_cap = CAP;
+    let mut receiver = Receiver::new(config);
+    let now = 1_776_366_000;
+    let head = r#"{"protocol":"agh-network/v0","workspace_id":"ws","kind":"say","channel":"c","surface":"thread","thread_id":"t","from":"peer","ts":1776366000,"body":{"text":"hi"},"id":""#;
+    let mut envelope = String::with_capacity(head.len() + 16);
+    for i in 0..N {
+        envelope.clear();
+        envelope.push_str(head);
+        envelope.push_str(&i.to_string());
+        envelope.push_str("\"}");
+        match receiver.receive(envelope.as_bytes(), now) {
+            Delivery::Delivered { .. } => {}
+            other => panic!("envelope {i}: {other:?}"),
+        }
+        assert!(receiver.dedup().len() <= CAP);
+    }
+    assert_eq!(receiver.dedup().len(), CAP);
+    // The newest CAP ids are remembered; the oldest were evicted first.
+    let repeat = format!("{head}{}\"}}", N - 1);
+    assert_eq!(
+        receiver.receive(repeat.as_bytes(), now).code(),
+        Some(ReasonCode::Duplicate)
+    );
+    let evicted = format!("{head}0\"}}");
+    assert!(matches!(
+        receiver.receive(evicted.as_bytes(), now),
+        Delivery::Delivered { .. }
+    ));
+}
