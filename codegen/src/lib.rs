@@ -112,7 +112,8 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
                 unused_imports,
                 rust_2018_idioms,
                 irrefutable_let_patterns,
-                unused_labels
+                unused_labels,
+                clippy::unwrap_used
             )]
 
             pub mod checks;

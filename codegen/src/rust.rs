@@ -181,7 +181,7 @@ pub fn emit_types(set: &SchemaSet, model: &Model) -> Result<syn::File> {
         serialize_null(&mut file, &envelope.type_name, &member.rust_name).map_err(|m| {
             Error::new(
                 &envelope.file,
-                &format!("/properties/{}/x-agh-serialize-null", member.json_name),
+                format!("/properties/{}/x-agh-serialize-null", member.json_name),
                 m,
             )
         })?;

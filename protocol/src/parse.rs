@@ -140,8 +140,8 @@ pub struct Rejection {
     /// The rule broken: a schema location (`envelope.schema.json#/properties/channel`) or a page
     /// rule (`envelope: freshness`).
     pub rule: Cow<'static, str>,
-    /// What could be read of the envelope.
-    pub head: Head,
+    /// What could be read of the envelope (boxed: rejections travel in `Result`s).
+    pub head: Box<Head>,
 }
 
 impl Rejection {
@@ -151,7 +151,7 @@ impl Rejection {
             pointer: problem.pointer,
             message: problem.message,
             rule: problem.rule,
-            head,
+            head: Box::new(head),
         }
     }
 
@@ -215,6 +215,8 @@ impl fmt::Debug for ExtensionBody {
 }
 
 /// The body of a parsed message.
+// The known variant is the common case: boxing it would cost an allocation per message.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum MessageBody {
     /// A body of one of the schema set's kinds.

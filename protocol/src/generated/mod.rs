@@ -8,7 +8,8 @@
     unused_imports,
     rust_2018_idioms,
     irrefutable_let_patterns,
-    unused_labels
+    unused_labels,
+    clippy::unwrap_used
 )]
 pub mod checks;
 pub mod rules;
