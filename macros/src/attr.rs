@@ -183,7 +183,9 @@ pub(crate) fn parse(attrs: &[Attribute], mut errors: Errors) -> Result<Rules> {
     }
     builder.check(&mut errors);
     let missing_kind = || match attrs.first() {
-        Some(attr) => Error::new_spanned(attr, "missing `kind`: add `kind = \"...\"` to #[agh(...)]"),
+        Some(attr) => {
+            Error::new_spanned(attr, "missing `kind`: add `kind = \"...\"` to #[agh(...)]")
+        }
         None => Error::new(
             Span::call_site(),
             "#[derive(Body)] needs an #[agh(kind = \"...\")] attribute",
@@ -325,7 +327,8 @@ impl Builder {
                 });
             }
         }
-        let forbidden = |g: Option<Given<Presence>>| g.is_some_and(|g| g.value == Presence::Forbidden);
+        let forbidden =
+            |g: Option<Given<Presence>>| g.is_some_and(|g| g.value == Presence::Forbidden);
         let mut pairs = HashSet::new();
         for m in &self.envelope_match {
             let member = m.envelope.value();
@@ -491,7 +494,10 @@ fn name_grammar(lit: &LitStr, key: &str) -> Result<()> {
     }
     Err(Error::new_spanned(
         lit,
-        format!("`{key}` must match `^[a-z][a-z0-9_.-]*$` (lowercase ASCII letter first), not {:?}", lit.value()),
+        format!(
+            "`{key}` must match `^[a-z][a-z0-9_.-]*$` (lowercase ASCII letter first), not {:?}",
+            lit.value()
+        ),
     ))
 }
 

@@ -102,11 +102,16 @@ fn collects_every_error_in_one_pass() {
 #[test]
 fn missing_kind_and_missing_attribute() {
     assert_eq!(
-        errors(parse_quote!(#[agh(surface = required)] struct A;)),
+        errors(parse_quote!(
+            #[agh(surface = required)]
+            struct A;
+        )),
         ["missing `kind`: add `kind = \"...\"` to #[agh(...)]"]
     );
     assert_eq!(
-        errors(parse_quote!(struct A;)),
+        errors(parse_quote!(
+            struct A;
+        )),
         ["#[derive(Body)] needs an #[agh(kind = \"...\")] attribute"]
     );
 }
@@ -177,10 +182,23 @@ fn items_and_misplaced_attributes() {
         ["#[derive(Body)] supports structs and enums, not unions"]
     );
     assert_eq!(
-        errors(parse_quote!(#[agh(kind = "k")] enum E { #[agh(kind = "x")] A })),
+        errors(parse_quote!(
+            #[agh(kind = "k")]
+            enum E {
+                #[agh(kind = "x")]
+                A,
+            }
+        )),
         ["#[agh(...)] belongs on the type, not on a variant"]
     );
-    let input: DeriveInput = parse_quote!(#[agh(kind = "k")] #[serde(untagged)] enum E { A(u8), B(String) });
+    let input: DeriveInput = parse_quote!(
+        #[agh(kind = "k")]
+        #[serde(untagged)]
+        enum E {
+            A(u8),
+            B(String),
+        }
+    );
     assert!(expand(input).is_ok());
 }
 
@@ -191,14 +209,20 @@ fn value_checks() {
         ["`direct` is not a kind: a direct-room message is `say` (or another conversation-bearing kind) with `surface: \"direct\"`"]
     );
     assert_eq!(
-        errors(parse_quote!(#[agh(kind = "k", profile = "", crate = "not a path")] struct A;)),
+        errors(parse_quote!(
+            #[agh(kind = "k", profile = "", crate = "not a path")]
+            struct A;
+        )),
         [
             "`profile` must be a non-empty name without white space, e.g. \"agh-network/v0\"",
             "`crate` must be a path to the agh_protocol crate, e.g. `crate = \"::agh_protocol\"`",
         ]
     );
     assert_eq!(
-        errors(parse_quote!(#[agh(kind = k)] struct A;)),
+        errors(parse_quote!(
+            #[agh(kind = k)]
+            struct A;
+        )),
         ["`kind` takes a string literal: `kind = \"...\"`"]
     );
 }

@@ -68,7 +68,11 @@ fn defaults_fill_every_other_key() {
 #[agh(work_id = required, work = updates, to = required, reply_to = recommended)]
 #[agh(envelope_match(body = "/author", envelope = "from"))]
 #[agh(envelope_match(body = "/work/id", envelope = "work_id"))]
-#[agh(verify(body = "/digest", recipe = "acme-v1", reason_code = "verification_failed"))]
+#[agh(verify(
+    body = "/digest",
+    recipe = "acme-v1",
+    reason_code = "verification_failed"
+))]
 #[agh(verify(body = "/sig", recipe = "acme-sig", reason_code = "acme.bad_sig"))]
 struct Report {
     author: String,
@@ -84,7 +88,11 @@ fn merged_attributes_keep_list_order() {
     assert_eq!(rules.to, Presence::Required);
     assert_eq!(rules.reply_to, Presence::Recommended);
     assert_eq!(rules.work, WorkRole::Updates);
-    let bodies: Vec<_> = rules.envelope_match.iter().map(|m| (m.body, m.envelope)).collect();
+    let bodies: Vec<_> = rules
+        .envelope_match
+        .iter()
+        .map(|m| (m.body, m.envelope))
+        .collect();
     assert_eq!(bodies, [("/author", "from"), ("/work/id", "work_id")]);
     let checks: Vec<_> = rules
         .verify
