@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 mod conformance;
 mod explain;
+mod ids;
 mod validate;
 
 const USAGE: &str = "usage: agh <command> [args]
@@ -17,7 +18,11 @@ commands:
   conformance run [--group G]... [--fixtures DIR] [--impl CMD] [--record PATH]
                  run the conformance fixtures against this implementation or CMD
   conformance serve
-                 answer the conformance line protocol on stdin/stdout";
+                 answer the conformance line protocol on stdin/stdout
+  direct-id WS CHANNEL PEER PEER    the direct room id of two peers
+  route-token PEER                  a peer's NATS route token
+  subject WS CHANNEL [PEER]         the broadcast subject, or PEER's inbox subject
+  digest [--verify] [FILE|-]        a capability document's canonical digest";
 
 /// Output format of the commands that print results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +59,7 @@ fn main() -> ExitCode {
         Some("validate") => validate::run(rest),
         Some("explain") => explain::run(rest),
         Some("conformance") => conformance::run(rest),
+        Some(cmd @ ("direct-id" | "route-token" | "subject" | "digest")) => ids::run(cmd, rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -50,7 +50,7 @@ def go_str(s):
     return "".join(out)
 
 
-def digest(doc):
+def canonical(doc):
     parts = []
     for key in ["id", "summary", "outcome", "version"]:
         v = doc.get(key)
@@ -67,8 +67,11 @@ def digest(doc):
         if not items:
             continue
         parts.append(go_str(key) + ":[" + ",".join(go_str(x) for x in items) + "]")
-    data = ("{" + ",".join(parts) + "}").encode("utf-8")
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "{" + ",".join(parts) + "}"
+
+
+def digest(doc):
+    return "sha256:" + hashlib.sha256(canonical(doc).encode("utf-8")).hexdigest()
 
 
 # ---------- base envelopes (the seed pages' examples, with workspace_id and fresh ts) ----------
@@ -634,6 +637,21 @@ delivery("non_participant_ignored", "delivery: lifecycle messages from non-parti
     (NOW, say(O, P, ts=NOW), "delivered"),
     (NOW + 1, nonp, "ignored"),
 ])
+def room(ws, ch, a, b):
+    a, b = sorted([a, b], key=lambda x: x.encode("utf-8"))
+    parts = b"\0".join([b"agh-network/direct-room/v0", ws.encode(), ch.encode(), a.encode(), b.encode()])
+    return "direct_" + hashlib.sha256(parts).hexdigest()[:32]
+
+
+right_room = ("direct", room("ws_alpha", "builders", O, P))
+in_room = say(O, P, ts=NOW, container=right_room)
+to_none = say(O, None, ts=NOW, work_id=None, container=right_room)
+wrong = say(O, P, ts=NOW, container=("direct", room("ws_alpha", "builders", O, X)))
+delivery("direct_room_belongs_to_its_peers", "NOTES 6 / envelope: direct_id is derived from the workspace, channel and the two peers", [
+    (NOW, in_room, "delivered"),
+    (NOW, to_none, "delivered"),
+    (NOW, wrong, "refused", "malformed", {"status": "rejected", "reason_code": "malformed", "for_id": wrong["id"], "to": O, "work_id": "work_w1"}),
+])
 cap_msgs = [say(O, P, work_id=None, ts=NOW, mid="msg_cap_%d" % i) for i in range(4)]
 delivery("dedup_cap_evicts_oldest", "delivery: the dedup window is bounded; the oldest id goes first", [
     (NOW, cap_msgs[0], "delivered"),
@@ -645,7 +663,41 @@ delivery("dedup_cap_evicts_oldest", "delivery: the dedup window is bounded; the 
 ], cap=3)
 
 
+# ---------- capability digest vectors (protocol/tests/fixtures/digest/vectors.json) ----------
+DIGEST_VECTORS = [
+    ("minimal", {"id": "a", "summary": "b", "outcome": "c"}),
+    ("page_example", {k: v for k, v in CAPABILITY.items() if k != "digest"}),
+    ("html_characters", {"id": "x", "summary": "<b>bold</b> & 'quoted' \"double\"", "outcome": "a>b<c&d"}),
+    ("non_ascii", {"id": "café", "summary": "naïve résumé — 日本語 🚀", "outcome": "ok"}),
+    ("line_separators", {"id": "x", "summary": "a\u2028b\u2029c", "outcome": "\u0085 next line"}),
+    ("controls", {"id": "x", "summary": "tab\there\nnl\rcr\bbs\fff", "outcome": "\u0001\u001f\u007f"}),
+    ("padded_whitespace", {"id": "  x\t", "summary": "\u00a0 padded \u3000", "outcome": "\n o \n", "version": "  1.0  "}),
+    ("file_separators_kept", {"id": "x\u001c", "summary": "\u001dy\u001e", "outcome": "\u001f"}),
+    ("blank_list_entries_dropped", {"id": "x", "summary": "y", "outcome": "z", "context_needed": ["", "  ", "repo", " "], "examples": ["   "]}),
+    ("unsorted_requirements", {"id": "x", "summary": "y", "outcome": "z", "requirements": ["zeta", "Alpha", "alpha", " beta ", "é"]}),
+    ("empty_version_and_lists_omitted", {"id": "x", "summary": "y", "outcome": "z", "version": "", "constraints": [], "artifacts_expected": []}),
+    ("other_members_ignored", {"id": "x", "summary": "y", "outcome": "z", "workspace_id": "ws", "digest": "sha256:00", "acme.tag": [1]}),
+    ("all_lists_in_order", {"examples": ["e"], "constraints": ["c"], "execution_outline": ["o"], "artifacts_expected": ["a"], "context_needed": ["n"], "requirements": ["r"], "version": "2", "outcome": "z", "summary": "y", "id": "x"}),
+]
+DIGEST_ERRORS = [
+    ("blank_requirement", {"id": "x", "summary": "y", "outcome": "z", "requirements": ["a", "  "]}, "/requirements/1"),
+    ("duplicate_requirement_after_trim", {"id": "x", "summary": "y", "outcome": "z", "requirements": ["a", " a"]}, "/requirements/1"),
+    ("summary_not_a_string", {"id": "x", "summary": 3, "outcome": "z"}, "/summary"),
+]
+
+
+def write_digest_vectors():
+    out = {"vectors": [{"name": n, "document": d, "canonical": canonical(d), "digest": digest(d)} for n, d in DIGEST_VECTORS],
+           "errors": [{"name": n, "document": d, "pointer": p} for n, d, p in DIGEST_ERRORS]}
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "protocol", "tests", "fixtures", "digest")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "vectors.json"), "w") as f:
+        json.dump(out, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
 def main():
+    write_digest_vectors()
     if os.path.isdir(OUT):
         for g in os.listdir(OUT):
             p = os.path.join(OUT, g)

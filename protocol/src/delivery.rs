@@ -3,8 +3,9 @@
 //! [`Receiver::receive`] runs, in the envelope page's order:
 //! 1. the validating parser (steps 1-5 of the validation order, with the receiver's clock);
 //! 2. routing (step 6): the envelope's `workspace_id` and `channel` must be the receiver's
-//!    (otherwise it is not addressed to this receiver: ignored, nothing answered), and a directed
-//!    envelope's `to` must be the local peer (`not_target`);
+//!    (otherwise it is not addressed to this receiver: ignored, nothing answered), a directed
+//!    envelope's `to` must be the local peer (`not_target`), and a direct room's `direct_id` must
+//!    be the room of its two peers, the sender and the target (`malformed` at `/direct_id`);
 //! 3. deduplication by envelope `id` within the replay window ([`DedupWindow`]: bounded memory,
 //!    O(1) per message, oldest evicted first): a repeat is `duplicate`;
 //! 4. the work lifecycle (step 7, [`WorkTracker`]): `work_closed`, `work_container_mismatch`,
@@ -21,6 +22,7 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::json;
 
 use crate::build::MessageBuilder;
+use crate::identity::is_direct_room_of;
 use crate::lifecycle::{IgnoreReason, Outcome, WorkTracker};
 use crate::parse::{Head, Message, Options, Registry, Rejection};
 use crate::problem::ReasonCode;
@@ -270,6 +272,20 @@ impl Receiver {
                     **to, self.config.local_peer
                 );
                 return self.refuse(&message, ReasonCode::NotTarget, "/to", m, now);
+            }
+        }
+        if let Some(direct_id) = &env.direct_id {
+            // Both peers of the room are known: the sender and the target (or the local peer).
+            let other = env
+                .to
+                .as_deref()
+                .map_or(self.config.local_peer.as_str(), |t| t.as_str());
+            if !is_direct_room_of(&env.workspace_id, &env.channel, direct_id, &env.from, other) {
+                let m = format!(
+                    "`{}` is not the direct room of `{}` and `{other}` in this workspace channel",
+                    **direct_id, *env.from
+                );
+                return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
             }
         }
         if !self.dedup.insert(&env.id, now) {

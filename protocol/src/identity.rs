@@ -7,11 +7,17 @@
 //! - subjects: `agh.network.v0.<workspace_id>.<channel>.broadcast` and
 //!   `agh.network.v0.<workspace_id>.<channel>.peer.<route_token>`.
 //!
-//! All hex is lowercase.
+//! All hex is lowercase. Inputs are checked with the generated validators of their schema types
+//! (`defs.schema.json`: `workspace_id`, `channel`, `peer_id`, `direct_id`), so the grammars are
+//! written once, in the schemas.
 
 use std::fmt;
 
+use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::generated::checks::{check_channel, check_direct_id, check_peer_id, check_workspace_id};
+use crate::problem::{Problems, ReasonCode};
 
 /// Domain separator of the direct room recipe.
 const DIRECT_ROOM_DOMAIN: &[u8] = b"agh-network/direct-room/v0";
@@ -21,14 +27,14 @@ const SUBJECT_PREFIX: &str = "agh.network.v0";
 /// An input to an identity recipe that does not satisfy its grammar.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdentityError {
-    /// A value does not match the grammar of the envelope member it stands for.
+    /// A value does not match the grammar of the schema type it stands for.
     Grammar {
-        /// The envelope member whose grammar applies: `workspace_id`, `channel`, `peer_id`.
-        field: &'static str,
-        /// Which argument held it (`workspace_id`, `channel`, `peer_a`, `peer_b`, `peer`).
+        /// Which argument held it (`workspace_id`, `channel`, `peer_a`, `peer_b`, `peer`, `direct_id`).
         argument: &'static str,
         /// The rejected value.
         value: String,
+        /// What is wrong, from the generated validator (it quotes the schema's pattern).
+        message: String,
     },
     /// The two peers of a direct room are the same peer.
     SamePeer {
@@ -38,9 +44,9 @@ pub enum IdentityError {
 }
 
 impl IdentityError {
-    /// The protocol reason code a receiver would use for this input: always `malformed`.
-    pub const fn reason_code(&self) -> &'static str {
-        "malformed"
+    /// The protocol reason code a receiver would use for this input: `malformed`.
+    pub const fn reason_code(&self) -> ReasonCode {
+        ReasonCode::Malformed
     }
 }
 
@@ -48,14 +54,8 @@ impl fmt::Display for IdentityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             IdentityError::Grammar {
-                field,
-                argument,
-                value,
-            } => write!(
-                f,
-                "{argument} {value:?} does not match the {field} grammar ({})",
-                grammar::describe(field)
-            ),
+                argument, message, ..
+            } => write!(f, "{argument}: {message}"),
             IdentityError::SamePeer { peer } => write!(
                 f,
                 "a direct room needs two different peers, got {peer:?} twice"
@@ -66,31 +66,25 @@ impl fmt::Display for IdentityError {
 
 impl std::error::Error for IdentityError {}
 
-fn check(
-    ok: fn(&str) -> bool,
-    field: &'static str,
-    argument: &'static str,
-    value: &str,
-) -> Result<(), IdentityError> {
-    if ok(value) {
-        Ok(())
-    } else {
-        Err(IdentityError::Grammar {
-            field,
+type Check = fn(&Value, &mut String, &mut Problems);
+
+fn check(check: Check, argument: &'static str, value: &str) -> Result<(), IdentityError> {
+    let mut problems = Problems::first_only();
+    let mut at = format!("/{argument}");
+    check(&Value::String(value.to_owned()), &mut at, &mut problems);
+    match problems.into_vec().into_iter().next() {
+        None => Ok(()),
+        Some(p) => Err(IdentityError::Grammar {
             argument,
             value: value.to_owned(),
-        })
+            message: p.message,
+        }),
     }
 }
 
 fn check_scope(workspace_id: &str, channel: &str) -> Result<(), IdentityError> {
-    check(
-        grammar::is_workspace_id,
-        "workspace_id",
-        "workspace_id",
-        workspace_id,
-    )?;
-    check(grammar::is_channel, "channel", "channel", channel)
+    check(check_workspace_id, "workspace_id", workspace_id)?;
+    check(check_channel, "channel", channel)
 }
 
 fn push_hex(out: &mut String, bytes: &[u8]) {
@@ -119,8 +113,8 @@ pub fn direct_id(
     peer_b: &str,
 ) -> Result<String, IdentityError> {
     check_scope(workspace_id, channel)?;
-    check(grammar::is_peer_id, "peer_id", "peer_a", peer_a)?;
-    check(grammar::is_peer_id, "peer_id", "peer_b", peer_b)?;
+    check(check_peer_id, "peer_a", peer_a)?;
+    check(check_peer_id, "peer_b", peer_b)?;
     if peer_a == peer_b {
         return Err(IdentityError::SamePeer {
             peer: peer_a.to_owned(),
@@ -156,18 +150,19 @@ pub fn direct_id(
 
 /// Whether `direct_id` is the direct room of `peer_a` and `peer_b` (in either order) in the given
 /// workspace channel. False when any input breaks its grammar or the peers are the same.
-pub fn check_direct_id(
+pub fn is_direct_room_of(
     workspace_id: &str,
     channel: &str,
     direct_id: &str,
     peer_a: &str,
     peer_b: &str,
 ) -> bool {
-    grammar::is_direct_id(direct_id)
+    check(check_direct_id, "direct_id", direct_id).is_ok()
         && self::direct_id(workspace_id, channel, peer_a, peer_b).is_ok_and(|id| id == direct_id)
 }
 
 /// The NATS route token of a peer: hex of the first 16 bytes of SHA-256 of its UTF-8 bytes.
+/// (Any string has a token; [`peer_subject`] checks the peer id grammar.)
 pub fn route_token(peer_id: &str) -> String {
     let sum = Sha256::digest(peer_id.as_bytes());
     hex(&sum[..16])
@@ -176,7 +171,9 @@ pub fn route_token(peer_id: &str) -> String {
 /// The channel's broadcast subject: `agh.network.v0.<workspace_id>.<channel>.broadcast`.
 pub fn broadcast_subject(workspace_id: &str, channel: &str) -> Result<String, IdentityError> {
     check_scope(workspace_id, channel)?;
-    Ok(format!("{SUBJECT_PREFIX}.{workspace_id}.{channel}.broadcast"))
+    Ok(format!(
+        "{SUBJECT_PREFIX}.{workspace_id}.{channel}.broadcast"
+    ))
 }
 
 /// A peer's inbox subject in a channel:
@@ -187,121 +184,9 @@ pub fn peer_subject(
     peer_id: &str,
 ) -> Result<String, IdentityError> {
     check_scope(workspace_id, channel)?;
-    check(grammar::is_peer_id, "peer_id", "peer", peer_id)?;
+    check(check_peer_id, "peer", peer_id)?;
     Ok(format!(
         "{SUBJECT_PREFIX}.{workspace_id}.{channel}.peer.{}",
         route_token(peer_id)
     ))
-}
-
-/// HAND-ROLLED GRAMMAR CHECKS, to be replaced by the generated checks.
-///
-/// The single source of these grammars is `schemas/agh-network-v0/defs.schema.json`
-/// (`$defs/workspace_id`, `channel`, `peer_id`, `direct_id`). The generated code in
-/// `crate::generated` did not expose a check for them when this module was written; once it does,
-/// each function here must become a call into it and this module must go. Each matcher is a
-/// literal transcription of the schema pattern quoted above it, nothing more.
-pub(crate) mod grammar {
-    /// `^[^.*> \u0000-\u001f\u007f]+$`
-    pub(crate) fn is_workspace_id(s: &str) -> bool {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| !matches!(c, '.' | '*' | '>' | ' ' | '\u{0}'..='\u{1f}' | '\u{7f}'))
-    }
-
-    /// `^[a-z0-9][a-z0-9_-]{0,63}$`
-    pub(crate) fn is_channel(s: &str) -> bool {
-        head_tail(s, 63, |b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
-    }
-
-    /// `^[a-z0-9][a-z0-9._-]{0,127}$`
-    pub(crate) fn is_peer_id(s: &str) -> bool {
-        head_tail(s, 127, |b| {
-            matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'-')
-        })
-    }
-
-    /// `^direct_[a-f0-9]{32}$`
-    pub(crate) fn is_direct_id(s: &str) -> bool {
-        s.strip_prefix("direct_").is_some_and(|h| {
-            h.len() == 32 && h.bytes().all(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9'))
-        })
-    }
-
-    /// One `[a-z0-9]` byte, then at most `max_tail` bytes accepted by `tail`.
-    fn head_tail(s: &str, max_tail: usize, tail: fn(u8) -> bool) -> bool {
-        match s.as_bytes().split_first() {
-            Some((head, rest)) => {
-                matches!(head, b'a'..=b'z' | b'0'..=b'9')
-                    && rest.len() <= max_tail
-                    && rest.iter().all(|&b| tail(b))
-            }
-            None => false,
-        }
-    }
-
-    /// The pattern of a grammar, for error messages.
-    pub(crate) fn describe(field: &str) -> &'static str {
-        match field {
-            "workspace_id" => "non-empty, without '.', ' ', '*', '>' or control characters",
-            "channel" => "^[a-z0-9][a-z0-9_-]{0,63}$",
-            "peer_id" => "^[a-z0-9][a-z0-9._-]{0,127}$",
-            "direct_id" => "^direct_[a-f0-9]{32}$",
-            _ => "see defs.schema.json",
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn workspace_id_grammar() {
-            for ok in ["ws_alpha", "default", "ws-ü", "A:B/C", "\u{80}"] {
-                assert!(is_workspace_id(ok), "{ok:?}");
-            }
-            for bad in ["", "a.b", "a b", "a*", "a>", "a\u{0}", "a\u{1f}", "a\u{7f}", "\t"] {
-                assert!(!is_workspace_id(bad), "{bad:?}");
-            }
-        }
-
-        #[test]
-        fn channel_grammar() {
-            let longest = format!("a{}", "b".repeat(63));
-            for ok in ["a", "0", "builders", "a_b-c", longest.as_str()] {
-                assert!(is_channel(ok), "{ok:?}");
-            }
-            let too_long = format!("a{}", "b".repeat(64));
-            for bad in ["", "_a", "-a", "A", "a.b", "a b", "é", too_long.as_str()] {
-                assert!(!is_channel(bad), "{bad:?}");
-            }
-        }
-
-        #[test]
-        fn peer_id_grammar() {
-            let longest = format!("a{}", "b".repeat(127));
-            for ok in ["a", "echo.demo", "reviewer.sess-xyz", "0_a", longest.as_str()] {
-                assert!(is_peer_id(ok), "{ok:?}");
-            }
-            let too_long = format!("a{}", "b".repeat(128));
-            for bad in ["", ".a", "_a", "Echo", "a b", "a/b", "ü", too_long.as_str()] {
-                assert!(!is_peer_id(bad), "{bad:?}");
-            }
-        }
-
-        #[test]
-        fn direct_id_grammar() {
-            assert!(is_direct_id("direct_7c428ea8fe236e851f71f71f7ff3fb17"));
-            for bad in [
-                "direct_",
-                "direct_7C428EA8FE236E851F71F71F7FF3FB17",
-                "direct_7c428ea8fe236e851f71f71f7ff3fb1",
-                "direct_7c428ea8fe236e851f71f71f7ff3fb177",
-                "room_7c428ea8fe236e851f71f71f7ff3fb17",
-                "direct_7c428ea8fe236e851f71f71f7ff3fbzz",
-            ] {
-                assert!(!is_direct_id(bad), "{bad:?}");
-            }
-        }
-    }
 }

@@ -9,6 +9,7 @@ pub mod check;
 pub mod delivery;
 #[rustfmt::skip]
 pub mod generated;
+pub mod identity;
 pub mod json;
 pub mod kind;
 pub mod lifecycle;
