@@ -155,6 +155,11 @@ impl Rejection {
         }
     }
 
+    /// A rejection for `problem`, with nothing read of the envelope.
+    pub fn from_problem(problem: Problem) -> Self {
+        Rejection::new(problem, Head::default())
+    }
+
     /// The problem part (code, pointer, message, rule).
     pub fn problem(&self) -> Problem {
         Problem {
