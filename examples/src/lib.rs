@@ -89,3 +89,159 @@ pub mod poll {
         PollBody::RULES
     }
 }
+
+pub mod two_peers {
+    //! Two in-process peers running a full work unit (`cargo run -p agh-examples --example work_unit`).
+
+    use agh_protocol::{
+        Delivery, Message, MessageBuilder, Outcome, ReceiptBody, Receiver, ReceiverConfig, SayBody,
+        TraceBody,
+    };
+    use serde_json::json;
+
+    /// The example's workspace.
+    pub const WS: &str = "ws_alpha";
+    /// The example's channel.
+    pub const CHANNEL: &str = "builders";
+    /// The initiator.
+    pub const OPS: &str = "ops-coordinator.session-42";
+    /// The target.
+    pub const PATCH: &str = "patch-worker.session-19";
+
+    /// One in-process peer: its id, its receiver, and how many envelopes it sent.
+    #[derive(Debug)]
+    pub struct Peer {
+        /// The peer id.
+        pub name: &'static str,
+        /// Its receiver (parser, routing, dedup, lifecycle).
+        pub receiver: Receiver,
+        sent: u32,
+    }
+
+    impl Peer {
+        /// A peer in the example's workspace channel.
+        pub fn new(name: &'static str) -> Self {
+            Peer {
+                name,
+                receiver: Receiver::new(ReceiverConfig::new(WS, CHANNEL, name)),
+                sent: 0,
+            }
+        }
+
+        fn envelope(
+            &mut self,
+            to: &str,
+            container: (&str, &str),
+            work_id: &str,
+            now: i64,
+        ) -> MessageBuilder {
+            self.sent += 1;
+            MessageBuilder::new(WS, CHANNEL, self.name)
+                .id(&format!(
+                    "msg_{}_{}",
+                    self.name.split('.').next().unwrap_or("peer"),
+                    self.sent
+                ))
+                .ts(now)
+                .to(to)
+                .container(container.0, container.1)
+                .work_id(work_id)
+        }
+    }
+
+    /// A state change, for people.
+    pub fn state_of(outcome: &Outcome) -> String {
+        match outcome {
+            Outcome::Opened { state, .. } => format!("opened -> {state}"),
+            Outcome::Transitioned { from, to, .. } => format!("{from} -> {to}"),
+            Outcome::Unchanged { state, .. } => format!("stays {state}"),
+            Outcome::Ignored(why) => format!("no work change ({why})"),
+            Outcome::Refused { code, message } => format!("refused {code}: {message}"),
+        }
+    }
+
+    /// `from` sends `message` to `to`: the sender records it, the receiver receives it.
+    fn deliver(
+        log: &mut Vec<String>,
+        from: &mut Peer,
+        to: &mut Peer,
+        message: Message,
+        now: i64,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let bytes = message.to_vec()?;
+        log.push(format!(
+            "{} -> {}: {}",
+            from.name,
+            to.name,
+            String::from_utf8_lossy(&bytes)
+        ));
+        let sent = from.receiver.record_sent(&message);
+        log.push(format!("  sender's view:   {}", state_of(&sent)));
+        match to.receiver.receive(&bytes, now) {
+            Delivery::Delivered { work, .. } => {
+                log.push(format!("  receiver's view: {}", state_of(&work)))
+            }
+            other => return Err(format!("not delivered: {other:?}").into()),
+        }
+        Ok(())
+    }
+
+    fn body<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T, serde_json::Error> {
+        serde_json::from_value(v)
+    }
+
+    /// One full work unit (open, accept, progress, needs_input, input, complete) in `container`,
+    /// every envelope and state change appended to `log`.
+    pub fn work_unit(
+        log: &mut Vec<String>,
+        ops: &mut Peer,
+        patch: &mut Peer,
+        container: (&str, &str),
+        work_id: &str,
+        t0: i64,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let open: SayBody = body(
+            json!({"text": "Run the migration smoke test against staging.", "intent": "request"}),
+        )?;
+        let m = ops.envelope(PATCH, container, work_id, t0).body(&open)?;
+        let opened_id = m.id().to_owned();
+        deliver(log, ops, patch, m, t0)?;
+
+        let accepted: ReceiptBody = body(json!({"for_id": opened_id, "status": "accepted"}))?;
+        let m = patch
+            .envelope(OPS, container, work_id, t0 + 1)
+            .reply_to(&opened_id)
+            .body(&accepted)?;
+        deliver(log, patch, ops, m, t0 + 1)?;
+
+        let progress: TraceBody =
+            body(json!({"state": "working", "message": "Replaying 12 migrations."}))?;
+        let m = patch
+            .envelope(OPS, container, work_id, t0 + 2)
+            .body(&progress)?;
+        deliver(log, patch, ops, m, t0 + 2)?;
+
+        let blocked: TraceBody =
+            body(json!({"state": "needs_input", "message": "Which database snapshot?"}))?;
+        let m = patch
+            .envelope(OPS, container, work_id, t0 + 3)
+            .body(&blocked)?;
+        deliver(log, patch, ops, m, t0 + 3)?;
+
+        let input: SayBody =
+            body(json!({"text": "Use last night's snapshot.", "intent": "answer"}))?;
+        let m = ops
+            .envelope(PATCH, container, work_id, t0 + 4)
+            .body(&input)?;
+        deliver(log, ops, patch, m, t0 + 4)?;
+
+        let done: TraceBody = body(
+            json!({"state": "completed", "message": "Smoke test passed.", "result": {"passed": true}}),
+        )?;
+        let m = patch
+            .envelope(OPS, container, work_id, t0 + 5)
+            .body(&done)?;
+        deliver(log, patch, ops, m, t0 + 5)?;
+        Ok(())
+    }
+}

@@ -306,14 +306,23 @@ impl Message {
     /// The envelope as JSON: members in schema order, `to` and `proof` written as `null` when
     /// absent, unknown `ext` keys and unknown body members preserved.
     pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        let mut v = serde_json::to_value(&self.envelope)?;
-        if let Value::Object(m) = &mut v {
-            m.insert(
-                crate::generated::BODY_MEMBER.to_owned(),
-                self.body.to_value()?,
-            );
+        let Value::Object(mut members) = serde_json::to_value(&self.envelope)? else {
+            return Err(serde::ser::Error::custom(
+                "the envelope did not serialize to an object",
+            ));
+        };
+        members.insert(
+            crate::generated::BODY_MEMBER.to_owned(),
+            self.body.to_value()?,
+        );
+        let mut ordered = Map::with_capacity(members.len());
+        for name in crate::generated::ENVELOPE_MEMBERS {
+            if let Some(v) = members.remove(*name) {
+                ordered.insert((*name).to_owned(), v);
+            }
         }
-        Ok(v)
+        ordered.extend(members);
+        Ok(Value::Object(ordered))
     }
 
     /// The envelope as compact JSON bytes.
