@@ -6,6 +6,7 @@
 //! - [`generate`] returns the generated files (relative path, contents) for `protocol/src/generated/`.
 
 pub mod checks;
+pub mod docs;
 pub mod error;
 pub mod load;
 pub mod model;
@@ -54,6 +55,32 @@ fn unparse(header: &str, file: &syn::File) -> String {
 fn parse_file(tokens: proc_macro2::TokenStream, what: &str) -> Result<syn::File> {
     syn::parse2(tokens)
         .map_err(|e| Error::new(what, "", format!("emitted code does not parse: {e}")))
+}
+
+/// One output directory of codegen (relative to the workspace root) and its files.
+#[derive(Clone, Debug)]
+pub struct Output {
+    /// The directory, relative to the workspace root (`protocol/src/generated`).
+    pub dir: &'static str,
+    /// Its files.
+    pub files: Vec<GeneratedFile>,
+}
+
+/// Everything `cargo xtask codegen` writes for the workspace at `root`: the Rust code from
+/// `schemas/agh-network-v0` into `protocol/src/generated`, and the reference docs (with the
+/// examples of `examples/envelopes`) into `docs/reference`.
+pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
+    let (set, model) = load_model(root.join("schemas/agh-network-v0"))?;
+    Ok(vec![
+        Output {
+            dir: "protocol/src/generated",
+            files: generate_from(&set, &model)?,
+        },
+        Output {
+            dir: "docs/reference",
+            files: docs::emit_docs(&set, &model, Some(&root.join("examples/envelopes")))?,
+        },
+    ])
 }
 
 /// Every generated file for the set at `dir`, in path order, byte-identical across runs.
@@ -150,8 +177,13 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
 }
 
 /// Compares `files` with the contents of `out_dir`: returns `(stale or missing, extra)` relative
-/// paths. Extra files are `*.rs` files in `out_dir` that codegen does not produce.
+/// paths. Extra files are files in `out_dir` with the extension of the generated ones (`.rs`,
+/// `.md`) that codegen does not produce.
 pub fn check(out_dir: &Path, files: &[GeneratedFile]) -> (Vec<String>, Vec<String>) {
+    let exts: BTreeSet<&str> = files
+        .iter()
+        .filter_map(|f| f.path.rsplit_once('.').map(|(_, e)| e))
+        .collect();
     let mut stale = Vec::new();
     for f in files {
         match std::fs::read_to_string(out_dir.join(&f.path)) {
@@ -163,7 +195,8 @@ pub fn check(out_dir: &Path, files: &[GeneratedFile]) -> (Vec<String>, Vec<Strin
     if let Ok(entries) = std::fs::read_dir(out_dir) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".rs") && !files.iter().any(|f| f.path == name) {
+            let generated_kind = name.rsplit_once('.').is_some_and(|(_, e)| exts.contains(e));
+            if generated_kind && !files.iter().any(|f| f.path == name) {
                 extra.push(name);
             }
         }

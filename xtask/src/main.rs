@@ -1,5 +1,7 @@
-//! `cargo xtask codegen [--check]`: regenerates `protocol/src/generated/` from
-//! `schemas/agh-network-v0/` (or, with `--check`, fails naming every stale, missing or extra file).
+//! `cargo xtask codegen [--check]`: regenerates every generated file of the workspace
+//! (`protocol/src/generated/*.rs` and `docs/reference/*.md`, see
+//! `agh_codegen::workspace_outputs`), or, with `--check`, writes nothing and fails naming every
+//! stale, missing or extra file.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,65 +18,60 @@ fn usage() -> ExitCode {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (cmd, rest) = match args.split_first() {
-        Some((c, r)) => (c.as_str(), r),
-        None => return usage(),
-    };
-    if cmd != "codegen" {
-        return usage();
-    }
-    let check = match rest {
-        [] => false,
-        [flag] if flag == "--check" => true,
+    let check = match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["codegen"] => false,
+        ["codegen", "--check"] => true,
         _ => return usage(),
     };
     let root = workspace_root();
-    let schemas = root.join("schemas/agh-network-v0");
-    let out_dir = root.join("protocol/src/generated");
-    let files = match agh_codegen::generate(&schemas) {
-        Ok(f) => f,
+    let outputs = match agh_codegen::workspace_outputs(&root) {
+        Ok(o) => o,
         Err(e) => {
             eprintln!("codegen failed: {e}");
             return ExitCode::FAILURE;
         }
     };
-    if check {
-        let (stale, extra) = agh_codegen::check(&out_dir, &files);
-        if stale.is_empty() && extra.is_empty() {
-            return ExitCode::SUCCESS;
-        }
-        for s in &stale {
-            eprintln!("stale or missing: protocol/src/generated/{s}");
-        }
-        for s in &extra {
-            eprintln!("extra (not generated): protocol/src/generated/{s}");
-        }
-        eprintln!("run `cargo xtask codegen` to regenerate");
-        return ExitCode::FAILURE;
-    }
-    if let Err(e) = std::fs::create_dir_all(&out_dir) {
-        eprintln!("cannot create {}: {e}", out_dir.display());
-        return ExitCode::FAILURE;
-    }
-    let (_, extra) = agh_codegen::check(&out_dir, &files);
-    for f in &files {
-        let path = out_dir.join(&f.path);
-        let same = std::fs::read_to_string(&path).is_ok_and(|c| c == f.contents);
-        if !same {
-            if let Err(e) = std::fs::write(&path, &f.contents) {
-                eprintln!("cannot write {}: {e}", path.display());
-                return ExitCode::FAILURE;
+    let mut failed = false;
+    for out in &outputs {
+        let dir = root.join(out.dir);
+        let (stale, extra) = agh_codegen::check(&dir, &out.files);
+        if check {
+            for s in &stale {
+                eprintln!("stale or missing: {}/{s}", out.dir);
             }
-            println!("wrote protocol/src/generated/{}", f.path);
+            for s in &extra {
+                eprintln!("extra (not generated): {}/{s}", out.dir);
+            }
+            failed |= !stale.is_empty() || !extra.is_empty();
+            continue;
         }
-    }
-    for s in &extra {
-        let path = out_dir.join(s);
-        if let Err(e) = std::fs::remove_file(&path) {
-            eprintln!("cannot remove stale {}: {e}", path.display());
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            eprintln!("cannot create {}: {e}", dir.display());
             return ExitCode::FAILURE;
         }
-        println!("removed stale protocol/src/generated/{s}");
+        for f in out.files.iter().filter(|f| stale.contains(&f.path)) {
+            if let Err(e) = std::fs::write(dir.join(&f.path), &f.contents) {
+                eprintln!("cannot write {}/{}: {e}", out.dir, f.path);
+                return ExitCode::FAILURE;
+            }
+            println!("wrote {}/{}", out.dir, f.path);
+        }
+        for s in &extra {
+            if let Err(e) = std::fs::remove_file(dir.join(s)) {
+                eprintln!("cannot remove stale {}/{s}: {e}", out.dir);
+                return ExitCode::FAILURE;
+            }
+            println!("removed stale {}/{s}", out.dir);
+        }
+    }
+    if failed {
+        eprintln!("run `cargo xtask codegen` to regenerate");
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
 }
