@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -711,4 +711,115 @@ pub fn emit_docs(
     });
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// The reference section of an extension kind, rendered exactly like the core kinds': its
+/// envelope requirements and body fields tables. `body_schema` is the body's JSON Schema (for
+/// example from `schemars`; every property needs a `description`), `x_agh_kind` the kind's rules
+/// in the `x-agh-kind` vocabulary (as the derive attributes say them). The kind is added to a
+/// temporary copy of the schema set at `base`, which then goes through the same model and
+/// emitter as the core kinds.
+pub fn extension_kind_docs(base: &Path, body_schema: &Value, x_agh_kind: &Value) -> Result<String> {
+    let kind = x_agh_kind
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::new("x-agh-kind", "/kind", "missing `kind`"))?
+        .to_owned();
+    let tmp = std::env::temp_dir().join(format!(
+        "agh-ext-docs-{}-{}",
+        std::process::id(),
+        kind.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    ));
+    let result = (|| {
+        let set_dir = tmp.join(
+            base.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "schemas".into()),
+        );
+        copy_tree(base, &set_dir)?;
+        let env_path = set_dir.join("envelope.schema.json");
+        let mut envelope: Value = serde_json::from_str(
+            &std::fs::read_to_string(&env_path)
+                .map_err(|e| Error::new(&env_path, "", e.to_string()))?,
+        )
+        .map_err(|e| Error::new(&env_path, "", e.to_string()))?;
+        let env_id = envelope
+            .get("$id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::new(&env_path, "/$id", "missing `$id`"))?
+            .to_owned();
+        let file = format!(
+            "body/ext-{}.schema.json",
+            kind.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        );
+        let mut body = body_schema.clone();
+        let obj = body
+            .as_object_mut()
+            .ok_or_else(|| Error::new("body schema", "", "must be an object"))?;
+        let base_uri = env_id.rsplit_once('/').map_or(env_id.as_str(), |(b, _)| b);
+        obj.insert("$id".into(), format!("{base_uri}/{file}").into());
+        obj.insert("x-agh-kind".into(), x_agh_kind.clone());
+        if let Some(Value::Array(kinds)) = envelope.pointer_mut("/properties/kind/enum") {
+            kinds.push(kind.clone().into());
+        }
+        if let Some(Value::Array(all)) = envelope.get_mut("allOf") {
+            all.push(serde_json::json!({
+                "if": { "properties": { "kind": { "const": kind } }, "required": ["kind"] },
+                "then": { "properties": { "body": { "$ref": file } } }
+            }));
+        }
+        let write = |path: PathBuf, v: &Value| {
+            std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))
+                .and_then(|()| std::fs::write(&path, v.to_string()))
+                .map_err(|e| Error::new(&path, "", e.to_string()))
+        };
+        write(env_path.clone(), &envelope)?;
+        write(set_dir.join(&file), &body)?;
+        let (set, model) = crate::load_model(&set_dir)?;
+        let k = model.kind(&kind).ok_or_else(|| {
+            Error::new(
+                &file,
+                "",
+                format!("kind {kind:?} did not make it into the model"),
+            )
+        })?;
+        let set_name = set
+            .dir()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let section = kind_section(&model, k, None, &set_name);
+        // The body schema lives in the extension's crate, not in the schema set.
+        let lines: Vec<String> = section
+            .lines()
+            .map(|l| {
+                if l.starts_with("Body schema: ") {
+                    format!(
+                        "Body schema: the `{}` type's JSON Schema (extension kind). Profile `{}`.",
+                        k.body_type, k.rules.profile
+                    )
+                } else {
+                    l.to_owned()
+                }
+            })
+            .collect();
+        Ok(lines.join("\n") + "\n")
+    })();
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| Error::new(to, "", e.to_string()))?;
+    for entry in std::fs::read_dir(from).map_err(|e| Error::new(from, "", e.to_string()))? {
+        let entry = entry.map_err(|e| Error::new(from, "", e.to_string()))?;
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .map_err(|e| Error::new(&target, "", e.to_string()))?;
+        }
+    }
+    Ok(())
 }

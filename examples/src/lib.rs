@@ -13,8 +13,8 @@ pub mod poll {
     use serde::{Deserialize, Serialize};
     use serde_json::Value;
 
-    /// The body of an `acme.poll` envelope.
-    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Body)]
+    /// Ask the peers of a thread or direct room to vote on one question.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Body, schemars::JsonSchema)]
     #[agh(
         kind = "acme.poll",
         profile = "acme-poll/v1",
@@ -87,6 +87,40 @@ pub mod poll {
     /// The kind's rules, as the derive attached them.
     pub fn rules() -> agh_protocol::KindRules {
         PollBody::RULES
+    }
+
+    /// The kind's rules in the schemas' `x-agh-kind` vocabulary, from the derive attributes.
+    pub fn x_agh_kind(purpose: &str) -> Value {
+        let r = PollBody::RULES;
+        serde_json::json!({
+            "kind": r.kind,
+            "profile": r.profile,
+            "purpose": purpose,
+            "surface": r.surface.as_str(),
+            "work_id": r.work_id.as_str(),
+            "to": r.to.as_str(),
+            "reply_to": r.reply_to.as_str(),
+            "work": r.work.as_str(),
+            "envelope_match": r.envelope_match.iter()
+                .map(|m| serde_json::json!({"body": m.body, "envelope": m.envelope}))
+                .collect::<Vec<_>>(),
+            "verify": r.verify.iter()
+                .map(|v| serde_json::json!({"body": v.body, "recipe": v.recipe, "reason_code": v.reason_code}))
+                .collect::<Vec<_>>(),
+        })
+    }
+
+    /// The reference tables of `acme.poll` (envelope requirements, body fields), generated the
+    /// same way as the core kinds' from its `schemars` schema and its derive attributes.
+    pub fn reference_docs(schemas: &std::path::Path) -> Result<String, agh_codegen::Error> {
+        let schema = serde_json::to_value(schemars::schema_for!(PollBody))
+            .map_err(|e| agh_codegen::Error::new("PollBody", "", e.to_string()))?;
+        let purpose = schema
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("An extension kind.")
+            .to_owned();
+        agh_codegen::docs::extension_kind_docs(schemas, &schema, &x_agh_kind(&purpose))
     }
 }
 

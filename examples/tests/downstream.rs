@@ -153,3 +153,29 @@ fn registration_refuses_duplicates() {
     empty.register::<PollBody>().unwrap();
     assert_eq!(empty.kinds().count(), 1);
 }
+
+#[test]
+fn the_extension_kind_gets_the_same_reference_tables() {
+    let schemas =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/agh-network-v0");
+    let docs = agh_examples::poll::reference_docs(&schemas).unwrap();
+    assert!(docs.starts_with("## `acme.poll`\n"), "{docs}");
+    assert!(docs.contains(
+        "Body schema: the `PollBody` type's JSON Schema (extension kind). Profile `acme-poll/v1`."
+    ));
+    // From the derive attributes.
+    assert!(docs.contains("| `work_id` | MUST be absent. |"), "{docs}");
+    assert!(
+        docs.contains("| `surface` | MUST be `\"thread\"` or `\"direct\"`. |"),
+        "{docs}"
+    );
+    // From the schemars schema (doc comments become the Rule column).
+    assert!(
+        docs.contains("| `options` | array of strings | Yes | Two or more distinct options. |"),
+        "{docs}"
+    );
+    assert!(
+        docs.contains("| `closes_at` | integer or null | Optional |"),
+        "{docs}"
+    );
+}
