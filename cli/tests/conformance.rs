@@ -2,18 +2,11 @@
 //! `agh conformance serve`, and the Python adapter around `agh validate`), and `agh explain`.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
+
+use common::{agh, root};
 
 use serde_json::Value;
-
-fn agh() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_agh"))
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn run_suite(extra: &[&str]) -> (i32, String, Value) {
     let dir = tempfile::tempdir().unwrap();

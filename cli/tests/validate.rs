@@ -1,44 +1,15 @@
 //! `agh validate` as a user runs it: files, JSON lines, stdin, both formats, exit codes.
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+mod common;
+
+use common::{agh, root, run};
 
 use serde_json::Value;
-
-fn agh() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_agh"))
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn fixture(rel: &str) -> Value {
     let path = root().join("conformance/fixtures").join(rel);
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn run(cmd: &mut Command, stdin: &str) -> (i32, String, String) {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 #[test]

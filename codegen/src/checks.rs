@@ -363,7 +363,7 @@ impl<'m> Emitter<'m> {
             let rule = format!("{}#/x-agh-envelope/forbidden_members", env.file);
             legacy.extend(quote! {
                 if m.contains_key(#name) {
-                    c::forbidden_member(out, #malformed, at, #rule, #name, #msg);
+                    c::member(out, #malformed, at, #rule, #name, #msg.to_owned());
                     if out.is_done() { break #l0; }
                 }
             });
@@ -410,7 +410,7 @@ impl<'m> Emitter<'m> {
             let msg = format!("`{r}` is required when {when}");
             then.extend(quote! {
                 if m.get(#r).is_none_or(Value::is_null) {
-                    c::conditional(out, #malformed, at, #rule, #r, #msg);
+                    c::member(out, #malformed, at, #rule, #r, #msg.to_owned());
                     if out.is_done() { return overrides; }
                 }
             });
@@ -419,7 +419,7 @@ impl<'m> Emitter<'m> {
             let msg = format!("`{r}` must be absent when {when}");
             then.extend(quote! {
                 if m.get(#r).is_some_and(|x| !x.is_null()) {
-                    c::conditional(out, #malformed, at, #rule, #r, #msg);
+                    c::member(out, #malformed, at, #rule, #r, #msg.to_owned());
                     if out.is_done() { return overrides; }
                 }
             });
@@ -430,7 +430,7 @@ impl<'m> Emitter<'m> {
             then.extend(quote! {
                 if let Some(v) = m.get(#r) {
                     if !v.is_null() && !(#test) {
-                        c::conditional(out, #malformed, at, #rule, #r, #msg);
+                        c::member(out, #malformed, at, #rule, #r, #msg.to_owned());
                         if out.is_done() { return overrides; }
                     }
                 }

@@ -2,16 +2,13 @@
 //! and a schema edit flows into the generated Rust (checked with `syn`, not by string search).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{copy_dir, read_json, root};
+
 use std::path::{Path, PathBuf};
 
 use agh_codegen::GeneratedFile;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 fn schemas() -> PathBuf {
     root().join("schemas/agh-network-v0")
@@ -174,19 +171,6 @@ fn a_second_schema_set_with_invented_kinds_generates() {
     assert_eq!(files, agh_codegen::generate(&dir).unwrap());
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_property_added_to_the_say_schema_flows_into_the_generated_type() {
     let tmp = tempfile::tempdir().unwrap();
@@ -194,8 +178,7 @@ fn a_property_added_to_the_say_schema_flows_into_the_generated_type() {
     copy_dir(&schemas(), &dir);
 
     let say_path = dir.join("body/say.schema.json");
-    let mut say: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&say_path).unwrap()).unwrap();
+    let mut say = read_json(&say_path);
     say["properties"]["mood"] = serde_json::json!({
         "description": "MAY tell how the sender feels about the text.",
         "type": ["string", "null"]
@@ -244,8 +227,7 @@ fn schema_errors_name_the_file_and_pointer() {
     let dir = tmp.path().join("agh-network-v0");
     copy_dir(&schemas(), &dir);
     let say_path = dir.join("body/say.schema.json");
-    let mut say: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&say_path).unwrap()).unwrap();
+    let mut say = read_json(&say_path);
     say["properties"]["text"]["$ref"] = serde_json::json!("../nowhere.schema.json");
     std::fs::write(&say_path, serde_json::to_string(&say).unwrap()).unwrap();
     let err = agh_codegen::generate(&dir).unwrap_err().to_string();

@@ -3,17 +3,14 @@
 //! tables of the seed pages (`../shared/seeds/`), with the differences we make on purpose listed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{copy_dir, read_json, root};
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agh_codegen::GeneratedFile;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 fn docs_for(dir: &Path, examples: Option<&Path>) -> Vec<GeneratedFile> {
     let (set, model) = agh_codegen::load_model(dir).unwrap();
@@ -26,18 +23,6 @@ fn page<'a>(files: &'a [GeneratedFile], name: &str) -> &'a str {
         .find(|f| f.path == name)
         .unwrap_or_else(|| panic!("no {name}"))
         .contents
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 #[test]
@@ -91,8 +76,7 @@ fn editing_a_description_and_a_rule_annotation_changes_the_docs() {
     copy_dir(&root().join("schemas/agh-network-v0"), &dir);
     let before = docs_for(&dir, None);
     let path = dir.join("body/say.schema.json");
-    let mut say: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut say = read_json(&path);
     say["properties"]["intent"]["description"] =
         "MAY say what the sender wants, in one word.".into();
     say["x-agh-kind"]["to"] = "required".into();

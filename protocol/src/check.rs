@@ -168,12 +168,24 @@ pub fn duplicate_item(
     out.push(Problem::new(code, format!("{at}/{again}"), rule, message));
 }
 
-/// A required member is missing.
-pub fn missing(out: &mut Problems, code: ReasonCode, at: &str, rule: &'static str, name: &str) {
+/// A problem with member `name` of the object at `at`.
+pub fn member(
+    out: &mut Problems,
+    code: ReasonCode,
+    at: &str,
+    rule: &'static str,
+    name: &str,
+    message: String,
+) {
     let mut pointer = at.to_owned();
     push_pointer_token(&mut pointer, name);
-    let message = format!("missing required member `{name}`");
     out.push(Problem::new(code, pointer, rule, message));
+}
+
+/// A required member is missing.
+pub fn missing(out: &mut Problems, code: ReasonCode, at: &str, rule: &'static str, name: &str) {
+    let message = format!("missing required member `{name}`");
+    member(out, code, at, rule, name, message);
 }
 
 /// A member that the (closed) object does not declare.
@@ -184,36 +196,6 @@ pub fn unknown_member(
     rule: &'static str,
     name: &str,
 ) {
-    let mut pointer = at.to_owned();
-    push_pointer_token(&mut pointer, name);
     let message = format!("unknown member `{name}`: this object allows only its declared members");
-    out.push(Problem::new(code, pointer, rule, message));
-}
-
-/// A member the schema set rejects by name, with its specific message.
-pub fn forbidden_member(
-    out: &mut Problems,
-    code: ReasonCode,
-    at: &str,
-    rule: &'static str,
-    name: &str,
-    message: &str,
-) {
-    let mut pointer = at.to_owned();
-    push_pointer_token(&mut pointer, name);
-    out.push(Problem::new(code, pointer, rule, message.to_owned()));
-}
-
-/// A conditional rule of a body failed for member `name`.
-pub fn conditional(
-    out: &mut Problems,
-    code: ReasonCode,
-    at: &str,
-    rule: &'static str,
-    name: &str,
-    message: &str,
-) {
-    let mut pointer = at.to_owned();
-    push_pointer_token(&mut pointer, name);
-    out.push(Problem::new(code, pointer, rule, message.to_owned()));
+    member(out, code, at, rule, name, message);
 }

@@ -173,12 +173,7 @@ impl Rejection {
 
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "/"
-        } else {
-            &self.pointer
-        };
-        write!(f, "{} at {}: {}", self.code, at, self.message)
+        self.problem().fmt(f)
     }
 }
 

@@ -1446,13 +1446,14 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
         if let Some(m) = v.as_object() {
             if m.contains_key("interaction_id") {
-                c::forbidden_member(
+                c::member(
                     out,
                     crate::generated::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/x-agh-envelope/forbidden_members",
                     "interaction_id",
-                    "`interaction_id` is a legacy field; v0 correlates work with `work_id`.",
+                    "`interaction_id` is a legacy field; v0 correlates work with `work_id`."
+                        .to_owned(),
                 );
                 if out.is_done() {
                     break 'c0;
@@ -3103,13 +3104,13 @@ pub fn check_body_whois(
     if let Some(v) = m.get("type") {
         if v.as_str() == Some("response") {
             if m.get("peer_card").is_none_or(Value::is_null) {
-                c::conditional(
+                c::member(
                     out,
                     crate::generated::ReasonCode::Malformed,
                     at,
                     "body/whois.schema.json#/allOf/0",
                     "peer_card",
-                    "`peer_card` is required when `type` is `response`",
+                    "`peer_card` is required when `type` is `response`".to_owned(),
                 );
                 if out.is_done() {
                     return overrides;
@@ -3117,13 +3118,14 @@ pub fn check_body_whois(
             }
             if let Some(v) = m.get("peer_card") {
                 if !v.is_null() && !(v.is_object()) {
-                    c::conditional(
+                    c::member(
                         out,
                         crate::generated::ReasonCode::Malformed,
                         at,
                         "body/whois.schema.json#/allOf/0",
                         "peer_card",
-                        "`peer_card` must be an object when `type` is `response`",
+                        "`peer_card` must be an object when `type` is `response`"
+                            .to_owned(),
                     );
                     if out.is_done() {
                         return overrides;
@@ -3137,13 +3139,13 @@ pub fn check_body_whois(
     if let Some(v) = m.get("type") {
         if v.as_str() == Some("request") {
             if m.get("peer_card").is_some_and(|x| !x.is_null()) {
-                c::conditional(
+                c::member(
                     out,
                     crate::generated::ReasonCode::Malformed,
                     at,
                     "body/whois.schema.json#/allOf/1",
                     "peer_card",
-                    "`peer_card` must be absent when `type` is `request`",
+                    "`peer_card` must be absent when `type` is `request`".to_owned(),
                 );
                 if out.is_done() {
                     return overrides;
@@ -3219,13 +3221,13 @@ pub fn check_body_receipt(
     if let Some(v) = m.get("status") {
         if v.as_str() == Some("accepted") {
             if m.get("reason_code").is_some_and(|x| !x.is_null()) {
-                c::conditional(
+                c::member(
                     out,
                     crate::generated::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/allOf/0",
                     "reason_code",
-                    "`reason_code` must be absent when `status` is `accepted`",
+                    "`reason_code` must be absent when `status` is `accepted`".to_owned(),
                 );
                 if out.is_done() {
                     return overrides;
@@ -3238,13 +3240,14 @@ pub fn check_body_receipt(
             || v.as_str() == Some("expired") || v.as_str() == Some("unsupported")
         {
             if m.get("reason_code").is_none_or(Value::is_null) {
-                c::conditional(
+                c::member(
                     out,
                     crate::generated::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/allOf/1",
                     "reason_code",
-                    "`reason_code` is required when `status` is `rejected` or `duplicate` or `expired` or `unsupported`",
+                    "`reason_code` is required when `status` is `rejected` or `duplicate` or `expired` or `unsupported`"
+                        .to_owned(),
                 );
                 if out.is_done() {
                     return overrides;
@@ -3252,13 +3255,14 @@ pub fn check_body_receipt(
             }
             if let Some(v) = m.get("reason_code") {
                 if !v.is_null() && !(v.is_string()) {
-                    c::conditional(
+                    c::member(
                         out,
                         crate::generated::ReasonCode::Malformed,
                         at,
                         "body/receipt.schema.json#/allOf/1",
                         "reason_code",
-                        "`reason_code` must be a string when `status` is `rejected` or `duplicate` or `expired` or `unsupported`",
+                        "`reason_code` must be a string when `status` is `rejected` or `duplicate` or `expired` or `unsupported`"
+                            .to_owned(),
                     );
                     if out.is_done() {
                         return overrides;
