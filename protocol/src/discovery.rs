@@ -4,19 +4,23 @@
 //!
 //! Shapes are checked with the generated validators of the schema types (`PeerCard`,
 //! `CapabilityDocument`, `CapabilityCatalog`), so what this module emits is what the schemas say.
+//! The digests come from [`crate::digest`]. Nothing here reads a clock: `now` (Unix seconds) is
+//! passed in.
 
 use std::collections::HashMap;
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::build::MessageBuilder;
+use crate::digest::{self, DigestInput, DIGEST_MEMBER};
 use crate::generated::checks::{
     check_capability_catalog, check_capability_document, check_peer_card,
 };
+use crate::generated::{CapabilityDocument, MAX_ENVELOPE_BYTES, PROFILE};
 use crate::parse::{Message, Rejection};
 use crate::problem::{Problem, Problems, ReasonCode};
-use crate::recipes::capability_digest;
-use crate::{PeerCard, WhoisBody};
+use crate::{KnownBody, PeerCard, WhoisBody, WhoisBodyType};
 
 /// `peer_card.ext` key of the brief projection.
 pub const BRIEF_KEY: &str = "agh.capabilities_brief";
@@ -29,6 +33,17 @@ pub const IDS_KEY: &str = "agh.capability_ids";
 /// Response `ext` key of the rich catalog.
 pub const CATALOG_KEY: &str = "agh.capability_catalog";
 
+/// The string members of a capability document that are trimmed in a catalog.
+const STRING_MEMBERS: [&str; 4] = ["id", "summary", "outcome", "version"];
+/// The list members whose blank entries are dropped in a catalog (`requirements`: trimmed only).
+const LIST_MEMBERS: [&str; 5] = [
+    "context_needed",
+    "artifacts_expected",
+    "execution_outline",
+    "constraints",
+    "examples",
+];
+
 fn first_problem(
     check: fn(&Value, &mut String, &mut Problems),
     v: &Value,
@@ -40,108 +55,209 @@ fn first_problem(
     problems.into_vec().into_iter().next()
 }
 
-/// A peer's local capability catalog: capability documents in catalog order, each with its
-/// canonical digest.
+/// A size-limit problem: `len` bytes where at most [`MAX_ENVELOPE_BYTES`] are allowed.
+fn too_large(pointer: &str, what: &str, len: usize) -> Problem {
+    Problem::new(
+        ReasonCode::Malformed,
+        pointer,
+        "envelope: size limit",
+        format!(
+            "{what} is {len} bytes of JSON, over the envelope size limit of {MAX_ENVELOPE_BYTES} bytes"
+        ),
+    )
+}
+
+/// Whether `len` bytes of JSON fit the envelope size limit ([`MAX_ENVELOPE_BYTES`], 1 MiB):
+/// `Err` (`malformed`, pointer `""`) when they do not.
+pub fn check_encoded_size(len: usize) -> Result<(), Problem> {
+    if len > MAX_ENVELOPE_BYTES {
+        Err(too_large("", "the envelope", len))
+    } else {
+        Ok(())
+    }
+}
+
+/// The compact JSON size of `envelope`, checked against the envelope size limit: a responder
+/// calls it before emitting a response it built by hand ([`answer_whois`] checks its own).
+pub fn check_envelope_size<T: Serialize + ?Sized>(envelope: &T) -> Result<usize, Problem> {
+    let len = serde_json::to_vec(envelope)
+        .map_err(|e| {
+            Problem::new(
+                ReasonCode::Internal,
+                "",
+                "envelope: size limit",
+                e.to_string(),
+            )
+        })?
+        .len();
+    check_encoded_size(len).map(|()| len)
+}
+
+/// Trims the capability document's strings and list entries (dropping blank list entries;
+/// `requirements` keeps its order), and removes `null`, blank `version` and empty lists. The
+/// digest does not change (the recipe normalizes the same way). Other members are kept.
+fn normalize(doc: &mut Map<String, Value>) {
+    for name in STRING_MEMBERS {
+        if let Some(Value::String(s)) = doc.get_mut(name) {
+            let trimmed = digest::trim(s);
+            if trimmed.len() != s.len() {
+                *s = trimmed.to_owned();
+            }
+        }
+    }
+    for name in LIST_MEMBERS.iter().chain(&["requirements"]) {
+        if let Some(Value::Array(items)) = doc.get_mut(*name) {
+            for item in items.iter_mut() {
+                if let Value::String(s) = item {
+                    *s = digest::trim(s).to_owned();
+                }
+            }
+            items.retain(|v| v.as_str().is_none_or(|s| !s.is_empty()));
+        }
+    }
+    doc.retain(|name, v| {
+        let known = STRING_MEMBERS.contains(&name.as_str())
+            || LIST_MEMBERS.contains(&name.as_str())
+            || name == "requirements";
+        !known
+            || !(v.is_null()
+                || (name == "version" && v.as_str() == Some(""))
+                || v.as_array().is_some_and(Vec::is_empty))
+    });
+}
+
+/// A peer's local capability catalog: capability documents in catalog order, each normalized
+/// (strings and list entries trimmed, blank list entries, blank `version` and empty lists
+/// removed) and carrying its canonical digest, with unique ids.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Catalog {
     docs: Vec<Value>,
+    ids: Vec<String>,
 }
 
 impl Catalog {
     /// A catalog of `docs` (capability documents, in catalog order). Each must be a valid
     /// capability document; a missing `digest` is computed, a wrong one is refused
-    /// (`verification_failed`). Problems point at `/<index>/...`.
+    /// (`verification_failed`); an id that repeats an earlier one (after trimming) is refused.
+    /// Problems point at `/<index>/...`.
     pub fn new(docs: Vec<Value>) -> Result<Catalog, Problem> {
-        let mut out = Vec::with_capacity(docs.len());
-        for (i, mut doc) in docs.into_iter().enumerate() {
+        let mut out = Catalog {
+            docs: Vec::with_capacity(docs.len()),
+            ids: Vec::with_capacity(docs.len()),
+        };
+        let mut seen: HashMap<String, usize> = HashMap::with_capacity(docs.len());
+        for (i, doc) in docs.into_iter().enumerate() {
             let at = format!("/{i}");
-            let digest = capability_digest(&doc).map_err(|(p, m)| {
-                Problem::new(
+            let Value::Object(mut map) = doc else {
+                return Err(Problem::new(
                     ReasonCode::Malformed,
-                    format!("{at}{p}"),
-                    "recipe capability-v0",
-                    m,
-                )
-            })?;
-            match doc.get("digest").and_then(Value::as_str) {
-                Some(d) if d != digest => {
-                    return Err(Problem::new(
-                        ReasonCode::VerificationFailed,
-                        format!("{at}/digest"),
-                        "recipe capability-v0",
-                        format!("digest {d} does not match the canonical digest {digest}"),
-                    ))
+                    at,
+                    "capability document",
+                    "a capability document is a JSON object",
+                ));
+            };
+            let computed = DigestInput::from_map(&map)
+                .and_then(|input| input.digest())
+                .map_err(|e| e.under(&at).to_problem())?;
+            match map.get(DIGEST_MEMBER) {
+                None | Some(Value::Null) => {
+                    map.insert(DIGEST_MEMBER.into(), computed.into());
                 }
-                Some(_) => {}
-                None => {
-                    if let Some(m) = doc.as_object_mut() {
-                        m.insert("digest".into(), digest.into());
-                    }
+                Some(_) => {
+                    digest::verify_map(&map).map_err(|e| e.under(&at).to_problem())?;
                 }
             }
+            normalize(&mut map);
+            let doc = Value::Object(map);
             if let Some(p) = first_problem(check_capability_document, &doc, &at) {
                 return Err(p);
             }
-            out.push(doc);
+            let id = doc["id"].as_str().unwrap_or_default().to_owned();
+            if let Some(first) = seen.insert(id.clone(), i) {
+                return Err(Problem::new(
+                    ReasonCode::Malformed,
+                    format!("{at}/id"),
+                    "capability discovery: catalog ids",
+                    format!("capability id {id:?} repeats the id of entry {first}"),
+                ));
+            }
+            out.ids.push(id);
+            out.docs.push(doc);
         }
-        Ok(Catalog { docs: out })
+        Ok(out)
     }
 
-    /// The documents, in catalog order.
+    /// A catalog of typed capability documents (their digests are verified).
+    pub fn from_documents(docs: &[CapabilityDocument]) -> Result<Catalog, Problem> {
+        let values = docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                serde_json::to_value(d).map_err(|e| {
+                    Problem::new(
+                        ReasonCode::Internal,
+                        format!("/{i}"),
+                        "capability document",
+                        e.to_string(),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Catalog::new(values)
+    }
+
+    /// The normalized documents, in catalog order, each with its `digest` (what a
+    /// `kind: "capability"` transfer carries).
     pub fn documents(&self) -> &[Value] {
         &self.docs
     }
 
-    /// The capability ids, trimmed, in catalog order.
-    pub fn ids(&self) -> Vec<String> {
-        self.docs
+    /// The document with this id (trimmed), if any.
+    pub fn document(&self, id: &str) -> Option<&Value> {
+        let id = digest::trim(id);
+        self.ids
             .iter()
-            .map(|d| d["id"].as_str().unwrap_or_default().trim().to_owned())
-            .collect()
+            .position(|x| x == id)
+            .and_then(|i| self.docs.get(i))
     }
 
-    /// The brief projection: `{id, summary}` per entry, in catalog order.
+    /// The number of capabilities.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Whether the catalog has no capability.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// The capability ids, trimmed, in catalog order (`peer_card.capabilities`).
+    pub fn ids(&self) -> Vec<String> {
+        self.ids.clone()
+    }
+
+    /// The brief projection (`peer_card.ext["agh.capabilities_brief"]`): `{id, summary}` per
+    /// entry, in catalog order.
     pub fn brief(&self) -> Vec<Value> {
         self.docs
             .iter()
-            .map(|d| {
-                json!({
-                    "id": d["id"].as_str().unwrap_or_default().trim(),
-                    "summary": d["summary"].as_str().unwrap_or_default().trim(),
-                })
-            })
+            .map(|d| json!({ "id": d["id"], "summary": d["summary"] }))
             .collect()
     }
 
     /// The rich catalog payload (`ext["agh.capability_catalog"]`): every entry, or only those
-    /// whose id is in `ids` (catalog order kept; unknown ids match nothing). Members that are
-    /// empty (`""`, `[]`, `null`) are omitted.
+    /// whose id is in `ids` (compared trimmed; catalog order kept; unknown ids match nothing, so
+    /// an empty `ids` gives `[]`). Entries are the normalized documents: empty optional members
+    /// are omitted, the digest is included.
     pub fn rich(&self, ids: Option<&[String]>) -> Value {
         let entries: Vec<Value> = self
-            .docs
+            .ids
             .iter()
-            .filter(|d| {
-                let id = d["id"].as_str().unwrap_or_default().trim();
-                ids.is_none_or(|ids| ids.iter().any(|x| x.trim() == id))
-            })
-            .map(|d| {
-                let mut entry = d.clone();
-                if let Some(m) = entry.as_object_mut() {
-                    m.retain(|_, v| !is_empty(v));
-                }
-                entry
-            })
+            .zip(&self.docs)
+            .filter(|(id, _)| ids.is_none_or(|ids| ids.iter().any(|x| digest::trim(x) == *id)))
+            .map(|(_, d)| d.clone())
             .collect();
         json!({ "capabilities": entries })
-    }
-}
-
-fn is_empty(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::String(s) => s.trim().is_empty(),
-        Value::Array(a) => a.is_empty(),
-        _ => false,
     }
 }
 
@@ -158,15 +274,12 @@ pub struct PeerCardBuilder {
 
 impl PeerCardBuilder {
     /// A card for `peer_id` supporting the core profile (`agh-network/v0`), with empty artifact
-    /// and trust-mode lists.
+    /// and trust-mode lists. The peer id is checked by [`PeerCardBuilder::build`].
     pub fn new(peer_id: &str) -> Self {
-        let profile = crate::generated::rules::KINDS
-            .first()
-            .map(|k| k.rules.profile.to_owned());
         PeerCardBuilder {
             peer_id: peer_id.to_owned(),
             display_name: None,
-            profiles: profile.into_iter().collect(),
+            profiles: vec![PROFILE.to_owned()],
             artifacts: Vec::new(),
             trust_modes: Vec::new(),
             ext: Map::new(),
@@ -197,19 +310,23 @@ impl PeerCardBuilder {
         self
     }
 
-    /// Adds an extension key to `peer_card.ext`.
+    /// Adds an extension key to `peer_card.ext`. The brief key is the catalog's to write and
+    /// the rich catalog never rides in a Peer Card: `agh.capabilities_brief` and
+    /// `agh.capability_catalog` given here are dropped.
     pub fn ext(mut self, key: &str, value: Value) -> Self {
         self.ext.insert(key.to_owned(), value);
         self
     }
 
-    /// The card. With a catalog, `capabilities` lists its ids and `ext["agh.capabilities_brief"]`
-    /// its brief projection; without one, `capabilities` is `[]` and there is no brief key. The
-    /// card is checked against the Peer Card schema (problems point at `/peer_card/...`).
+    /// The card. With a non-empty catalog, `capabilities` lists its ids and
+    /// `ext["agh.capabilities_brief"]` its brief projection; without one, `capabilities` is `[]`
+    /// and there is no brief key. The card is checked against the Peer Card schema (problems
+    /// point at `/peer_card/...`).
     pub fn build(&self, catalog: Option<&Catalog>) -> Result<PeerCard, Problem> {
         let mut ext = self.ext.clone();
         ext.remove(BRIEF_KEY);
-        let capabilities = match catalog {
+        ext.remove(CATALOG_KEY);
+        let capabilities = match catalog.filter(|c| !c.is_empty()) {
             Some(c) => {
                 ext.insert(BRIEF_KEY.into(), Value::Array(c.brief()));
                 c.ids()
@@ -243,10 +360,11 @@ impl PeerCardBuilder {
     }
 }
 
-/// Whether a whois `query` matches a Peer Card (NOTES 7): an empty or absent query, or one equal
-/// to the peer id, the display name, one capability, profile, artifact type or trust mode.
+/// Whether a whois `query` matches a Peer Card (NOTES 7): an empty, blank or absent query, or
+/// one equal (after trimming the query) to the peer id, the display name, one capability,
+/// profile, artifact type or trust mode. Comparisons are exact (case-sensitive).
 pub fn whois_matches(query: Option<&str>, card: &PeerCard) -> bool {
-    let Some(q) = query.map(str::trim).filter(|q| !q.is_empty()) else {
+    let Some(q) = query.map(digest::trim).filter(|q| !q.is_empty()) else {
         return true;
     };
     *card.peer_id == q
@@ -261,17 +379,34 @@ pub fn whois_matches(query: Option<&str>, card: &PeerCard) -> bool {
         .any(|list| list.iter().any(|x| x == q))
 }
 
-/// The rich catalog a whois request asks for, if it asks (`ext["agh.include"]` contains
-/// `capability_catalog`): `{"capabilities": [...]}`, `[]` without a catalog.
+/// Whether the peer of `card` answers a whois request with this envelope `to` and body `query`:
+/// a request directed to it is answered even when nothing matches; a request directed to another
+/// peer is not answered; a broadcast request is answered when the query matches.
+pub fn should_answer_whois(to: Option<&str>, query: Option<&str>, card: &PeerCard) -> bool {
+    match to {
+        Some(to) => to == card.peer_id.as_str(),
+        None => whois_matches(query, card),
+    }
+}
+
+/// Whether a whois request's `ext` asks for the rich catalog: `agh.include` is an array that
+/// contains the string `capability_catalog` (other values are ignored; any other shape asks for
+/// nothing).
+pub fn wants_catalog(request_ext: &Map<String, Value>) -> bool {
+    request_ext
+        .get(INCLUDE_KEY)
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(INCLUDE_CATALOG)))
+}
+
+/// The rich catalog a whois request asks for, if it asks ([`wants_catalog`]):
+/// `{"capabilities": [...]}`, narrowed by `agh.capability_ids` when that is an array (its string
+/// entries are the filter), `[]` without a catalog.
 pub fn requested_catalog(
     request_ext: &Map<String, Value>,
     catalog: Option<&Catalog>,
 ) -> Option<Value> {
-    let wants = request_ext
-        .get(INCLUDE_KEY)
-        .and_then(Value::as_array)
-        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(INCLUDE_CATALOG)));
-    if !wants {
+    if !wants_catalog(request_ext) {
         return None;
     }
     let ids: Option<Vec<String>> = request_ext.get(IDS_KEY).and_then(Value::as_array).map(|a| {
@@ -286,11 +421,11 @@ pub fn requested_catalog(
     })
 }
 
-/// Answers a whois request as the local peer: `Ok(None)` when the request is not a request, or
-/// does not match and is not directed to the local peer; otherwise the response, directed to the
-/// requester with `reply_to` = the request id, carrying the card (with its brief projection) and,
-/// when asked for, the rich catalog in the envelope `ext`. A response that would break a rule —
-/// the envelope size limit among them — is refused here, before emission.
+/// Answers a whois request as the local peer of `card`: `Ok(None)` when the message is not a
+/// whois request, or [`should_answer_whois`] says no; otherwise the response, directed to the
+/// requester with `reply_to` = the request id, carrying the card (with its brief projection)
+/// and, when asked for, the rich catalog in the envelope `ext`. A response that would break a
+/// rule, the envelope size limit among them, is refused here, before emission.
 pub fn answer_whois(
     request: &Message,
     card: &PeerCard,
@@ -299,14 +434,14 @@ pub fn answer_whois(
     now: i64,
 ) -> Result<Option<Message>, Rejection> {
     let env = request.envelope();
-    let Some(crate::KnownBody::Whois(body)) = request.known() else {
+    let Some(KnownBody::Whois(body)) = request.known() else {
         return Ok(None);
     };
-    if body.type_.to_string() != "request" {
+    if body.type_ != WhoisBodyType::Request {
         return Ok(None);
     }
-    let directed = env.to.as_ref().is_some_and(|to| **to == *card.peer_id);
-    if !directed && !whois_matches(body.query.as_deref(), card) {
+    let to = env.to.as_ref().map(|p| p.as_str());
+    if !should_answer_whois(to, body.query.as_deref(), card) {
         return Ok(None);
     }
     let response: WhoisBody = serde_json::from_value(json!({
@@ -327,15 +462,22 @@ pub fn answer_whois(
         .to(&env.from)
         .reply_to(&env.id);
     if let Some(rich) = requested_catalog(&env.ext, catalog) {
-        if let Some(p) = first_problem(
-            check_capability_catalog,
-            &rich,
-            &format!("/ext/{CATALOG_KEY}"),
-        ) {
+        let at = format!("/ext/{CATALOG_KEY}");
+        if let Some(p) = first_problem(check_capability_catalog, &rich, &at) {
             return Err(Rejection::from_problem(p));
+        }
+        // The catalog alone may already be too large: say so before building the envelope.
+        let len = serde_json::to_vec(&rich).map_or(0, |b| b.len());
+        if len > MAX_ENVELOPE_BYTES {
+            return Err(Rejection::from_problem(too_large(
+                &at,
+                "the rich catalog",
+                len,
+            )));
         }
         builder = builder.ext(CATALOG_KEY, rich);
     }
+    // The builder runs the parser, size limit included.
     builder.body(&response).map(Some)
 }
 
@@ -344,14 +486,15 @@ pub fn answer_whois(
 pub struct PresenceEntry {
     /// Its card.
     pub card: PeerCard,
-    /// When it was last seen (Unix seconds); local peers never expire.
+    /// When it was last seen (Unix seconds, the receiver's clock); local peers never expire.
     pub last_seen: i64,
     /// Whether the peer is local to this runtime.
     pub local: bool,
 }
 
-/// Channel-scoped presence: remote peers refreshed by `greet` and expired at
-/// `last_seen + 2 x interval`; local peers shadow remote ones with the same `(channel, peer_id)`.
+/// Channel-scoped presence, keyed by `(channel, peer_id)`: remote peers are refreshed by
+/// `greet` and expire at `last_seen + 2 x interval` (present while `now` is before that);
+/// local peers never expire and shadow remote ones with the same key. The clock is passed in.
 #[derive(Clone, Debug)]
 pub struct PresenceRegistry {
     interval_secs: i64,
@@ -369,16 +512,29 @@ impl PresenceRegistry {
     /// The reference runtime's greet interval.
     pub const DEFAULT_INTERVAL_SECS: u64 = 30;
 
-    /// A registry with this greet interval.
+    /// A registry with this greet interval (seconds; capped so that expiry times never
+    /// overflow).
     pub fn new(interval_secs: u64) -> Self {
         PresenceRegistry {
-            interval_secs: i64::try_from(interval_secs).unwrap_or(i64::MAX / 4),
+            interval_secs: i64::try_from(interval_secs)
+                .unwrap_or(i64::MAX)
+                .min(i64::MAX / 4),
             remote: HashMap::new(),
             local: HashMap::new(),
         }
     }
 
-    /// Registers a local peer in `channel`.
+    /// The greet interval, seconds.
+    pub fn interval_secs(&self) -> u64 {
+        u64::try_from(self.interval_secs).unwrap_or(0)
+    }
+
+    /// When a remote peer last seen at `last_seen` expires: `last_seen + 2 x interval`.
+    pub fn expiry(&self, last_seen: i64) -> i64 {
+        last_seen.saturating_add(2 * self.interval_secs)
+    }
+
+    /// Registers (or replaces) a local peer in `channel`.
     pub fn add_local(&mut self, channel: &str, card: PeerCard) {
         let key = (channel.to_owned(), card.peer_id.to_string());
         self.local.insert(
@@ -391,33 +547,35 @@ impl PresenceRegistry {
         );
     }
 
-    /// Removes a local peer.
+    /// Removes a local peer; whether there was one.
     pub fn remove_local(&mut self, channel: &str, peer_id: &str) -> bool {
         self.local
             .remove(&(channel.to_owned(), peer_id.to_owned()))
             .is_some()
     }
 
-    /// Records a remote peer's greet (or whois response) at `now`.
+    /// Records a remote peer's greet in `channel` at `now`: its card replaces the previous one
+    /// and `last_seen` moves to `now` (never backwards).
     pub fn refresh(&mut self, channel: &str, card: PeerCard, now: i64) {
         let key = (channel.to_owned(), card.peer_id.to_string());
+        let last_seen = self.remote.get(&key).map_or(now, |e| e.last_seen.max(now));
         self.remote.insert(
             key,
             PresenceEntry {
                 card,
-                last_seen: now,
+                last_seen,
                 local: false,
             },
         );
     }
 
-    /// Records a parsed `greet` (other kinds are ignored); returns whether it refreshed presence.
-    pub fn observe(&mut self, message: &Message) -> bool {
+    /// Records a parsed `greet` received at `now` (the receiver's clock, not the envelope's
+    /// `ts`); other kinds are ignored. Returns whether it refreshed presence.
+    pub fn observe(&mut self, message: &Message, now: i64) -> bool {
         match message.known() {
-            Some(crate::KnownBody::Greet(g)) => {
-                let env = message.envelope();
-                let ts = i64::try_from(*env.ts).unwrap_or(i64::MAX);
-                self.refresh(&env.channel, g.peer_card.clone(), ts);
+            Some(KnownBody::Greet(g)) => {
+                let channel = message.envelope().channel.to_string();
+                self.refresh(&channel, g.peer_card.clone(), now);
                 true
             }
             _ => false,
@@ -425,7 +583,7 @@ impl PresenceRegistry {
     }
 
     fn alive(&self, entry: &PresenceEntry, now: i64) -> bool {
-        entry.local || now < entry.last_seen.saturating_add(2 * self.interval_secs)
+        entry.local || now < self.expiry(entry.last_seen)
     }
 
     /// The peer `peer_id` in `channel` at `now`: the local one if any, else a remote one that has
@@ -445,15 +603,30 @@ impl PresenceRegistry {
             .filter(|((c, _), _)| c == channel)
             .map(|(_, e)| e)
             .collect();
-        out.extend(self.remote.iter().filter_map(|((c, p), e)| {
-            let shadowed = self.local.contains_key(&(c.clone(), p.clone()));
-            (c == channel && !shadowed && self.alive(e, now)).then_some(e)
+        out.extend(self.remote.iter().filter_map(|(key, e)| {
+            let shadowed = self.local.contains_key(key);
+            (key.0 == channel && !shadowed && self.alive(e, now)).then_some(e)
         }));
         out.sort_by(|a, b| a.card.peer_id.cmp(&b.card.peer_id));
         out
     }
 
-    /// Forgets remote peers that expired before `now`; returns how many.
+    /// The peers present in `channel` at `now` that answer a whois request with this `to` and
+    /// `query` ([`should_answer_whois`]), by peer id.
+    pub fn whois(
+        &self,
+        channel: &str,
+        to: Option<&str>,
+        query: Option<&str>,
+        now: i64,
+    ) -> Vec<&PresenceEntry> {
+        self.peers(channel, now)
+            .into_iter()
+            .filter(|e| should_answer_whois(to, query, &e.card))
+            .collect()
+    }
+
+    /// Forgets remote peers that have expired at `now`; returns how many.
     pub fn expire(&mut self, now: i64) -> usize {
         let before = self.remote.len();
         let interval = self.interval_secs;

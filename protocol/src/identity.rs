@@ -7,33 +7,38 @@
 //! - subjects: `agh.network.v0.<workspace_id>.<channel>.broadcast` and
 //!   `agh.network.v0.<workspace_id>.<channel>.peer.<route_token>`.
 //!
-//! All hex is lowercase. Inputs are checked with the generated validators of their schema types
-//! (`defs.schema.json`: `workspace_id`, `channel`, `peer_id`, `direct_id`), so the grammars are
-//! written once, in the schemas.
+//! All hex is lowercase. Inputs are checked by parsing them into the generated newtypes of their
+//! schema types ([`WorkspaceId`], [`Channel`], [`PeerId`], [`DirectId`], from `defs.schema.json`),
+//! so the grammars are written once, in the schemas. Nothing here panics, whatever the input.
 
 use std::fmt;
+use std::str::FromStr;
 
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::generated::checks::{check_channel, check_direct_id, check_peer_id, check_workspace_id};
-use crate::problem::{Problems, ReasonCode};
+use crate::generated::types::error::ConversionError;
+use crate::generated::{Channel, DirectId, Envelope, PeerId, WorkspaceId};
+use crate::problem::{Problem, ReasonCode};
 
 /// Domain separator of the direct room recipe.
 const DIRECT_ROOM_DOMAIN: &[u8] = b"agh-network/direct-room/v0";
 /// Prefix of every NATS subject of the protocol.
-const SUBJECT_PREFIX: &str = "agh.network.v0";
+pub const SUBJECT_PREFIX: &str = "agh.network.v0";
+/// Prefix of every direct room id.
+pub const DIRECT_ID_PREFIX: &str = "direct_";
 
-/// An input to an identity recipe that does not satisfy its grammar.
+/// An identity recipe's input that is not acceptable, or an envelope whose direct room is not
+/// the room of its peers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdentityError {
     /// A value does not match the grammar of the schema type it stands for.
     Grammar {
-        /// Which argument held it (`workspace_id`, `channel`, `peer_a`, `peer_b`, `peer`, `direct_id`).
+        /// Which argument or envelope member held it (`workspace_id`, `channel`, `peer_a`,
+        /// `peer_b`, `peer`, `direct_id`, ...).
         argument: &'static str,
         /// The rejected value.
         value: String,
-        /// What is wrong, from the generated validator (it quotes the schema's pattern).
+        /// What is wrong, from the generated newtype (it quotes the schema's pattern).
         message: String,
     },
     /// The two peers of a direct room are the same peer.
@@ -41,12 +46,44 @@ pub enum IdentityError {
         /// The peer id given twice.
         peer: String,
     },
+    /// A direct-room envelope without `to`, and no other peer to check its room against.
+    MissingPeer,
+    /// A `direct_id` that is not the room of the envelope's two peers.
+    NotTheRoom {
+        /// The `direct_id` carried.
+        direct_id: String,
+        /// The room of the two peers in the envelope's workspace channel.
+        expected: String,
+        /// The two peers, as given (`from`, then the other one).
+        peers: (String, String),
+    },
 }
 
 impl IdentityError {
-    /// The protocol reason code a receiver would use for this input: `malformed`.
+    /// The protocol reason code a receiver would use: `malformed`.
     pub const fn reason_code(&self) -> ReasonCode {
         ReasonCode::Malformed
+    }
+
+    /// The argument or envelope member at fault: the grammar's argument, `peer_b` for the same
+    /// peer twice, `to` for a missing peer, `direct_id` for a room of other peers.
+    pub fn field(&self) -> &'static str {
+        match self {
+            IdentityError::Grammar { argument, .. } => argument,
+            IdentityError::SamePeer { .. } => "peer_b",
+            IdentityError::MissingPeer => "to",
+            IdentityError::NotTheRoom { .. } => "direct_id",
+        }
+    }
+
+    /// The error as a [`Problem`] about an envelope member (pointer `/<field>`).
+    pub fn to_problem(&self) -> Problem {
+        Problem::new(
+            self.reason_code(),
+            format!("/{}", self.field()),
+            "NOTES 6: direct_id recipe",
+            self.to_string(),
+        )
     }
 }
 
@@ -54,11 +91,25 @@ impl fmt::Display for IdentityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             IdentityError::Grammar {
-                argument, message, ..
-            } => write!(f, "{argument}: {message}"),
+                argument,
+                value,
+                message,
+            } => write!(f, "{argument}: {value:?} {message}"),
             IdentityError::SamePeer { peer } => write!(
                 f,
-                "a direct room needs two different peers, got {peer:?} twice"
+                "peer_b: a direct room needs two different peers, got {peer:?} twice"
+            ),
+            IdentityError::MissingPeer => write!(
+                f,
+                "to: a direct room message without `to` needs the receiving peer to check its direct_id"
+            ),
+            IdentityError::NotTheRoom {
+                direct_id,
+                expected,
+                peers: (a, b),
+            } => write!(
+                f,
+                "direct_id: {direct_id:?} is not the direct room of {a:?} and {b:?} in this workspace channel ({expected})"
             ),
         }
     }
@@ -66,25 +117,18 @@ impl fmt::Display for IdentityError {
 
 impl std::error::Error for IdentityError {}
 
-type Check = fn(&Value, &mut String, &mut Problems);
-
-fn check(check: Check, argument: &'static str, value: &str) -> Result<(), IdentityError> {
-    let mut problems = Problems::first_only();
-    let mut at = format!("/{argument}");
-    check(&Value::String(value.to_owned()), &mut at, &mut problems);
-    match problems.into_vec().into_iter().next() {
-        None => Ok(()),
-        Some(p) => Err(IdentityError::Grammar {
+/// Parses `value` into the generated newtype `T`, naming `argument` on failure.
+fn parse<T>(argument: &'static str, value: &str) -> Result<T, IdentityError>
+where
+    T: FromStr<Err = ConversionError>,
+{
+    value
+        .parse()
+        .map_err(|e: ConversionError| IdentityError::Grammar {
             argument,
             value: value.to_owned(),
-            message: p.message,
-        }),
-    }
-}
-
-fn check_scope(workspace_id: &str, channel: &str) -> Result<(), IdentityError> {
-    check(check_workspace_id, "workspace_id", workspace_id)?;
-    check(check_channel, "channel", channel)
+            message: e.to_string(),
+        })
 }
 
 fn push_hex(out: &mut String, bytes: &[u8]) {
@@ -102,50 +146,59 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The recipe itself, on values already checked.
+fn room_of(workspace_id: &str, channel: &str, peer_a: &str, peer_b: &str) -> String {
+    // `str`'s order is the order of its UTF-8 bytes.
+    let (first, second) = if peer_a < peer_b {
+        (peer_a, peer_b)
+    } else {
+        (peer_b, peer_a)
+    };
+    let mut hasher = Sha256::new();
+    hasher.update(DIRECT_ROOM_DOMAIN);
+    for part in [workspace_id, channel, first, second] {
+        hasher.update([0u8]);
+        hasher.update(part.as_bytes());
+    }
+    let sum = hasher.finalize();
+    let mut out = String::with_capacity(DIRECT_ID_PREFIX.len() + 32);
+    out.push_str(DIRECT_ID_PREFIX);
+    push_hex(&mut out, &sum[..16]);
+    out
+}
+
 /// The direct room id of two peers in one workspace channel.
 ///
-/// The peers may be given in either order; they must differ and match the peer id grammar, the
-/// workspace id and channel must match theirs.
+/// The peers may be given in either order; they must differ and match the peer id grammar; the
+/// workspace id and channel must match theirs. Errors name the argument (`workspace_id`,
+/// `channel`, `peer_a`, `peer_b`).
 pub fn direct_id(
     workspace_id: &str,
     channel: &str,
     peer_a: &str,
     peer_b: &str,
 ) -> Result<String, IdentityError> {
-    check_scope(workspace_id, channel)?;
-    check(check_peer_id, "peer_a", peer_a)?;
-    check(check_peer_id, "peer_b", peer_b)?;
+    let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
+    let channel: Channel = parse("channel", channel)?;
+    let peer_a: PeerId = parse("peer_a", peer_a)?;
+    let peer_b: PeerId = parse("peer_b", peer_b)?;
+    direct_room(&workspace_id, &channel, &peer_a, &peer_b).map(String::from)
+}
+
+/// [`direct_id`] on values of the generated types (their grammars hold already): fails only when
+/// the two peers are the same.
+pub fn direct_room(
+    workspace_id: &WorkspaceId,
+    channel: &Channel,
+    peer_a: &PeerId,
+    peer_b: &PeerId,
+) -> Result<DirectId, IdentityError> {
     if peer_a == peer_b {
         return Err(IdentityError::SamePeer {
-            peer: peer_a.to_owned(),
+            peer: peer_a.to_string(),
         });
     }
-    let (first, second) = if peer_a.as_bytes() < peer_b.as_bytes() {
-        (peer_a, peer_b)
-    } else {
-        (peer_b, peer_a)
-    };
-    let mut hasher = Sha256::new();
-    for (i, part) in [
-        DIRECT_ROOM_DOMAIN,
-        workspace_id.as_bytes(),
-        channel.as_bytes(),
-        first.as_bytes(),
-        second.as_bytes(),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        if i > 0 {
-            hasher.update([0u8]);
-        }
-        hasher.update(part);
-    }
-    let sum = hasher.finalize();
-    let mut out = String::with_capacity(7 + 32);
-    out.push_str("direct_");
-    push_hex(&mut out, &sum[..16]);
-    Ok(out)
+    parse("direct_id", &room_of(workspace_id, channel, peer_a, peer_b))
 }
 
 /// Whether `direct_id` is the direct room of `peer_a` and `peer_b` (in either order) in the given
@@ -157,22 +210,66 @@ pub fn is_direct_room_of(
     peer_a: &str,
     peer_b: &str,
 ) -> bool {
-    check(check_direct_id, "direct_id", direct_id).is_ok()
+    parse::<DirectId>("direct_id", direct_id).is_ok()
         && self::direct_id(workspace_id, channel, peer_a, peer_b).is_ok_and(|id| id == direct_id)
 }
 
+/// Checks that an envelope's `direct_id`, when it has one, is the direct room of its two peers
+/// in its workspace channel: `from` and `to`, or `from` and `receiver` when the envelope has no
+/// `to` (a receiver passes its local peer). Envelopes without `direct_id` pass: which surfaces
+/// need one is the parser's rule.
+///
+/// Errors: [`IdentityError::MissingPeer`] (no `to` and no `receiver`),
+/// [`IdentityError::SamePeer`] (`from` is the other peer), [`IdentityError::NotTheRoom`]; all
+/// `malformed`, at the member [`IdentityError::field`] names.
+pub fn check_direct_room(
+    envelope: &Envelope,
+    receiver: Option<&PeerId>,
+) -> Result<(), IdentityError> {
+    let Some(carried) = &envelope.direct_id else {
+        return Ok(());
+    };
+    let Some(other) = envelope.to.as_ref().or(receiver) else {
+        return Err(IdentityError::MissingPeer);
+    };
+    let expected = direct_room(
+        &envelope.workspace_id,
+        &envelope.channel,
+        &envelope.from,
+        other,
+    )?;
+    if expected == *carried {
+        Ok(())
+    } else {
+        Err(IdentityError::NotTheRoom {
+            direct_id: carried.to_string(),
+            expected: expected.to_string(),
+            peers: (envelope.from.to_string(), other.to_string()),
+        })
+    }
+}
+
 /// The NATS route token of a peer: hex of the first 16 bytes of SHA-256 of its UTF-8 bytes.
-/// (Any string has a token; [`peer_subject`] checks the peer id grammar.)
+/// Defined for any string; [`checked_route_token`] and [`peer_subject`] check the peer id
+/// grammar first.
 pub fn route_token(peer_id: &str) -> String {
     let sum = Sha256::digest(peer_id.as_bytes());
     hex(&sum[..16])
 }
 
+/// [`route_token`] of a string that must match the peer id grammar (argument `peer`).
+pub fn checked_route_token(peer_id: &str) -> Result<String, IdentityError> {
+    let peer: PeerId = parse("peer", peer_id)?;
+    Ok(route_token(&peer))
+}
+
 /// The channel's broadcast subject: `agh.network.v0.<workspace_id>.<channel>.broadcast`.
 pub fn broadcast_subject(workspace_id: &str, channel: &str) -> Result<String, IdentityError> {
-    check_scope(workspace_id, channel)?;
+    let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
+    let channel: Channel = parse("channel", channel)?;
     Ok(format!(
-        "{SUBJECT_PREFIX}.{workspace_id}.{channel}.broadcast"
+        "{SUBJECT_PREFIX}.{}.{}.broadcast",
+        *workspace_id, *channel
     ))
 }
 
@@ -183,10 +280,13 @@ pub fn peer_subject(
     channel: &str,
     peer_id: &str,
 ) -> Result<String, IdentityError> {
-    check_scope(workspace_id, channel)?;
-    check(check_peer_id, "peer", peer_id)?;
+    let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
+    let channel: Channel = parse("channel", channel)?;
+    let peer: PeerId = parse("peer", peer_id)?;
     Ok(format!(
-        "{SUBJECT_PREFIX}.{workspace_id}.{channel}.peer.{}",
-        route_token(peer_id)
+        "{SUBJECT_PREFIX}.{}.{}.peer.{}",
+        *workspace_id,
+        *channel,
+        route_token(&peer)
     ))
 }

@@ -7,6 +7,7 @@ extern crate self as agh_protocol;
 pub mod build;
 pub mod check;
 pub mod delivery;
+pub mod digest;
 pub mod discovery;
 #[rustfmt::skip]
 pub mod generated;

@@ -1,0 +1,590 @@
+//! The capability digest (NOTES section 6, recipe `capability-v0`).
+//!
+//! `digest = "sha256:" + hex(SHA-256(canonical))`, where `canonical` is a compact JSON object with
+//! the members, in exactly this order, `id`, `summary`, `outcome`, `version`, `context_needed`,
+//! `artifacts_expected`, `execution_outline`, `constraints`, `examples`, `requirements`:
+//!
+//! - every string is trimmed of Unicode `White_Space` at both ends ([`str::trim`]; U+001C..U+001F
+//!   are not `White_Space` and stay);
+//! - blank entries are dropped from the list members, except `requirements`, where a blank entry
+//!   or an entry repeating an earlier one after trimming is an error; `requirements` is sorted
+//!   bytewise;
+//! - `version` is omitted when empty (or absent, or `null`), each list when empty;
+//! - `digest` itself and every other member are not part of it (capability documents are open
+//!   objects: unknown members are ignored);
+//! - strings are written as Go's `encoding/json` writes them ([`go_json_string`]).
+//!
+//! All hex is lowercase. Nothing here panics, whatever the input.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
+
+use crate::generated::{CapabilityCatalogEntry, CapabilityDocument};
+use crate::problem::{Problem, ReasonCode};
+
+/// The prefix of every capability digest.
+pub const DIGEST_PREFIX: &str = "sha256:";
+/// The recipe name the schemas use for this digest (`x-agh-digest`, `x-agh-kind.verify`).
+pub const RECIPE: &str = "capability-v0";
+/// The capability document member that carries the digest.
+pub const DIGEST_MEMBER: &str = "digest";
+/// The members the digest covers, in canonical order.
+pub const DIGEST_MEMBERS: [&str; 10] = [
+    "id",
+    "summary",
+    "outcome",
+    "version",
+    "context_needed",
+    "artifacts_expected",
+    "execution_outline",
+    "constraints",
+    "examples",
+    "requirements",
+];
+
+/// What is wrong with a capability document, for the digest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DigestFailure {
+    /// The document is not a JSON object.
+    NotAnObject,
+    /// A required member (`id`, `summary`, `outcome`) is absent or `null`.
+    Missing,
+    /// A member or list entry has the wrong JSON type.
+    WrongType {
+        /// What it should be (`a string`, `an array or null`, ...).
+        expected: &'static str,
+    },
+    /// A `requirements` entry is blank after trimming.
+    BlankRequirement,
+    /// A `requirements` entry repeats an earlier one after trimming.
+    DuplicateRequirement {
+        /// Index of the earlier entry.
+        first: usize,
+    },
+    /// Verification: the document carries no `digest`.
+    MissingDigest {
+        /// The digest the document should carry.
+        computed: String,
+    },
+    /// Verification: the carried `digest` is not the canonical one.
+    Mismatch {
+        /// The digest the document carries.
+        carried: String,
+        /// The canonical digest.
+        computed: String,
+    },
+}
+
+/// A capability document whose digest cannot be computed or does not verify: the reason code, a
+/// JSON Pointer (below the document, unless re-rooted with [`DigestError::under`]) to the
+/// offending member, and what is wrong.
+///
+/// Computing a digest fails with `malformed`; [`verify`] and its siblings fail with
+/// `verification_failed` whatever the cause (pointer `/digest` for a missing or different digest,
+/// `/requirements/N` for a blank or repeated requirement, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DigestError {
+    /// The reason code a receiver would use.
+    pub code: ReasonCode,
+    /// RFC 6901 JSON Pointer to the offending member (`""`: the whole document).
+    pub pointer: String,
+    /// What is wrong.
+    pub failure: DigestFailure,
+}
+
+impl DigestError {
+    fn malformed(pointer: String, failure: DigestFailure) -> Self {
+        DigestError {
+            code: ReasonCode::Malformed,
+            pointer,
+            failure,
+        }
+    }
+
+    fn verification(mut self) -> Self {
+        self.code = ReasonCode::VerificationFailed;
+        self
+    }
+
+    /// The same error with its pointer re-rooted below `prefix` (for example `/body/capability`).
+    pub fn under(mut self, prefix: &str) -> Self {
+        self.pointer.insert_str(0, prefix);
+        self
+    }
+
+    /// The document member at fault (the first pointer token: `digest`, `requirements`, ...), or
+    /// `""` for the whole document.
+    pub fn member(&self) -> &str {
+        let rest = self.pointer.strip_prefix('/').unwrap_or("");
+        rest.split('/').next().unwrap_or("")
+    }
+
+    /// The error as a [`Problem`] (rule `recipe capability-v0`).
+    pub fn to_problem(&self) -> Problem {
+        Problem::new(
+            self.code,
+            self.pointer.clone(),
+            "recipe capability-v0",
+            self.message(),
+        )
+    }
+
+    /// What is wrong, for a person.
+    pub fn message(&self) -> String {
+        let member = self.member();
+        match &self.failure {
+            DigestFailure::NotAnObject => "a capability document is a JSON object".to_owned(),
+            DigestFailure::Missing => format!("`{member}` is required"),
+            DigestFailure::WrongType { expected } => {
+                if self.pointer.matches('/').count() > 1 {
+                    format!("`{member}` entries must be {expected}")
+                } else {
+                    format!("`{member}` must be {expected}")
+                }
+            }
+            DigestFailure::BlankRequirement => {
+                "`requirements` entries must not be blank after trimming".to_owned()
+            }
+            DigestFailure::DuplicateRequirement { first } => {
+                format!("`requirements` entry repeats entry {first} after trimming")
+            }
+            DigestFailure::MissingDigest { computed } => {
+                format!("missing `digest`; the canonical capability digest is {computed}")
+            }
+            DigestFailure::Mismatch { carried, computed } => format!(
+                "digest {carried} does not match the canonical capability digest {computed}"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for DigestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{} at {}: {}", self.code, at, self.message())
+    }
+}
+
+impl std::error::Error for DigestError {}
+
+impl From<DigestError> for Problem {
+    fn from(e: DigestError) -> Problem {
+        e.to_problem()
+    }
+}
+
+/// The members of a capability document that the digest covers, borrowed and not yet
+/// normalized. Build one from JSON ([`DigestInput::from_value`], [`DigestInput::from_map`]), from
+/// the generated types ([`DigestInput::from_document`], [`DigestInput::from_catalog_entry`]) or by
+/// hand.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DigestInput<'a> {
+    /// `id`.
+    pub id: &'a str,
+    /// `summary`.
+    pub summary: &'a str,
+    /// `outcome`.
+    pub outcome: &'a str,
+    /// `version` (`None`: absent or `null`).
+    pub version: Option<&'a str>,
+    /// `context_needed` (absent or `null`: empty).
+    pub context_needed: Vec<&'a str>,
+    /// `artifacts_expected`.
+    pub artifacts_expected: Vec<&'a str>,
+    /// `execution_outline`.
+    pub execution_outline: Vec<&'a str>,
+    /// `constraints`.
+    pub constraints: Vec<&'a str>,
+    /// `examples`.
+    pub examples: Vec<&'a str>,
+    /// `requirements`.
+    pub requirements: Vec<&'a str>,
+}
+
+fn required_string<'a>(map: &'a Map<String, Value>, name: &str) -> Result<&'a str, DigestError> {
+    match map.get(name) {
+        None | Some(Value::Null) => Err(DigestError::malformed(
+            format!("/{name}"),
+            DigestFailure::Missing,
+        )),
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(DigestError::malformed(
+            format!("/{name}"),
+            DigestFailure::WrongType {
+                expected: "a string",
+            },
+        )),
+    }
+}
+
+fn optional_string<'a>(
+    map: &'a Map<String, Value>,
+    name: &str,
+) -> Result<Option<&'a str>, DigestError> {
+    match map.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(DigestError::malformed(
+            format!("/{name}"),
+            DigestFailure::WrongType {
+                expected: "a string or null",
+            },
+        )),
+    }
+}
+
+fn string_list<'a>(map: &'a Map<String, Value>, name: &str) -> Result<Vec<&'a str>, DigestError> {
+    match map.get(name) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                item.as_str().ok_or_else(|| {
+                    DigestError::malformed(
+                        format!("/{name}/{i}"),
+                        DigestFailure::WrongType {
+                            expected: "strings",
+                        },
+                    )
+                })
+            })
+            .collect(),
+        Some(_) => Err(DigestError::malformed(
+            format!("/{name}"),
+            DigestFailure::WrongType {
+                expected: "an array or null",
+            },
+        )),
+    }
+}
+
+fn strs(list: Option<&Vec<String>>) -> Vec<&str> {
+    list.map_or_else(Vec::new, |l| l.iter().map(String::as_str).collect())
+}
+
+impl<'a> DigestInput<'a> {
+    /// The covered members of a JSON capability document (a JSON object; other members are
+    /// ignored). `id`, `summary` and `outcome` are required strings; `version` a string or
+    /// `null`; the lists arrays of strings or `null`. Errors are `malformed`.
+    pub fn from_value(doc: &'a Value) -> Result<Self, DigestError> {
+        match doc {
+            Value::Object(map) => Self::from_map(map),
+            _ => Err(DigestError::malformed(
+                String::new(),
+                DigestFailure::NotAnObject,
+            )),
+        }
+    }
+
+    /// [`DigestInput::from_value`] for the document's members.
+    pub fn from_map(map: &'a Map<String, Value>) -> Result<Self, DigestError> {
+        Ok(DigestInput {
+            id: required_string(map, "id")?,
+            summary: required_string(map, "summary")?,
+            outcome: required_string(map, "outcome")?,
+            version: optional_string(map, "version")?,
+            context_needed: string_list(map, "context_needed")?,
+            artifacts_expected: string_list(map, "artifacts_expected")?,
+            execution_outline: string_list(map, "execution_outline")?,
+            constraints: string_list(map, "constraints")?,
+            examples: string_list(map, "examples")?,
+            requirements: string_list(map, "requirements")?,
+        })
+    }
+
+    /// The covered members of a typed capability document.
+    pub fn from_document(doc: &'a CapabilityDocument) -> Self {
+        DigestInput {
+            id: doc.id.as_str(),
+            summary: doc.summary.as_str(),
+            outcome: doc.outcome.as_str(),
+            version: doc.version.as_deref(),
+            context_needed: strs(doc.context_needed.as_ref()),
+            artifacts_expected: strs(doc.artifacts_expected.as_ref()),
+            execution_outline: strs(doc.execution_outline.as_ref()),
+            constraints: strs(doc.constraints.as_ref()),
+            examples: strs(doc.examples.as_ref()),
+            requirements: doc
+                .requirements
+                .as_ref()
+                .map_or_else(Vec::new, |r| r.iter().map(|x| x.as_str()).collect()),
+        }
+    }
+
+    /// The covered members of a rich catalog entry (`ext["agh.capability_catalog"]`).
+    pub fn from_catalog_entry(entry: &'a CapabilityCatalogEntry) -> Self {
+        DigestInput {
+            id: entry.id.as_str(),
+            summary: entry.summary.as_str(),
+            outcome: entry.outcome.as_str(),
+            version: entry.version.as_ref().map(|v| v.as_str()),
+            context_needed: strs(Some(&entry.context_needed)),
+            artifacts_expected: strs(Some(&entry.artifacts_expected)),
+            execution_outline: strs(Some(&entry.execution_outline)),
+            constraints: strs(Some(&entry.constraints)),
+            examples: strs(Some(&entry.examples)),
+            requirements: entry
+                .requirements
+                .as_ref()
+                .map_or_else(Vec::new, |r| r.iter().map(|x| x.as_str()).collect()),
+        }
+    }
+
+    /// The normalized `requirements`: trimmed, checked (blank or repeated after trimming:
+    /// `malformed` at `/requirements/N`), sorted bytewise.
+    pub fn normalized_requirements(&self) -> Result<Vec<&'a str>, DigestError> {
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(self.requirements.len());
+        let mut out = Vec::with_capacity(self.requirements.len());
+        for (i, entry) in self.requirements.iter().enumerate() {
+            let entry = trim(entry);
+            if entry.is_empty() {
+                return Err(DigestError::malformed(
+                    format!("/requirements/{i}"),
+                    DigestFailure::BlankRequirement,
+                ));
+            }
+            if let Some(&first) = seen.get(entry) {
+                return Err(DigestError::malformed(
+                    format!("/requirements/{i}"),
+                    DigestFailure::DuplicateRequirement { first },
+                ));
+            }
+            seen.insert(entry, i);
+            out.push(entry);
+        }
+        // `str`'s order is the order of its UTF-8 bytes.
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The canonical JSON text (its UTF-8 bytes are what is hashed).
+    pub fn canonical_json(&self) -> Result<String, DigestError> {
+        let requirements = self.normalized_requirements()?;
+        let mut out = String::with_capacity(256);
+        out.push('{');
+        let strings = [
+            ("id", Some(self.id)),
+            ("summary", Some(self.summary)),
+            ("outcome", Some(self.outcome)),
+            ("version", self.version),
+        ];
+        for (name, value) in strings {
+            let Some(value) = value.map(trim) else {
+                continue;
+            };
+            if name == "version" && value.is_empty() {
+                continue;
+            }
+            push_member(&mut out, name);
+            push_go_json_string(&mut out, value);
+        }
+        let lists: [(&str, Vec<&str>); 6] = [
+            ("context_needed", non_blank(&self.context_needed)),
+            ("artifacts_expected", non_blank(&self.artifacts_expected)),
+            ("execution_outline", non_blank(&self.execution_outline)),
+            ("constraints", non_blank(&self.constraints)),
+            ("examples", non_blank(&self.examples)),
+            ("requirements", requirements),
+        ];
+        for (name, items) in lists {
+            if items.is_empty() {
+                continue;
+            }
+            push_member(&mut out, name);
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_go_json_string(&mut out, item);
+            }
+            out.push(']');
+        }
+        out.push('}');
+        Ok(out)
+    }
+
+    /// The digest: `sha256:` + lowercase hex SHA-256 of [`DigestInput::canonical_json`].
+    pub fn digest(&self) -> Result<String, DigestError> {
+        Ok(sha256_digest(self.canonical_json()?.as_bytes()))
+    }
+}
+
+fn non_blank<'a>(items: &[&'a str]) -> Vec<&'a str> {
+    items
+        .iter()
+        .map(|s| trim(s))
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn push_member(out: &mut String, name: &str) {
+    if out.len() > 1 {
+        out.push(',');
+    }
+    push_go_json_string(out, name);
+    out.push(':');
+}
+
+/// Removes Unicode `White_Space` at both ends (the recipe's "trim"; U+001C..U+001F stay).
+pub fn trim(s: &str) -> &str {
+    // `str::trim` removes exactly the characters with the White_Space property.
+    s.trim()
+}
+
+/// `sha256:` + the lowercase hex SHA-256 of `bytes`.
+pub fn sha256_digest(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(DIGEST_PREFIX.len() + 64);
+    out.push_str(DIGEST_PREFIX);
+    out.push_str(&crate::identity::hex(&Sha256::digest(bytes)));
+    out
+}
+
+/// Appends `s` as a JSON string the way Go's `encoding/json` writes it: `<`, `>`, `&`, U+2028
+/// and U+2029 as `\u003c`, `\u003e`, `\u0026`, `\u2028`, `\u2029`; `"` and `\` backslash-escaped;
+/// U+0008, U+000C, U+000A, U+000D, U+0009 as `\b`, `\f`, `\n`, `\r`, `\t`; the other controls
+/// below U+0020 as `\u00xx` (lowercase hex); everything else (DEL and all other non-ASCII
+/// included) as raw UTF-8.
+pub fn push_go_json_string(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{0}'..='\u{1f}' | '\u{2028}' | '\u{2029}' => {
+                let code = u32::from(c);
+                out.push_str("\\u");
+                for shift in [12u32, 8, 4, 0] {
+                    let nibble = ((code >> shift) & 0xf) as usize;
+                    out.push(char::from(HEX[nibble]));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `s` as a JSON string, written as Go's `encoding/json` writes it (see [`push_go_json_string`]).
+pub fn go_json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_go_json_string(&mut out, s);
+    out
+}
+
+/// The canonical JSON text of a JSON capability document.
+pub fn canonical_json(doc: &Value) -> Result<String, DigestError> {
+    DigestInput::from_value(doc)?.canonical_json()
+}
+
+/// The digest of a JSON capability document (other members, `digest` included, are ignored).
+/// Errors are `malformed`, with a pointer below the document.
+pub fn capability_digest(doc: &Value) -> Result<String, DigestError> {
+    DigestInput::from_value(doc)?.digest()
+}
+
+/// [`capability_digest`] for a document's members.
+pub fn capability_digest_of_map(map: &Map<String, Value>) -> Result<String, DigestError> {
+    DigestInput::from_map(map)?.digest()
+}
+
+/// The digest of a typed capability document (its `digest` member is ignored).
+pub fn document_digest(doc: &CapabilityDocument) -> Result<String, DigestError> {
+    DigestInput::from_document(doc).digest()
+}
+
+fn check_carried(carried: Option<&Value>, computed: String) -> Result<String, DigestError> {
+    let pointer = format!("/{DIGEST_MEMBER}");
+    let failure = match carried {
+        Some(Value::String(d)) if *d == computed => return Ok(computed),
+        Some(Value::String(d)) => DigestFailure::Mismatch {
+            carried: d.clone(),
+            computed,
+        },
+        None | Some(Value::Null) => DigestFailure::MissingDigest { computed },
+        Some(_) => DigestFailure::WrongType {
+            expected: "a string",
+        },
+    };
+    Err(DigestError::malformed(pointer, failure).verification())
+}
+
+/// Verifies the `digest` a JSON capability document carries; returns it when it is the canonical
+/// digest. Every failure is `verification_failed`: at `/digest` when the digest is missing or
+/// differs, at the member whose value makes the digest uncomputable otherwise (for example
+/// `/requirements/2` for a repeated requirement).
+pub fn verify(doc: &Value) -> Result<String, DigestError> {
+    match doc {
+        Value::Object(map) => verify_map(map),
+        _ => Err(DigestError::malformed(String::new(), DigestFailure::NotAnObject).verification()),
+    }
+}
+
+/// [`verify`] for a document's members.
+pub fn verify_map(map: &Map<String, Value>) -> Result<String, DigestError> {
+    let computed = capability_digest_of_map(map).map_err(DigestError::verification)?;
+    check_carried(map.get(DIGEST_MEMBER), computed)
+}
+
+/// [`verify`] for a typed capability document.
+pub fn verify_document(doc: &CapabilityDocument) -> Result<String, DigestError> {
+    let computed = document_digest(doc).map_err(DigestError::verification)?;
+    if *doc.digest == computed {
+        Ok(computed)
+    } else {
+        Err(DigestError::malformed(
+            format!("/{DIGEST_MEMBER}"),
+            DigestFailure::Mismatch {
+                carried: doc.digest.to_string(),
+                computed,
+            },
+        )
+        .verification())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_escapes() {
+        assert_eq!(
+            go_json_string("<a&b>\u{2028}\u{2029}\"\\\u{8}\u{c}\n\r\t\u{0}\u{1f}\u{7f}é😀"),
+            "\"\\u003ca\\u0026b\\u003e\\u2028\\u2029\\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f\u{7f}é😀\""
+        );
+    }
+
+    #[test]
+    fn trim_is_white_space_only() {
+        assert_eq!(trim("\u{85}\u{a0}\u{3000} x \u{2028}\u{2029}\u{b}"), "x");
+        assert_eq!(trim("\u{1c}x\u{1f}"), "\u{1c}x\u{1f}");
+        assert_eq!(trim("\u{200b}x\u{feff}"), "\u{200b}x\u{feff}");
+    }
+
+    #[test]
+    fn member_of_pointer() {
+        let e = DigestError::malformed("/requirements/3".into(), DigestFailure::BlankRequirement);
+        assert_eq!(e.member(), "requirements");
+        assert_eq!(
+            e.clone().under("/body/capability").pointer,
+            "/body/capability/requirements/3"
+        );
+        let e = DigestError::malformed(String::new(), DigestFailure::NotAnObject);
+        assert_eq!(e.member(), "");
+    }
+}
