@@ -32,12 +32,7 @@ impl MessageBuilder {
     /// An envelope of the protocol profile in `workspace_id` / `channel`, sent by `from`.
     pub fn new(workspace_id: &str, channel: &str, from: &str) -> Self {
         let mut members = Map::new();
-        if let Some(profile) = crate::generated::rules::KINDS
-            .first()
-            .map(|k| k.rules.profile)
-        {
-            members.insert("protocol".into(), profile.into());
-        }
+        members.insert("protocol".into(), crate::generated::PROFILE.into());
         members.insert("workspace_id".into(), workspace_id.into());
         members.insert("channel".into(), channel.into());
         members.insert("from".into(), from.into());
