@@ -18,13 +18,15 @@ def main():
     names = sorted(os.listdir(os.path.join(ROOT, "parse", "agh_parse")))
     names = [n for n in names if n != "report"]
     sizes = {}
-    print("| envelope | (a) Value ns | (b) Value+jsonschema ns | agh parse ns | agh / (a) | (b) / agh |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| envelope | bytes | (a) Value ns | (b) Value+jsonschema ns | agh parse ns | agh / (a) | (b) / agh |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in names:
         a = mean_ns("parse", "a_serde_value", n)
         b = mean_ns("parse", "b_value_jsonschema", n)
         ours = mean_ns("parse", "agh_parse", n)
-        print("| %s | %.0f | %.0f | %.0f | %.2fx | %.2fx |" % (n, a, b, ours, ours / a, b / ours))
+        with open(os.path.join(ROOT, "parse", "agh_parse", n, "new", "benchmark.json")) as f:
+            size = json.load(f)["throughput"]["Bytes"]
+        print("| %s | %d | %.0f | %.0f | %.0f | %.2fx | %.2fx |" % (n, size, a, b, ours, ours / a, b / ours))
     r = mean_ns("receiver_say_opening_work")
     print("\nreceiver pipeline (parse + routing + dedup + lifecycle), new say opening work: %.0f ns per message" % r)
 
