@@ -217,14 +217,14 @@ impl<'m> Emitter<'m> {
         }
         if let Some(p) = &c.pattern {
             let i = self.pattern(p);
-            let re = format_ident!("RE_{i}");
+            let matcher = format_ident!("pattern_{i}");
             let msg = if p == "\\S" {
                 "must contain a non-whitespace character".to_string()
             } else {
                 format!("does not match `{p}`")
             };
             string_checks.extend(quote! {
-                if !c::matches(&#re, #p, s) {
+                if !#matcher(s) {
                     c::value_problem(out, #malformed, at, #rule, #msg, v);
                     break #label;
                 }
@@ -550,6 +550,7 @@ pub fn emit_checks(model: &Model) -> Result<TokenStream> {
     let types = e.named_types()?;
     let kinds = e.kinds()?;
     let mut statics = TokenStream::new();
+    let mut compiled = Vec::new();
     let mut patterns: Vec<(&String, &usize)> = e.patterns.iter().collect();
     patterns.sort_by_key(|(_, i)| **i);
     for (src, i) in patterns {
@@ -560,13 +561,33 @@ pub fn emit_checks(model: &Model) -> Result<TokenStream> {
                 format!("pattern `{src}` is not a valid ECMA-262 regular expression: {err}"),
             ));
         }
-        let re = format_ident!("RE_{i}");
-        let doc = format!(" `{src}`, compiled on first use.");
-        statics.extend(quote! {
-            #[doc = #doc]
-            static #re: OnceLock<Option<regress::Regex>> = OnceLock::new();
-        });
+        let matcher = format_ident!("pattern_{i}");
+        match crate::pattern::compile(src) {
+            Some(body) => {
+                let doc = format!(" Whether a string matches `{src}` (compiled to code).");
+                statics.extend(quote! {
+                    #[doc = #doc]
+                    pub fn #matcher(s: &str) -> bool { #body }
+                });
+                compiled.push(quote!((#src, #matcher as fn(&str) -> bool)));
+            }
+            None => {
+                let re = format_ident!("RE_{i}");
+                let doc =
+                    format!(" Whether a string matches `{src}` (regex compiled on first use).");
+                statics.extend(quote! {
+                    static #re: OnceLock<Option<regress::Regex>> = OnceLock::new();
+                    #[doc = #doc]
+                    pub fn #matcher(s: &str) -> bool { c::matches(&#re, #src, s) }
+                });
+            }
+        }
     }
+    statics.extend(quote! {
+        /// The patterns compiled to code, with their matchers (the tests compare them with the
+        /// regex engine).
+        pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[#(#compiled),*];
+    });
     Ok(quote! {
         //! Validators generated from the schema set: one per named type, one body check per kind.
         use std::sync::OnceLock;

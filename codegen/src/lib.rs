@@ -10,6 +10,7 @@ pub mod docs;
 pub mod error;
 pub mod load;
 pub mod model;
+pub mod pattern;
 pub mod rules;
 pub mod rust;
 
@@ -140,7 +141,8 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
                 rust_2018_idioms,
                 irrefutable_let_patterns,
                 unused_labels,
-                clippy::unwrap_used
+                clippy::unwrap_used,
+                unused_mut
             )]
 
             pub mod checks;

@@ -6,20 +6,129 @@ use crate::check as c;
 use crate::model::BodyOverrides;
 use crate::problem::Problems;
 use super::types::*;
-/// `\S`, compiled on first use.
 static RE_0: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// `^sha256:[a-f0-9]{64}$`, compiled on first use.
-static RE_1: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// `^[a-z0-9][a-z0-9_-]{0,63}$`, compiled on first use.
-static RE_2: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// `^direct_[a-f0-9]{32}$`, compiled on first use.
-static RE_3: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// `^[a-z0-9][a-z0-9._-]{0,127}$`, compiled on first use.
-static RE_4: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// `^work_[a-zA-Z0-9_-]{1,64}$`, compiled on first use.
-static RE_5: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// `^[^.*> \u0000-\u001f\u007f]+$`, compiled on first use.
-static RE_6: OnceLock<Option<regress::Regex>> = OnceLock::new();
+/// Whether a string matches `\S` (regex compiled on first use).
+pub fn pattern_0(s: &str) -> bool {
+    c::matches(&RE_0, "\\S", s)
+}
+/// Whether a string matches `^sha256:[a-f0-9]{64}$` (compiled to code).
+pub fn pattern_1(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("sha256:") else {
+        return false;
+    };
+    let mut chars = rest.chars();
+    let mut n = 0usize;
+    for c in chars {
+        if !(matches!(c, 'a'..= 'f' | '0'..= '9')) {
+            return false;
+        }
+        n += 1;
+        if n > 64usize {
+            return false;
+        }
+    }
+    n >= 64usize
+}
+/// Whether a string matches `^[a-z0-9][a-z0-9_-]{0,63}$` (compiled to code).
+pub fn pattern_2(s: &str) -> bool {
+    let mut chars = s.chars();
+    for _ in 0..1usize {
+        match chars.next() {
+            Some(c) if matches!(c, 'a'..= 'z' | '0'..= '9') => {}
+            _ => return false,
+        }
+    }
+    let mut n = 0usize;
+    for c in chars {
+        if !(matches!(c, 'a'..= 'z' | '0'..= '9' | '_' | '-')) {
+            return false;
+        }
+        n += 1;
+        if n > 63usize {
+            return false;
+        }
+    }
+    true
+}
+/// Whether a string matches `^direct_[a-f0-9]{32}$` (compiled to code).
+pub fn pattern_3(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("direct_") else {
+        return false;
+    };
+    let mut chars = rest.chars();
+    let mut n = 0usize;
+    for c in chars {
+        if !(matches!(c, 'a'..= 'f' | '0'..= '9')) {
+            return false;
+        }
+        n += 1;
+        if n > 32usize {
+            return false;
+        }
+    }
+    n >= 32usize
+}
+/// Whether a string matches `^[a-z0-9][a-z0-9._-]{0,127}$` (compiled to code).
+pub fn pattern_4(s: &str) -> bool {
+    let mut chars = s.chars();
+    for _ in 0..1usize {
+        match chars.next() {
+            Some(c) if matches!(c, 'a'..= 'z' | '0'..= '9') => {}
+            _ => return false,
+        }
+    }
+    let mut n = 0usize;
+    for c in chars {
+        if !(matches!(c, 'a'..= 'z' | '0'..= '9' | '.' | '_' | '-')) {
+            return false;
+        }
+        n += 1;
+        if n > 127usize {
+            return false;
+        }
+    }
+    true
+}
+/// Whether a string matches `^work_[a-zA-Z0-9_-]{1,64}$` (compiled to code).
+pub fn pattern_5(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("work_") else {
+        return false;
+    };
+    let mut chars = rest.chars();
+    let mut n = 0usize;
+    for c in chars {
+        if !(matches!(c, 'a'..= 'z' | 'A'..= 'Z' | '0'..= '9' | '_' | '-')) {
+            return false;
+        }
+        n += 1;
+        if n > 64usize {
+            return false;
+        }
+    }
+    n >= 1usize
+}
+/// Whether a string matches `^[^.*> \u0000-\u001f\u007f]+$` (compiled to code).
+pub fn pattern_6(s: &str) -> bool {
+    let mut chars = s.chars();
+    let mut n = 0usize;
+    for c in chars {
+        if !(!matches!(c, '.' | '*' | '>' | ' ' | '\0'..= '\u{1f}' | '\u{7f}')) {
+            return false;
+        }
+        n += 1;
+    }
+    n >= 1usize
+}
+/// The patterns compiled to code, with their matchers (the tests compare them with the
+/// regex engine).
+pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
+    ("^sha256:[a-f0-9]{64}$", pattern_1 as fn(&str) -> bool),
+    ("^[a-z0-9][a-z0-9_-]{0,63}$", pattern_2 as fn(&str) -> bool),
+    ("^direct_[a-f0-9]{32}$", pattern_3 as fn(&str) -> bool),
+    ("^[a-z0-9][a-z0-9._-]{0,127}$", pattern_4 as fn(&str) -> bool),
+    ("^work_[a-zA-Z0-9_-]{1,64}$", pattern_5 as fn(&str) -> bool),
+    ("^[^.*> \\u0000-\\u001f\\u007f]+$", pattern_6 as fn(&str) -> bool),
+];
 /// Checks a value against `ArtifactDescriptor` (`artifact-descriptor.schema.json#`).
 pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
@@ -178,7 +287,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_0, "\\S", s) {
+                        if !pattern_0(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -347,7 +456,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_0, "\\S", s) {
+                        if !pattern_0(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -380,7 +489,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_0, "\\S", s) {
+                        if !pattern_0(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -413,7 +522,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_0, "\\S", s) {
+                        if !pattern_0(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -479,7 +588,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_1, "^sha256:[a-f0-9]{64}$", s) {
+                        if !pattern_1(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -827,7 +936,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                     break 'c2;
                                 }
                                 if let Some(s) = v.as_str() {
-                                    if !c::matches(&RE_0, "\\S", s) {
+                                    if !pattern_0(s) {
                                         c::value_problem(
                                             out,
                                             crate::generated::ReasonCode::Malformed,
@@ -933,7 +1042,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_0, "\\S", s) {
+                        if !pattern_0(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -966,7 +1075,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_0, "\\S", s) {
+                        if !pattern_0(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -999,7 +1108,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_0, "\\S", s) {
+                        if !pattern_0(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -1032,7 +1141,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_1, "^sha256:[a-f0-9]{64}$", s) {
+                        if !pattern_1(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -1355,7 +1464,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                     break 'c2;
                                 }
                                 if let Some(s) = v.as_str() {
-                                    if !c::matches(&RE_0, "\\S", s) {
+                                    if !pattern_0(s) {
                                         c::value_problem(
                                             out,
                                             crate::generated::ReasonCode::Malformed,
@@ -1398,7 +1507,7 @@ pub fn check_channel(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !c::matches(&RE_2, "^[a-z0-9][a-z0-9_-]{0,63}$", s) {
+            if !pattern_2(s) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,
@@ -1427,7 +1536,7 @@ pub fn check_direct_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !c::matches(&RE_3, "^direct_[a-f0-9]{32}$", s) {
+            if !pattern_3(s) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,
@@ -2287,7 +2396,7 @@ pub fn check_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !c::matches(&RE_4, "^[a-z0-9][a-z0-9._-]{0,127}$", s) {
+            if !pattern_4(s) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,
@@ -2556,7 +2665,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !c::matches(&RE_0, "\\S", s) {
+                        if !pattern_0(s) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -2990,7 +3099,7 @@ pub fn check_work_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !c::matches(&RE_5, "^work_[a-zA-Z0-9_-]{1,64}$", s) {
+            if !pattern_5(s) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,
@@ -3049,7 +3158,7 @@ pub fn check_workspace_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !c::matches(&RE_6, "^[^.*> \\u0000-\\u001f\\u007f]+$", s) {
+            if !pattern_6(s) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,

@@ -9,7 +9,8 @@
     rust_2018_idioms,
     irrefutable_let_patterns,
     unused_labels,
-    clippy::unwrap_used
+    clippy::unwrap_used,
+    unused_mut
 )]
 pub mod checks;
 pub mod rules;

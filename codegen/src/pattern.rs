@@ -1,0 +1,269 @@
+//! Compiles the simple anchored `pattern`s of the schemas (identifier grammars such as
+//! `^[a-z0-9][a-z0-9._-]{0,127}$`) to straight-line Rust, so that the generated checks do not run
+//! a regex engine for them. Anything outside the subset below is left to `regress`.
+//!
+//! The subset: `^`, then atoms, then `$`. An atom is a literal ASCII character or a class
+//! `[...]` / `[^...]` of ASCII characters, ranges and `\uXXXX` escapes, with an optional
+//! quantifier. Every atom but the last must have a fixed width (no quantifier, or `{n}`); the
+//! last may take `{m,n}`, `{m,}`, `+`, `*` or `?`. With fixed-width atoms before it, greedy
+//! matching is exact, so no backtracking is needed.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Set {
+    /// One character.
+    Char(char),
+    /// A class: ranges, negated or not.
+    Class {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Atom {
+    set: Set,
+    min: usize,
+    /// `None`: unbounded.
+    max: Option<usize>,
+}
+
+fn parse_class_char(chars: &[char], i: &mut usize) -> Option<char> {
+    let c = *chars.get(*i)?;
+    *i += 1;
+    if c != '\\' {
+        return (c != '[' && c != ']').then_some(c);
+    }
+    let e = *chars.get(*i)?;
+    *i += 1;
+    match e {
+        'u' => {
+            let hex: String = chars.get(*i..*i + 4)?.iter().collect();
+            *i += 4;
+            char::from_u32(u32::from_str_radix(&hex, 16).ok()?)
+        }
+        '-' | '.' | '\\' | ']' | '[' | '^' | '/' => Some(e),
+        _ => None,
+    }
+}
+
+fn parse(src: &str) -> Option<Vec<Atom>> {
+    let chars: Vec<char> = src.chars().collect();
+    if chars.first() != Some(&'^') || chars.last() != Some(&'$') || chars.len() < 2 {
+        return None;
+    }
+    let body = &chars[1..chars.len() - 1];
+    let mut atoms = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let set = match body[i] {
+            '[' => {
+                i += 1;
+                let negated = body.get(i) == Some(&'^');
+                if negated {
+                    i += 1;
+                }
+                let mut ranges = Vec::new();
+                loop {
+                    if body.get(i) == Some(&']') {
+                        i += 1;
+                        break;
+                    }
+                    let lo = parse_class_char(body, &mut i)?;
+                    let hi = if body.get(i) == Some(&'-')
+                        && body.get(i + 1).is_some_and(|c| *c != ']')
+                    {
+                        i += 1;
+                        parse_class_char(body, &mut i)?
+                    } else {
+                        lo
+                    };
+                    if !lo.is_ascii() || !hi.is_ascii() || lo > hi {
+                        return None;
+                    }
+                    ranges.push((lo, hi));
+                }
+                if ranges.is_empty() {
+                    return None;
+                }
+                Set::Class { negated, ranges }
+            }
+            c if c.is_ascii_alphanumeric() || "_:-/@#=,;'\"~!%&<> ".contains(c) => {
+                i += 1;
+                Set::Char(c)
+            }
+            _ => return None,
+        };
+        let (min, max) = match body.get(i) {
+            Some('+') => {
+                i += 1;
+                (1, None)
+            }
+            Some('*') => {
+                i += 1;
+                (0, None)
+            }
+            Some('?') => {
+                i += 1;
+                (0, Some(1))
+            }
+            Some('{') => {
+                let close = body[i..].iter().position(|c| *c == '}')? + i;
+                let inner: String = body[i + 1..close].iter().collect();
+                i = close + 1;
+                match inner.split_once(',') {
+                    None => {
+                        let n = inner.parse().ok()?;
+                        (n, Some(n))
+                    }
+                    Some((m, "")) => (m.parse().ok()?, None),
+                    Some((m, n)) => (m.parse().ok()?, Some(n.parse().ok()?)),
+                }
+            }
+            _ => (1, Some(1)),
+        };
+        if max.is_some_and(|max| max < min) {
+            return None;
+        }
+        atoms.push(Atom { set, min, max });
+    }
+    // Only the last atom may vary in width.
+    let fixed = |a: &Atom| a.max == Some(a.min);
+    if atoms.iter().rev().skip(1).any(|a| !fixed(a)) {
+        return None;
+    }
+    Some(atoms)
+}
+
+fn test(set: &Set) -> TokenStream {
+    match set {
+        Set::Char(c) => quote!(c == #c),
+        Set::Class { negated, ranges } => {
+            let arms = ranges.iter().map(|(lo, hi)| {
+                if lo == hi {
+                    quote!(#lo)
+                } else {
+                    quote!(#lo..=#hi)
+                }
+            });
+            if *negated {
+                quote!(!matches!(c, #(#arms)|*))
+            } else {
+                quote!(matches!(c, #(#arms)|*))
+            }
+        }
+    }
+}
+
+/// The body of `fn(s: &str) -> bool` matching `src`, when `src` is in the subset.
+pub fn compile(src: &str) -> Option<TokenStream> {
+    let atoms = parse(src)?;
+    let (last, fixed) = atoms.split_last()?;
+    // A literal prefix is one comparison.
+    let literal = fixed
+        .iter()
+        .take_while(|a| a.min == 1 && a.max == Some(1) && matches!(a.set, Set::Char(_)))
+        .count();
+    let prefix: String = fixed[..literal]
+        .iter()
+        .filter_map(|a| match a.set {
+            Set::Char(c) => Some(c),
+            Set::Class { .. } => None,
+        })
+        .collect();
+    let mut body = if prefix.is_empty() {
+        quote! { let mut chars = s.chars(); }
+    } else {
+        quote! {
+            let Some(rest) = s.strip_prefix(#prefix) else { return false; };
+            let mut chars = rest.chars();
+        }
+    };
+    for atom in &fixed[literal..] {
+        let t = test(&atom.set);
+        let n = atom.min;
+        body.extend(quote! {
+            for _ in 0..#n {
+                match chars.next() {
+                    Some(c) if #t => {}
+                    _ => return false,
+                }
+            }
+        });
+    }
+    let t = test(&last.set);
+    let min = last.min;
+    body.extend(match (min, last.max) {
+        (0, None) => quote! {
+            chars.all(|c| #t)
+        },
+        (min, None) => quote! {
+            let mut n = 0usize;
+            for c in chars {
+                if !(#t) {
+                    return false;
+                }
+                n += 1;
+            }
+            n >= #min
+        },
+        (min, Some(max)) => {
+            let enough = if min == 0 {
+                quote!(true)
+            } else {
+                quote!(n >= #min)
+            };
+            quote! {
+                let mut n = 0usize;
+                for c in chars {
+                    if !(#t) {
+                        return false;
+                    }
+                    n += 1;
+                    if n > #max {
+                        return false;
+                    }
+                }
+                #enough
+            }
+        }
+    });
+    Some(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn the_schema_grammars_are_in_the_subset() {
+        for p in [
+            "^[a-z0-9][a-z0-9_-]{0,63}$",
+            "^[a-z0-9][a-z0-9._-]{0,127}$",
+            "^direct_[a-f0-9]{32}$",
+            "^work_[a-zA-Z0-9_-]{1,64}$",
+            "^sha256:[a-f0-9]{64}$",
+            "^[^.*> \\u0000-\\u001f\\u007f]+$",
+        ] {
+            assert!(parse(p).is_some(), "{p}");
+        }
+    }
+
+    #[test]
+    fn others_are_left_to_the_regex_engine() {
+        for p in [
+            "\\S",
+            "^a{1,3}ab$",
+            "^(a|b)$",
+            "^a.b$",
+            "[a-z]+",
+            "^\\d+$",
+            "^[é]$",
+            "^a{3,1}$",
+        ] {
+            assert!(parse(p).is_none(), "{p}");
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! The schema patterns that codegen compiles to code (`generated::checks::COMPILED_PATTERNS`)
+//! agree with the regex engine on random and edge-case strings.
+
+use agh_protocol::generated::checks::COMPILED_PATTERNS;
+use proptest::prelude::*;
+
+fn regex_says(pattern: &str, s: &str) -> bool {
+    regress::Regex::new(pattern)
+        .expect("the schema pattern compiles")
+        .find(s)
+        .is_some()
+}
+
+#[test]
+fn every_identifier_pattern_is_compiled() {
+    assert_eq!(COMPILED_PATTERNS.len(), 6);
+}
+
+#[test]
+fn edge_cases_agree() {
+    let long = |c: char, n: usize| c.to_string().repeat(n);
+    let mut cases = vec![
+        String::new(),
+        "a".into(),
+        "A".into(),
+        "0".into(),
+        "-a".into(),
+        "a-".into(),
+        "a.b".into(),
+        "direct_".into(),
+        "work_".into(),
+        "work_x".into(),
+        "sha256:".into(),
+        " ".into(),
+        "\u{0}".into(),
+        "a\u{7f}".into(),
+        "é".into(),
+        "😀".into(),
+        "ws.alpha".into(),
+        "ws>".into(),
+        "ws*".into(),
+        format!("direct_{}", long('a', 32)),
+        format!("direct_{}", long('a', 31)),
+        format!("direct_{}", long('a', 33)),
+        format!("sha256:{}", long('f', 64)),
+        format!("sha256:{}", long('F', 64)),
+        format!("a{}", long('b', 63)),
+        format!("a{}", long('b', 64)),
+        format!("a{}", long('b', 127)),
+        format!("a{}", long('b', 128)),
+        format!("work_{}", long('Z', 64)),
+        format!("work_{}", long('Z', 65)),
+    ];
+    cases.push("direct_0123456789abcdef0123456789abcdef".into());
+    for (pattern, matcher) in COMPILED_PATTERNS {
+        for s in &cases {
+            assert_eq!(matcher(s), regex_says(pattern, s), "{pattern} on {s:?}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_strings_agree(
+        s in "(direct_|work_|sha256:|ws|)[a-zA-Z0-9._\\- >*\\x00-\\x1f\\x7fé😀]{0,140}",
+    ) {
+        for (pattern, matcher) in COMPILED_PATTERNS {
+            prop_assert_eq!(matcher(&s), regex_says(pattern, &s), "{} on {:?}", pattern, s);
+        }
+    }
+}
