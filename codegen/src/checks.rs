@@ -541,8 +541,9 @@ impl<'m> Emitter<'m> {
     }
 }
 
-/// The tokens of `checks.rs`.
-pub fn emit_checks(model: &Model) -> Result<TokenStream> {
+/// The tokens of `checks.rs`, and the patterns compiled to code with their matcher function
+/// names (`pattern source -> pattern_N`).
+pub fn emit_checks(model: &Model) -> Result<(TokenStream, BTreeMap<String, String>)> {
     let mut e = Emitter {
         model,
         patterns: BTreeMap::new(),
@@ -551,6 +552,7 @@ pub fn emit_checks(model: &Model) -> Result<TokenStream> {
     let kinds = e.kinds()?;
     let mut statics = TokenStream::new();
     let mut compiled = Vec::new();
+    let mut matchers = BTreeMap::new();
     let mut patterns: Vec<(&String, &usize)> = e.patterns.iter().collect();
     patterns.sort_by_key(|(_, i)| **i);
     for (src, i) in patterns {
@@ -570,6 +572,7 @@ pub fn emit_checks(model: &Model) -> Result<TokenStream> {
                     pub fn #matcher(s: &str) -> bool { #body }
                 });
                 compiled.push(quote!((#src, #matcher as fn(&str) -> bool)));
+                matchers.insert(src.clone(), matcher.to_string());
             }
             None => {
                 let re = format_ident!("RE_{i}");
@@ -588,7 +591,7 @@ pub fn emit_checks(model: &Model) -> Result<TokenStream> {
         /// regex engine).
         pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[#(#compiled),*];
     });
-    Ok(quote! {
+    let tokens = quote! {
         //! Validators generated from the schema set: one per named type, one body check per kind.
         use std::sync::OnceLock;
 
@@ -602,5 +605,6 @@ pub fn emit_checks(model: &Model) -> Result<TokenStream> {
         #statics
         #types
         #kinds
-    })
+    };
+    Ok((tokens, matchers))
 }

@@ -93,9 +93,10 @@ pub fn generate(dir: impl AsRef<Path>) -> Result<Vec<GeneratedFile>> {
 /// Every generated file for an already loaded set and model.
 pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
     let header = header(set);
-    let types = rust::emit_types(set, model)?;
+    let (checks, matchers) = checks::emit_checks(model)?;
+    let checks = parse_file(checks, "checks.rs")?;
+    let types = rust::emit_types(set, model, &matchers)?;
     let rules = parse_file(rules::emit_rules(model), "rules.rs")?;
-    let checks = parse_file(checks::emit_checks(model)?, "checks.rs")?;
 
     let item_names = |file: &syn::File| -> BTreeSet<String> {
         file.items

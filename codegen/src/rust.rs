@@ -142,7 +142,14 @@ fn reduce(
 
 /// Runs typify over the bundled, reduced set and returns the generated items (as a `syn::File`)
 /// with the `Body` derive and `#[agh(...)]` attribute on each body type.
-pub fn emit_types(set: &SchemaSet, model: &Model) -> Result<syn::File> {
+/// `matchers` maps patterns compiled to code (by the checks emitter) to their matcher functions
+/// in `checks.rs`; typify's regex checks of those patterns are replaced by calls to them, so each
+/// pattern has one implementation.
+pub fn emit_types(
+    set: &SchemaSet,
+    model: &Model,
+    matchers: &BTreeMap<String, String>,
+) -> Result<syn::File> {
     let mut bundled = bundle(set)?;
     // The kind member stays a string: dispatch on kinds is the registry's (so that extension kinds
     // parse into the same envelope type), not an enum's.
@@ -176,6 +183,11 @@ pub fn emit_types(set: &SchemaSet, model: &Model) -> Result<syn::File> {
     for kind in &model.kinds {
         attach_body(&mut file, kind).map_err(|m| Error::new(&kind.body_file, "/x-agh-kind", m))?;
     }
+    for item in &mut file.items {
+        if let syn::Item::Impl(imp) = item {
+            use_matchers(imp, matchers);
+        }
+    }
     let envelope = &model.envelope;
     for member in envelope.members.iter().filter(|m| m.serialize_null) {
         serialize_null(&mut file, &envelope.type_name, &member.rust_name).map_err(|m| {
@@ -187,6 +199,61 @@ pub fn emit_types(set: &SchemaSet, model: &Model) -> Result<syn::File> {
         })?;
     }
     Ok(file)
+}
+
+/// In a typify `FromStr` impl that checks a pattern with a `static PATTERN: LazyLock<Regex>`,
+/// replaces the regex by the compiled matcher of `checks.rs` when there is one.
+fn use_matchers(imp: &mut syn::ItemImpl, matchers: &BTreeMap<String, String>) {
+    let is_from_str = imp
+        .trait_
+        .as_ref()
+        .and_then(|(path, _)| path.segments.last())
+        .is_some_and(|s| s.ident == "FromStr");
+    if !is_from_str {
+        return;
+    }
+    for item in &mut imp.items {
+        let syn::ImplItem::Fn(f) = item else { continue };
+        let mut matcher = None;
+        f.block.stmts.retain(|stmt| {
+            let syn::Stmt::Item(syn::Item::Static(st)) = stmt else {
+                return true;
+            };
+            if st.ident != "PATTERN" {
+                return true;
+            }
+            let pattern = quote::ToTokens::to_token_stream(&st.expr)
+                .into_iter()
+                .find_map(|t| find_lit_str(&t));
+            match pattern.and_then(|p| matchers.get(&p)) {
+                Some(m) => {
+                    matcher = Some(format_ident!("{m}"));
+                    false
+                }
+                None => true,
+            }
+        });
+        let Some(matcher) = matcher else { continue };
+        for stmt in &mut f.block.stmts {
+            if let syn::Stmt::Expr(syn::Expr::If(e), _) = stmt {
+                let cond = quote::ToTokens::to_token_stream(&e.cond).to_string();
+                if cond.contains("PATTERN") {
+                    *e.cond = syn::parse_quote!(!super::checks::#matcher(value));
+                }
+            }
+        }
+    }
+}
+
+/// The value of the first string literal in a token tree.
+fn find_lit_str(t: &proc_macro2::TokenTree) -> Option<String> {
+    match t {
+        proc_macro2::TokenTree::Literal(l) => syn::parse_str::<syn::LitStr>(&l.to_string())
+            .ok()
+            .map(|s| s.value()),
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().find_map(|t| find_lit_str(&t)),
+        _ => None,
+    }
 }
 
 /// Drops `skip_serializing_if` from the serde attribute of `ty.field`, so that `None` is written

@@ -165,9 +165,7 @@ impl ::std::str::FromStr for CapabilityCatalogEntryDigest {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^sha256:[a-f0-9]{64}$").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_1(value) {
             return Err("doesn't match pattern \"^sha256:[a-f0-9]{64}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -540,9 +538,7 @@ impl ::std::str::FromStr for CapabilityDocumentDigest {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^sha256:[a-f0-9]{64}$").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_1(value) {
             return Err("doesn't match pattern \"^sha256:[a-f0-9]{64}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -821,9 +817,7 @@ impl ::std::str::FromStr for Channel {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^[a-z0-9][a-z0-9_-]{0,63}$").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_2(value) {
             return Err("doesn't match pattern \"^[a-z0-9][a-z0-9_-]{0,63}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -877,9 +871,7 @@ impl ::std::str::FromStr for DirectId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^direct_[a-f0-9]{32}$").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_3(value) {
             return Err("doesn't match pattern \"^direct_[a-f0-9]{32}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -1097,9 +1089,7 @@ impl ::std::str::FromStr for PeerId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^[a-z0-9][a-z0-9._-]{0,127}$").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_4(value) {
             return Err("doesn't match pattern \"^[a-z0-9][a-z0-9._-]{0,127}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -1757,9 +1747,7 @@ impl ::std::str::FromStr for WorkId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^work_[a-zA-Z0-9_-]{1,64}$").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_5(value) {
             return Err("doesn't match pattern \"^work_[a-zA-Z0-9_-]{1,64}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -1884,9 +1872,7 @@ impl ::std::str::FromStr for WorkspaceId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^[^.*> \\u0000-\\u001f\\u007f]+$").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_6(value) {
             return Err(
                 "doesn't match pattern \"^[^.*> \\u0000-\\u001f\\u007f]+$\"".into(),
             );
