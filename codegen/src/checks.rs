@@ -458,6 +458,25 @@ impl<'m> Emitter<'m> {
         })
     }
 
+    /// `"json_name" => value as Option<String>` for the string-typed members of `fields` on
+    /// `recv` (typify's newtypes deref to `String`, its enums implement `Display`).
+    fn string_arms(&self, fields: &[crate::model::Field], recv: TokenStream) -> Vec<TokenStream> {
+        fields
+            .iter()
+            .filter(|f| self.model.resolve(&f.shape).types == [JsonType::String])
+            .map(|f| {
+                let name = &f.json_name;
+                let field = format_ident!("{}", f.rust_name);
+                let nullable = f.shape.nullable || self.model.resolve(&f.shape).nullable;
+                if f.required && !nullable {
+                    quote!(#name => Some(#recv.#field.to_string()))
+                } else {
+                    quote!(#name => #recv.#field.as_ref().map(|v| v.to_string()))
+                }
+            })
+            .collect()
+    }
+
     fn kinds(&mut self) -> Result<TokenStream> {
         let mut out = TokenStream::new();
         let mut variants = Vec::new();
@@ -509,6 +528,23 @@ impl<'m> Emitter<'m> {
         let ser_arms = variants
             .iter()
             .map(|(v, _, _)| quote!(KnownBody::#v(b) => serde_json::to_value(b)));
+        let mut member_arms = Vec::new();
+        for (kind, (v, _, _)) in self.model.kinds.iter().zip(&variants) {
+            let fields = self
+                .model
+                .named(&kind.body_type)
+                .and_then(|t| t.shape.object.as_ref())
+                .map(|o| o.fields.clone())
+                .unwrap_or_default();
+            let arms = self.string_arms(&fields, quote!(b));
+            member_arms.push(if arms.is_empty() {
+                quote!(KnownBody::#v(_) => None)
+            } else {
+                quote!(KnownBody::#v(b) => match name { #(#arms,)* _ => None })
+            });
+        }
+        let envelope_ty = format_ident!("{}", self.model.envelope.type_name);
+        let envelope_arms = self.string_arms(&self.model.envelope.members, quote!(self));
         let froms = variants.iter().map(|(v, t, _)| {
             quote! {
                 impl From<#t> for KnownBody {
@@ -532,6 +568,23 @@ impl<'m> Emitter<'m> {
                 /// The body as JSON.
                 pub fn to_value(&self) -> Result<Value, serde_json::Error> {
                     match self { #(#ser_arms,)* }
+                }
+
+                /// The value of a top-level string member of the body (by its JSON name),
+                /// without serializing the body.
+                pub fn string_member(&self, name: &str) -> Option<String> {
+                    match self { #(#member_arms,)* }
+                }
+            }
+
+            impl #envelope_ty {
+                /// The value of a top-level string member (by its JSON name), without
+                /// serializing the envelope.
+                pub fn string_member(&self, name: &str) -> Option<String> {
+                    match name {
+                        #(#envelope_arms,)*
+                        _ => None,
+                    }
                 }
             }
 

@@ -97,26 +97,33 @@ impl WorkEvent {
     /// The facts of a parsed message.
     pub fn of(message: &Message) -> WorkEvent {
         let e = message.envelope();
-        let members = serde_json::to_value(e).unwrap_or(Value::Null);
-        let member = |name: &str| members.get(name).and_then(Value::as_str).map(str::to_owned);
-        let surface = member(crate::generated::SURFACE_MEMBER);
-        let container_id = surface.as_deref().and_then(|s| {
-            crate::generated::CONTAINERS
-                .iter()
-                .find(|c| c.surface == s)
-                .and_then(|c| member(c.member))
-        });
+        let head = crate::parse::Head::of_message(message);
+        // Only the body members the lifecycle's triggers read (receipt `status`, trace `state`).
+        let mut body = serde_json::Map::new();
+        for member in LIFECYCLE
+            .transitions
+            .iter()
+            .flat_map(|t| t.on.iter())
+            .filter(|g| g.kind == e.kind)
+            .filter_map(|g| g.body.map(|b| b.member))
+        {
+            if !body.contains_key(member) {
+                if let Some(v) = message.body().string_member(member) {
+                    body.insert(member.to_owned(), Value::String(v));
+                }
+            }
+        }
         WorkEvent {
             id: e.id.to_string(),
             kind: e.kind.clone(),
             from: e.from.to_string(),
-            to: member("to"),
+            to: e.string_member("to"),
             workspace_id: e.workspace_id.to_string(),
             channel: e.channel.to_string(),
-            surface,
-            container_id,
-            work_id: member("work_id"),
-            body: message.body().to_value().unwrap_or(Value::Null),
+            surface: head.surface,
+            container_id: head.container_id,
+            work_id: head.work_id,
+            body: Value::Object(body),
             ts: i64::try_from(*e.ts).unwrap_or(i64::MAX),
         }
     }

@@ -120,9 +120,21 @@ impl Head {
 
     /// The head of a parsed message.
     pub fn of_message(message: &Message) -> Head {
-        match serde_json::to_value(message.envelope()) {
-            Ok(Value::Object(map)) => Head::of(&map),
-            _ => Head::default(),
+        let e = message.envelope();
+        let surface = e.string_member(crate::generated::SURFACE_MEMBER);
+        let container_id = surface.as_deref().and_then(|surface| {
+            CONTAINERS
+                .iter()
+                .find(|c| c.surface == surface)
+                .and_then(|c| e.string_member(c.member))
+        });
+        Head {
+            id: e.string_member("id"),
+            from: e.string_member("from"),
+            kind: e.string_member(crate::generated::KIND_MEMBER),
+            surface,
+            container_id,
+            work_id: e.string_member("work_id"),
         }
     }
 }
@@ -239,6 +251,19 @@ impl MessageBody {
         match self {
             MessageBody::Known(b) => b.to_value(),
             MessageBody::Extension(b) => b.to_value(),
+        }
+    }
+
+    /// The value of a top-level string member of the body, by its JSON name.
+    pub fn string_member(&self, name: &str) -> Option<String> {
+        match self {
+            MessageBody::Known(b) => b.string_member(name),
+            MessageBody::Extension(b) => b
+                .to_value()
+                .ok()?
+                .get(name)
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         }
     }
 }

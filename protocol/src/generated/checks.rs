@@ -3447,6 +3447,72 @@ impl KnownBody {
             KnownBody::Trace(b) => serde_json::to_value(b),
         }
     }
+    /// The value of a top-level string member of the body (by its JSON name),
+    /// without serializing the body.
+    pub fn string_member(&self, name: &str) -> Option<String> {
+        match self {
+            KnownBody::Greet(b) => {
+                match name {
+                    "summary" => b.summary.as_ref().map(|v| v.to_string()),
+                    _ => None,
+                }
+            }
+            KnownBody::Whois(b) => {
+                match name {
+                    "type" => Some(b.type_.to_string()),
+                    "query" => b.query.as_ref().map(|v| v.to_string()),
+                    _ => None,
+                }
+            }
+            KnownBody::Say(b) => {
+                match name {
+                    "text" => Some(b.text.to_string()),
+                    "intent" => b.intent.as_ref().map(|v| v.to_string()),
+                    _ => None,
+                }
+            }
+            KnownBody::Capability(_) => None,
+            KnownBody::Receipt(b) => {
+                match name {
+                    "for_id" => Some(b.for_id.to_string()),
+                    "status" => Some(b.status.to_string()),
+                    "reason_code" => b.reason_code.as_ref().map(|v| v.to_string()),
+                    "detail" => b.detail.as_ref().map(|v| v.to_string()),
+                    _ => None,
+                }
+            }
+            KnownBody::Trace(b) => {
+                match name {
+                    "state" => Some(b.state.to_string()),
+                    "message" => b.message.as_ref().map(|v| v.to_string()),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+impl Envelope {
+    /// The value of a top-level string member (by its JSON name), without
+    /// serializing the envelope.
+    pub fn string_member(&self, name: &str) -> Option<String> {
+        match name {
+            "protocol" => Some(self.protocol.to_string()),
+            "id" => Some(self.id.to_string()),
+            "workspace_id" => Some(self.workspace_id.to_string()),
+            "kind" => Some(self.kind.to_string()),
+            "channel" => Some(self.channel.to_string()),
+            "surface" => self.surface.as_ref().map(|v| v.to_string()),
+            "thread_id" => self.thread_id.as_ref().map(|v| v.to_string()),
+            "direct_id" => self.direct_id.as_ref().map(|v| v.to_string()),
+            "from" => Some(self.from.to_string()),
+            "to" => self.to.as_ref().map(|v| v.to_string()),
+            "work_id" => self.work_id.as_ref().map(|v| v.to_string()),
+            "reply_to" => self.reply_to.as_ref().map(|v| v.to_string()),
+            "trace_id" => self.trace_id.as_ref().map(|v| v.to_string()),
+            "causation_id" => self.causation_id.as_ref().map(|v| v.to_string()),
+            _ => None,
+        }
+    }
 }
 impl From<GreetBody> for KnownBody {
     fn from(body: GreetBody) -> Self {
