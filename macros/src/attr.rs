@@ -176,12 +176,13 @@ struct Builder {
 pub(crate) fn parse(attrs: &[Attribute], mut errors: Errors) -> Result<Rules> {
     let mut builder = Builder::default();
     let attrs: Vec<&Attribute> = attrs.iter().filter(|a| a.path().is_ident("agh")).collect();
+    let mut syntax_error = false;
     for attr in &attrs {
         if let Err(error) = attr.parse_nested_meta(|meta| builder.key(&meta, &mut errors)) {
             errors.push(error);
+            syntax_error = true;
         }
     }
-    builder.check(&mut errors);
     let missing_kind = || match attrs.first() {
         Some(attr) => {
             Error::new_spanned(attr, "missing `kind`: add `kind = \"...\"` to #[agh(...)]")
@@ -191,8 +192,13 @@ pub(crate) fn parse(attrs: &[Attribute], mut errors: Errors) -> Result<Rules> {
             "#[derive(Body)] needs an #[agh(kind = \"...\")] attribute",
         ),
     };
-    if !builder.seen.contains("kind") {
-        errors.push(missing_kind());
+    // A syntax error leaves the rest of its attribute unread: the cross-key rules and "missing
+    // `kind`" would then speak about keys the user did write, so only the syntax error is reported.
+    if !syntax_error {
+        builder.check(&mut errors);
+        if !builder.seen.contains("kind") {
+            errors.push(missing_kind());
+        }
     }
     errors.finish()?;
     let b = builder;
@@ -219,10 +225,23 @@ impl Builder {
     fn key(&mut self, meta: &ParseNestedMeta<'_>, errors: &mut Errors) -> Result<()> {
         let name = key_name(&meta.path);
         let Some(key) = KEYS.iter().copied().find(|k| *k == name) else {
-            skip_value(meta)?;
             errors.push(unknown_key(&meta.path, KEYS, "#[agh(...)]"));
+            skip_value(meta)?;
             return Ok(());
         };
+        if matches!(key, "envelope_match" | "verify") && !meta.input.peek(syn::token::Paren) {
+            let form = if key == "verify" {
+                "verify(body = \"/ptr\", recipe = \"name\", reason_code = \"code\")"
+            } else {
+                "envelope_match(body = \"/ptr\", envelope = \"member\")"
+            };
+            errors.push(Error::new_spanned(
+                &meta.path,
+                format!("`{key}` takes a list: `{form}`"),
+            ));
+            skip_value(meta)?;
+            return Ok(());
+        }
         match key {
             "envelope_match" => {
                 if let Some([body, envelope]) = nested(meta, ["body", "envelope"], errors)? {
@@ -249,7 +268,12 @@ impl Builder {
             }
             _ => {}
         }
-        let expr: Expr = meta.value()?.parse()?;
+        let expr: Option<Expr> = if meta.input.peek(syn::Token![=]) {
+            Some(meta.value()?.parse()?)
+        } else {
+            skip_value(meta)?;
+            None
+        };
         if !self.seen.insert(key.to_owned()) {
             errors.push(Error::new_spanned(
                 &meta.path,
@@ -257,6 +281,10 @@ impl Builder {
             ));
             return Ok(());
         }
+        let Some(expr) = expr else {
+            errors.push(missing_value(&meta.path, key));
+            return Ok(());
+        };
         let result = match key {
             "kind" => string(&expr, key).map(|lit| {
                 record(errors, kind_name(&lit));
@@ -288,6 +316,12 @@ impl Builder {
 
     /// The rules that tie keys together.
     fn check(&self, errors: &mut Errors) {
+        // A `work_id` given with a bad (or no) value has been reported already: the rules that
+        // involve it would otherwise judge the default in its place.
+        if self.seen.contains("work_id") && self.work_id.is_none() {
+            self.check_lists(errors);
+            return;
+        }
         let work_id = self.work_id.map_or(Presence::Optional, |g| g.value);
         if let Some(surface) = self.surface.filter(|g| g.value == Presence::Forbidden) {
             match self.work_id {
@@ -327,6 +361,11 @@ impl Builder {
                 });
             }
         }
+        self.check_lists(errors);
+    }
+
+    /// `envelope_match` against the presence rules, and repeated list entries.
+    fn check_lists(&self, errors: &mut Errors) {
         let forbidden =
             |g: Option<Given<Presence>>| g.is_some_and(|g| g.value == Presence::Forbidden);
         let mut pairs = HashSet::new();
@@ -394,7 +433,12 @@ fn nested<const N: usize>(
     let mut values: [Option<LitStr>; N] = std::array::from_fn(|_| None);
     let mut given = [false; N];
     meta.parse_nested_meta(|inner| {
-        let expr: Expr = inner.value()?.parse()?;
+        let expr: Option<Expr> = if inner.input.peek(syn::Token![=]) {
+            Some(inner.value()?.parse()?)
+        } else {
+            skip_value(&inner)?;
+            None
+        };
         let name = key_name(&inner.path);
         match keys.iter().position(|k| *k == name) {
             None => errors.push(unknown_key(&inner.path, &keys, &format!("`{outer}(...)`"))),
@@ -404,9 +448,10 @@ fn nested<const N: usize>(
             )),
             Some(i) => {
                 given[i] = true;
-                match string(&expr, keys[i]) {
-                    Ok(lit) => values[i] = Some(lit),
-                    Err(error) => errors.push(error),
+                match expr.as_ref().map(|expr| string(expr, keys[i])) {
+                    Some(Ok(lit)) => values[i] = Some(lit),
+                    Some(Err(error)) => errors.push(error),
+                    None => errors.push(missing_value(&inner.path, keys[i])),
                 }
             }
         }
@@ -420,6 +465,18 @@ fn nested<const N: usize>(
     }
     let values: Option<Vec<LitStr>> = values.into_iter().collect();
     Ok(values.and_then(|v| v.try_into().ok()))
+}
+
+/// `key` written without `= value`; the error points at the key.
+fn missing_value(path: &Path, key: &str) -> Error {
+    let value = match key {
+        "surface" => "required | forbidden",
+        "work_id" => "required | optional | forbidden",
+        "to" | "reply_to" => "required | recommended | optional | forbidden",
+        "work" => "none | opens | updates",
+        _ => "\"...\"",
+    };
+    Error::new_spanned(path, format!("`{key}` needs a value: `{key} = {value}`"))
 }
 
 /// `key = "text"`.
@@ -578,20 +635,27 @@ pub(crate) fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str>
         .map(|(_, c)| c)
 }
 
-/// Levenshtein distance.
+/// Edit distance where swapping two adjacent characters counts as one edit (optimal string
+/// alignment), so `form` is one edit from `from`.
 fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (diagonal + usize::from(ca != *cb))
-                .min(above + 1)
-                .min(row[j] + 1);
-            diagonal = above;
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // rows[i][j]: distance between a[..i] and b[..j].
+    let mut rows = vec![vec![0; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let substitute = rows[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            let mut best = substitute.min(rows[i - 1][j] + 1).min(rows[i][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
         }
     }
-    row[b.len()]
+    rows[a.len()][b.len()]
 }

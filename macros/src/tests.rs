@@ -235,4 +235,65 @@ fn suggestions() {
     assert_eq!(attr::closest("reply", &keys), Some("reply_to"));
     assert_eq!(attr::closest("envelope", &keys), Some("envelope_match"));
     assert_eq!(attr::closest("rename", &keys), None);
+    // A swap of two adjacent letters is one edit.
+    assert_eq!(attr::closest("form", &["from", "to", "id"]), Some("from"));
+    assert_eq!(attr::closest("kidn", &keys), Some("kind"));
+}
+
+#[test]
+fn a_syntax_error_is_not_followed_by_cascading_errors() {
+    // The parse stops at `body)`: `kind` and `work_id` are never read, so neither "missing `kind`"
+    // nor the `surface = forbidden` rule may be reported.
+    assert_eq!(
+        errors(parse_quote!(
+            #[agh(surface = forbidden, envelope_match(body = "/a", envelope = "from") + 1, kind = "k", work_id = forbidden)]
+            struct A;
+        )),
+        ["expected `,`"]
+    );
+    assert_eq!(
+        errors(parse_quote!(
+            #[agh]
+            struct A;
+        )),
+        ["expected attribute arguments in parentheses: #[agh(...)]"]
+    );
+}
+
+#[test]
+fn a_key_without_its_value_is_named() {
+    assert_eq!(
+        errors(parse_quote!(
+            #[agh(kind, surface, envelope_match = "from", verify, frob = 1)]
+            #[agh(kind = "k", envelope_match(body, envelope = "from"))]
+            struct A;
+        )),
+        [
+            "`kind` needs a value: `kind = \"...\"`",
+            "`surface` needs a value: `surface = required | forbidden`",
+            "`envelope_match` takes a list: `envelope_match(body = \"/ptr\", envelope = \"member\")`",
+            "`verify` takes a list: `verify(body = \"/ptr\", recipe = \"name\", reason_code = \"code\")`",
+            "unknown key `frob` in #[agh(...)]; expected one of `kind`, `profile`, `surface`, `work_id`, `to`, `reply_to`, `work`, `envelope_match`, `verify`, `crate`",
+            "duplicate key `kind`: each key may be given once across all #[agh(...)] attributes",
+            "`body` needs a value: `body = \"...\"`",
+        ]
+    );
+}
+
+#[test]
+fn a_bad_work_id_is_not_judged_as_the_default() {
+    for input in [
+        parse_quote!(
+            #[agh(kind = "k", surface = forbidden, work_id = maybe)]
+            struct A;
+        ),
+        parse_quote!(
+            #[agh(kind = "k", work = updates, work_id)]
+            struct A;
+        ),
+    ] {
+        let messages = errors(input);
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(messages[0].starts_with("`work_id`"), "{messages:?}");
+    }
 }

@@ -1,0 +1,11 @@
+use agh_protocol::Body;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Body)]
+#[agh(kind = "acme.ping", surface = forbidden, work_id = forbidden,
+      envelope_match(body = "/text", envelope = "thread_id"))]
+struct Ping {
+    text: String,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use agh_protocol::Body;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Body)]
+#[agh(kind, surface = required)]
+struct Note {
+    text: String,
+}
+
+fn main() {}
