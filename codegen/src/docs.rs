@@ -184,11 +184,10 @@ fn constraint_notes(model: &Model, shape: &Shape, description: &str) -> Vec<Stri
         }
     }
     match c.pattern.as_deref() {
-        Some("\\S") => {
-            if !said("Non-blank") && !said("non-empty after trimming") {
-                notes.push("Non-blank.".into());
-            }
+        Some("\\S") if !said("Non-blank") && !said("non-empty after trimming") => {
+            notes.push("Non-blank.".into());
         }
+        Some("\\S") => {}
         Some(p) if !said(p.trim_start_matches('^').trim_end_matches('$')) => {
             notes.push(format!("Matches `{p}`."));
         }
