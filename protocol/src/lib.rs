@@ -19,6 +19,7 @@ pub mod model;
 pub mod parse;
 pub mod problem;
 pub mod recipes;
+pub mod scan;
 
 pub use agh_macros::Body;
 pub use build::MessageBuilder;

@@ -1,0 +1,654 @@
+//! The fast path of the parser: one pass over the bytes that accepts an envelope or declines it.
+//!
+//! [`Scanner`] reads the same strict JSON as [`crate::json`] (no BOM, no duplicate member names at
+//! any depth, bounded depth, 64-bit integers, raw control characters and lone surrogates refused)
+//! but builds no tree: the generated scanners (`generated::scan`, emitted from the same schema
+//! model as the exact validators) drive it member by member and check each value against its
+//! schema while it is read. Strings come out borrowed from the input unless they contain escapes;
+//! objects the caller does not look into (`body`, `ext`, `proof`) come out as [`RawJson`] slices.
+//!
+//! A scanner only answers "valid" or "declined" (`None`): it says nothing about why. A declined
+//! envelope goes to the exact path (`json` + `generated::checks`), which finds the first problem
+//! in the validation order with its reason code and pointer. The two paths are generated from one
+//! model; a differential test over every fixture, the fuzz corpora and mutated envelopes keeps
+//! them in agreement.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+
+use crate::json::{decode_escape, plain_run, NumberToken, NumberValue};
+
+/// A JSON value kept as the text it was read from (already checked: valid strict JSON).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RawJson<'a>(&'a str);
+
+impl<'a> RawJson<'a> {
+    /// The JSON text, exactly as it stood in the input.
+    pub fn get(&self) -> &'a str {
+        self.0
+    }
+
+    /// The value as a [`serde_json::Value`].
+    pub fn to_value(&self) -> serde_json::Value {
+        // The text was read as strict JSON already; serde_json accepts everything it accepts.
+        serde_json::from_str(self.0).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The value deserialized as a `T`.
+    pub fn deserialize<T: serde::Deserialize<'a>>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0)
+    }
+
+    /// Whether the value is `null`.
+    pub fn is_null(&self) -> bool {
+        self.0 == "null"
+    }
+
+    /// The JSON type of the value, from its first byte.
+    pub fn json_type(&self) -> JsonKind {
+        match self.0.as_bytes().first() {
+            Some(b'{') => JsonKind::Object,
+            Some(b'[') => JsonKind::Array,
+            Some(b'"') => JsonKind::String,
+            Some(b't' | b'f') => JsonKind::Boolean,
+            Some(b'n') | None => JsonKind::Null,
+            Some(_) if is_integer_text(self.0) => JsonKind::Integer,
+            Some(_) => JsonKind::Number,
+        }
+    }
+
+    /// The string value, if the value is a string.
+    pub fn as_str(&self) -> Option<Cow<'a, str>> {
+        if !self.0.starts_with('"') {
+            return None;
+        }
+        let mut s = Scanner::new(self.0, 1);
+        s.string()
+    }
+}
+
+impl fmt::Debug for RawJson<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl fmt::Display for RawJson<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// The JSON type of a value (integers apart from other numbers, as JSON Schema counts them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JsonKind {
+    /// `null`
+    Null,
+    /// `true` / `false`
+    Boolean,
+    /// A number without fraction or exponent (and not `-0`).
+    Integer,
+    /// Any other number.
+    Number,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+/// Whether number text is an integer as the exact path counts it (no fraction, no exponent, not
+/// `-0`).
+fn is_integer_text(text: &str) -> bool {
+    text != "-0" && !text.contains(['.', 'e', 'E'])
+}
+
+/// Member names at or below this count are checked for duplicates by comparison; above it, by a
+/// hash set.
+const LINEAR_NAMES: usize = 16;
+
+/// One object being read (see [`Scanner::object`]).
+#[derive(Debug)]
+pub struct Obj<'a> {
+    /// Where this object's undeclared names start in the scanner's name stack.
+    base: usize,
+    /// The names, once there are too many to compare one by one.
+    set: Option<HashSet<Cow<'a, str>>>,
+    first: bool,
+}
+
+/// One array being read (see [`Scanner::array`]).
+#[derive(Debug)]
+pub struct Arr {
+    first: bool,
+}
+
+/// The strict JSON scanner of the fast path: see the [module documentation](self).
+///
+/// Every method skips leading white space and returns `None` when the input is not what it
+/// expects (the caller declines the envelope). It never panics and never recurses deeper than
+/// its depth limit.
+#[derive(Debug)]
+pub struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    depth: usize,
+    max_depth: usize,
+    /// Undeclared member names of the objects being read, innermost last.
+    names: Vec<Cow<'a, str>>,
+}
+
+impl<'a> Scanner<'a> {
+    /// A scanner over `text` (already checked to be UTF-8), allowing `max_depth` levels of
+    /// arrays and objects (the top-level object is level 1).
+    pub fn new(text: &'a str, max_depth: usize) -> Self {
+        Scanner {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            depth: 0,
+            max_depth,
+            names: Vec::new(),
+        }
+    }
+
+    /// A scanner for a value nested `depth` levels deep in a document with `max_depth` levels.
+    pub fn nested(text: &'a str, depth: usize, max_depth: usize) -> Self {
+        Scanner {
+            depth,
+            ..Scanner::new(text, max_depth)
+        }
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next byte after white space, not consumed.
+    #[inline]
+    pub fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// The position of the next value (after white space), for [`Scanner::since`].
+    #[inline]
+    pub fn mark(&mut self) -> usize {
+        self.ws();
+        self.pos
+    }
+
+    /// The text read since `mark`.
+    #[inline]
+    pub fn since(&self, mark: usize) -> RawJson<'a> {
+        RawJson(self.text.get(mark..self.pos).unwrap_or_default())
+    }
+
+    /// The input is used up (only white space remains).
+    pub fn end(&mut self) -> Option<()> {
+        self.ws();
+        (self.pos == self.bytes.len()).then_some(())
+    }
+
+    #[inline]
+    fn eat(&mut self, b: u8) -> Option<()> {
+        self.ws();
+        if self.bytes.get(self.pos) == Some(&b) {
+            self.pos += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// Consumes `null` if it comes next.
+    #[inline]
+    pub fn null(&mut self) -> bool {
+        self.ws();
+        if self.bytes[self.pos..].starts_with(b"null") {
+            self.pos += 4;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A boolean.
+    pub fn boolean(&mut self) -> Option<bool> {
+        self.ws();
+        let rest = &self.bytes[self.pos..];
+        if rest.starts_with(b"true") {
+            self.pos += 4;
+            Some(true)
+        } else if rest.starts_with(b"false") {
+            self.pos += 5;
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth <= self.max_depth).then_some(())
+    }
+
+    /// Opens an object; read its members with [`Scanner::key`].
+    #[inline]
+    pub fn object(&mut self) -> Option<Obj<'a>> {
+        self.eat(b'{')?;
+        self.enter()?;
+        Some(Obj {
+            base: self.names.len(),
+            set: None,
+            first: true,
+        })
+    }
+
+    /// The next member name of `obj` (then its value must be read), or `None` inside `Some` at
+    /// the closing brace.
+    #[inline]
+    pub fn key(&mut self, obj: &mut Obj<'a>) -> Option<Option<Cow<'a, str>>> {
+        self.ws();
+        match self.bytes.get(self.pos)? {
+            b'}' => {
+                self.pos += 1;
+                self.depth -= 1;
+                self.names.truncate(obj.base);
+                return Some(None);
+            }
+            b',' if !obj.first => {
+                self.pos += 1;
+                self.ws();
+            }
+            b'"' if obj.first => {}
+            _ => return None,
+        }
+        obj.first = false;
+        let key = self.string()?;
+        self.eat(b':')?;
+        Some(Some(key))
+    }
+
+    /// Records an undeclared member name of `obj`; declines a name read before in that object.
+    /// (Declared members are tracked by the generated code.)
+    pub fn fresh(&mut self, obj: &mut Obj<'a>, name: Cow<'a, str>) -> Option<()> {
+        if let Some(set) = &mut obj.set {
+            return set.insert(name).then_some(());
+        }
+        let names = self.names.get(obj.base..).unwrap_or_default();
+        if names.iter().any(|n| *n == name) {
+            return None;
+        }
+        if names.len() < LINEAR_NAMES {
+            self.names.push(name);
+        } else {
+            let mut set: HashSet<Cow<'a, str>> = self.names.drain(obj.base..).collect();
+            set.insert(name);
+            obj.set = Some(set);
+        }
+        Some(())
+    }
+
+    /// Opens an array; read its items with [`Scanner::item`].
+    #[inline]
+    pub fn array(&mut self) -> Option<Arr> {
+        self.eat(b'[')?;
+        self.enter()?;
+        Some(Arr { first: true })
+    }
+
+    /// Whether another item follows (then it must be read), or `false` at the closing bracket.
+    #[inline]
+    pub fn item(&mut self, arr: &mut Arr) -> Option<bool> {
+        self.ws();
+        match self.bytes.get(self.pos)? {
+            b']' => {
+                self.pos += 1;
+                self.depth -= 1;
+                Some(false)
+            }
+            b',' if !arr.first => {
+                self.pos += 1;
+                Some(true)
+            }
+            _ if arr.first => {
+                arr.first = false;
+                Some(true)
+            }
+            _ => None,
+        }
+    }
+
+    /// A string: borrowed from the input unless it has escapes.
+    #[inline]
+    pub fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        let mut i = start + plain_run(&self.bytes[start..]);
+        loop {
+            match *self.bytes.get(i)? {
+                b'"' => {
+                    self.pos = i + 1;
+                    return self.text.get(start..i).map(Cow::Borrowed);
+                }
+                b'\\' => break,
+                0x00..=0x1f => return None,
+                _ => i += 1,
+            }
+        }
+        let mut out = String::from(self.text.get(start..i)?);
+        loop {
+            match *self.bytes.get(i)? {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Some(Cow::Owned(out));
+                }
+                b'\\' => {
+                    let (c, next) = decode_escape(self.bytes, i).ok()?;
+                    out.push(c);
+                    i = next;
+                }
+                0x00..=0x1f => return None,
+                _ => {
+                    let run = i + plain_run(&self.bytes[i..]).max(1);
+                    let mut end = run;
+                    while let Some(&b) = self.bytes.get(end) {
+                        if b == b'"' || b == b'\\' || b < 0x20 {
+                            break;
+                        }
+                        end += 1;
+                    }
+                    out.push_str(self.text.get(i..end)?);
+                    i = end;
+                }
+            }
+        }
+    }
+
+    fn number_value(&mut self) -> Option<(NumberToken, NumberValue)> {
+        self.ws();
+        let token = NumberToken::read(self.text, self.pos).ok()?;
+        self.pos = token.end;
+        Some((token, token.value(self.text)))
+    }
+
+    /// An integer (no fraction or exponent, not `-0`) that fits 64 bits (`i64` or `u64`).
+    #[inline]
+    pub fn integer(&mut self) -> Option<i128> {
+        match self.number_value()?.1 {
+            NumberValue::Unsigned(u) => Some(i128::from(u)),
+            NumberValue::Signed(i) => Some(i128::from(i)),
+            _ => None,
+        }
+    }
+
+    /// Any number within the range of `f64` (integers within 64 bits).
+    pub fn number(&mut self) -> Option<f64> {
+        match self.number_value()?.1 {
+            NumberValue::Unsigned(u) => Some(u as f64),
+            NumberValue::Signed(i) => Some(i as f64),
+            NumberValue::Float(f) => Some(f),
+            NumberValue::IntegerOutOfRange | NumberValue::FloatOutOfRange => None,
+        }
+    }
+
+    /// Any JSON value, checked (duplicate names, depth, numbers, strings) but not kept.
+    pub fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'{' => {
+                let mut obj = self.object()?;
+                while let Some(name) = self.key(&mut obj)? {
+                    self.fresh(&mut obj, name)?;
+                    self.skip()?;
+                }
+                Some(())
+            }
+            b'[' => {
+                let mut arr = self.array()?;
+                while self.item(&mut arr)? {
+                    self.skip()?;
+                }
+                Some(())
+            }
+            b'"' => self.string().map(drop),
+            b'-' | b'0'..=b'9' => self.number().map(drop),
+            b't' | b'f' => self.boolean().map(drop),
+            b'n' => self.null().then_some(()),
+            _ => None,
+        }
+    }
+
+    /// Any value, checked, as raw text.
+    pub fn raw(&mut self) -> Option<RawJson<'a>> {
+        let mark = self.mark();
+        self.skip()?;
+        Some(self.since(mark))
+    }
+
+    /// An object, checked, as raw text.
+    pub fn raw_object(&mut self) -> Option<RawJson<'a>> {
+        if self.peek()? != b'{' {
+            return None;
+        }
+        self.raw()
+    }
+
+    /// The current nesting depth.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The depth limit.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+}
+
+/// The top-level members named in `names` of the (checked) object `raw`, as raw values.
+pub fn members<'a, const N: usize>(raw: RawJson<'a>, names: [&str; N]) -> [Option<RawJson<'a>>; N] {
+    let mut found = [None; N];
+    let mut s = Scanner::new(raw.0, usize::MAX);
+    let Some(mut obj) = s.object() else {
+        return found;
+    };
+    while let Some(Some(name)) = s.key(&mut obj) {
+        let Some(value) = s.raw() else { break };
+        if let Some(i) = names.iter().position(|n| *n == name) {
+            found[i] = Some(value);
+        }
+    }
+    found
+}
+
+/// The value at JSON Pointer `pointer` inside the (checked) value `raw`.
+pub fn pointer<'a>(raw: RawJson<'a>, pointer: &str) -> Option<RawJson<'a>> {
+    let mut here = raw;
+    if pointer.is_empty() {
+        return Some(here);
+    }
+    for token in pointer.strip_prefix('/')?.split('/') {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        let mut s = Scanner::new(here.0, usize::MAX);
+        let mut next = None;
+        match s.peek()? {
+            b'{' => {
+                let mut obj = s.object()?;
+                while let Some(name) = s.key(&mut obj)? {
+                    let value = s.raw()?;
+                    if name == token {
+                        next = Some(value);
+                        break;
+                    }
+                }
+            }
+            b'[' => {
+                let index: usize = token.parse().ok()?;
+                let mut arr = s.array()?;
+                let mut i = 0;
+                while s.item(&mut arr)? {
+                    let value = s.raw()?;
+                    if i == index {
+                        next = Some(value);
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            _ => return None,
+        }
+        here = next?;
+    }
+    Some(here)
+}
+
+/// Whether the (checked) string value `raw` equals `s`.
+pub fn raw_str_eq(raw: RawJson<'_>, s: &str) -> bool {
+    let text = raw.0;
+    match text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .filter(|t| !t.contains('\\'))
+    {
+        Some(plain) => plain == s,
+        None => raw.as_str().is_some_and(|v| v == s),
+    }
+}
+
+/// The first pair of equal items `(first, again)` among checked raw values (`uniqueItems`).
+pub fn first_duplicate(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
+    let plain = |r: &RawJson<'_>| r.0.starts_with('"') && !r.0.contains('\\');
+    if items.iter().all(plain) {
+        // Strings without escapes are equal exactly when their text is.
+        let mut seen: HashSet<&str> = HashSet::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            if !seen.insert(item.0) {
+                let first = items.iter().position(|x| x.0 == item.0).unwrap_or(i);
+                return Some((first, i));
+            }
+        }
+        return None;
+    }
+    let values: Vec<serde_json::Value> = items.iter().map(RawJson::to_value).collect();
+    crate::check::first_duplicate(&values)
+}
+
+/// The first pair of string items equal after trimming Unicode white space.
+pub fn first_duplicate_trimmed(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
+    let strings: Vec<Option<Cow<'_, str>>> = items.iter().map(RawJson::as_str).collect();
+    let mut seen: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(items.len());
+    for (i, s) in strings.iter().enumerate() {
+        let Some(s) = s else { continue };
+        if let Some(&first) = seen.get(s.trim()) {
+            return Some((first, i));
+        }
+        seen.insert(s.trim(), i);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skip(text: &str) -> bool {
+        let mut s = Scanner::new(text, 64);
+        s.skip().is_some() && s.end().is_some()
+    }
+
+    #[test]
+    fn accepts_what_strict_json_accepts() {
+        for ok in [
+            "{}",
+            "[]",
+            r#"{"a":[1,-2,3.5,1e3,-0,true,false,null,"x\u00e9\ud83d\ude00"]}"#,
+            " { \"a\" : { \"b\" : [ ] } } ",
+            "18446744073709551615",
+            "-9223372036854775808",
+        ] {
+            assert!(skip(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn declines_what_strict_json_refuses() {
+        for bad in [
+            "",
+            "{",
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":1,"\u0061":2}"#,
+            "[1,]",
+            "{,}",
+            r#"{"a":1,}"#,
+            "01",
+            "1.",
+            "1e",
+            "-",
+            "18446744073709551616",
+            "-9223372036854775809",
+            "1e400",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"a\nb\"",
+            "\"\\x\"",
+            "tru",
+            "nul",
+            "{} {}",
+            "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+        ] {
+            assert!(!skip(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn many_names_switch_to_a_set_and_still_find_duplicates() {
+        let mut text = String::from("{");
+        for i in 0..100 {
+            text.push_str(&format!("\"k{i}\":{i},"));
+        }
+        text.push_str("\"k57\":0}");
+        assert!(!skip(&text));
+        assert!(skip(&text.replace("\"k57\":0", "\"k100\":0")));
+    }
+
+    #[test]
+    fn strings_are_borrowed_unless_escaped() {
+        let mut s = Scanner::new(r#""plain" "esc\"aped\u00e9""#, 4);
+        assert!(matches!(s.string(), Some(Cow::Borrowed("plain"))));
+        assert_eq!(s.string().as_deref(), Some("esc\"apedé"));
+    }
+
+    #[test]
+    fn pointer_and_members_find_values() {
+        let raw = RawJson(r#"{"a":{"b/c":[10,{"d":"x"}]},"e":null}"#);
+        assert_eq!(pointer(raw, "/a/b~1c/1/d").map(|r| r.get()), Some("\"x\""));
+        assert_eq!(pointer(raw, "/a/b~1c/2"), None);
+        let [a, e, z] = members(raw, ["a", "e", "z"]);
+        assert!(a.is_some() && e.is_some_and(|e| e.is_null()) && z.is_none());
+    }
+
+    #[test]
+    fn duplicates_among_raw_items() {
+        let items = |v: &[&'static str]| v.iter().map(|t| RawJson(t)).collect::<Vec<_>>();
+        assert_eq!(
+            first_duplicate(&items(&["\"a\"", "\"b\"", "\"a\""])),
+            Some((0, 2))
+        );
+        assert_eq!(
+            first_duplicate(&items(&["\"a\"", "\"\\u0061\""])),
+            Some((0, 1))
+        );
+        assert_eq!(first_duplicate(&items(&["1", "1.0"])), None);
+        assert_eq!(
+            first_duplicate_trimmed(&items(&["\" a\"", "\"a \""])),
+            Some((0, 1))
+        );
+    }
+}
