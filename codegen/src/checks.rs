@@ -495,7 +495,7 @@ impl<'m> Emitter<'m> {
                 kind.name, kind.body_type
             );
             let ddoc = format!(
-                " Decodes a checked `{}` body into [`KnownBody::{var}`].",
+                " Decodes a checked `{}` body (its JSON text) into [`KnownBody::{var}`].",
                 kind.name
             );
             out.extend(quote! {
@@ -512,8 +512,8 @@ impl<'m> Emitter<'m> {
                 }
 
                 #[doc = #ddoc]
-                pub fn #decode(body: Map<String, Value>) -> Result<KnownBody, serde_json::Error> {
-                    serde_json::from_value::<#body_type>(Value::Object(body)).map(KnownBody::#var)
+                pub fn #decode(body: &str) -> Result<KnownBody, serde_json::Error> {
+                    serde_json::from_str::<#body_type>(body).map(KnownBody::#var)
                 }
             });
             variants.push((var, body_type, kind.name.clone()));
@@ -594,9 +594,20 @@ impl<'m> Emitter<'m> {
     }
 }
 
-/// The tokens of `checks.rs`, and the patterns compiled to code with their matcher function
-/// names (`pattern source -> pattern_N`).
-pub fn emit_checks(model: &Model) -> Result<(TokenStream, BTreeMap<String, String>)> {
+/// What [`emit_checks`] produces.
+#[derive(Debug)]
+pub struct Checks {
+    /// The tokens of `checks.rs`.
+    pub tokens: TokenStream,
+    /// The patterns compiled to code, with their matcher function names
+    /// (`pattern source -> pattern_N`).
+    pub compiled: BTreeMap<String, String>,
+    /// Every pattern with its matcher function name (compiled or regex-backed).
+    pub matchers: BTreeMap<String, String>,
+}
+
+/// The tokens of `checks.rs` and the pattern matchers it defines.
+pub fn emit_checks(model: &Model) -> Result<Checks> {
     let mut e = Emitter {
         model,
         patterns: BTreeMap::new(),
@@ -659,5 +670,14 @@ pub fn emit_checks(model: &Model) -> Result<(TokenStream, BTreeMap<String, Strin
         #types
         #kinds
     };
-    Ok((tokens, matchers))
+    let all = e
+        .patterns
+        .iter()
+        .map(|(src, i)| (src.clone(), format!("pattern_{i}")))
+        .collect();
+    Ok(Checks {
+        tokens,
+        compiled: matchers,
+        matchers: all,
+    })
 }

@@ -13,6 +13,7 @@ pub mod model;
 pub mod pattern;
 pub mod rules;
 pub mod rust;
+pub mod scan;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -93,9 +94,10 @@ pub fn generate(dir: impl AsRef<Path>) -> Result<Vec<GeneratedFile>> {
 /// Every generated file for an already loaded set and model.
 pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
     let header = header(set);
-    let (checks, matchers) = checks::emit_checks(model)?;
-    let checks = parse_file(checks, "checks.rs")?;
-    let types = rust::emit_types(set, model, &matchers)?;
+    let emitted = checks::emit_checks(model)?;
+    let checks = parse_file(emitted.tokens, "checks.rs")?;
+    let scan = parse_file(scan::emit_scan(model, &emitted.matchers)?, "scan.rs")?;
+    let types = rust::emit_types(set, model, &emitted.compiled)?;
     let rules = parse_file(rules::emit_rules(model), "rules.rs")?;
 
     let item_names = |file: &syn::File| -> BTreeSet<String> {
@@ -148,6 +150,7 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
 
             pub mod checks;
             pub mod rules;
+            pub mod scan;
             pub mod types;
 
             pub use self::checks::KnownBody;
@@ -169,6 +172,10 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
         GeneratedFile {
             path: "rules.rs".into(),
             contents: unparse(&header, &rules),
+        },
+        GeneratedFile {
+            path: "scan.rs".into(),
+            contents: unparse(&header, &scan),
         },
         GeneratedFile {
             path: "types.rs".into(),

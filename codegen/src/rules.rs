@@ -151,6 +151,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         let (purpose, body_type) = (&k.purpose, &k.body_type);
         let check = crate::checks::body_check_fn(k);
         let decode = crate::checks::decode_fn(k);
+        let scan = crate::scan::body_scan_fn(k);
         quote! {
             crate::model::KindInfo {
                 rules: crate::kind::KindRules {
@@ -168,6 +169,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
                 body_type: #body_type,
                 check: crate::generated::checks::#check,
                 decode: crate::generated::checks::#decode,
+                scan: crate::generated::scan::#scan,
             }
         }
     });

@@ -214,7 +214,20 @@ fn a_property_added_to_the_say_schema_flows_into_the_generated_type() {
     }
     assert_eq!(agh_codegen::check(&out, &after), (vec![], vec![]));
     let (stale, _) = agh_codegen::check(&out, &before);
-    assert_eq!(stale, vec!["checks.rs".to_owned(), "types.rs".to_owned()]);
+    assert_eq!(
+        stale,
+        vec![
+            "checks.rs".to_owned(),
+            "scan.rs".to_owned(),
+            "types.rs".to_owned()
+        ]
+    );
+    // The fast path's scanner reads the new member as a string or null.
+    let scan = &file(&after, "scan.rs").contents;
+    let arm = scan
+        .find("\"mood\" =>")
+        .expect("scan_say_body reads `mood`");
+    assert!(scan[arm..].contains("if !s.null()"), "nullable");
     // The validator checks the new member too: its rule names the new schema location.
     assert!(file(&after, "checks.rs")
         .contents

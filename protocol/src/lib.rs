@@ -28,10 +28,11 @@ pub use generated::*;
 pub use kind::{Body, EnvelopeMatch, KindRules, Presence, Verify, WorkRole};
 pub use lifecycle::{Outcome, WorkEvent, WorkKey, WorkTracker, WorkUnit};
 pub use parse::{
-    explain, parse, ExtensionBody, Head, Message, MessageBody, Options, RegisterError, Registry,
-    Rejection,
+    explain, parse, parse_ref, ExtensionBody, Head, Message, MessageBody, MessageRef, Options,
+    RegisterError, Registry, Rejection,
 };
 pub use problem::{Problem, Problems, ReasonCode};
+pub use scan::RawJson;
 
 /// Paths used by `#[derive(Body)]` expansions; not public API.
 #[doc(hidden)]

@@ -2,7 +2,7 @@
 //! (`crate::generated::rules`): forbidden names, value descriptions, surface containers, kind
 //! summaries and the work lifecycle. The values live in generated code; these are only shapes.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::generated::checks::KnownBody;
 use crate::kind::{KindRules, Presence};
@@ -39,8 +39,13 @@ pub struct Container {
 /// the body's conditions override.
 pub type BodyCheck = fn(&Value, &mut String, &mut Problems) -> BodyOverrides;
 
-/// A generated body decoder (the body was checked first).
-pub type BodyDecode = fn(Map<String, Value>) -> Result<KnownBody, serde_json::Error>;
+/// A generated body decoder: the checked body's JSON text to its typed form.
+pub type BodyDecode = fn(&str) -> Result<KnownBody, serde_json::Error>;
+
+/// A generated body scanner (the fast path): reads the body with the scanner, checking the
+/// kind's schema and conditionals; returns the envelope rules the body overrides, or `None` to
+/// decline.
+pub type BodyScan = for<'a> fn(&mut crate::scan::Scanner<'a>) -> Option<BodyOverrides>;
 
 /// One message kind: its envelope rules, its purpose, its generated body type, check and decoder.
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +60,8 @@ pub struct KindInfo {
     pub check: BodyCheck,
     /// The generated decoder into [`KnownBody`].
     pub decode: BodyDecode,
+    /// The generated body scanner of the fast path.
+    pub scan: BodyScan,
 }
 
 /// Envelope rules that a body overrides while one of its conditions holds (whois response:

@@ -29,11 +29,16 @@ use std::sync::{Arc, LazyLock};
 use serde_json::{Map, Value};
 
 use crate::generated::checks::{check_envelope, KnownBody};
-use crate::generated::{Envelope, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, FORBIDDEN_KINDS, KINDS};
-use crate::json::{read_envelope_json, JsonLimits};
+use crate::generated::scan::{scan_envelope, EnvelopeRef};
+use crate::generated::{
+    Envelope, BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS, FORBIDDEN_KINDS,
+    KINDS,
+};
+use crate::json::{read_envelope_json, JsonLimits, MAX_SUPPORTED_DEPTH};
 use crate::kind::{Body, KindRules, Presence};
-use crate::model::{BodyCheck, BodyOverrides};
+use crate::model::{BodyCheck, BodyOverrides, BodyScan};
 use crate::problem::{Problem, Problems, ReasonCode};
+use crate::scan::{Member, RawJson, Scanner};
 
 /// What the parser needs besides the bytes. `now` is passed in so that results are deterministic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -362,11 +367,12 @@ impl serde::Serialize for Message {
 /// Decoding failed: the JSON Pointer below the body where, and serde's message.
 type DecodeError = (String, String);
 
-type ExtDecode = fn(Map<String, Value>) -> Result<ExtensionBody, DecodeError>;
+type ExtDecode = fn(&str) -> Result<ExtensionBody, DecodeError>;
 
-/// Deserializes `value` as a `T`, reporting where inside it deserialization failed.
-fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, DecodeError> {
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+/// Deserializes the JSON text `json` as a `T`, reporting where inside it deserialization failed.
+fn typed<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, DecodeError> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
         let mut pointer = String::new();
         for segment in e.path().iter() {
             match segment {
@@ -385,22 +391,25 @@ fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, DecodeError>
     })
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Decoder {
     Known(crate::model::BodyDecode),
     Extension(ExtDecode),
 }
 
 /// One kind a registry accepts.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Entry {
     rules: KindRules,
+    /// The exact body check (schema kinds: generated; extension kinds: optional).
     check: Option<BodyCheck>,
+    /// The fast path's body scanner (schema kinds only).
+    scan: Option<BodyScan>,
     decode: Decoder,
 }
 
 fn decode_extension<T: Body + Send + Sync + 'static>(
-    body: Map<String, Value>,
+    body: &str,
 ) -> Result<ExtensionBody, DecodeError> {
     fn to_value<T: Body + 'static>(
         v: &(dyn Any + Send + Sync),
@@ -410,7 +419,7 @@ fn decode_extension<T: Body + Send + Sync + 'static>(
             None => Err(serde::ser::Error::custom("extension body of another type")),
         }
     }
-    let typed: T = typed(Value::Object(body))?;
+    let typed: T = typed(body)?;
     Ok(ExtensionBody {
         kind: T::RULES.kind,
         value: Arc::new(typed),
@@ -469,6 +478,7 @@ static V0: LazyLock<Registry> = LazyLock::new(|| Registry {
         .map(|k| Entry {
             rules: k.rules,
             check: Some(k.check),
+            scan: Some(k.scan),
             decode: Decoder::Known(k.decode),
         })
         .collect(),
@@ -477,6 +487,12 @@ static V0: LazyLock<Registry> = LazyLock::new(|| Registry {
 /// Parses and validates one envelope with the core kinds (see [`Registry::parse`]).
 pub fn parse(bytes: &[u8], options: &Options) -> Result<Message, Rejection> {
     V0.parse(bytes, options)
+}
+
+/// Parses and validates one envelope with the core kinds into a view borrowed from `bytes` (see
+/// [`Registry::parse_ref`]).
+pub fn parse_ref<'a>(bytes: &'a [u8], options: &Options) -> Result<MessageRef<'a>, Rejection> {
+    V0.parse_ref(bytes, options)
 }
 
 /// Every problem of one envelope with the core kinds (see [`Registry::explain`]).
@@ -551,31 +567,33 @@ impl Registry {
         self.entries.push(Entry {
             rules,
             check,
+            scan: None,
             decode: Decoder::Extension(decode_extension::<T>),
         });
         Ok(())
     }
 
-    /// Parses and validates one envelope: the first problem found, in the validation order, is
-    /// the rejection.
+    /// Parses and validates one envelope into an owned [`Message`]: [`Registry::parse_ref`],
+    /// then the typed envelope and body are built.
     pub fn parse(&self, bytes: &[u8], options: &Options) -> Result<Message, Rejection> {
-        let mut problems = Problems::first_only();
-        let checked = self.check(bytes, options, &mut problems);
-        match (checked, problems.into_vec().into_iter().next()) {
-            (Checked::Valid(map, entry), None) => self.decode(map, entry),
-            (Checked::Valid(map, _) | Checked::Invalid(Some(map)), Some(p)) => {
-                Err(Rejection::new(p, Head::of(&map)))
-            }
-            (Checked::Invalid(map), None) => Err(Rejection::new(
-                Problem::new(
-                    ReasonCode::Internal,
-                    "",
-                    "parser",
-                    "the envelope was refused without a recorded reason",
-                ),
-                map.as_ref().map(Head::of).unwrap_or_default(),
-            )),
-            (Checked::Invalid(None), Some(p)) => Err(Rejection::new(p, Head::default())),
+        self.parse_ref(bytes, options)?.to_message()
+    }
+
+    /// Parses and validates one envelope, every rule of the validation order, into a
+    /// [`MessageRef`] borrowed from `bytes`: envelope members typed (strings borrowed unless
+    /// they had escapes), the checked body kept as its JSON text until asked for.
+    ///
+    /// One pass over the bytes decides validity (the generated scanners). Only an envelope that
+    /// pass declines is read again by the exact validators, which find the first problem in the
+    /// validation order: that is the rejection.
+    pub fn parse_ref<'a>(
+        &self,
+        bytes: &'a [u8],
+        options: &Options,
+    ) -> Result<MessageRef<'a>, Rejection> {
+        match self.scan(bytes, options) {
+            Some(message) => Ok(message),
+            None => Err(self.diagnose(bytes, options)),
         }
     }
 
@@ -588,49 +606,103 @@ impl Registry {
         problems.into_vec()
     }
 
-    fn decode(&self, mut map: Map<String, Value>, entry: Entry) -> Result<Message, Rejection> {
-        let head = Head::of(&map);
-        let internal = |e: serde_json::Error, at: &str| {
-            Rejection::new(
-                Problem::new(
-                    ReasonCode::Malformed,
-                    at,
-                    "schema",
-                    format!("the value does not fit the generated type: {e}"),
-                ),
-                head.clone(),
-            )
-        };
-        let body = match map.insert(
-            crate::generated::BODY_MEMBER.to_owned(),
-            Value::Object(Map::new()),
-        ) {
-            Some(Value::Object(body)) => body,
-            _ => Map::new(),
-        };
-        let body = match entry.decode {
-            Decoder::Known(decode) => {
-                MessageBody::Known(decode(body).map_err(|e| internal(e, "/body"))?)
-            }
-            Decoder::Extension(decode) => {
-                MessageBody::Extension(decode(body).map_err(|(at, e)| {
-                    Rejection::new(
-                        Problem::new(ReasonCode::Malformed, format!("/body{at}"), "schema", e),
-                        head.clone(),
-                    )
-                })?)
-            }
-        };
-        let envelope: Envelope =
-            serde_json::from_value(Value::Object(map)).map_err(|e| internal(e, ""))?;
-        Ok(Message {
-            envelope,
-            body,
-            rules: entry.rules,
-        })
+    /// The fast path's verdict alone (for differential tests against [`Registry::explain`]).
+    #[doc(hidden)]
+    pub fn fast_accepts(&self, bytes: &[u8], options: &Options) -> bool {
+        self.scan(bytes, options).is_some()
     }
 
-    fn check(&self, bytes: &[u8], options: &Options, out: &mut Problems) -> Checked {
+    /// The fast path: `None` declines (the exact path then says why).
+    fn scan<'a>(&self, bytes: &'a [u8], options: &Options) -> Option<MessageRef<'a>> {
+        if bytes.len() > options.max_bytes {
+            return None;
+        }
+        let text = std::str::from_utf8(bytes).ok()?;
+        let max_depth = options.max_depth.min(MAX_SUPPORTED_DEPTH);
+        let mut s = Scanner::new(text, max_depth);
+        // The body is scanned as it is read when `kind` came before it (the usual order).
+        let mut early: Option<(&'static str, BodyOverrides)> = None;
+        let envelope = scan_envelope(&mut s, &mut |s, kind| {
+            if let Some(Entry {
+                scan: Some(scan),
+                rules,
+                ..
+            }) = kind.and_then(|k| self.entry(k))
+            {
+                early = Some((rules.kind, scan(s)?));
+                return Some(());
+            }
+            s.raw_object().map(drop)
+        })?;
+        s.end()?;
+
+        let kind: &str = &envelope.kind;
+        if FORBIDDEN_KINDS.iter().any(|f| f.name == kind) {
+            return None;
+        }
+        let entry = *self.entry(kind)?;
+        let mut out = Problems::first_only();
+        if options.check_freshness {
+            freshness(&envelope, options, &mut out);
+        }
+        kind_rules(&envelope, &entry.rules, &mut out);
+        if !out.is_empty() {
+            return None;
+        }
+        let body = envelope.body;
+        let overrides = match (early, entry.scan) {
+            (Some((k, overrides)), _) if k == entry.rules.kind => overrides,
+            (_, Some(scan)) => scan(&mut Scanner::nested(body.get(), 1, max_depth))?,
+            (_, None) => {
+                let overrides = match entry.check {
+                    Some(check) => {
+                        let mut at = format!("/{BODY_MEMBER}");
+                        check(&body.to_value(), &mut at, &mut out)
+                    }
+                    None => BodyOverrides::default(),
+                };
+                if let Decoder::Extension(decode) = entry.decode {
+                    decode(body.get()).ok()?;
+                }
+                overrides
+            }
+        };
+        overridden_rules(&envelope, &entry.rules, &overrides, &mut out);
+        let body_at = |pointer: &str| crate::scan::pointer(body, pointer).map(|v| v.to_value());
+        envelope_match(&envelope, &body_at, &entry.rules, &mut out);
+        if out.is_empty() {
+            verify(&body_at, &entry.rules, &mut out);
+        }
+        out.is_empty().then_some(MessageRef { envelope, entry })
+    }
+
+    /// The exact path on an envelope the fast path declined: its first problem.
+    fn diagnose(&self, bytes: &[u8], options: &Options) -> Rejection {
+        let mut problems = Problems::first_only();
+        let map = self.check(bytes, options, &mut problems);
+        let head = map.as_ref().map(Head::of).unwrap_or_default();
+        match problems.into_vec().into_iter().next() {
+            Some(p) => Rejection::new(p, head),
+            None => Rejection::new(
+                Problem::new(
+                    ReasonCode::Internal,
+                    "",
+                    "parser",
+                    "the fast path declined an envelope that the exact validators accept; please report this input",
+                ),
+                head,
+            ),
+        }
+    }
+
+    /// The exact path: every check in the validation order on the envelope read as a tree.
+    /// Returns the members, when the JSON could be read.
+    fn check(
+        &self,
+        bytes: &[u8],
+        options: &Options,
+        out: &mut Problems,
+    ) -> Option<Map<String, Value>> {
         // 1. Size limit and strict JSON.
         let limits = JsonLimits {
             max_bytes: options.max_bytes,
@@ -649,7 +721,7 @@ impl Registry {
                     rule,
                     e.message,
                 ));
-                return Checked::Invalid(None);
+                return None;
             }
         };
         let value = Value::Object(map);
@@ -658,15 +730,15 @@ impl Registry {
         // 2. Envelope members, then the kind.
         check_envelope(&value, &mut at, out);
         let Value::Object(map) = value else {
-            return Checked::Invalid(None);
+            return None;
         };
         if out.is_done() {
-            return Checked::Invalid(Some(map));
+            return Some(map);
         }
         let kind_member = crate::generated::KIND_MEMBER;
         let Some(kind) = map.get(kind_member).and_then(Value::as_str) else {
             // Missing or not a string: the envelope check reported it.
-            return Checked::Invalid(Some(map));
+            return Some(map);
         };
         if let Some(f) = FORBIDDEN_KINDS.iter().find(|f| f.name == kind) {
             out.push(Problem::new(
@@ -675,7 +747,7 @@ impl Registry {
                 "message kinds: forbidden kind names",
                 f.message,
             ));
-            return Checked::Invalid(Some(map));
+            return Some(map);
         }
         let Some(entry) = self.entry(kind).copied() else {
             let known: Vec<&str> = self.entries.iter().map(|e| e.rules.kind).collect();
@@ -688,46 +760,45 @@ impl Registry {
                     known.join(", ")
                 ),
             ));
-            return Checked::Invalid(Some(map));
+            return Some(map);
         };
 
         // 3. Freshness.
         if options.check_freshness {
             freshness(&map, options, out);
             if out.is_done() {
-                return Checked::Invalid(Some(map));
+                return Some(map);
             }
         }
 
         // 4. Kind rules: surface and container, work_id, to, reply_to.
         kind_rules(&map, &entry.rules, out);
         if out.is_done() {
-            return Checked::Invalid(Some(map));
+            return Some(map);
         }
 
         // 5. Body.
-        let body_member = crate::generated::BODY_MEMBER;
-        let overrides = match (entry.check, map.get(body_member)) {
+        let overrides = match (entry.check, map.get(BODY_MEMBER)) {
             (Some(check), Some(body)) => {
-                let mut at = format!("/{body_member}");
+                let mut at = format!("/{BODY_MEMBER}");
                 check(body, &mut at, out)
             }
             _ => BodyOverrides::default(),
         };
         if out.is_done() {
-            return Checked::Invalid(Some(map));
+            return Some(map);
         }
-        if let (Decoder::Extension(decode), Some(Value::Object(body))) =
-            (entry.decode, map.get(body_member))
+        if let (Decoder::Extension(decode), Some(body @ Value::Object(_))) =
+            (entry.decode, map.get(BODY_MEMBER))
         {
-            if let Err((at, e)) = decode(body.clone()) {
+            if let Err((at, e)) = decode(&body.to_string()) {
                 out.push(Problem::new(
                     ReasonCode::Malformed,
-                    format!("/{body_member}{at}"),
+                    format!("/{BODY_MEMBER}{at}"),
                     Cow::Owned(format!("{}: body", entry.rules.profile)),
                     format!("the `{kind}` body does not fit its type: {e}"),
                 ));
-                return Checked::Invalid(Some(map));
+                return Some(map);
             }
         }
 
@@ -736,40 +807,210 @@ impl Registry {
         // 6. Cross checks.
         overridden_rules(&map, &entry.rules, &overrides, out);
         if out.is_done() {
-            return Checked::Invalid(Some(map));
+            return Some(map);
         }
-        envelope_match(&map, &entry.rules, out);
+        let body = map.get(BODY_MEMBER);
+        let body_at = |pointer: &str| body.and_then(|b| b.pointer(pointer)).cloned();
+        envelope_match(&map, &body_at, &entry.rules, out);
         if out.is_done() {
-            return Checked::Invalid(Some(map));
+            return Some(map);
         }
         if body_ok {
             // Recipes read the body as its schema says it is: only on a valid body.
-            verify(&map, &entry.rules, out);
+            verify(&body_at, &entry.rules, out);
         }
-        if out.is_empty() {
-            Checked::Valid(map, entry)
-        } else {
-            Checked::Invalid(Some(map))
+        Some(map)
+    }
+}
+
+/// A valid envelope borrowed from the bytes it was parsed from (see [`Registry::parse_ref`]):
+/// the envelope members typed, the checked body as JSON text, typed on demand.
+#[derive(Clone, Debug)]
+pub struct MessageRef<'a> {
+    envelope: EnvelopeRef<'a>,
+    entry: Entry,
+}
+
+impl<'a> MessageRef<'a> {
+    /// The envelope members.
+    pub fn envelope(&self) -> &EnvelopeRef<'a> {
+        &self.envelope
+    }
+
+    /// The envelope `kind`.
+    pub fn kind(&self) -> &str {
+        &self.envelope.kind
+    }
+
+    /// The envelope `id`.
+    pub fn id(&self) -> &str {
+        &self.envelope.id
+    }
+
+    /// The kind's rules.
+    pub fn rules(&self) -> &KindRules {
+        &self.entry.rules
+    }
+
+    /// The checked body, as the JSON text it was read from.
+    pub fn body_json(&self) -> RawJson<'a> {
+        self.envelope.body
+    }
+
+    /// The typed body (decoded now from the checked JSON text).
+    pub fn body(&self) -> Result<MessageBody, Rejection> {
+        let raw = self.envelope.body.get();
+        let fail = |at: String, e: String| {
+            Rejection::new(
+                Problem::new(
+                    ReasonCode::Malformed,
+                    format!("/{BODY_MEMBER}{at}"),
+                    "schema",
+                    format!("the body does not fit the generated type: {e}"),
+                ),
+                self.head(),
+            )
+        };
+        match self.entry.decode {
+            Decoder::Known(decode) => decode(raw)
+                .map(MessageBody::Known)
+                .map_err(|e| fail(String::new(), e.to_string())),
+            Decoder::Extension(decode) => decode(raw)
+                .map(MessageBody::Extension)
+                .map_err(|(at, e)| fail(at, e)),
+        }
+    }
+
+    /// What a receipt needs to address this message.
+    pub fn head(&self) -> Head {
+        let e = &self.envelope;
+        let s = |name: &str| match e.member(name) {
+            Member::Str(v) => Some(v.to_owned()),
+            _ => None,
+        };
+        let surface = s(crate::generated::SURFACE_MEMBER);
+        let container_id = surface.as_deref().and_then(|surface| {
+            CONTAINERS
+                .iter()
+                .find(|c| c.surface == surface)
+                .and_then(|c| s(c.member))
+        });
+        Head {
+            id: s("id"),
+            from: s("from"),
+            kind: s(crate::generated::KIND_MEMBER),
+            surface,
+            container_id,
+            work_id: s("work_id"),
+        }
+    }
+
+    /// The owned message: the typed envelope (generated `Envelope`) and the typed body.
+    pub fn to_message(&self) -> Result<Message, Rejection> {
+        let body = self.body()?;
+        let mut members = Map::with_capacity(ENVELOPE_MEMBERS.len());
+        for name in ENVELOPE_MEMBERS {
+            let value = match self.envelope.member(name) {
+                _ if *name == BODY_MEMBER => Value::Object(Map::new()),
+                Member::Absent => continue,
+                Member::Str(v) => Value::String(v.to_owned()),
+                Member::Int(n) => match (u64::try_from(n), i64::try_from(n)) {
+                    (Ok(u), _) => Value::from(u),
+                    (_, Ok(i)) => Value::from(i),
+                    _ => continue,
+                },
+                Member::Raw(v) => v.to_value(),
+            };
+            members.insert((*name).to_owned(), value);
+        }
+        let envelope: Envelope = serde_json::from_value(Value::Object(members)).map_err(|e| {
+            Rejection::new(
+                Problem::new(
+                    ReasonCode::Malformed,
+                    "",
+                    "schema",
+                    format!("the value does not fit the generated type: {e}"),
+                ),
+                self.head(),
+            )
+        })?;
+        Ok(Message {
+            envelope,
+            body,
+            rules: self.entry.rules,
+        })
+    }
+}
+
+/// Envelope members as the kind and freshness rules read them: the exact path's tree and the
+/// fast path's view both answer, so each rule is written once.
+trait Members {
+    /// The member, when present and not `null`.
+    fn member_of(&self, name: &str) -> Option<Value>;
+    /// Whether the member is present and not `null`.
+    fn present(&self, name: &str) -> bool;
+    /// The member's string value.
+    fn str_of(&self, name: &str) -> Option<&str>;
+    /// The member's integer value (beyond `i64`: `i64::MAX`, the far future).
+    fn int_of(&self, name: &str) -> Option<i64>;
+}
+
+impl Members for Map<String, Value> {
+    fn member_of(&self, name: &str) -> Option<Value> {
+        self.get(name).filter(|v| !v.is_null()).cloned()
+    }
+
+    fn present(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|v| !v.is_null())
+    }
+
+    fn str_of(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(Value::as_str)
+    }
+
+    fn int_of(&self, name: &str) -> Option<i64> {
+        let v = self.get(name)?;
+        v.as_i64().or_else(|| v.as_u64().map(|_| i64::MAX))
+    }
+}
+
+impl Members for EnvelopeRef<'_> {
+    fn member_of(&self, name: &str) -> Option<Value> {
+        match self.member(name) {
+            Member::Absent => None,
+            Member::Str(v) => Some(Value::String(v.to_owned())),
+            Member::Int(n) => match (u64::try_from(n), i64::try_from(n)) {
+                (Ok(u), _) => Some(Value::from(u)),
+                (_, Ok(i)) => Some(Value::from(i)),
+                _ => None,
+            },
+            Member::Raw(v) => Some(v.to_value()),
+        }
+    }
+
+    fn present(&self, name: &str) -> bool {
+        self.member(name) != Member::Absent
+    }
+
+    fn str_of(&self, name: &str) -> Option<&str> {
+        match self.member(name) {
+            Member::Str(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    fn int_of(&self, name: &str) -> Option<i64> {
+        match self.member(name) {
+            Member::Int(n) => Some(i64::try_from(n).unwrap_or(i64::MAX)),
+            _ => None,
         }
     }
 }
 
-enum Checked {
-    Valid(Map<String, Value>, Entry),
-    Invalid(Option<Map<String, Value>>),
-}
-
-/// Present and not `null`.
-fn present<'a>(map: &'a Map<String, Value>, member: &str) -> Option<&'a Value> {
-    map.get(member).filter(|v| !v.is_null())
-}
-
-fn freshness(map: &Map<String, Value>, options: &Options, out: &mut Problems) {
-    // Integers beyond i64 (the schema allows any non-negative integer) are in the far future.
-    let int =
-        |m: &str| present(map, m).and_then(|v| v.as_i64().or_else(|| v.as_u64().map(|_| i64::MAX)));
+fn freshness(map: &impl Members, options: &Options, out: &mut Problems) {
     let replay = i64::try_from(options.replay_age_secs).unwrap_or(i64::MAX);
-    if let Some(expires_at) = int("expires_at") {
+    let expires = map.int_of("expires_at");
+    if let Some(expires_at) = expires {
         if expires_at <= options.now {
             out.push(Problem::new(
                 ReasonCode::Expired,
@@ -783,9 +1024,9 @@ fn freshness(map: &Map<String, Value>, options: &Options, out: &mut Problems) {
             return;
         }
     }
-    let Some(ts) = int("ts") else { return };
+    let Some(ts) = map.int_of("ts") else { return };
     let age = options.now.saturating_sub(ts);
-    if present(map, "expires_at").is_none() && age > replay {
+    if !map.present("expires_at") && age > replay {
         out.push(Problem::new(
             ReasonCode::Expired,
             "/ts",
@@ -808,14 +1049,14 @@ fn freshness(map: &Map<String, Value>, options: &Options, out: &mut Problems) {
 }
 
 fn presence_rule(
-    map: &Map<String, Value>,
+    map: &impl Members,
     member: &str,
     presence: Presence,
     kind: &str,
     rule: &'static str,
     out: &mut Problems,
 ) {
-    let here = present(map, member).is_some();
+    let here = map.present(member);
     let message = match (presence, here) {
         (Presence::Required, false) => format!("`{kind}` requires `{member}`"),
         (Presence::Forbidden, true) => format!("`{member}` must be absent or null on `{kind}`"),
@@ -829,7 +1070,7 @@ fn presence_rule(
     ));
 }
 
-fn kind_rules(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
+fn kind_rules(map: &impl Members, rules: &KindRules, out: &mut Problems) {
     let kind = rules.kind;
     let surface_member = crate::generated::SURFACE_MEMBER;
     match rules.surface {
@@ -856,7 +1097,7 @@ fn kind_rules(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
                 );
             }
         }
-        _ => match present(map, surface_member).and_then(Value::as_str) {
+        _ => match map.str_of(surface_member) {
             None => {
                 let values: Vec<String> = CONTAINERS
                     .iter()
@@ -874,7 +1115,7 @@ fn kind_rules(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
             }
             Some(surface) => {
                 for c in CONTAINERS {
-                    let here = present(map, c.member).is_some();
+                    let here = map.present(c.member);
                     let message = if c.surface == surface && !here {
                         format!(
                             "`{surface_member}` is `{surface}`: `{}` is required",
@@ -937,7 +1178,7 @@ fn kind_rules(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
 }
 
 fn overridden_rules(
-    map: &Map<String, Value>,
+    map: &impl Members,
     rules: &KindRules,
     overrides: &BodyOverrides,
     out: &mut Problems,
@@ -965,28 +1206,27 @@ fn overridden_rules(
     }
 }
 
-fn envelope_match(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
-    let body_member = crate::generated::BODY_MEMBER;
-    let Some(body) = map.get(body_member) else {
-        return;
-    };
+/// The body member at a JSON Pointer, as a value (absent: `None`).
+type BodyAt<'f> = dyn Fn(&str) -> Option<Value> + 'f;
+
+fn envelope_match(map: &impl Members, body_at: &BodyAt<'_>, rules: &KindRules, out: &mut Problems) {
     for m in rules.envelope_match {
-        let Some(inner) = body.pointer(m.body).filter(|v| !v.is_null()) else {
+        let Some(inner) = body_at(m.body).filter(|v| !v.is_null()) else {
             continue;
         };
-        let outer = map.get(m.envelope);
-        if outer != Some(inner) {
+        let outer = map.member_of(m.envelope);
+        if outer.as_ref() != Some(&inner) {
             let shown = |v: Option<&Value>| v.map_or("nothing".to_owned(), crate::check::preview);
             out.push(Problem::new(
                 ReasonCode::Malformed,
-                format!("/{body_member}{}", m.body),
+                format!("/{BODY_MEMBER}{}", m.body),
                 "message kinds: body member must match the envelope",
                 format!(
-                    "`{body_member}{}` is {} but must equal the envelope's `{}` ({})",
+                    "`{BODY_MEMBER}{}` is {} but must equal the envelope's `{}` ({})",
                     m.body,
-                    shown(Some(inner)),
+                    shown(Some(&inner)),
                     m.envelope,
-                    shown(outer)
+                    shown(outer.as_ref())
                 ),
             ));
             if out.is_done() {
@@ -996,29 +1236,25 @@ fn envelope_match(map: &Map<String, Value>, rules: &KindRules, out: &mut Problem
     }
 }
 
-fn verify(map: &Map<String, Value>, rules: &KindRules, out: &mut Problems) {
-    let body_member = crate::generated::BODY_MEMBER;
-    let Some(body) = map.get(body_member) else {
-        return;
-    };
+fn verify(body_at: &BodyAt<'_>, rules: &KindRules, out: &mut Problems) {
     for v in rules.verify {
-        let Some(target) = body.pointer(v.body) else {
+        let Some(target) = body_at(v.body) else {
             continue;
         };
         let code = ReasonCode::parse(v.reason_code).unwrap_or(ReasonCode::VerificationFailed);
         let Some(recipe) = crate::recipes::recipe(v.recipe) else {
             out.push(Problem::new(
                 ReasonCode::Internal,
-                format!("/{body_member}{}", v.body),
+                format!("/{BODY_MEMBER}{}", v.body),
                 "parser",
                 format!("unknown verify recipe `{}`", v.recipe),
             ));
             return;
         };
-        if let Err((pointer, message)) = recipe(target) {
+        if let Err((pointer, message)) = recipe(&target) {
             out.push(Problem::new(
                 code,
-                format!("/{body_member}{}{pointer}", v.body),
+                format!("/{BODY_MEMBER}{}{pointer}", v.body),
                 Cow::Owned(format!("recipe {}", v.recipe)),
                 message,
             ));

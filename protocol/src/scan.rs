@@ -80,6 +80,19 @@ impl fmt::Display for RawJson<'_> {
     }
 }
 
+/// One member of a checked envelope view, by its JSON name (see the generated `EnvelopeRef`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Member<'x> {
+    /// Absent or `null`.
+    Absent,
+    /// A string.
+    Str(&'x str),
+    /// An integer.
+    Int(i128),
+    /// Any other value, as raw JSON.
+    Raw(RawJson<'x>),
+}
+
 /// The JSON type of a value (integers apart from other numbers, as JSON Schema counts them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JsonKind {

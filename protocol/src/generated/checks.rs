@@ -3190,9 +3190,9 @@ pub fn check_body_greet(
     let _ = &m;
     overrides
 }
-/// Decodes a checked `greet` body into [`KnownBody::Greet`].
-pub fn decode_greet(body: Map<String, Value>) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_value::<GreetBody>(Value::Object(body)).map(KnownBody::Greet)
+/// Decodes a checked `greet` body (its JSON text) into [`KnownBody::Greet`].
+pub fn decode_greet(body: &str) -> Result<KnownBody, serde_json::Error> {
+    serde_json::from_str::<GreetBody>(body).map(KnownBody::Greet)
 }
 /// Checks the body of a `whois` envelope: `WhoisBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_whois(
@@ -3264,9 +3264,9 @@ pub fn check_body_whois(
     }
     overrides
 }
-/// Decodes a checked `whois` body into [`KnownBody::Whois`].
-pub fn decode_whois(body: Map<String, Value>) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_value::<WhoisBody>(Value::Object(body)).map(KnownBody::Whois)
+/// Decodes a checked `whois` body (its JSON text) into [`KnownBody::Whois`].
+pub fn decode_whois(body: &str) -> Result<KnownBody, serde_json::Error> {
+    serde_json::from_str::<WhoisBody>(body).map(KnownBody::Whois)
 }
 /// Checks the body of a `say` envelope: `SayBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_say(v: &Value, at: &mut String, out: &mut Problems) -> BodyOverrides {
@@ -3282,9 +3282,9 @@ pub fn check_body_say(v: &Value, at: &mut String, out: &mut Problems) -> BodyOve
     let _ = &m;
     overrides
 }
-/// Decodes a checked `say` body into [`KnownBody::Say`].
-pub fn decode_say(body: Map<String, Value>) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_value::<SayBody>(Value::Object(body)).map(KnownBody::Say)
+/// Decodes a checked `say` body (its JSON text) into [`KnownBody::Say`].
+pub fn decode_say(body: &str) -> Result<KnownBody, serde_json::Error> {
+    serde_json::from_str::<SayBody>(body).map(KnownBody::Say)
 }
 /// Checks the body of a `capability` envelope: `CapabilityBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_capability(
@@ -3304,12 +3304,9 @@ pub fn check_body_capability(
     let _ = &m;
     overrides
 }
-/// Decodes a checked `capability` body into [`KnownBody::Capability`].
-pub fn decode_capability(
-    body: Map<String, Value>,
-) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_value::<CapabilityBody>(Value::Object(body))
-        .map(KnownBody::Capability)
+/// Decodes a checked `capability` body (its JSON text) into [`KnownBody::Capability`].
+pub fn decode_capability(body: &str) -> Result<KnownBody, serde_json::Error> {
+    serde_json::from_str::<CapabilityBody>(body).map(KnownBody::Capability)
 }
 /// Checks the body of a `receipt` envelope: `ReceiptBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_receipt(
@@ -3382,9 +3379,9 @@ pub fn check_body_receipt(
     }
     overrides
 }
-/// Decodes a checked `receipt` body into [`KnownBody::Receipt`].
-pub fn decode_receipt(body: Map<String, Value>) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_value::<ReceiptBody>(Value::Object(body)).map(KnownBody::Receipt)
+/// Decodes a checked `receipt` body (its JSON text) into [`KnownBody::Receipt`].
+pub fn decode_receipt(body: &str) -> Result<KnownBody, serde_json::Error> {
+    serde_json::from_str::<ReceiptBody>(body).map(KnownBody::Receipt)
 }
 /// Checks the body of a `trace` envelope: `TraceBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_trace(
@@ -3404,9 +3401,9 @@ pub fn check_body_trace(
     let _ = &m;
     overrides
 }
-/// Decodes a checked `trace` body into [`KnownBody::Trace`].
-pub fn decode_trace(body: Map<String, Value>) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_value::<TraceBody>(Value::Object(body)).map(KnownBody::Trace)
+/// Decodes a checked `trace` body (its JSON text) into [`KnownBody::Trace`].
+pub fn decode_trace(body: &str) -> Result<KnownBody, serde_json::Error> {
+    serde_json::from_str::<TraceBody>(body).map(KnownBody::Trace)
 }
 /// The body of an envelope of one of the schema set's kinds.
 #[derive(Clone, Debug)]

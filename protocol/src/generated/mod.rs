@@ -14,6 +14,7 @@
 )]
 pub mod checks;
 pub mod rules;
+pub mod scan;
 pub mod types;
 pub use self::checks::KnownBody;
 pub use self::rules::{

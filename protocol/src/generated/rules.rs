@@ -201,6 +201,7 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         body_type: "GreetBody",
         check: crate::generated::checks::check_body_greet,
         decode: crate::generated::checks::decode_greet,
+        scan: crate::generated::scan::scan_body_greet,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -223,6 +224,7 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         body_type: "WhoisBody",
         check: crate::generated::checks::check_body_whois,
         decode: crate::generated::checks::decode_whois,
+        scan: crate::generated::scan::scan_body_whois,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -240,6 +242,7 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         body_type: "SayBody",
         check: crate::generated::checks::check_body_say,
         decode: crate::generated::checks::decode_say,
+        scan: crate::generated::scan::scan_body_say,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -263,6 +266,7 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         body_type: "CapabilityBody",
         check: crate::generated::checks::check_body_capability,
         decode: crate::generated::checks::decode_capability,
+        scan: crate::generated::scan::scan_body_capability,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -280,6 +284,7 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         body_type: "ReceiptBody",
         check: crate::generated::checks::check_body_receipt,
         decode: crate::generated::checks::decode_receipt,
+        scan: crate::generated::scan::scan_body_receipt,
     },
     crate::model::KindInfo {
         rules: crate::kind::KindRules {
@@ -297,6 +302,7 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         body_type: "TraceBody",
         check: crate::generated::checks::check_body_trace,
         decode: crate::generated::checks::decode_trace,
+        scan: crate::generated::scan::scan_body_trace,
     },
 ];
 /// The rules of `kind`, if the schema set defines it.

@@ -1,0 +1,663 @@
+//! Emits `scan.rs`: the fast path's one-pass scanners, from the same model as `checks.rs`.
+//!
+//! Each named type gets `scan_<type>(s: &mut Scanner<'a>) -> Option<()>`, which reads one value
+//! with the runtime scanner (`agh_protocol::scan::Scanner`) and checks it against the type's
+//! schema while reading: `None` declines (the exact validators then say why). Each kind gets
+//! `scan_body_<kind>`, the body type plus the kind's conditional rules, returning the envelope
+//! rules they override. The envelope gets a borrowed view, `EnvelopeRef<'a>`, and
+//! `scan_envelope`, which fills it in one pass and hands the `body` member to a callback (so a
+//! registry can scan it with the kind's scanner as soon as `kind` is known).
+//!
+//! The constraints are the ones `checks.rs` applies (types, `null`, `const`, `enum`, `minLength`,
+//! `pattern`, `minimum`, `minItems`, `uniqueItems`, `x-agh-unique-after`, required, closed
+//! objects, conditionals), read off the same [`Shape`]s; a differential test in the protocol
+//! crate holds the two to the same verdicts.
+
+use std::collections::BTreeMap;
+
+use heck::ToSnakeCase;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::model::{Conditional, JsonType, Kind, Model, Shape};
+
+/// The scanner function name of a named type.
+pub fn scan_fn(type_name: &str) -> proc_macro2::Ident {
+    format_ident!("scan_{}", type_name.to_snake_case())
+}
+
+/// The body scanner function name of a kind.
+pub fn body_scan_fn(kind: &Kind) -> proc_macro2::Ident {
+    format_ident!("scan_body_{}", kind.name.to_snake_case())
+}
+
+/// The most declared members one object may have (they are tracked in a `u64`).
+const MAX_FIELDS: usize = 64;
+
+struct Emitter<'m> {
+    model: &'m Model,
+    /// Pattern source -> matcher function name in `checks.rs`.
+    patterns: &'m BTreeMap<String, String>,
+}
+
+/// `v` (a `&Value`) equals the schema value.
+fn value_eq(value: &Value) -> TokenStream {
+    let text = value.to_string();
+    quote!(c::json_eq(&v, #text))
+}
+
+/// A test of `v: RawJson` against a JSON type.
+fn raw_type_test(t: JsonType) -> TokenStream {
+    match t {
+        JsonType::String => quote!(v.json_type() == JsonKind::String),
+        JsonType::Integer => quote!(v.json_type() == JsonKind::Integer),
+        JsonType::Number => {
+            quote!(matches!(
+                v.json_type(),
+                JsonKind::Integer | JsonKind::Number
+            ))
+        }
+        JsonType::Boolean => quote!(v.json_type() == JsonKind::Boolean),
+        JsonType::Object => quote!(v.json_type() == JsonKind::Object),
+        JsonType::Array => quote!(v.json_type() == JsonKind::Array),
+    }
+}
+
+impl Emitter<'_> {
+    fn matcher(&self, src: &str) -> Result<proc_macro2::Ident> {
+        self.patterns
+            .get(src)
+            .map(|f| format_ident!("{f}"))
+            .ok_or_else(|| Error::new("scan", "", format!("no matcher for pattern `{src}`")))
+    }
+
+    /// Whether the constraints' `const`/`enum` can be checked on the decoded string alone.
+    fn string_only_values(shape: &Shape) -> bool {
+        let c = &shape.constraints;
+        let values = c.const_value.iter().chain(c.enum_values.iter().flatten());
+        shape.types == [JsonType::String] && values.clone().all(Value::is_string)
+    }
+
+    /// Checks of the string `v` (a `Cow<str>`) against `shape`'s string constraints.
+    fn string_checks(&self, shape: &Shape) -> Result<TokenStream> {
+        let c = &shape.constraints;
+        let mut out = TokenStream::new();
+        if Self::string_only_values(shape) {
+            if let Some(Value::String(k)) = &c.const_value {
+                out.extend(quote!(if v != #k { return None; }));
+            }
+            if let Some(values) = &c.enum_values {
+                let strs = values.iter().filter_map(Value::as_str);
+                out.extend(quote!(if !matches!(&*v, #(#strs)|*) {
+                    return None;
+                }));
+            }
+        }
+        if let Some(n) = c.min_length {
+            let n = n as usize;
+            out.extend(quote!(if c::chars(&v) < #n { return None; }));
+        }
+        if let Some(p) = &c.pattern {
+            let f = self.matcher(p)?;
+            out.extend(quote!(if !super::checks::#f(&v) { return None; }));
+        }
+        Ok(out)
+    }
+
+    fn minimum(shape: &Shape) -> TokenStream {
+        match shape.constraints.minimum {
+            Some(min) => quote!(if (n as f64) < #min { return None; }),
+            None => quote!(),
+        }
+    }
+
+    /// Statements that read one value of `shape` from `s` (declining with `return None`).
+    fn value(&self, shape: &Shape) -> Result<TokenStream> {
+        if let Some(name) = &shape.ref_type {
+            let f = scan_fn(name);
+            return Ok(if shape.nullable {
+                quote!(if !s.null() { #f(s)?; })
+            } else {
+                quote!(#f(s)?;)
+            });
+        }
+        let typed = self.typed(shape)?;
+        let c = &shape.constraints;
+        let has_values = c.const_value.is_some() || c.enum_values.is_some();
+        // `const`/`enum` that are not plain strings of a string type: compare the JSON value.
+        let typed = if has_values && !Self::string_only_values(shape) {
+            let eqs: Vec<TokenStream> = c
+                .const_value
+                .iter()
+                .map(|k| {
+                    let eq = value_eq(k);
+                    quote!(#eq)
+                })
+                .collect();
+            let any: Vec<TokenStream> = c.enum_values.iter().flatten().map(value_eq).collect();
+            let const_ok = if eqs.is_empty() {
+                quote!(true)
+            } else {
+                quote!(#(#eqs)&&*)
+            };
+            let enum_ok = if c.enum_values.is_none() {
+                quote!(true)
+            } else if any.is_empty() {
+                quote!(false)
+            } else {
+                quote!(#(#any)||*)
+            };
+            quote! {
+                let m = s.mark();
+                #typed
+                let v = s.since(m).to_value();
+                if !(#const_ok && #enum_ok) { return None; }
+            }
+        } else {
+            typed
+        };
+        Ok(if shape.nullable {
+            quote!(if !s.null() { #typed })
+        } else {
+            typed
+        })
+    }
+
+    /// Statements that read one non-null value of one of `shape.types`.
+    fn typed(&self, shape: &Shape) -> Result<TokenStream> {
+        match shape.types.as_slice() {
+            [] => Ok(quote!(s.skip()?;)),
+            [t] => self.branch(shape, *t),
+            types => {
+                let mut arms = TokenStream::new();
+                let number = types.contains(&JsonType::Number);
+                for t in types {
+                    if *t == JsonType::Integer && number {
+                        continue;
+                    }
+                    let code = self.branch(shape, *t)?;
+                    let pat = match t {
+                        JsonType::String => quote!(b'"'),
+                        JsonType::Integer | JsonType::Number => quote!(b'-' | b'0'..=b'9'),
+                        JsonType::Boolean => quote!(b't' | b'f'),
+                        JsonType::Object => quote!(b'{'),
+                        JsonType::Array => quote!(b'['),
+                    };
+                    arms.extend(quote!(#pat => { #code }));
+                }
+                Ok(quote! {
+                    match s.peek()? {
+                        #arms
+                        _ => return None,
+                    }
+                })
+            }
+        }
+    }
+
+    fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
+        Ok(match t {
+            JsonType::String => {
+                let checks = self.string_checks(shape)?;
+                if checks.is_empty() {
+                    quote!(s.string()?;)
+                } else {
+                    quote!(let v = s.string()?; #checks)
+                }
+            }
+            JsonType::Integer => {
+                let min = Self::minimum(shape);
+                if min.is_empty() {
+                    quote!(s.integer()?;)
+                } else {
+                    quote!(let n = s.integer()?; #min)
+                }
+            }
+            JsonType::Number => {
+                let min = Self::minimum(shape);
+                if min.is_empty() {
+                    quote!(s.number()?;)
+                } else {
+                    quote!(let n = s.number()?; #min)
+                }
+            }
+            JsonType::Boolean => quote!(s.boolean()?;),
+            JsonType::Object => match &shape.object {
+                Some(obj) => self.object(obj)?,
+                None => quote!(s.raw_object()?;),
+            },
+            JsonType::Array => self.array(shape)?,
+        })
+    }
+
+    fn object(&self, obj: &crate::model::ObjectShape) -> Result<TokenStream> {
+        if obj.fields.len() > MAX_FIELDS {
+            return Err(Error::new(
+                "scan",
+                "",
+                format!("an object with more than {MAX_FIELDS} declared members"),
+            ));
+        }
+        let mut arms = TokenStream::new();
+        let mut required = 0u64;
+        for (i, f) in obj.fields.iter().enumerate() {
+            let bit = 1u64 << i;
+            if f.required {
+                required |= bit;
+            }
+            let name = &f.json_name;
+            let value = self.value(&f.shape)?;
+            arms.extend(quote! {
+                #name => {
+                    if seen & #bit != 0 { return None; }
+                    seen |= #bit;
+                    #value
+                }
+            });
+        }
+        let other = if obj.open {
+            quote!(_ => { s.fresh(&mut o, k)?; s.skip()?; })
+        } else {
+            quote!(_ => return None,)
+        };
+        let required_check = if required == 0 {
+            quote!()
+        } else {
+            quote!(if seen & #required != #required { return None; })
+        };
+        let seen = if obj.fields.is_empty() {
+            quote!()
+        } else {
+            quote!(let mut seen = 0u64;)
+        };
+        Ok(quote! {
+            let mut o = s.object()?;
+            #seen
+            while let Some(k) = s.key(&mut o)? {
+                match &*k {
+                    #arms
+                    #other
+                }
+            }
+            #required_check
+        })
+    }
+
+    fn array(&self, shape: &Shape) -> Result<TokenStream> {
+        let c = &shape.constraints;
+        let item = match &shape.items {
+            Some(item) => self.value(item)?,
+            None => quote!(s.skip()?;),
+        };
+        let unique = c.unique_items || c.unique_after.is_some();
+        let (collect, mark, push) = if unique {
+            (
+                quote!(let mut items = Vec::new();),
+                quote!(let m = s.mark();),
+                quote!(items.push(s.since(m));),
+            )
+        } else {
+            (quote!(), quote!(), quote!())
+        };
+        let (count, bump, min) = match c.min_items {
+            Some(k) => {
+                let k = k as usize;
+                (
+                    quote!(let mut n = 0usize;),
+                    quote!(n += 1;),
+                    quote!(if n < #k { return None; }),
+                )
+            }
+            None => (quote!(), quote!(), quote!()),
+        };
+        let mut after = min;
+        if c.unique_items {
+            after.extend(quote!(if scan::first_duplicate(&items).is_some() {
+                return None;
+            }));
+        }
+        if c.unique_after.is_some() {
+            after.extend(quote!(if scan::first_duplicate_trimmed(&items).is_some() {
+                return None;
+            }));
+        }
+        Ok(quote! {
+            let mut a = s.array()?;
+            #collect
+            #count
+            while s.item(&mut a)? {
+                #mark
+                #item
+                #push
+                #bump
+            }
+            #after
+        })
+    }
+
+    fn named_types(&self) -> Result<TokenStream> {
+        let mut out = TokenStream::new();
+        for t in &self.model.types {
+            if t.rust_name == self.model.envelope.type_name {
+                continue;
+            }
+            let f = scan_fn(&t.rust_name);
+            let body = self.value(&t.shape)?;
+            let doc = format!(
+                " Reads one `{}` value (`{}#{}`); `None` declines.",
+                t.rust_name, t.file, t.location.pointer
+            );
+            out.extend(quote! {
+                #[doc = #doc]
+                pub fn #f<'a>(s: &mut Scanner<'a>) -> Option<()> {
+                    #body
+                    Some(())
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    fn conditional(&self, cond: &Conditional, names: &[String]) -> TokenStream {
+        let slot = |name: &str| {
+            let i = names.iter().position(|n| n == name).unwrap_or_default();
+            format_ident!("m{i}")
+        };
+        let when = slot(&cond.when.member);
+        let eqs: Vec<TokenStream> = cond
+            .when
+            .values
+            .iter()
+            .map(|value| match value {
+                Value::String(s) => quote!(scan::raw_str_eq(v, #s)),
+                other => {
+                    let eq = value_eq(other);
+                    quote!({ let v = v.to_value(); #eq })
+                }
+            })
+            .collect();
+        let mut then = TokenStream::new();
+        for r in &cond.required {
+            let m = slot(r);
+            then.extend(quote!(if #m.is_none_or(|v| v.is_null()) { return None; }));
+        }
+        for r in &cond.absent {
+            let m = slot(r);
+            then.extend(quote!(if #m.is_some_and(|v| !v.is_null()) { return None; }));
+        }
+        for (r, t) in &cond.typed {
+            let m = slot(r);
+            let test = raw_type_test(*t);
+            then.extend(quote! {
+                if let Some(v) = #m {
+                    if !v.is_null() && !(#test) { return None; }
+                }
+            });
+        }
+        let presence = |p: Option<crate::model::Presence>| match p {
+            Some(p) => {
+                let v = format_ident!("{}", p.variant());
+                quote!(Some(crate::kind::Presence::#v))
+            }
+            None => quote!(None),
+        };
+        if cond.envelope.to.is_some() {
+            let to = presence(cond.envelope.to);
+            then.extend(quote!(overrides.to = #to;));
+        }
+        if cond.envelope.reply_to.is_some() {
+            let reply_to = presence(cond.envelope.reply_to);
+            then.extend(quote!(overrides.reply_to = #reply_to;));
+        }
+        quote! {
+            if #when.is_some_and(|v| #(#eqs)||*) { #then }
+        }
+    }
+
+    fn kinds(&self) -> Result<TokenStream> {
+        let mut out = TokenStream::new();
+        for kind in &self.model.kinds {
+            let f = body_scan_fn(kind);
+            let ty = scan_fn(&kind.body_type);
+            let doc = format!(
+                " Reads the body of a `{}` envelope: `{}` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.",
+                kind.name, kind.body_type
+            );
+            let body = if kind.conditionals.is_empty() {
+                quote! {
+                    #ty(s)?;
+                    Some(BodyOverrides::default())
+                }
+            } else {
+                let mut names: Vec<String> = Vec::new();
+                for cond in &kind.conditionals {
+                    let members = std::iter::once(&cond.when.member)
+                        .chain(&cond.required)
+                        .chain(&cond.absent)
+                        .chain(cond.typed.iter().map(|(n, _)| n));
+                    for n in members {
+                        if !names.contains(n) {
+                            names.push(n.clone());
+                        }
+                    }
+                }
+                let slots: Vec<_> = (0..names.len()).map(|i| format_ident!("m{i}")).collect();
+                let conds: Vec<TokenStream> = kind
+                    .conditionals
+                    .iter()
+                    .map(|c| self.conditional(c, &names))
+                    .collect();
+                quote! {
+                    let start = s.mark();
+                    #ty(s)?;
+                    let [#(#slots),*] = scan::members(s.since(start), [#(#names),*]);
+                    let mut overrides = BodyOverrides::default();
+                    #(#conds)*
+                    Some(overrides)
+                }
+            };
+            out.extend(quote! {
+                #[doc = #doc]
+                pub fn #f<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
+                    #body
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    fn envelope(&self) -> Result<TokenStream> {
+        let env = &self.model.envelope;
+        let ty = format_ident!("{}Ref", env.type_name);
+        if env.members.len() > MAX_FIELDS {
+            return Err(Error::new(
+                &env.file,
+                "",
+                format!("an envelope with more than {MAX_FIELDS} members"),
+            ));
+        }
+        let mut fields = TokenStream::new();
+        let mut locals = TokenStream::new();
+        let mut arms = TokenStream::new();
+        let mut inits = TokenStream::new();
+        let mut member_arms = TokenStream::new();
+        let mut required = 0u64;
+        let kind_local = env
+            .member(&env.kind_member)
+            .map(|f| format_ident!("f_{}", f.rust_name))
+            .ok_or_else(|| Error::new(&env.file, "", "the envelope has no kind member"))?;
+        for legacy in &env.limits.forbidden_members {
+            let name = &legacy.name;
+            arms.extend(quote!(#name => return None,));
+        }
+        for (i, f) in env.members.iter().enumerate() {
+            let bit = 1u64 << i;
+            let name = &f.json_name;
+            let field = format_ident!("{}", f.rust_name);
+            let local = format_ident!("f_{}", f.rust_name);
+            let resolved = self.model.resolve(&f.shape);
+            let nullable = f.shape.nullable || resolved.nullable;
+            let optional = !f.required || nullable;
+            if f.required {
+                required |= bit;
+            }
+            let is_kind = *name == env.kind_member;
+            let is_body = *name == env.body_member;
+            // The Rust type of the member, the code that reads it (an expression of that type)
+            // and how `member()` presents it.
+            let (rust_ty, read, as_member) = if is_body {
+                (
+                    quote!(RawJson<'a>),
+                    quote!({
+                        let m = s.mark();
+                        body(s, #kind_local.as_deref())?;
+                        s.since(m)
+                    }),
+                    quote!(Member::Raw(*v)),
+                )
+            } else if is_kind || resolved.types == [JsonType::String] && resolved.object.is_none() {
+                let checks = if is_kind {
+                    quote!()
+                } else {
+                    self.string_checks(resolved)?
+                };
+                (
+                    quote!(Cow<'a, str>),
+                    quote!({ let v = s.string()?; #checks v }),
+                    quote!(Member::Str(v)),
+                )
+            } else if resolved.types == [JsonType::Integer] {
+                let min = Self::minimum(resolved);
+                let unsigned = resolved.constraints.minimum.is_some_and(|m| m >= 0.0);
+                if unsigned {
+                    (
+                        quote!(u64),
+                        quote!({ let n = s.integer()?; #min u64::try_from(n).ok()? }),
+                        quote!(Member::Int(i128::from(*v))),
+                    )
+                } else {
+                    (
+                        quote!(i128),
+                        quote!({ let n = s.integer()?; #min n }),
+                        quote!(Member::Int(*v)),
+                    )
+                }
+            } else {
+                let shape = Shape {
+                    nullable: false,
+                    ..resolved.clone()
+                };
+                let value = if f.shape.ref_type.is_some() && !resolved.nullable {
+                    self.value(&f.shape)?
+                } else {
+                    self.value(&shape)?
+                };
+                (
+                    quote!(RawJson<'a>),
+                    quote!({ let m = s.mark(); #value s.since(m) }),
+                    quote!(Member::Raw(*v)),
+                )
+            };
+            let doc = format!(" `{name}`: {}", f.description);
+            let read = if nullable {
+                quote!(if s.null() { None } else { Some(#read) })
+            } else {
+                quote!(Some(#read))
+            };
+            if optional {
+                fields.extend(quote!(#[doc = #doc] pub #field: Option<#rust_ty>,));
+                inits.extend(quote!(#field: #local,));
+                member_arms.extend(quote! {
+                    #name => match &self.#field { Some(v) => #as_member, None => Member::Absent },
+                });
+            } else {
+                fields.extend(quote!(#[doc = #doc] pub #field: #rust_ty,));
+                inits.extend(quote!(#field: #local?,));
+                member_arms.extend(quote! {
+                    #name => { let v = &self.#field; #as_member }
+                });
+            }
+            locals.extend(quote!(let mut #local: Option<#rust_ty> = None;));
+            arms.extend(quote! {
+                #name => {
+                    if seen & #bit != 0 { return None; }
+                    seen |= #bit;
+                    #local = #read;
+                }
+            });
+        }
+        let other = if env.open {
+            quote!(_ => { s.fresh(&mut o, k)?; s.skip()?; })
+        } else {
+            quote!(_ => return None,)
+        };
+        let doc = format!(
+            " A checked envelope, borrowed from the bytes it was read from: every member of `{}` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.",
+            env.file
+        );
+        let body_member = &env.body_member;
+        let sdoc = format!(
+            " Reads one envelope object member by member, checking each against `{}`; the `{body_member}` member goes to `body` (with the `kind` read so far, if any), which must read exactly one object. `None` declines.",
+            env.file
+        );
+        Ok(quote! {
+            #[doc = #doc]
+            #[derive(Clone, Debug, PartialEq)]
+            pub struct #ty<'a> {
+                #fields
+            }
+
+            impl<'a> #ty<'a> {
+                /// A member by its JSON name.
+                pub fn member(&self, name: &str) -> Member<'_> {
+                    match name {
+                        #member_arms
+                        _ => Member::Absent,
+                    }
+                }
+            }
+
+            #[doc = #sdoc]
+            pub fn scan_envelope<'a>(
+                s: &mut Scanner<'a>,
+                body: &mut dyn FnMut(&mut Scanner<'a>, Option<&str>) -> Option<()>,
+            ) -> Option<#ty<'a>> {
+                #locals
+                let mut o = s.object()?;
+                let mut seen = 0u64;
+                while let Some(k) = s.key(&mut o)? {
+                    match &*k {
+                        #arms
+                        #other
+                    }
+                }
+                if seen & #required != #required { return None; }
+                Some(#ty { #inits })
+            }
+        })
+    }
+}
+
+/// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.
+pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<TokenStream> {
+    let e = Emitter { model, patterns };
+    let types = e.named_types()?;
+    let kinds = e.kinds()?;
+    let envelope = e.envelope()?;
+    Ok(quote! {
+        //! The fast path's scanners generated from the schema set: one per named type, one body
+        //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
+        //! exact validators in `checks.rs` say why.
+        use std::borrow::Cow;
+
+        use crate::check as c;
+        use crate::model::BodyOverrides;
+        use crate::scan::{self, JsonKind, Member, RawJson, Scanner};
+
+        #envelope
+        #types
+        #kinds
+    })
+}
