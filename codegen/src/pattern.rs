@@ -137,15 +137,29 @@ fn parse(src: &str) -> Option<Vec<Atom>> {
     Some(atoms)
 }
 
-fn test(set: &Set) -> TokenStream {
+/// The test of `c` against `set`; with `bytes`, `c` is a `u8` (every character of the set is
+/// ASCII and the set is not negated, so a byte of a multi-byte character never matches).
+fn test_as(set: &Set, bytes: bool) -> TokenStream {
+    let lit = |c: char| -> TokenStream {
+        if bytes {
+            let b = syn::LitByte::new(c as u8, proc_macro2::Span::call_site());
+            quote!(#b)
+        } else {
+            quote!(#c)
+        }
+    };
     match set {
-        Set::Char(c) => quote!(c == #c),
+        Set::Char(c) => {
+            let c = lit(*c);
+            quote!(c == #c)
+        }
         Set::Class { negated, ranges } => {
             let arms = ranges.iter().map(|(lo, hi)| {
+                let (l, h) = (lit(*lo), lit(*hi));
                 if lo == hi {
-                    quote!(#lo)
+                    quote!(#l)
                 } else {
-                    quote!(#lo..=#hi)
+                    quote!(#l..=#h)
                 }
             });
             if *negated {
@@ -157,8 +171,34 @@ fn test(set: &Set) -> TokenStream {
     }
 }
 
-/// The body of `fn(s: &str) -> bool` matching `src`, when `src` is in the subset.
+/// ECMA-262 `\s`: the WhiteSpace (tab, VT, FF, space, NBSP, ZWNBSP and the other `Zs`
+/// characters) and LineTerminator code points.
+const ECMA_SPACE: &[(char, char)] = &[
+    ('\t', '\r'),
+    (' ', ' '),
+    ('\u{a0}', '\u{a0}'),
+    ('\u{1680}', '\u{1680}'),
+    ('\u{2000}', '\u{200a}'),
+    ('\u{2028}', '\u{2029}'),
+    ('\u{202f}', '\u{202f}'),
+    ('\u{205f}', '\u{205f}'),
+    ('\u{3000}', '\u{3000}'),
+    ('\u{feff}', '\u{feff}'),
+];
+
+/// The body of `fn(s: &str) -> bool` matching `src`, when `src` is in the subset (or is the
+/// unanchored `\S`: some character that is not ECMA-262 white space).
 pub fn compile(src: &str) -> Option<TokenStream> {
+    if src == "\\S" {
+        let set = test_as(
+            &Set::Class {
+                negated: true,
+                ranges: ECMA_SPACE.to_vec(),
+            },
+            false,
+        );
+        return Some(quote!(s.chars().any(|c| #set)));
+    }
     let atoms = parse(src)?;
     let (last, fixed) = atoms.split_last()?;
     // A literal prefix is one comparison.
@@ -173,12 +213,26 @@ pub fn compile(src: &str) -> Option<TokenStream> {
             Set::Class { .. } => None,
         })
         .collect();
+    // Byte-wise when no class is negated: a non-ASCII character never matches, and then every
+    // matching character is one byte, so counting bytes counts characters.
+    let bytes = atoms.iter().all(|a| match &a.set {
+        Set::Char(c) => c.is_ascii(),
+        Set::Class { negated, ranges } => {
+            !negated && ranges.iter().all(|(lo, hi)| lo.is_ascii() && hi.is_ascii())
+        }
+    });
+    let test = |set: &Set| test_as(set, bytes);
+    let iter = if bytes {
+        quote!(bytes())
+    } else {
+        quote!(chars())
+    };
     let mut body = if prefix.is_empty() {
-        quote! { let mut chars = s.chars(); }
+        quote! { let mut chars = s.#iter; }
     } else {
         quote! {
             let Some(rest) = s.strip_prefix(#prefix) else { return false; };
-            let mut chars = rest.chars();
+            let mut chars = rest.#iter;
         }
     };
     for atom in &fixed[literal..] {
@@ -249,6 +303,12 @@ mod tests {
         ] {
             assert!(parse(p).is_some(), "{p}");
         }
+    }
+
+    #[test]
+    fn non_space_is_compiled_though_it_is_not_anchored() {
+        assert!(super::compile("\\S").is_some());
+        assert!(super::compile("\\s").is_none());
     }
 
     #[test]

@@ -97,7 +97,7 @@ impl Emitter<'_> {
         }
         if let Some(n) = c.min_length {
             let n = n as usize;
-            out.extend(quote!(if c::chars(&v) < #n { return None; }));
+            out.extend(quote!(if !c::at_least_chars(&v, #n) { return None; }));
         }
         if let Some(p) = &c.pattern {
             let f = self.matcher(p)?;
@@ -291,16 +291,6 @@ impl Emitter<'_> {
             Some(item) => self.value(item)?,
             None => quote!(s.skip()?;),
         };
-        let unique = c.unique_items || c.unique_after.is_some();
-        let (collect, mark, push) = if unique {
-            (
-                quote!(let mut items = Vec::new();),
-                quote!(let m = s.mark();),
-                quote!(items.push(s.since(m));),
-            )
-        } else {
-            (quote!(), quote!(), quote!())
-        };
         let (count, bump, min) = match c.min_items {
             Some(k) => {
                 let k = k as usize;
@@ -312,28 +302,35 @@ impl Emitter<'_> {
             }
             None => (quote!(), quote!(), quote!()),
         };
-        let mut after = min;
+        let read = quote! {
+            let mut a = s.array()?;
+            #count
+            while s.item(&mut a)? {
+                #item
+                #bump
+            }
+            #min
+        };
+        let mut unique = TokenStream::new();
         if c.unique_items {
-            after.extend(quote!(if scan::first_duplicate(&items).is_some() {
+            unique.extend(quote!(if scan::has_duplicate(items, false) {
                 return None;
             }));
         }
         if c.unique_after.is_some() {
-            after.extend(quote!(if scan::first_duplicate_trimmed(&items).is_some() {
+            unique.extend(quote!(if scan::has_duplicate(items, true) {
                 return None;
             }));
         }
-        Ok(quote! {
-            let mut a = s.array()?;
-            #collect
-            #count
-            while s.item(&mut a)? {
-                #mark
-                #item
-                #push
-                #bump
+        Ok(if unique.is_empty() {
+            read
+        } else {
+            quote! {
+                let m = s.mark();
+                #read
+                let items = s.since(m);
+                #unique
             }
-            #after
         })
     }
 

@@ -8,7 +8,7 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
-use agh_protocol::{parse, Options, Receiver, ReceiverConfig};
+use agh_protocol::{parse, parse_ref, Options, Receiver, ReceiverConfig};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Value};
 
@@ -123,6 +123,11 @@ fn bench_parse(c: &mut Criterion) {
                     validator.is_valid(&v)
                 })
             },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("agh_parse_ref", &name),
+            &bytes,
+            |b, bytes| b.iter(|| parse_ref(black_box(bytes), &options).expect("valid")),
         );
         group.bench_with_input(BenchmarkId::new("agh_parse", &name), &bytes, |b, bytes| {
             b.iter(|| parse(black_box(bytes), &options).expect("valid"))

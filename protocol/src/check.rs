@@ -37,6 +37,12 @@ pub fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
+/// Whether `s` has at least `n` Unicode scalar values (`minLength`), without counting them all
+/// when its byte length already says so (a scalar value takes at most four bytes).
+pub fn at_least_chars(s: &str, n: usize) -> bool {
+    s.len() >= n.saturating_mul(4) || s.chars().count() >= n
+}
+
 /// Whether `s` matches the ECMA-262 `pattern` (unanchored search, as JSON Schema says). The
 /// regex is compiled on first use; codegen has already checked that it compiles (a pattern that
 /// did not would match nothing).

@@ -16,6 +16,7 @@
 //!
 //! All hex is lowercase. Nothing here panics, whatever the input.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -24,6 +25,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::generated::{CapabilityCatalogEntry, CapabilityDocument};
 use crate::problem::{Problem, ReasonCode};
+use crate::scan::RawJson;
 
 /// The prefix of every capability digest.
 pub const DIGEST_PREFIX: &str = "sha256:";
@@ -456,7 +458,28 @@ pub fn sha256_digest(bytes: &[u8]) -> String {
 pub fn push_go_json_string(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
-    for c in s.chars() {
+    let bytes = s.as_bytes();
+    // Runs of characters written as they are are copied whole.
+    let mut start = 0;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let plain = match b {
+            b'"' | b'\\' | b'<' | b'>' | b'&' | 0x00..=0x1f => false,
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+            0xE2 => {
+                !(bytes.get(i + 1) == Some(&0x80) && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9)))
+            }
+            _ => true,
+        };
+        if plain {
+            i += 1;
+            continue;
+        }
+        out.push_str(s.get(start..i).unwrap_or_default());
+        let c = s
+            .get(i..)
+            .and_then(|t| t.chars().next())
+            .unwrap_or_default();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -465,7 +488,7 @@ pub fn push_go_json_string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{0}'..='\u{1f}' | '\u{2028}' | '\u{2029}' => {
+            c => {
                 let code = u32::from(c);
                 out.push_str("\\u");
                 for shift in [12u32, 8, 4, 0] {
@@ -473,9 +496,11 @@ pub fn push_go_json_string(out: &mut String, s: &str) {
                     out.push(char::from(HEX[nibble]));
                 }
             }
-            c => out.push(c),
         }
+        i += c.len_utf8();
+        start = i;
     }
+    out.push_str(s.get(start..).unwrap_or_default());
     out.push('"');
 }
 
@@ -538,6 +563,67 @@ pub fn verify(doc: &Value) -> Result<String, DigestError> {
 pub fn verify_map(map: &Map<String, Value>) -> Result<String, DigestError> {
     let computed = capability_digest_of_map(map).map_err(DigestError::verification)?;
     check_carried(map.get(DIGEST_MEMBER), computed)
+}
+
+/// A string read from JSON text: borrowed unless it had escapes.
+#[derive(serde::Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+fn texts<'t>(list: &'t Option<Vec<Text<'_>>>) -> Vec<&'t str> {
+    list.iter().flatten().map(|t| &*t.0).collect()
+}
+
+/// The covered members (and the carried digest) of a checked capability document, read from its
+/// JSON text without building a tree; other members are skipped.
+#[derive(serde::Deserialize)]
+struct RawDocument<'a> {
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(borrow)]
+    summary: Text<'a>,
+    #[serde(borrow)]
+    outcome: Text<'a>,
+    #[serde(borrow, default)]
+    version: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    context_needed: Option<Vec<Text<'a>>>,
+    #[serde(borrow, default)]
+    artifacts_expected: Option<Vec<Text<'a>>>,
+    #[serde(borrow, default)]
+    execution_outline: Option<Vec<Text<'a>>>,
+    #[serde(borrow, default)]
+    constraints: Option<Vec<Text<'a>>>,
+    #[serde(borrow, default)]
+    examples: Option<Vec<Text<'a>>>,
+    #[serde(borrow, default)]
+    requirements: Option<Vec<Text<'a>>>,
+    #[serde(borrow, default)]
+    digest: Option<Text<'a>>,
+}
+
+/// Whether a capability document, given as checked JSON text (the parser's fast path), carries
+/// its canonical digest. The digest is computed by [`DigestInput::digest`], as [`verify`] does;
+/// [`verify`] says what is wrong when this is `false`.
+pub fn verify_raw(doc: RawJson<'_>) -> bool {
+    let Ok(d) = doc.deserialize::<RawDocument<'_>>() else {
+        return false;
+    };
+    let input = DigestInput {
+        id: &d.id.0,
+        summary: &d.summary.0,
+        outcome: &d.outcome.0,
+        version: d.version.as_ref().map(|v| &*v.0),
+        context_needed: texts(&d.context_needed),
+        artifacts_expected: texts(&d.artifacts_expected),
+        execution_outline: texts(&d.execution_outline),
+        constraints: texts(&d.constraints),
+        examples: texts(&d.examples),
+        requirements: texts(&d.requirements),
+    };
+    match (input.digest(), &d.digest) {
+        (Ok(computed), Some(carried)) => computed == carried.0,
+        _ => false,
+    }
 }
 
 /// [`verify`] for a typed capability document.

@@ -284,11 +284,32 @@ impl Fail {
 }
 
 /// How many leading bytes of `bytes` need no attention inside a string (not `"`, `\\` or a
-/// control character). Long runs are skipped 32 bytes at a time (a branch-free reduction the
-/// compiler turns into vector compares), then eight at a time with word arithmetic; the last
-/// few bytes (fewer than eight) are left to the caller. Shared by this reader and the fast
-/// scanner ([`crate::scan`]).
+/// control character). The first four words are read eight bytes at a time with word arithmetic
+/// (most strings are short identifiers); longer runs 32 bytes at a time (a branch-free reduction
+/// the compiler turns into vector compares), then words again. The last few bytes (fewer than
+/// eight) are left to the caller. Shared by this reader and the fast scanner ([`crate::scan`]).
+#[inline(always)]
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
+    let mut n = words(bytes, 4);
+    if n < 32 {
+        // A short string (the usual identifier) ended, or a special byte came, within four words.
+        return n;
+    }
+    for block in bytes[n..].chunks_exact(32) {
+        let special = block.iter().fold(false, |acc, &b| {
+            acc | (b < 0x20) | (b == b'"') | (b == b'\\')
+        });
+        if special {
+            break;
+        }
+        n += 32;
+    }
+    n + words(&bytes[n..], usize::MAX)
+}
+
+/// [`plain_run`] over at most `max` whole eight-byte words, with word arithmetic.
+#[inline(always)]
+fn words(bytes: &[u8], max: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     /// A word whose bytes are all `b`.
@@ -300,16 +321,7 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
         x.wrapping_sub(ONES) & !x & HIGH
     }
     let mut n = 0;
-    for block in bytes.chunks_exact(32) {
-        let special = block.iter().fold(false, |acc, &b| {
-            acc | (b < 0x20) | (b == b'"') | (b == b'\\')
-        });
-        if special {
-            break;
-        }
-        n += 32;
-    }
-    for chunk in bytes[n..].chunks_exact(8) {
+    for chunk in bytes.chunks_exact(8).take(max) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         let w = u64::from_le_bytes(word);

@@ -668,12 +668,8 @@ impl Registry {
             }
         };
         overridden_rules(&envelope, &entry.rules, &overrides, &mut out);
-        let body_at = |pointer: &str| crate::scan::pointer(body, pointer).map(|v| v.to_value());
-        envelope_match(&envelope, &body_at, &entry.rules, &mut out);
-        if out.is_empty() {
-            verify(&body_at, &entry.rules, &mut out);
-        }
-        out.is_empty().then_some(MessageRef { envelope, entry })
+        (out.is_empty() && cross_checks_hold(&envelope, body, &entry.rules))
+            .then_some(MessageRef { envelope, entry })
     }
 
     /// The exact path on an envelope the fast path declined: its first problem.
@@ -1204,6 +1200,28 @@ fn overridden_rules(
             out,
         );
     }
+}
+
+/// The fast path's form of [`envelope_match`] and [`verify`]: whether the kind's body-to-envelope
+/// matches and recipes hold, read from the body's checked JSON text without building values.
+fn cross_checks_hold(envelope: &EnvelopeRef<'_>, body: RawJson<'_>, rules: &KindRules) -> bool {
+    let matches = rules.envelope_match.iter().all(|m| {
+        let Some(inner) = crate::scan::pointer(body, m.body).filter(|v| !v.is_null()) else {
+            return true;
+        };
+        match (inner.as_str(), envelope.member(m.envelope)) {
+            (Some(a), Member::Str(b)) => a == b,
+            (_, Member::Absent) => false,
+            _ => Some(inner.to_value()) == envelope.member_of(m.envelope),
+        }
+    });
+    matches
+        && rules.verify.iter().all(|v| {
+            let Some(target) = crate::scan::pointer(body, v.body) else {
+                return true;
+            };
+            crate::recipes::raw_recipe(v.recipe).is_some_and(|holds| holds(target))
+        })
 }
 
 /// The body member at a JSON Pointer, as a value (absent: `None`).

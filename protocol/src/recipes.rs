@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use crate::scan::RawJson;
+
 /// A recipe check.
 pub type Recipe = fn(&Value) -> Result<(), (String, String)>;
 
@@ -12,6 +14,18 @@ pub type Recipe = fn(&Value) -> Result<(), (String, String)>;
 pub fn recipe(name: &str) -> Option<Recipe> {
     match name {
         crate::digest::RECIPE => Some(verify_capability),
+        _ => None,
+    }
+}
+
+/// A recipe on the parser's fast path: whether it holds for a checked value given as JSON text
+/// (the [`Recipe`] of the same name says what is wrong when it does not).
+pub type RawRecipe = fn(RawJson<'_>) -> bool;
+
+/// The fast-path form of the recipe named `name`.
+pub fn raw_recipe(name: &str) -> Option<RawRecipe> {
+    match name {
+        crate::digest::RECIPE => Some(crate::digest::verify_raw),
         _ => None,
     }
 }

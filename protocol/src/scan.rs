@@ -24,6 +24,17 @@ use crate::json::{decode_escape, plain_run, NumberToken, NumberValue};
 pub struct RawJson<'a>(&'a str);
 
 impl<'a> RawJson<'a> {
+    /// `text` as a checked JSON value: one strict JSON value (the parser's grammar: no duplicate
+    /// member names, 64-bit integers, no lone surrogates, at most
+    /// [`JsonLimits::DEFAULT_MAX_DEPTH`](crate::json::JsonLimits::DEFAULT_MAX_DEPTH) levels)
+    /// with nothing but white space around it.
+    pub fn parse(text: &'a str) -> Option<Self> {
+        let mut s = Scanner::new(text, crate::json::JsonLimits::DEFAULT_MAX_DEPTH);
+        let value = s.raw()?;
+        s.end()?;
+        Some(value)
+    }
+
     /// The JSON text, exactly as it stood in the input.
     pub fn get(&self) -> &'a str {
         self.0
@@ -340,7 +351,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string: borrowed from the input unless it has escapes.
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.pos;
@@ -438,6 +449,57 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Skips one value of text that was checked before (no checks, no name tracking): strings
+    /// to their closing quote, containers to their matching bracket.
+    fn skip_checked(&mut self) -> Option<()> {
+        self.ws();
+        let mut depth = 0usize;
+        loop {
+            match *self.bytes.get(self.pos)? {
+                b'"' => {
+                    self.pos += 1;
+                    loop {
+                        self.pos += plain_run(&self.bytes[self.pos..]);
+                        match *self.bytes.get(self.pos)? {
+                            b'"' => break,
+                            b'\\' => self.pos += 2,
+                            _ => self.pos += 1,
+                        }
+                    }
+                    self.pos += 1;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    self.pos += 1;
+                }
+                b',' | b':' | b' ' | b'\n' | b'\r' | b'\t' if depth > 0 => self.pos += 1,
+                _ => {
+                    // A number or a literal: up to the next delimiter.
+                    while let Some(&b) = self.bytes.get(self.pos) {
+                        if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                }
+            }
+            if depth == 0 {
+                return Some(());
+            }
+        }
+    }
+
+    /// One value of checked text, as raw text (see [`Scanner::skip_checked`]).
+    fn raw_checked(&mut self) -> Option<RawJson<'a>> {
+        let mark = self.mark();
+        self.skip_checked()?;
+        Some(self.since(mark))
+    }
+
     /// Any value, checked, as raw text.
     pub fn raw(&mut self) -> Option<RawJson<'a>> {
         let mark = self.mark();
@@ -472,7 +534,7 @@ pub fn members<'a, const N: usize>(raw: RawJson<'a>, names: [&str; N]) -> [Optio
         return found;
     };
     while let Some(Some(name)) = s.key(&mut obj) {
-        let Some(value) = s.raw() else { break };
+        let Some(value) = s.raw_checked() else { break };
         if let Some(i) = names.iter().position(|n| *n == name) {
             found[i] = Some(value);
         }
@@ -480,45 +542,41 @@ pub fn members<'a, const N: usize>(raw: RawJson<'a>, names: [&str; N]) -> [Optio
     found
 }
 
-/// The value at JSON Pointer `pointer` inside the (checked) value `raw`.
+/// The value at JSON Pointer `pointer` inside the (checked) value `raw`. One scanner descends
+/// into each matching member; only the members before it are skipped.
 pub fn pointer<'a>(raw: RawJson<'a>, pointer: &str) -> Option<RawJson<'a>> {
-    let mut here = raw;
-    if pointer.is_empty() {
-        return Some(here);
-    }
-    for token in pointer.strip_prefix('/')?.split('/') {
-        let token = token.replace("~1", "/").replace("~0", "~");
-        let mut s = Scanner::new(here.0, usize::MAX);
-        let mut next = None;
-        match s.peek()? {
-            b'{' => {
-                let mut obj = s.object()?;
-                while let Some(name) = s.key(&mut obj)? {
-                    let value = s.raw()?;
-                    if name == token {
-                        next = Some(value);
-                        break;
+    let mut s = Scanner::new(raw.0, usize::MAX);
+    if !pointer.is_empty() {
+        for token in pointer.strip_prefix('/')?.split('/') {
+            let token: Cow<'_, str> = if token.contains('~') {
+                Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+            } else {
+                Cow::Borrowed(token)
+            };
+            match s.peek()? {
+                b'{' => {
+                    let mut obj = s.object()?;
+                    loop {
+                        if s.key(&mut obj)?? == token {
+                            break;
+                        }
+                        s.skip_checked()?;
                     }
                 }
-            }
-            b'[' => {
-                let index: usize = token.parse().ok()?;
-                let mut arr = s.array()?;
-                let mut i = 0;
-                while s.item(&mut arr)? {
-                    let value = s.raw()?;
-                    if i == index {
-                        next = Some(value);
-                        break;
+                b'[' => {
+                    let index: usize = token.parse().ok()?;
+                    let mut arr = s.array()?;
+                    for _ in 0..index {
+                        s.item(&mut arr)?.then_some(())?;
+                        s.skip_checked()?;
                     }
-                    i += 1;
+                    s.item(&mut arr)?.then_some(())?;
                 }
+                _ => return None,
             }
-            _ => return None,
         }
-        here = next?;
     }
-    Some(here)
+    s.raw_checked()
 }
 
 /// Whether the (checked) string value `raw` equals `s`.
@@ -534,37 +592,70 @@ pub fn raw_str_eq(raw: RawJson<'_>, s: &str) -> bool {
     }
 }
 
-/// The first pair of equal items `(first, again)` among checked raw values (`uniqueItems`).
-pub fn first_duplicate(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
+/// Arrays up to this length are checked for repeated items without allocating.
+const SMALL_ARRAY: usize = 16;
+
+/// Whether the (checked) array `raw` repeats an item: equal JSON values (`uniqueItems`), or with
+/// `trimmed`, string items equal after trimming Unicode white space (`x-agh-unique-after`).
+pub fn has_duplicate(raw: RawJson<'_>, trimmed: bool) -> bool {
+    let mut small = [RawJson(""); SMALL_ARRAY];
+    let mut n = 0;
+    let mut more: Vec<RawJson<'_>> = Vec::new();
+    let mut s = Scanner::new(raw.0, usize::MAX);
+    let Some(mut arr) = s.array() else {
+        return false;
+    };
+    while let Some(true) = s.item(&mut arr) {
+        let Some(item) = s.raw_checked() else { break };
+        if n < SMALL_ARRAY {
+            small[n] = item;
+            n += 1;
+        } else {
+            if more.is_empty() {
+                more.extend_from_slice(&small);
+            }
+            more.push(item);
+        }
+    }
+    let items = if more.is_empty() {
+        &small[..n]
+    } else {
+        &more[..]
+    };
     let plain = |r: &RawJson<'_>| r.0.starts_with('"') && !r.0.contains('\\');
-    if items.iter().all(plain) {
+    if items.len() <= SMALL_ARRAY && items.iter().all(plain) {
         // Strings without escapes are equal exactly when their text is.
-        let mut seen: HashSet<&str> = HashSet::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            if !seen.insert(item.0) {
-                let first = items.iter().position(|x| x.0 == item.0).unwrap_or(i);
-                return Some((first, i));
+        fn key<'k>(r: &RawJson<'k>, trimmed: bool) -> &'k str {
+            let inner = r.0.get(1..r.0.len() - 1).unwrap_or_default();
+            if trimmed {
+                inner.trim()
+            } else {
+                inner
             }
         }
-        return None;
+        return items.iter().enumerate().any(|(i, a)| {
+            items[..i]
+                .iter()
+                .any(|b| key(a, trimmed) == key(b, trimmed))
+        });
     }
+    if trimmed {
+        first_duplicate_trimmed(items).is_some()
+    } else {
+        first_duplicate(items).is_some()
+    }
+}
+
+/// The first pair of equal items `(first, again)` among checked raw values (`uniqueItems`).
+pub fn first_duplicate(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
     let values: Vec<serde_json::Value> = items.iter().map(RawJson::to_value).collect();
     crate::check::first_duplicate(&values)
 }
 
 /// The first pair of string items equal after trimming Unicode white space.
 pub fn first_duplicate_trimmed(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
-    let strings: Vec<Option<Cow<'_, str>>> = items.iter().map(RawJson::as_str).collect();
-    let mut seen: std::collections::HashMap<&str, usize> =
-        std::collections::HashMap::with_capacity(items.len());
-    for (i, s) in strings.iter().enumerate() {
-        let Some(s) = s else { continue };
-        if let Some(&first) = seen.get(s.trim()) {
-            return Some((first, i));
-        }
-        seen.insert(s.trim(), i);
-    }
-    None
+    let values: Vec<serde_json::Value> = items.iter().map(RawJson::to_value).collect();
+    crate::check::first_duplicate_trimmed(&values)
 }
 
 #[cfg(test)]
@@ -645,6 +736,28 @@ mod tests {
         assert_eq!(pointer(raw, "/a/b~1c/2"), None);
         let [a, e, z] = members(raw, ["a", "e", "z"]);
         assert!(a.is_some() && e.is_some_and(|e| e.is_null()) && z.is_none());
+    }
+
+    #[test]
+    fn repeated_items_in_small_and_large_arrays() {
+        assert!(has_duplicate(RawJson(r#"["a","b","a"]"#), false));
+        assert!(!has_duplicate(RawJson(r#"["a","b"," a"]"#), false));
+        assert!(has_duplicate(RawJson(r#"["a","b"," a"]"#), true));
+        assert!(has_duplicate(RawJson(r#"["a","\u0061"]"#), false));
+        assert!(has_duplicate(
+            RawJson(r#"[{"x":[1,"]"]},{"x":[1,"]"]}]"#),
+            false
+        ));
+        assert!(!has_duplicate(RawJson(r#"[1,1.0]"#), false));
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\"")).collect();
+        let unique = format!("[{}]", many.join(","));
+        assert!(!has_duplicate(RawJson(&unique), false));
+        let repeated = format!("[{},\"k3\"]", many.join(","));
+        assert!(has_duplicate(RawJson(&repeated), false));
+        assert!(has_duplicate(
+            RawJson(&repeated.replace("\"k3\"]", "\" k3\"]")),
+            true
+        ));
     }
 
     #[test]

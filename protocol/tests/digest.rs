@@ -12,8 +12,10 @@ use std::path::{Path, PathBuf};
 
 use agh_protocol::digest::{
     canonical_json, capability_digest, capability_digest_of_map, document_digest, go_json_string,
-    sha256_digest, verify, verify_document, verify_map, DigestError, DigestFailure, DigestInput,
+    sha256_digest, verify, verify_document, verify_map, verify_raw, DigestError, DigestFailure,
+    DigestInput,
 };
+use agh_protocol::RawJson;
 use agh_protocol::{CapabilityCatalogEntry, CapabilityDocument, ReasonCode};
 use serde_json::{json, Value};
 
@@ -153,6 +155,45 @@ fn verification_of_every_vector() {
             "{name}"
         );
     }
+}
+
+/// The parser's fast path verifies from the document's JSON text; it must hold exactly when
+/// [`verify`] succeeds.
+#[test]
+fn the_fast_path_recipe_agrees_with_verify() {
+    let other = format!("sha256:{}", "ab".repeat(32));
+    let mut docs = Vec::new();
+    for (name, v) in valid() {
+        let digest = v["digest"].as_str().unwrap();
+        docs.push((name.clone(), with_digest(&v["document"], digest)));
+        docs.push((
+            format!("{name} (other digest)"),
+            with_digest(&v["document"], &other),
+        ));
+        docs.push((format!("{name} (no digest)"), v["document"].clone()));
+    }
+    for (name, v) in invalid() {
+        docs.push((name, with_digest(&v, &other)));
+    }
+    let mut held = 0;
+    for (name, doc) in &docs {
+        let text = serde_json::to_string(doc).unwrap();
+        let raw = RawJson::parse(&text).unwrap();
+        assert_eq!(verify_raw(raw), verify(doc).is_ok(), "{name}");
+        held += usize::from(verify_raw(raw));
+    }
+    assert_eq!(held, valid().len());
+    // Escaped text reads as the same strings.
+    let (name, doc) = &docs[0];
+    let escaped = serde_json::to_string(doc)
+        .unwrap()
+        .replace("\"id\":\"", "\"id\":\"\\u0020");
+    let reparsed: Value = serde_json::from_str(&escaped).unwrap();
+    assert_eq!(
+        verify_raw(RawJson::parse(&escaped).unwrap()),
+        verify(&reparsed).is_ok(),
+        "{name} with an escape"
+    );
 }
 
 #[test]

@@ -12,8 +12,9 @@ fn regex_says(pattern: &str, s: &str) -> bool {
 }
 
 #[test]
-fn every_identifier_pattern_is_compiled() {
-    assert_eq!(COMPILED_PATTERNS.len(), 6);
+fn every_schema_pattern_is_compiled() {
+    // The six identifier grammars and `\S` (non-blank text).
+    assert_eq!(COMPILED_PATTERNS.len(), 7);
 }
 
 #[test]
@@ -52,6 +53,15 @@ fn edge_cases_agree() {
         format!("work_{}", long('Z', 65)),
     ];
     cases.push("direct_0123456789abcdef0123456789abcdef".into());
+    // White space as ECMA-262 `\s` counts it, alone and around text.
+    for c in [
+        '\t', '\n', '\u{b}', '\u{c}', '\r', ' ', '\u{85}', '\u{a0}', '\u{1680}', '\u{180e}',
+        '\u{2000}', '\u{200a}', '\u{200b}', '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}',
+        '\u{3000}', '\u{feff}', '\u{1c}', '\u{1f}',
+    ] {
+        cases.push(c.to_string());
+        cases.push(format!("{c}{c}x{c}"));
+    }
     for (pattern, matcher) in COMPILED_PATTERNS {
         for s in &cases {
             assert_eq!(matcher(s), regex_says(pattern, s), "{pattern} on {s:?}");
@@ -64,7 +74,7 @@ proptest! {
 
     #[test]
     fn random_strings_agree(
-        s in "(direct_|work_|sha256:|ws|)[a-zA-Z0-9._\\- >*\\x00-\\x1f\\x7fé😀]{0,140}",
+        s in "(direct_|work_|sha256:|ws|)[a-zA-Z0-9._\\- >*\\x00-\\x1f\\x7fé😀\u{85}\u{a0}\u{1680}\u{2000}-\u{200b}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}]{0,140}",
     ) {
         for (pattern, matcher) in COMPILED_PATTERNS {
             prop_assert_eq!(matcher(&s), regex_says(pattern, &s), "{} on {:?}", pattern, s);

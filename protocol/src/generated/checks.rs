@@ -6,20 +6,26 @@ use crate::check as c;
 use crate::model::BodyOverrides;
 use crate::problem::Problems;
 use super::types::*;
-static RE_0: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// Whether a string matches `\S` (regex compiled on first use).
+/// Whether a string matches `\S` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
-    c::matches(&RE_0, "\\S", s)
+    s.chars()
+        .any(|c| {
+            !matches!(
+                c, '\t'..= '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..= '\u{200a}'
+                | '\u{2028}'..= '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' |
+                '\u{feff}'
+            )
+        })
 }
 /// Whether a string matches `^sha256:[a-f0-9]{64}$` (compiled to code).
 pub fn pattern_1(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("sha256:") else {
         return false;
     };
-    let mut chars = rest.chars();
+    let mut chars = rest.bytes();
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, 'a'..= 'f' | '0'..= '9')) {
+        if !(matches!(c, b'a'..= b'f' | b'0'..= b'9')) {
             return false;
         }
         n += 1;
@@ -31,16 +37,16 @@ pub fn pattern_1(s: &str) -> bool {
 }
 /// Whether a string matches `^[a-z0-9][a-z0-9_-]{0,63}$` (compiled to code).
 pub fn pattern_2(s: &str) -> bool {
-    let mut chars = s.chars();
+    let mut chars = s.bytes();
     for _ in 0..1usize {
         match chars.next() {
-            Some(c) if matches!(c, 'a'..= 'z' | '0'..= '9') => {}
+            Some(c) if matches!(c, b'a'..= b'z' | b'0'..= b'9') => {}
             _ => return false,
         }
     }
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, 'a'..= 'z' | '0'..= '9' | '_' | '-')) {
+        if !(matches!(c, b'a'..= b'z' | b'0'..= b'9' | b'_' | b'-')) {
             return false;
         }
         n += 1;
@@ -55,10 +61,10 @@ pub fn pattern_3(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("direct_") else {
         return false;
     };
-    let mut chars = rest.chars();
+    let mut chars = rest.bytes();
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, 'a'..= 'f' | '0'..= '9')) {
+        if !(matches!(c, b'a'..= b'f' | b'0'..= b'9')) {
             return false;
         }
         n += 1;
@@ -70,16 +76,16 @@ pub fn pattern_3(s: &str) -> bool {
 }
 /// Whether a string matches `^[a-z0-9][a-z0-9._-]{0,127}$` (compiled to code).
 pub fn pattern_4(s: &str) -> bool {
-    let mut chars = s.chars();
+    let mut chars = s.bytes();
     for _ in 0..1usize {
         match chars.next() {
-            Some(c) if matches!(c, 'a'..= 'z' | '0'..= '9') => {}
+            Some(c) if matches!(c, b'a'..= b'z' | b'0'..= b'9') => {}
             _ => return false,
         }
     }
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, 'a'..= 'z' | '0'..= '9' | '.' | '_' | '-')) {
+        if !(matches!(c, b'a'..= b'z' | b'0'..= b'9' | b'.' | b'_' | b'-')) {
             return false;
         }
         n += 1;
@@ -94,10 +100,10 @@ pub fn pattern_5(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("work_") else {
         return false;
     };
-    let mut chars = rest.chars();
+    let mut chars = rest.bytes();
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, 'a'..= 'z' | 'A'..= 'Z' | '0'..= '9' | '_' | '-')) {
+        if !(matches!(c, b'a'..= b'z' | b'A'..= b'Z' | b'0'..= b'9' | b'_' | b'-')) {
             return false;
         }
         n += 1;
@@ -122,6 +128,7 @@ pub fn pattern_6(s: &str) -> bool {
 /// The patterns compiled to code, with their matchers (the tests compare them with the
 /// regex engine).
 pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
+    ("\\S", pattern_0 as fn(&str) -> bool),
     ("^sha256:[a-f0-9]{64}$", pattern_1 as fn(&str) -> bool),
     ("^[a-z0-9][a-z0-9_-]{0,63}$", pattern_2 as fn(&str) -> bool),
     ("^direct_[a-f0-9]{32}$", pattern_3 as fn(&str) -> bool),

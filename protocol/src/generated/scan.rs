@@ -203,7 +203,7 @@ pub fn scan_envelope<'a>(
                 seen |= 2u64;
                 f_id = Some({
                     let v = s.string()?;
-                    if c::chars(&v) < 1usize {
+                    if !c::at_least_chars(&v, 1usize) {
                         return None;
                     }
                     v
@@ -272,7 +272,7 @@ pub fn scan_envelope<'a>(
                 } else {
                     Some({
                         let v = s.string()?;
-                        if c::chars(&v) < 1usize {
+                        if !c::at_least_chars(&v, 1usize) {
                             return None;
                         }
                         v
@@ -350,7 +350,7 @@ pub fn scan_envelope<'a>(
                 seen |= 2048u64;
                 f_reply_to = Some({
                     let v = s.string()?;
-                    if c::chars(&v) < 1usize {
+                    if !c::at_least_chars(&v, 1usize) {
                         return None;
                     }
                     v
@@ -363,7 +363,7 @@ pub fn scan_envelope<'a>(
                 seen |= 4096u64;
                 f_trace_id = Some({
                     let v = s.string()?;
-                    if c::chars(&v) < 1usize {
+                    if !c::at_least_chars(&v, 1usize) {
                         return None;
                     }
                     v
@@ -376,7 +376,7 @@ pub fn scan_envelope<'a>(
                 seen |= 8192u64;
                 f_causation_id = Some({
                     let v = s.string()?;
-                    if c::chars(&v) < 1usize {
+                    if !c::at_least_chars(&v, 1usize) {
                         return None;
                     }
                     v
@@ -648,7 +648,7 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 8u64;
                 let v = s.string()?;
-                if c::chars(&v) < 1usize {
+                if !c::at_least_chars(&v, 1usize) {
                     return None;
                 }
             }
@@ -742,25 +742,24 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1024u64;
+                let m = s.mark();
                 let mut a = s.array()?;
-                let mut items = Vec::new();
                 let mut n = 0usize;
                 while s.item(&mut a)? {
-                    let m = s.mark();
                     let v = s.string()?;
                     if !super::checks::pattern_0(&v) {
                         return None;
                     }
-                    items.push(s.since(m));
                     n += 1;
                 }
                 if n < 1usize {
                     return None;
                 }
-                if scan::first_duplicate(&items).is_some() {
+                let items = s.since(m);
+                if scan::has_duplicate(items, false) {
                     return None;
                 }
-                if scan::first_duplicate_trimmed(&items).is_some() {
+                if scan::has_duplicate(items, true) {
                     return None;
                 }
             }
@@ -896,20 +895,19 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 1024u64;
                 if !s.null() {
+                    let m = s.mark();
                     let mut a = s.array()?;
-                    let mut items = Vec::new();
                     while s.item(&mut a)? {
-                        let m = s.mark();
                         let v = s.string()?;
                         if !super::checks::pattern_0(&v) {
                             return None;
                         }
-                        items.push(s.since(m));
                     }
-                    if scan::first_duplicate(&items).is_some() {
+                    let items = s.since(m);
+                    if scan::has_duplicate(items, false) {
                         return None;
                     }
-                    if scan::first_duplicate_trimmed(&items).is_some() {
+                    if scan::has_duplicate(items, true) {
                         return None;
                     }
                 }
@@ -944,7 +942,7 @@ pub fn scan_direct_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `EnvelopeId` value (`defs.schema.json#/$defs/envelope_id`); `None` declines.
 pub fn scan_envelope_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if c::chars(&v) < 1usize {
+    if !c::at_least_chars(&v, 1usize) {
         return None;
     }
     Some(())
@@ -1107,7 +1105,7 @@ pub fn scan_protocol<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `ReasonCode` value (`defs.schema.json#/$defs/reason_code`); `None` declines.
 pub fn scan_reason_code<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if c::chars(&v) < 1usize {
+    if !c::at_least_chars(&v, 1usize) {
         return None;
     }
     Some(())
@@ -1175,7 +1173,7 @@ pub fn scan_receipt_status<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `Reference` value (`defs.schema.json#/$defs/reference`); `None` declines.
 pub fn scan_reference<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if c::chars(&v) < 1usize {
+    if !c::at_least_chars(&v, 1usize) {
         return None;
     }
     Some(())
@@ -1247,7 +1245,7 @@ pub fn scan_surface<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `ThreadId` value (`defs.schema.json#/$defs/thread_id`); `None` declines.
 pub fn scan_thread_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if c::chars(&v) < 1usize {
+    if !c::at_least_chars(&v, 1usize) {
         return None;
     }
     Some(())

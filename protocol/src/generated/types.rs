@@ -63,9 +63,7 @@ impl ::std::str::FromStr for CapabilityBriefEntryId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -219,9 +217,7 @@ impl ::std::str::FromStr for CapabilityCatalogEntryId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -275,9 +271,7 @@ impl ::std::str::FromStr for CapabilityCatalogEntryOutcome {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -332,9 +326,7 @@ impl ::std::str::FromStr for CapabilityCatalogEntryRequirementsItem {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -389,9 +381,7 @@ impl ::std::str::FromStr for CapabilityCatalogEntrySummary {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -592,9 +582,7 @@ impl ::std::str::FromStr for CapabilityDocumentId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -648,9 +636,7 @@ impl ::std::str::FromStr for CapabilityDocumentOutcome {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -704,9 +690,7 @@ impl ::std::str::FromStr for CapabilityDocumentRequirementsItem {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -761,9 +745,7 @@ impl ::std::str::FromStr for CapabilityDocumentSummary {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))
@@ -1411,9 +1393,7 @@ impl ::std::str::FromStr for SayBodyText {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("\\S").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_0(value) {
             return Err("doesn't match pattern \"\\S\"".into());
         }
         Ok(Self(value.to_string()))

@@ -1,0 +1,197 @@
+//! The fast path (generated one-pass scanners) and the exact path (strict reader + generated
+//! validators) must give the same verdict on every input: the fast path decides validity, the
+//! exact path explains rejections. Checked on every conformance fixture, the seed examples, the
+//! hostile fixtures, the fuzz corpora, and mutations of valid envelopes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use agh_protocol::{explain, parse_ref, Options, Registry};
+use proptest::prelude::*;
+use serde_json::Value;
+
+const NOW: i64 = 1_776_366_000;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every input the repository holds, with the clock to read it at.
+fn corpus() -> Vec<(String, Vec<u8>, i64)> {
+    let mut out = Vec::new();
+    let fixtures = root().join("conformance/fixtures");
+    for group in files(&fixtures) {
+        for f in files(&group) {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            let d: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+            let mut cases = vec![d.clone()];
+            cases.extend(d["steps"].as_array().cloned().unwrap_or_default());
+            for (i, case) in cases.iter().enumerate() {
+                let now = case["now"].as_i64().or(d["now"].as_i64()).unwrap_or(NOW);
+                let bytes = match (&case["raw"], &case["envelope"]) {
+                    (Value::String(raw), _) => raw.clone().into_bytes(),
+                    (_, Value::Null) => continue,
+                    (_, envelope) => serde_json::to_vec(envelope).unwrap(),
+                };
+                out.push((format!("{name}#{i}"), bytes, now));
+            }
+        }
+    }
+    for f in files(&root().join("examples/envelopes")) {
+        out.push((f.display().to_string(), std::fs::read(&f).unwrap(), NOW));
+    }
+    for f in files(&root().join("protocol/tests/fixtures/hostile")) {
+        out.push((f.display().to_string(), std::fs::read(&f).unwrap(), NOW));
+    }
+    for target in ["parse", "receiver"] {
+        for f in files(&root().join("fuzz/corpus").join(target)) {
+            let data = std::fs::read(&f).unwrap();
+            for (i, line) in data.split(|&b| b == b'\n').enumerate() {
+                out.push((format!("{}:{i}", f.display()), line.to_vec(), NOW));
+            }
+            out.push((f.display().to_string(), data, NOW));
+        }
+    }
+    out
+}
+
+/// The verdicts of both paths agree, at the given clock and without freshness.
+#[track_caller]
+fn agree(name: &str, bytes: &[u8], now: i64) {
+    let registry = Registry::v0();
+    for options in [Options::at(now), Options::without_freshness()] {
+        let fast = registry.fast_accepts(bytes, &options);
+        let problems = explain(bytes, &options);
+        assert_eq!(
+            fast,
+            problems.is_empty(),
+            "{name}: fast path {} but the exact path found {:?}\n{}",
+            if fast { "accepts" } else { "declines" },
+            problems.first(),
+            String::from_utf8_lossy(bytes)
+        );
+    }
+}
+
+#[test]
+fn both_paths_agree_on_every_stored_input() {
+    let corpus = corpus();
+    assert!(corpus.len() > 500, "{}", corpus.len());
+    let mut accepted = 0;
+    for (name, bytes, now) in &corpus {
+        agree(name, bytes, *now);
+        accepted += usize::from(Registry::v0().fast_accepts(bytes, &Options::at(*now)));
+    }
+    // Both verdicts occur plenty: the agreement is not all-reject or all-accept.
+    assert!(
+        accepted > 100 && corpus.len() - accepted > 100,
+        "{accepted}"
+    );
+}
+
+#[test]
+fn an_accepted_view_carries_the_members_and_the_body_text() {
+    let bytes = br#"{"protocol":"agh-network/v0","id":"m\u0031","workspace_id":"ws","kind":"say","channel":"c","surface":"thread","thread_id":"t1","from":"a","to":null,"ts":1776366000,"body":{"text":"hi","x":[1,{"y":null}]},"ext":{"k":1}}"#;
+    let m = parse_ref(bytes, &Options::at(NOW)).unwrap();
+    let e = m.envelope();
+    assert_eq!((m.id(), m.kind(), &*e.from), ("m1", "say", "a"));
+    assert!(
+        matches!(e.from, std::borrow::Cow::Borrowed(_)),
+        "no escape: borrowed"
+    );
+    assert_eq!(e.to, None, "null reads as absent");
+    assert_eq!(e.ts, 1_776_366_000);
+    assert_eq!(m.body_json().get(), r#"{"text":"hi","x":[1,{"y":null}]}"#);
+    assert_eq!(e.ext.map(|x| x.get()), Some(r#"{"k":1}"#));
+    let owned = m.to_message().unwrap();
+    assert_eq!(owned.id(), "m1");
+    let v = owned.to_value().unwrap();
+    assert_eq!(v["body"]["x"][1]["y"], Value::Null);
+    assert_eq!(v["ext"]["k"], 1);
+}
+
+/// Valid envelopes of several kinds, as the mutation seeds.
+fn seeds() -> Vec<Vec<u8>> {
+    corpus()
+        .into_iter()
+        .filter(|(_, b, now)| Registry::v0().fast_accepts(b, &Options::at(*now)))
+        .map(|(_, b, _)| b)
+        .take(200)
+        .collect()
+}
+
+/// Bytes that make interesting edits: structure, escapes, digits, white space, non-ASCII.
+const ALPHABET: &[u8] = b"{}[],:\"\\ \t\n0123456789-+.eEtrufalsn_/xu\x00\x1f\x7f\xc3\xa9\xff";
+
+#[derive(Clone, Debug)]
+enum Edit {
+    Replace(usize, u8),
+    Insert(usize, u8),
+    Delete(usize),
+    Splice(usize, usize, usize),
+}
+
+fn apply(bytes: &mut Vec<u8>, edit: &Edit) {
+    if bytes.is_empty() {
+        return;
+    }
+    let at = |i: usize| i % bytes.len();
+    match *edit {
+        Edit::Replace(i, b) => {
+            let i = at(i);
+            bytes[i] = ALPHABET[b as usize % ALPHABET.len()];
+        }
+        Edit::Insert(i, b) => {
+            let i = at(i);
+            bytes.insert(i, ALPHABET[b as usize % ALPHABET.len()]);
+        }
+        Edit::Delete(i) => {
+            let i = at(i);
+            bytes.remove(i);
+        }
+        Edit::Splice(from, len, to) => {
+            // Copy a run of the envelope elsewhere (duplicates members, nests values).
+            let from = at(from);
+            let end = (from + len % 40).min(bytes.len());
+            let run = bytes[from..end].to_vec();
+            let to = at(to);
+            bytes.splice(to..to, run);
+        }
+    }
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Edit::Replace(i, b)),
+        (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Edit::Insert(i, b)),
+        any::<usize>().prop_map(Edit::Delete),
+        (any::<usize>(), any::<usize>(), any::<usize>())
+            .prop_map(|(a, b, c)| Edit::Splice(a, b, c)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn both_paths_agree_on_mutated_envelopes(
+        seed in any::<prop::sample::Index>(),
+        edits in prop::collection::vec(edit(), 1..4),
+    ) {
+        thread_local!(static SEEDS: Vec<Vec<u8>> = seeds());
+        let mut bytes = SEEDS.with(|s| s[seed.index(s.len())].clone());
+        for e in &edits {
+            apply(&mut bytes, e);
+        }
+        agree("mutation", &bytes, NOW);
+    }
+}
