@@ -233,6 +233,16 @@ impl Emitter<'_> {
     }
 
     fn object(&self, obj: &crate::model::ObjectShape) -> Result<TokenStream> {
+        self.object_capturing(obj, &[])
+    }
+
+    /// [`Emitter::object`], also keeping the raw value of each member named in `capture` in the
+    /// local of the same index (`m0`, `m1`, ...; declared by the caller).
+    fn object_capturing(
+        &self,
+        obj: &crate::model::ObjectShape,
+        capture: &[String],
+    ) -> Result<TokenStream> {
         if obj.fields.len() > MAX_FIELDS {
             return Err(Error::new(
                 "scan",
@@ -248,7 +258,15 @@ impl Emitter<'_> {
                 required |= bit;
             }
             let name = &f.json_name;
-            let value = self.value(&f.shape)?;
+            let mut value = self.value(&f.shape)?;
+            if let Some(i) = capture.iter().position(|c| c == name) {
+                let slot = format_ident!("m{i}");
+                value = quote! {
+                    let m = s.mark();
+                    #value
+                    #slot = Some(s.since(m));
+                };
+            }
             arms.extend(quote! {
                 #name => {
                     if seen & #bit != 0 { return None; }
@@ -446,10 +464,40 @@ impl Emitter<'_> {
                     .iter()
                     .map(|c| self.conditional(c, &names))
                     .collect();
+                // A plain object type whose declared members include every member the
+                // conditions read: keep those members' values while reading the body.
+                let shape = self
+                    .model
+                    .named(&kind.body_type)
+                    .map(|t| &t.shape)
+                    .filter(|sh| {
+                        sh.types == [JsonType::Object]
+                            && !sh.nullable
+                            && sh.constraints.const_value.is_none()
+                            && sh.constraints.enum_values.is_none()
+                    })
+                    .and_then(|sh| sh.object.as_ref())
+                    .filter(|o| {
+                        names
+                            .iter()
+                            .all(|n| o.fields.iter().any(|f| f.json_name == *n))
+                    });
+                let read = match shape {
+                    Some(obj) => {
+                        let read = self.object_capturing(obj, &names)?;
+                        quote! {
+                            #(let mut #slots: Option<RawJson<'a>> = None;)*
+                            #read
+                        }
+                    }
+                    None => quote! {
+                        let start = s.mark();
+                        #ty(s)?;
+                        let [#(#slots),*] = scan::members(s.since(start), [#(#names),*]);
+                    },
+                };
                 quote! {
-                    let start = s.mark();
-                    #ty(s)?;
-                    let [#(#slots),*] = scan::members(s.since(start), [#(#names),*]);
+                    #read
                     let mut overrides = BodyOverrides::default();
                     #(#conds)*
                     Some(overrides)

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use crate::generated::{CapabilityCatalogEntry, CapabilityDocument};
+use crate::json::word;
 use crate::problem::{Problem, ReasonCode};
 use crate::scan::RawJson;
 
@@ -459,10 +460,29 @@ pub fn push_go_json_string(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
     let bytes = s.as_bytes();
-    // Runs of characters written as they are are copied whole.
+    // Runs of characters written as they are are copied whole; they are found a word at a time.
     let mut start = 0;
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let w = word::load(chunk);
+            let special = word::below(w, 0x20)
+                | word::eq(w, b'"')
+                | word::eq(w, b'\\')
+                | word::eq(w, b'<')
+                | word::eq(w, b'>')
+                | word::eq(w, b'&')
+                | word::eq(w, 0xE2);
+            if special == 0 {
+                i += 8;
+                continue;
+            }
+            let skip = word::first(special);
+            if skip > 0 {
+                i += skip;
+                continue;
+            }
+        }
         let plain = match b {
             b'"' | b'\\' | b'<' | b'>' | b'&' | 0x00..=0x1f => false,
             // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
@@ -653,6 +673,49 @@ mod tests {
             go_json_string("<a&b>\u{2028}\u{2029}\"\\\u{8}\u{c}\n\r\t\u{0}\u{1f}\u{7f}é😀"),
             "\"\\u003ca\\u0026b\\u003e\\u2028\\u2029\\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f\u{7f}é😀\""
         );
+    }
+
+    /// The recipe's escaping, one character at a time (what the word-at-a-time encoder must equal).
+    fn go_reference(s: &str) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '<' | '>' | '&' | '\u{0}'..='\u{1f}' | '\u{2028}' | '\u{2029}' => {
+                    out.push_str(&format!("\\u{:04x}", u32::from(c)));
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn go_escapes_at_every_position_of_long_strings() {
+        let specials = [
+            "<", ">", "&", "\"", "\\", "\n", "\u{1}", "\u{2028}", "\u{2029}", "\u{2026}",
+            "\u{2019}", "é", "😀", "\u{7f}",
+        ];
+        for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 31, 40] {
+            let base: String = "abcdefgh".chars().cycle().take(len).collect();
+            assert_eq!(go_json_string(&base), go_reference(&base));
+            for at in 0..=len {
+                for special in specials {
+                    let mut s = base.clone();
+                    s.insert_str(at, special);
+                    assert_eq!(go_json_string(&s), go_reference(&s), "{s:?}");
+                    let twice = format!("{s}{special}{s}");
+                    assert_eq!(go_json_string(&twice), go_reference(&twice), "{twice:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -285,7 +285,7 @@ impl Fail {
 
 /// How many leading bytes of `bytes` need no attention inside a string (not `"`, `\\` or a
 /// control character). The first four words are read eight bytes at a time with word arithmetic
-/// (most strings are short identifiers); longer runs 32 bytes at a time (a branch-free reduction
+/// (most strings are short identifiers); longer runs 64 bytes at a time (a branch-free reduction
 /// the compiler turns into vector compares), then words again. The last few bytes (fewer than
 /// eight) are left to the caller. Shared by this reader and the fast scanner ([`crate::scan`]).
 #[inline(always)]
@@ -295,42 +295,63 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
         // A short string (the usual identifier) ended, or a special byte came, within four words.
         return n;
     }
-    for block in bytes[n..].chunks_exact(32) {
+    for block in bytes[n..].chunks_exact(64) {
         let special = block.iter().fold(false, |acc, &b| {
             acc | (b < 0x20) | (b == b'"') | (b == b'\\')
         });
         if special {
             break;
         }
-        n += 32;
+        n += 64;
     }
     n + words(&bytes[n..], usize::MAX)
+}
+
+/// Eight bytes at a time: a word, and per-byte tests on it. Each test sets the high bit of the
+/// bytes it finds; it is exact for the lowest such byte (borrows only run upwards), which is the
+/// one `trailing_zeros` names.
+pub(crate) mod word {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+
+    /// The little-endian word of an eight-byte chunk.
+    #[inline(always)]
+    pub(crate) fn load(chunk: &[u8]) -> u64 {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        u64::from_le_bytes(word)
+    }
+
+    /// Bytes equal to `b`.
+    #[inline(always)]
+    pub(crate) fn eq(w: u64, b: u8) -> u64 {
+        let x = w ^ (ONES * u64::from(b));
+        x.wrapping_sub(ONES) & !x & HIGH
+    }
+
+    /// Bytes below `n` (`n` at most 0x80).
+    #[inline(always)]
+    pub(crate) fn below(w: u64, n: u8) -> u64 {
+        w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH
+    }
+
+    /// The index of the first byte a test found.
+    #[inline(always)]
+    pub(crate) fn first(found: u64) -> usize {
+        (found.trailing_zeros() / 8) as usize
+    }
 }
 
 /// [`plain_run`] over at most `max` whole eight-byte words, with word arithmetic.
 #[inline(always)]
 fn words(bytes: &[u8], max: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    /// A word whose bytes are all `b`.
-    const fn splat(b: u8) -> u64 {
-        ONES * b as u64
-    }
-    /// High bit set in each byte of `x` that is zero (exact for the lowest such byte).
-    const fn zero_bytes(x: u64) -> u64 {
-        x.wrapping_sub(ONES) & !x & HIGH
-    }
     let mut n = 0;
     for chunk in bytes.chunks_exact(8).take(max) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
+        let w = word::load(chunk);
         // Bytes < 0x20, equal to `"` or equal to `\\`.
-        let special = (w.wrapping_sub(splat(0x20)) & !w & HIGH)
-            | zero_bytes(w ^ splat(b'"'))
-            | zero_bytes(w ^ splat(b'\\'));
+        let special = word::below(w, 0x20) | word::eq(w, b'"') | word::eq(w, b'\\');
         if special != 0 {
-            return n + (special.trailing_zeros() / 8) as usize;
+            return n + word::first(special);
         }
         n += 8;
     }

@@ -617,7 +617,8 @@ impl Registry {
         if bytes.len() > options.max_bytes {
             return None;
         }
-        let text = std::str::from_utf8(bytes).ok()?;
+        // Only a yes/no is needed here (the exact path reports where UTF-8 breaks).
+        let text = simdutf8::basic::from_utf8(bytes).ok()?;
         let max_depth = options.max_depth.min(MAX_SUPPORTED_DEPTH);
         let mut s = Scanner::new(text, max_depth);
         // The body is scanned as it is read when `kind` came before it (the usual order).

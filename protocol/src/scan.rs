@@ -351,7 +351,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string: borrowed from the input unless it has escapes.
-    #[inline(always)]
+    #[inline]
     pub fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.pos;

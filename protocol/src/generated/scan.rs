@@ -1399,9 +1399,53 @@ pub fn scan_body_greet<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
 }
 /// Reads the body of a `whois` envelope: `WhoisBody` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.
 pub fn scan_body_whois<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
-    let start = s.mark();
-    scan_whois_body(s)?;
-    let [m0, m1] = scan::members(s.since(start), ["type", "peer_card"]);
+    let mut m0: Option<RawJson<'a>> = None;
+    let mut m1: Option<RawJson<'a>> = None;
+    let mut o = s.object()?;
+    let mut seen = 0u64;
+    while let Some(k) = s.key(&mut o)? {
+        match &*k {
+            "type" => {
+                if seen & 1u64 != 0 {
+                    return None;
+                }
+                seen |= 1u64;
+                let m = s.mark();
+                let v = s.string()?;
+                if !matches!(& * v, "request" | "response") {
+                    return None;
+                }
+                m0 = Some(s.since(m));
+            }
+            "query" => {
+                if seen & 2u64 != 0 {
+                    return None;
+                }
+                seen |= 2u64;
+                if !s.null() {
+                    s.string()?;
+                }
+            }
+            "peer_card" => {
+                if seen & 4u64 != 0 {
+                    return None;
+                }
+                seen |= 4u64;
+                let m = s.mark();
+                if !s.null() {
+                    scan_peer_card(s)?;
+                }
+                m1 = Some(s.since(m));
+            }
+            _ => {
+                s.fresh(&mut o, k)?;
+                s.skip()?;
+            }
+        }
+    }
+    if seen & 1u64 != 1u64 {
+        return None;
+    }
     let mut overrides = BodyOverrides::default();
     if m0.is_some_and(|v| scan::raw_str_eq(v, "response")) {
         if m1.is_none_or(|v| v.is_null()) {
@@ -1434,9 +1478,57 @@ pub fn scan_body_capability<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
 }
 /// Reads the body of a `receipt` envelope: `ReceiptBody` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.
 pub fn scan_body_receipt<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
-    let start = s.mark();
-    scan_receipt_body(s)?;
-    let [m0, m1] = scan::members(s.since(start), ["status", "reason_code"]);
+    let mut m0: Option<RawJson<'a>> = None;
+    let mut m1: Option<RawJson<'a>> = None;
+    let mut o = s.object()?;
+    let mut seen = 0u64;
+    while let Some(k) = s.key(&mut o)? {
+        match &*k {
+            "for_id" => {
+                if seen & 1u64 != 0 {
+                    return None;
+                }
+                seen |= 1u64;
+                scan_envelope_id(s)?;
+            }
+            "status" => {
+                if seen & 2u64 != 0 {
+                    return None;
+                }
+                seen |= 2u64;
+                let m = s.mark();
+                scan_receipt_status(s)?;
+                m0 = Some(s.since(m));
+            }
+            "reason_code" => {
+                if seen & 4u64 != 0 {
+                    return None;
+                }
+                seen |= 4u64;
+                let m = s.mark();
+                if !s.null() {
+                    scan_reason_code(s)?;
+                }
+                m1 = Some(s.since(m));
+            }
+            "detail" => {
+                if seen & 8u64 != 0 {
+                    return None;
+                }
+                seen |= 8u64;
+                if !s.null() {
+                    s.string()?;
+                }
+            }
+            _ => {
+                s.fresh(&mut o, k)?;
+                s.skip()?;
+            }
+        }
+    }
+    if seen & 3u64 != 3u64 {
+        return None;
+    }
     let mut overrides = BodyOverrides::default();
     if m0.is_some_and(|v| scan::raw_str_eq(v, "accepted")) {
         if m1.is_some_and(|v| !v.is_null()) {
