@@ -2,9 +2,9 @@
 //! replays the committed corpora on every `cargo test`). Each function panics on a violation.
 #![allow(dead_code)]
 
-use agh_protocol::digest::{canonical_json, capability_digest};
+use agh_protocol::digest::{canonical_json, capability_digest, verify, verify_raw};
 use agh_protocol::recipes::verify_capability;
-use agh_protocol::{explain, parse, Delivery, Options, Receiver, ReceiverConfig};
+use agh_protocol::{explain, parse, Delivery, Options, RawJson, Receiver, ReceiverConfig};
 
 /// Any bytes through the parser and `explain`: a rejection has a message and `explain` reports it
 /// first; an accepted envelope serializes and parses again to the same kind.
@@ -46,11 +46,18 @@ pub fn check_receiver(data: &[u8]) {
 }
 
 /// Any JSON through the capability digest: the canonical form is a JSON object, the digest has
-/// its shape, and a document carrying its own digest verifies.
+/// its shape, a document carrying its own digest verifies, and the parser's fast-path form of the
+/// check (`verify_raw`, from the JSON text) agrees with `verify`.
 pub fn check_digest(data: &[u8]) {
     let Ok(mut doc) = serde_json::from_slice::<serde_json::Value>(data) else {
         return;
     };
+    let fast_path_agrees = |doc: &serde_json::Value| {
+        let text = doc.to_string();
+        let raw = RawJson::parse(&text).expect("serde_json output is strict JSON");
+        assert_eq!(verify_raw(raw), verify(doc).is_ok(), "{text}");
+    };
+    fast_path_agrees(&doc);
     if let Ok(canonical) = canonical_json(&doc) {
         let parsed: serde_json::Value =
             serde_json::from_str(&canonical).expect("the canonical form is JSON");
@@ -60,6 +67,7 @@ pub fn check_digest(data: &[u8]) {
         if let Some(map) = doc.as_object_mut() {
             map.insert("digest".into(), digest.into());
             assert_eq!(verify_capability(&doc), Ok(()));
+            fast_path_agrees(&doc);
         }
     }
 }

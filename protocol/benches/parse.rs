@@ -136,6 +136,19 @@ fn bench_parse(c: &mut Criterion) {
     group.finish();
 }
 
+/// The capability digest recipe alone (canonical JSON + SHA-256 from the document's text), as
+/// `parse_ref` runs it inside a capability envelope: the part of that envelope's time that
+/// neither baseline does.
+fn bench_recipe(c: &mut Criterion) {
+    let envelope = fixture("core.message-kinds/accept_capability.json");
+    let text = serde_json::to_string(&envelope["body"]["capability"]).expect("json");
+    let raw = agh_protocol::RawJson::parse(&text).expect("strict JSON");
+    assert!(agh_protocol::digest::verify_raw(raw));
+    c.bench_function("recipe_capability_digest", |b| {
+        b.iter(|| agh_protocol::digest::verify_raw(black_box(raw)))
+    });
+}
+
 fn bench_receiver(c: &mut Criterion) {
     let say = fixture("core.message-kinds/accept_say_with_work_id.json");
     let mut config = ReceiverConfig::new("ws_alpha", "builders", "patch-worker.session-19");
@@ -158,5 +171,5 @@ fn bench_receiver(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_parse, bench_receiver);
+criterion_group!(benches, bench_parse, bench_recipe, bench_receiver);
 criterion_main!(benches);

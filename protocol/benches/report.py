@@ -33,6 +33,11 @@ def main():
               % (n, size, a, b, ref, ref / a, b / ref, owned, owned / a))
     print("\nworst parse_ref / (a): %.2fx (target <= 0.5x); worst (b) / parse_ref: %.2fx (target >= 4x)" % (worst_a, worst_b))
     try:
+        d = mean_ns("recipe_capability_digest")
+        print("capability digest recipe alone (canonical JSON + SHA-256, part of parse_ref on `capability`): %.0f ns" % d)
+    except OSError:
+        pass
+    try:
         r = mean_ns("receiver_say_opening_work")
         print("receiver pipeline (parse + routing + dedup + lifecycle), new say opening work: %.0f ns per message" % r)
     except OSError:

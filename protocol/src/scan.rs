@@ -307,7 +307,7 @@ impl<'a> Scanner<'a> {
             return set.insert(name).then_some(());
         }
         let names = self.names.get(obj.base..).unwrap_or_default();
-        if names.iter().any(|n| *n == name) {
+        if names.contains(&name) {
             return None;
         }
         if names.len() < LINEAR_NAMES {
