@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use agh_protocol::{parse, Options, ReasonCode};
+use agh_protocol::{parse, parse_ref, Options, ReasonCode};
 use peak_alloc::PeakAlloc;
 
 #[global_allocator]
@@ -37,6 +37,22 @@ fn expect(bytes: &[u8], code: ReasonCode, pointer: &str, max_heap: usize) {
     let r = result.expect_err("hostile input must be rejected");
     assert_eq!((r.code, r.pointer.as_str()), (code, pointer), "{r}");
     assert!(!r.message.is_empty());
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    assert!(peak <= max_heap, "peak heap {peak} bytes > {max_heap}");
+}
+
+/// Parses `bytes` with the zero-copy parser; asserts it is accepted within the time bound and that
+/// the heap never grew by more than `max_heap` bytes (what the fast path itself allocates). Call
+/// [`serial`] first.
+#[track_caller]
+fn expect_valid(bytes: &[u8], max_heap: usize) {
+    let base = HEAP.current_usage();
+    HEAP.reset_peak_usage();
+    let start = Instant::now();
+    let accepted = parse_ref(bytes, &Options::at(NOW)).map(|m| m.body_json().get().len());
+    let elapsed = start.elapsed();
+    let peak = HEAP.peak_usage().saturating_sub(base);
+    assert!(accepted.is_ok(), "{:?}", accepted.err());
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     assert!(peak <= max_heap, "peak heap {peak} bytes > {max_heap}");
 }
@@ -198,6 +214,34 @@ fn hundred_thousand_element_arrays_are_read_and_checked() {
         "/body/artifacts/60000",
         64 << 20,
     );
+}
+
+#[test]
+fn large_valid_envelopes_are_accepted_without_copying() {
+    let _serial = serial();
+    // 100,000 array items in `ext` and 60,000 artifact descriptors: read, checked, not copied.
+    let numbers = vec!["0"; 100_000].join(",");
+    let text = format!(r#"{HEAD},"body":{{"text":"x"}},"ext":{{"acme.list":[{numbers}]}}}}"#);
+    expect_valid(text.as_bytes(), 4 << 10);
+    let items = vec![r#"{"type":"t"}"#; 60_000].join(",");
+    expect_valid(
+        &with_body(&format!(r#"{{"text":"x","artifacts":[{items}]}}"#)),
+        4 << 10,
+    );
+    // 10,000 `ext` keys: their names are kept (borrowed) to refuse a repeat.
+    let keys: Vec<String> = (0..10_000).map(|i| format!(r#""acme.k{i}":{i}"#)).collect();
+    let text = format!(
+        r#"{HEAD},"body":{{"text":"x"}},"ext":{{{}}}}}"#,
+        keys.join(",")
+    );
+    expect_valid(text.as_bytes(), 2 << 20);
+    // Nesting at the depth limit (the envelope is level 1, `ext` 2, its value 3 ...).
+    let deep = format!("{}{}", "[".repeat(62), "]".repeat(62));
+    let text = format!(r#"{HEAD},"body":{{"text":"x"}},"ext":{{"acme.deep":{deep}}}}}"#);
+    expect_valid(text.as_bytes(), 4 << 10);
+    // A body of nearly 1 MiB of text.
+    let long = "a".repeat(1_000_000);
+    expect_valid(&with_body(&format!(r#"{{"text":"{long}"}}"#)), 4 << 10);
 }
 
 #[test]
