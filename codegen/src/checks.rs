@@ -105,6 +105,23 @@ fn show(value: &Value) -> String {
     }
 }
 
+/// Statements that set the envelope rules a condition overrides on `overrides` (a local
+/// `BodyOverrides`); shared by the validators and the scanners.
+pub(crate) fn overrides(envelope: &crate::model::EnvelopeOverrides) -> TokenStream {
+    let presence = |p: crate::model::Presence| {
+        let v = format_ident!("{}", p.variant());
+        quote!(Some(crate::kind::Presence::#v))
+    };
+    let mut out = TokenStream::new();
+    if let Some(to) = envelope.to.map(presence) {
+        out.extend(quote!(overrides.to = #to;));
+    }
+    if let Some(reply_to) = envelope.reply_to.map(presence) {
+        out.extend(quote!(overrides.reply_to = #reply_to;));
+    }
+    out
+}
+
 impl<'m> Emitter<'m> {
     fn reason(&self, code: Option<&str>, rule: &str) -> Result<TokenStream> {
         let code = code.unwrap_or("malformed");
@@ -436,21 +453,7 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
-        let presence = |p: Option<crate::model::Presence>| match p {
-            Some(p) => {
-                let v = format_ident!("{}", p.variant());
-                quote!(Some(crate::kind::Presence::#v))
-            }
-            None => quote!(None),
-        };
-        if cond.envelope.to.is_some() {
-            let to = presence(cond.envelope.to);
-            then.extend(quote!(overrides.to = #to;));
-        }
-        if cond.envelope.reply_to.is_some() {
-            let reply_to = presence(cond.envelope.reply_to);
-            then.extend(quote!(overrides.reply_to = #reply_to;));
-        }
+        then.extend(overrides(&cond.envelope));
         Ok(quote! {
             if let Some(v) = m.get(#member) {
                 if #(#eqs)||* { #then }

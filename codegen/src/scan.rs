@@ -411,21 +411,7 @@ impl Emitter<'_> {
                 }
             });
         }
-        let presence = |p: Option<crate::model::Presence>| match p {
-            Some(p) => {
-                let v = format_ident!("{}", p.variant());
-                quote!(Some(crate::kind::Presence::#v))
-            }
-            None => quote!(None),
-        };
-        if cond.envelope.to.is_some() {
-            let to = presence(cond.envelope.to);
-            then.extend(quote!(overrides.to = #to;));
-        }
-        if cond.envelope.reply_to.is_some() {
-            let reply_to = presence(cond.envelope.reply_to);
-            then.extend(quote!(overrides.reply_to = #reply_to;));
-        }
+        then.extend(crate::checks::overrides(&cond.envelope));
         quote! {
             if #when.is_some_and(|v| #(#eqs)||*) { #then }
         }

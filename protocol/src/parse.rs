@@ -105,41 +105,30 @@ pub struct Head {
 impl Head {
     /// What can be read of an envelope's members.
     pub fn of(map: &Map<String, Value>) -> Head {
-        let s = |k: &str| map.get(k).and_then(Value::as_str).map(str::to_owned);
-        let surface = s(crate::generated::SURFACE_MEMBER);
-        let container_id = surface.as_deref().and_then(|surface| {
-            CONTAINERS
-                .iter()
-                .find(|c| c.surface == surface)
-                .and_then(|c| s(c.member))
-        });
-        Head {
-            id: s("id"),
-            from: s("from"),
-            kind: s(crate::generated::KIND_MEMBER),
-            surface,
-            container_id,
-            work_id: s("work_id"),
-        }
+        Head::read(|k| map.get(k).and_then(Value::as_str).map(str::to_owned))
     }
 
     /// The head of a parsed message.
     pub fn of_message(message: &Message) -> Head {
-        let e = message.envelope();
-        let surface = e.string_member(crate::generated::SURFACE_MEMBER);
+        Head::read(|k| message.envelope().string_member(k))
+    }
+
+    /// The head from the string members `string` finds.
+    fn read(string: impl Fn(&str) -> Option<String>) -> Head {
+        let surface = string(crate::generated::SURFACE_MEMBER);
         let container_id = surface.as_deref().and_then(|surface| {
             CONTAINERS
                 .iter()
                 .find(|c| c.surface == surface)
-                .and_then(|c| e.string_member(c.member))
+                .and_then(|c| string(c.member))
         });
         Head {
-            id: e.string_member("id"),
-            from: e.string_member("from"),
-            kind: e.string_member(crate::generated::KIND_MEMBER),
+            id: string("id"),
+            from: string("from"),
+            kind: string(crate::generated::KIND_MEMBER),
             surface,
             container_id,
-            work_id: e.string_member("work_id"),
+            work_id: string("work_id"),
         }
     }
 }
@@ -880,26 +869,7 @@ impl<'a> MessageRef<'a> {
 
     /// What a receipt needs to address this message.
     pub fn head(&self) -> Head {
-        let e = &self.envelope;
-        let s = |name: &str| match e.member(name) {
-            Member::Str(v) => Some(v.to_owned()),
-            _ => None,
-        };
-        let surface = s(crate::generated::SURFACE_MEMBER);
-        let container_id = surface.as_deref().and_then(|surface| {
-            CONTAINERS
-                .iter()
-                .find(|c| c.surface == surface)
-                .and_then(|c| s(c.member))
-        });
-        Head {
-            id: s("id"),
-            from: s("from"),
-            kind: s(crate::generated::KIND_MEMBER),
-            surface,
-            container_id,
-            work_id: s("work_id"),
-        }
+        Head::read(|name| self.envelope.str_of(name).map(str::to_owned))
     }
 
     /// The owned message: the typed envelope (generated `Envelope`) and the typed body.
