@@ -153,6 +153,23 @@ fn test_as(set: &Set, bytes: bool) -> TokenStream {
             let c = lit(*c);
             quote!(c == #c)
         }
+        // A byte class of more than one range: one load from a 256-entry table built at
+        // compile time (`check::byte_set`).
+        Set::Class { negated, ranges } if bytes && ranges.len() > 1 => {
+            let pairs = ranges.iter().map(|(lo, hi)| {
+                let (l, h) = (lit(*lo), lit(*hi));
+                quote!((#l, #h))
+            });
+            let test = quote!({
+                const SET: [bool; 256] = crate::check::byte_set(&[#(#pairs),*]);
+                SET[c as usize]
+            });
+            if *negated {
+                quote!(!#test)
+            } else {
+                test
+            }
+        }
         Set::Class { negated, ranges } => {
             let arms = ranges.iter().map(|(lo, hi)| {
                 let (l, h) = (lit(*lo), lit(*hi));

@@ -381,12 +381,13 @@ impl Emitter<'_> {
             format_ident!("m{i}")
         };
         let when = slot(&cond.when.member);
+        // String values are compared with the member's string, decoded once.
         let eqs: Vec<TokenStream> = cond
             .when
             .values
             .iter()
             .map(|value| match value {
-                Value::String(s) => quote!(scan::raw_str_eq(v, #s)),
+                Value::String(s) => quote!(text.as_deref() == Some(#s)),
                 other => {
                     let eq = value_eq(other);
                     quote!({ let v = v.to_value(); #eq })
@@ -413,7 +414,7 @@ impl Emitter<'_> {
         }
         then.extend(crate::checks::overrides(&cond.envelope));
         quote! {
-            if #when.is_some_and(|v| #(#eqs)||*) { #then }
+            if #when.is_some_and(|v| { let text = v.as_str(); #(#eqs)||* }) { #then }
         }
     }
 

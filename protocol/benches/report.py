@@ -15,7 +15,30 @@ def mean_ns(*parts):
         return json.load(f)["mean"]["point_estimate"]
 
 
+def interleaved():
+    path = os.path.join(ROOT, "interleaved.json")
+    with open(path) as f:
+        data = json.load(f)
+    print("Interleaved rounds (median of %d rounds; each round times a batch of every function back to back):\n"
+          % next(iter(data.values()))["rounds"])
+    print("| envelope | (a) Value ns | (b) Value+jsonschema ns | agh parse_ref ns | parse_ref / (a) | (b) / parse_ref | agh parse (owned) ns | parse / (a) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    worst_a, worst_b = 0.0, float("inf")
+    for n in sorted(data):
+        d = data[n]
+        worst_a, worst_b = max(worst_a, d["parse_ref_over_a"]), min(worst_b, d["b_over_parse_ref"])
+        print("| %s | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.0f | %.2fx |" % (
+            n, d["a_ns"], d["b_ns"], d["parse_ref_ns"], d["parse_ref_over_a"], d["b_over_parse_ref"],
+            d["parse_ns"], d["parse_over_a"]))
+    print("\nworst parse_ref / (a): %.2fx (target <= 0.5x); worst (b) / parse_ref: %.2fx (target >= 4x)\n" % (worst_a, worst_b))
+    print("Criterion (each function measured for seconds, one after the other):\n")
+
+
 def main():
+    try:
+        interleaved()
+    except OSError:
+        pass
     names = sorted(os.listdir(os.path.join(ROOT, "parse", "agh_parse_ref")))
     names = [n for n in names if n != "report"]
     print("| envelope | bytes | (a) Value ns | (b) Value+jsonschema ns | agh parse_ref ns | parse_ref / (a) | (b) / parse_ref | agh parse (owned) ns | parse / (a) |")

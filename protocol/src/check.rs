@@ -37,6 +37,23 @@ pub fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
+/// The table of a byte class given as inclusive ranges (for the compiled pattern matchers):
+/// `table[b]` says whether byte `b` is in the class.
+pub const fn byte_set(ranges: &[(u8, u8)]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < ranges.len() {
+        let (lo, hi) = ranges[i];
+        let mut b = lo as usize;
+        while b <= hi as usize {
+            table[b] = true;
+            b += 1;
+        }
+        i += 1;
+    }
+    table
+}
+
 /// Whether `s` has at least `n` Unicode scalar values (`minLength`), without counting them all
 /// when its byte length already says so (a scalar value takes at most four bytes).
 pub fn at_least_chars(s: &str, n: usize) -> bool {

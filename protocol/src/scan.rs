@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
-use crate::json::{decode_escape, plain_run, NumberToken, NumberValue};
+use crate::json::{decode_escape, plain_run, word, NumberToken, NumberValue};
 
 /// A JSON value kept as the text it was read from (already checked: valid strict JSON).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -354,6 +354,23 @@ impl<'a> Scanner<'a> {
     #[inline]
     pub fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
+        // Most strings (member names, kinds, short identifiers) end within the first word.
+        let start = self.pos;
+        if let Some(chunk) = self.bytes.get(start..start + 8) {
+            let w = word::load(chunk);
+            let special = word::below(w, 0x20) | word::eq(w, b'"') | word::eq(w, b'\\');
+            let end = start + word::first(special);
+            if special != 0 && self.bytes.get(end) == Some(&b'"') {
+                self.pos = end + 1;
+                return self.text.get(start..end).map(Cow::Borrowed);
+            }
+        }
+        self.string_rest()
+    }
+
+    /// [`Scanner::string`] after its opening quote, for any length and escapes.
+    #[inline(never)]
+    fn string_rest(&mut self) -> Option<Cow<'a, str>> {
         let start = self.pos;
         let mut i = start + plain_run(&self.bytes[start..]);
         loop {

@@ -25,7 +25,12 @@ pub fn pattern_1(s: &str) -> bool {
     let mut chars = rest.bytes();
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, b'a'..= b'f' | b'0'..= b'9')) {
+        if !({
+            const SET: [bool; 256] = crate::check::byte_set(
+                &[(b'a', b'f'), (b'0', b'9')],
+            );
+            SET[c as usize]
+        }) {
             return false;
         }
         n += 1;
@@ -40,13 +45,25 @@ pub fn pattern_2(s: &str) -> bool {
     let mut chars = s.bytes();
     for _ in 0..1usize {
         match chars.next() {
-            Some(c) if matches!(c, b'a'..= b'z' | b'0'..= b'9') => {}
+            Some(
+                c,
+            ) if {
+                const SET: [bool; 256] = crate::check::byte_set(
+                    &[(b'a', b'z'), (b'0', b'9')],
+                );
+                SET[c as usize]
+            } => {}
             _ => return false,
         }
     }
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, b'a'..= b'z' | b'0'..= b'9' | b'_' | b'-')) {
+        if !({
+            const SET: [bool; 256] = crate::check::byte_set(
+                &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
+            );
+            SET[c as usize]
+        }) {
             return false;
         }
         n += 1;
@@ -64,7 +81,12 @@ pub fn pattern_3(s: &str) -> bool {
     let mut chars = rest.bytes();
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, b'a'..= b'f' | b'0'..= b'9')) {
+        if !({
+            const SET: [bool; 256] = crate::check::byte_set(
+                &[(b'a', b'f'), (b'0', b'9')],
+            );
+            SET[c as usize]
+        }) {
             return false;
         }
         n += 1;
@@ -79,13 +101,25 @@ pub fn pattern_4(s: &str) -> bool {
     let mut chars = s.bytes();
     for _ in 0..1usize {
         match chars.next() {
-            Some(c) if matches!(c, b'a'..= b'z' | b'0'..= b'9') => {}
+            Some(
+                c,
+            ) if {
+                const SET: [bool; 256] = crate::check::byte_set(
+                    &[(b'a', b'z'), (b'0', b'9')],
+                );
+                SET[c as usize]
+            } => {}
             _ => return false,
         }
     }
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, b'a'..= b'z' | b'0'..= b'9' | b'.' | b'_' | b'-')) {
+        if !({
+            const SET: [bool; 256] = crate::check::byte_set(
+                &[(b'a', b'z'), (b'0', b'9'), (b'.', b'.'), (b'_', b'_'), (b'-', b'-')],
+            );
+            SET[c as usize]
+        }) {
             return false;
         }
         n += 1;
@@ -103,7 +137,12 @@ pub fn pattern_5(s: &str) -> bool {
     let mut chars = rest.bytes();
     let mut n = 0usize;
     for c in chars {
-        if !(matches!(c, b'a'..= b'z' | b'A'..= b'Z' | b'0'..= b'9' | b'_' | b'-')) {
+        if !({
+            const SET: [bool; 256] = crate::check::byte_set(
+                &[(b'a', b'z'), (b'A', b'Z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
+            );
+            SET[c as usize]
+        }) {
             return false;
         }
         n += 1;

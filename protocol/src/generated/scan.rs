@@ -1447,7 +1447,12 @@ pub fn scan_body_whois<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
         return None;
     }
     let mut overrides = BodyOverrides::default();
-    if m0.is_some_and(|v| scan::raw_str_eq(v, "response")) {
+    if m0
+        .is_some_and(|v| {
+            let text = v.as_str();
+            text.as_deref() == Some("response")
+        })
+    {
         if m1.is_none_or(|v| v.is_null()) {
             return None;
         }
@@ -1459,7 +1464,12 @@ pub fn scan_body_whois<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
         overrides.to = Some(crate::kind::Presence::Recommended);
         overrides.reply_to = Some(crate::kind::Presence::Required);
     }
-    if m0.is_some_and(|v| scan::raw_str_eq(v, "request")) {
+    if m0
+        .is_some_and(|v| {
+            let text = v.as_str();
+            text.as_deref() == Some("request")
+        })
+    {
         if m1.is_some_and(|v| !v.is_null()) {
             return None;
         }
@@ -1530,15 +1540,22 @@ pub fn scan_body_receipt<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
         return None;
     }
     let mut overrides = BodyOverrides::default();
-    if m0.is_some_and(|v| scan::raw_str_eq(v, "accepted")) {
+    if m0
+        .is_some_and(|v| {
+            let text = v.as_str();
+            text.as_deref() == Some("accepted")
+        })
+    {
         if m1.is_some_and(|v| !v.is_null()) {
             return None;
         }
     }
     if m0
         .is_some_and(|v| {
-            scan::raw_str_eq(v, "rejected") || scan::raw_str_eq(v, "duplicate")
-                || scan::raw_str_eq(v, "expired") || scan::raw_str_eq(v, "unsupported")
+            let text = v.as_str();
+            text.as_deref() == Some("rejected") || text.as_deref() == Some("duplicate")
+                || text.as_deref() == Some("expired")
+                || text.as_deref() == Some("unsupported")
         })
     {
         if m1.is_none_or(|v| v.is_null()) {
