@@ -36,6 +36,9 @@ pub fn body_scan_fn(kind: &Kind) -> proc_macro2::Ident {
 /// The most declared members one object may have (they are tracked in a `u64`).
 const MAX_FIELDS: usize = 64;
 
+/// The most body members a body scanner keeps (`agh_protocol::scan::Kept::MAX`).
+const KEPT_MAX: usize = 8;
+
 struct Emitter<'m> {
     model: &'m Model,
     /// Pattern source -> matcher function name in `checks.rs`.
@@ -424,35 +427,57 @@ impl Emitter<'_> {
             let f = body_scan_fn(kind);
             let ty = scan_fn(&kind.body_type);
             let doc = format!(
-                " Reads the body of a `{}` envelope: `{}` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.",
+                " Reads the body of a `{}` envelope: `{}` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.",
                 kind.name, kind.body_type
             );
-            let body = if kind.conditionals.is_empty() {
+            // The members to keep: those the conditions read, and the first member of each
+            // pointer the cross checks (`envelope_match`, `verify`) follow.
+            let mut names: Vec<String> = Vec::new();
+            let mut keep = |n: &str| {
+                if !n.is_empty() && !names.iter().any(|x| x == n) {
+                    names.push(n.to_owned());
+                }
+            };
+            for cond in &kind.conditionals {
+                keep(&cond.when.member);
+                cond.required.iter().for_each(|n| keep(n));
+                cond.absent.iter().for_each(|n| keep(n));
+                cond.typed.iter().for_each(|(n, _)| keep(n));
+            }
+            let pointers = kind.rules.envelope_match.iter().map(|m| &m.body);
+            for p in pointers.chain(kind.rules.verify.iter().map(|v| &v.body)) {
+                let first = p
+                    .strip_prefix('/')
+                    .unwrap_or(p)
+                    .split('/')
+                    .next()
+                    .unwrap_or("");
+                keep(&first.replace("~1", "/").replace("~0", "~"));
+            }
+            if names.len() > KEPT_MAX {
+                return Err(Error::new(
+                    &kind.body_file,
+                    "",
+                    format!(
+                        "the `{}` checks read more than {KEPT_MAX} body members",
+                        kind.name
+                    ),
+                ));
+            }
+            let body = if names.is_empty() {
                 quote! {
                     #ty(s)?;
-                    Some(BodyOverrides::default())
+                    Some((BodyOverrides::default(), Kept::default()))
                 }
             } else {
-                let mut names: Vec<String> = Vec::new();
-                for cond in &kind.conditionals {
-                    let members = std::iter::once(&cond.when.member)
-                        .chain(&cond.required)
-                        .chain(&cond.absent)
-                        .chain(cond.typed.iter().map(|(n, _)| n));
-                    for n in members {
-                        if !names.contains(n) {
-                            names.push(n.clone());
-                        }
-                    }
-                }
                 let slots: Vec<_> = (0..names.len()).map(|i| format_ident!("m{i}")).collect();
                 let conds: Vec<TokenStream> = kind
                     .conditionals
                     .iter()
                     .map(|c| self.conditional(c, &names))
                     .collect();
-                // A plain object type whose declared members include every member the
-                // conditions read: keep those members' values while reading the body.
+                // A plain object type that declares every member to keep: keep them while
+                // reading the body; otherwise find them in it afterwards.
                 let shape = self
                     .model
                     .named(&kind.body_type)
@@ -487,12 +512,12 @@ impl Emitter<'_> {
                     #read
                     let mut overrides = BodyOverrides::default();
                     #(#conds)*
-                    Some(overrides)
+                    Some((overrides, Kept::new(&[#(#names),*], [#(#slots),*])))
                 }
             };
             out.extend(quote! {
                 #[doc = #doc]
-                pub fn #f<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
+                pub fn #f<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
                     #body
                 }
             });
@@ -686,7 +711,7 @@ pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<T
 
         use crate::check as c;
         use crate::model::BodyOverrides;
-        use crate::scan::{self, JsonKind, Member, RawJson, Scanner};
+        use crate::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 
         #envelope
         #types

@@ -38,7 +38,7 @@ use crate::json::{read_envelope_json, JsonLimits, MAX_SUPPORTED_DEPTH};
 use crate::kind::{Body, KindRules, Presence};
 use crate::model::{BodyCheck, BodyOverrides, BodyScan};
 use crate::problem::{Problem, Problems, ReasonCode};
-use crate::scan::{Member, RawJson, Scanner};
+use crate::scan::{Kept, Member, RawJson, Scanner};
 
 /// What the parser needs besides the bytes. `now` is passed in so that results are deterministic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -611,7 +611,7 @@ impl Registry {
         let max_depth = options.max_depth.min(MAX_SUPPORTED_DEPTH);
         let mut s = Scanner::new(text, max_depth);
         // The body is scanned as it is read when `kind` came before it (the usual order).
-        let mut early: Option<(&'static str, BodyOverrides)> = None;
+        let mut early: Option<(&'static str, (BodyOverrides, Kept<'a>))> = None;
         let envelope = scan_envelope(&mut s, &mut |s, kind| {
             if let Some(Entry {
                 scan: Some(scan),
@@ -640,8 +640,8 @@ impl Registry {
             return None;
         }
         let body = envelope.body;
-        let overrides = match (early, entry.scan) {
-            (Some((k, overrides)), _) if k == entry.rules.kind => overrides,
+        let (overrides, kept) = match (early, entry.scan) {
+            (Some((k, scanned)), _) if k == entry.rules.kind => scanned,
             (_, Some(scan)) => scan(&mut Scanner::nested(body.get(), 1, max_depth))?,
             (_, None) => {
                 let overrides = match entry.check {
@@ -654,11 +654,11 @@ impl Registry {
                 if let Decoder::Extension(decode) = entry.decode {
                     decode(body.get()).ok()?;
                 }
-                overrides
+                (overrides, Kept::default())
             }
         };
         overridden_rules(&envelope, &entry.rules, &overrides, &mut out);
-        (out.is_empty() && cross_checks_hold(&envelope, body, &entry.rules))
+        (out.is_empty() && cross_checks_hold(&envelope, body, &kept, &entry.rules))
             .then_some(MessageRef { envelope, entry })
     }
 
@@ -1175,9 +1175,19 @@ fn overridden_rules(
 
 /// The fast path's form of [`envelope_match`] and [`verify`]: whether the kind's body-to-envelope
 /// matches and recipes hold, read from the body's checked JSON text without building values.
-fn cross_checks_hold(envelope: &EnvelopeRef<'_>, body: RawJson<'_>, rules: &KindRules) -> bool {
+/// The members the body scanner kept answer the pointers that start at them.
+fn cross_checks_hold(
+    envelope: &EnvelopeRef<'_>,
+    body: RawJson<'_>,
+    kept: &Kept<'_>,
+    rules: &KindRules,
+) -> bool {
+    let at = |pointer: &str| {
+        kept.pointer(pointer)
+            .unwrap_or_else(|| crate::scan::pointer(body, pointer))
+    };
     let matches = rules.envelope_match.iter().all(|m| {
-        let Some(inner) = crate::scan::pointer(body, m.body).filter(|v| !v.is_null()) else {
+        let Some(inner) = at(m.body).filter(|v| !v.is_null()) else {
             return true;
         };
         match (inner.as_str(), envelope.member(m.envelope)) {
@@ -1188,7 +1198,7 @@ fn cross_checks_hold(envelope: &EnvelopeRef<'_>, body: RawJson<'_>, rules: &Kind
     });
     matches
         && rules.verify.iter().all(|v| {
-            let Some(target) = crate::scan::pointer(body, v.body) else {
+            let Some(target) = at(v.body) else {
                 return true;
             };
             crate::recipes::raw_recipe(v.recipe).is_some_and(|holds| holds(target))

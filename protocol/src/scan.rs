@@ -91,6 +91,59 @@ impl fmt::Display for RawJson<'_> {
     }
 }
 
+/// The top-level members of a body that its generated scanner kept while reading it: the ones
+/// the kind's conditions and cross checks (`envelope_match`, `verify`) read, so that those need
+/// not look for them in the body again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Kept<'a> {
+    names: &'static [&'static str],
+    values: [Option<RawJson<'a>>; Kept::MAX],
+}
+
+impl<'a> Kept<'a> {
+    /// The most members kept.
+    pub const MAX: usize = 8;
+
+    /// `values[i]` is member `names[i]` (absent: `None`). Members beyond [`Kept::MAX`] are not
+    /// kept (codegen refuses a schema set that would need more).
+    pub fn new<const N: usize>(
+        names: &'static [&'static str],
+        values: [Option<RawJson<'a>>; N],
+    ) -> Self {
+        let mut kept = Kept {
+            names,
+            values: [None; Kept::MAX],
+        };
+        for (slot, value) in kept.values.iter_mut().zip(values) {
+            *slot = value;
+        }
+        kept
+    }
+
+    /// The value at JSON Pointer `pointer` into the body, when its first member was kept:
+    /// `Some(value or None)`; `None` when that member was not kept (read the body then).
+    pub fn pointer(&self, pointer: &str) -> Option<Option<RawJson<'a>>> {
+        let rest = pointer.strip_prefix('/')?;
+        let (first, below) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        let first = if first.contains('~') {
+            Cow::Owned(first.replace("~1", "/").replace("~0", "~"))
+        } else {
+            Cow::Borrowed(first)
+        };
+        let i = self.names.iter().position(|n| *n == first)?;
+        Some(
+            self.values
+                .get(i)
+                .copied()
+                .flatten()
+                .and_then(|v| self::pointer(v, below)),
+        )
+    }
+}
+
 /// One member of a checked envelope view, by its JSON name (see the generated `EnvelopeRef`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Member<'x> {
@@ -744,6 +797,27 @@ mod tests {
         let mut s = Scanner::new(r#""plain" "esc\"aped\u00e9""#, 4);
         assert!(matches!(s.string(), Some(Cow::Borrowed("plain"))));
         assert_eq!(s.string().as_deref(), Some("esc\"apedé"));
+    }
+
+    #[test]
+    fn kept_members_answer_pointers_below_them() {
+        let card = RawJson(r#"{"peer_id":"a","x":[1,2]}"#);
+        let kept = Kept::new(&["peer_card", "a/b"], [Some(card), None]);
+        assert_eq!(
+            kept.pointer("/peer_card/peer_id")
+                .flatten()
+                .map(|v| v.get()),
+            Some("\"a\"")
+        );
+        assert_eq!(
+            kept.pointer("/peer_card/x/1").flatten().map(|v| v.get()),
+            Some("2")
+        );
+        assert_eq!(kept.pointer("/peer_card").flatten(), Some(card));
+        assert_eq!(kept.pointer("/peer_card/nothing"), Some(None));
+        assert_eq!(kept.pointer("/a~1b/c"), Some(None), "kept as absent");
+        assert_eq!(kept.pointer("/other/c"), None, "not kept: read the body");
+        assert_eq!(Kept::default().pointer("/peer_card"), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use crate::check as c;
 use crate::model::BodyOverrides;
-use crate::scan::{self, JsonKind, Member, RawJson, Scanner};
+use crate::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeRef<'a> {
@@ -1392,13 +1392,45 @@ pub fn scan_workspace_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     }
     Some(())
 }
-/// Reads the body of a `greet` envelope: `GreetBody` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.
-pub fn scan_body_greet<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
-    scan_greet_body(s)?;
-    Some(BodyOverrides::default())
+/// Reads the body of a `greet` envelope: `GreetBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
+pub fn scan_body_greet<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
+    let mut m0: Option<RawJson<'a>> = None;
+    let mut o = s.object()?;
+    let mut seen = 0u64;
+    while let Some(k) = s.key(&mut o)? {
+        match &*k {
+            "peer_card" => {
+                if seen & 1u64 != 0 {
+                    return None;
+                }
+                seen |= 1u64;
+                let m = s.mark();
+                scan_peer_card(s)?;
+                m0 = Some(s.since(m));
+            }
+            "summary" => {
+                if seen & 2u64 != 0 {
+                    return None;
+                }
+                seen |= 2u64;
+                if !s.null() {
+                    s.string()?;
+                }
+            }
+            _ => {
+                s.fresh(&mut o, k)?;
+                s.skip()?;
+            }
+        }
+    }
+    if seen & 1u64 != 1u64 {
+        return None;
+    }
+    let mut overrides = BodyOverrides::default();
+    Some((overrides, Kept::new(&["peer_card"], [m0])))
 }
-/// Reads the body of a `whois` envelope: `WhoisBody` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.
-pub fn scan_body_whois<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
+/// Reads the body of a `whois` envelope: `WhoisBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
+pub fn scan_body_whois<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
     let mut m0: Option<RawJson<'a>> = None;
     let mut m1: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
@@ -1474,20 +1506,45 @@ pub fn scan_body_whois<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
             return None;
         }
     }
-    Some(overrides)
+    Some((overrides, Kept::new(&["type", "peer_card"], [m0, m1])))
 }
-/// Reads the body of a `say` envelope: `SayBody` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.
-pub fn scan_body_say<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
+/// Reads the body of a `say` envelope: `SayBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
+pub fn scan_body_say<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
     scan_say_body(s)?;
-    Some(BodyOverrides::default())
+    Some((BodyOverrides::default(), Kept::default()))
 }
-/// Reads the body of a `capability` envelope: `CapabilityBody` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.
-pub fn scan_body_capability<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
-    scan_capability_body(s)?;
-    Some(BodyOverrides::default())
+/// Reads the body of a `capability` envelope: `CapabilityBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
+pub fn scan_body_capability<'a>(
+    s: &mut Scanner<'a>,
+) -> Option<(BodyOverrides, Kept<'a>)> {
+    let mut m0: Option<RawJson<'a>> = None;
+    let mut o = s.object()?;
+    let mut seen = 0u64;
+    while let Some(k) = s.key(&mut o)? {
+        match &*k {
+            "capability" => {
+                if seen & 1u64 != 0 {
+                    return None;
+                }
+                seen |= 1u64;
+                let m = s.mark();
+                scan_capability_document(s)?;
+                m0 = Some(s.since(m));
+            }
+            _ => {
+                s.fresh(&mut o, k)?;
+                s.skip()?;
+            }
+        }
+    }
+    if seen & 1u64 != 1u64 {
+        return None;
+    }
+    let mut overrides = BodyOverrides::default();
+    Some((overrides, Kept::new(&["capability"], [m0])))
 }
-/// Reads the body of a `receipt` envelope: `ReceiptBody` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.
-pub fn scan_body_receipt<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
+/// Reads the body of a `receipt` envelope: `ReceiptBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
+pub fn scan_body_receipt<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
     let mut m0: Option<RawJson<'a>> = None;
     let mut m1: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
@@ -1567,10 +1624,10 @@ pub fn scan_body_receipt<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
             }
         }
     }
-    Some(overrides)
+    Some((overrides, Kept::new(&["status", "reason_code"], [m0, m1])))
 }
-/// Reads the body of a `trace` envelope: `TraceBody` and the kind's conditional rules; returns the envelope rules those conditions override. `None` declines.
-pub fn scan_body_trace<'a>(s: &mut Scanner<'a>) -> Option<BodyOverrides> {
+/// Reads the body of a `trace` envelope: `TraceBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
+pub fn scan_body_trace<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
     scan_trace_body(s)?;
-    Some(BodyOverrides::default())
+    Some((BodyOverrides::default(), Kept::default()))
 }
