@@ -1,10 +1,18 @@
-//! The validating parser: bytes in, a typed [`Message`] or a [`Rejection`] out.
+//! The validating parser: bytes in, a typed [`MessageRef`] (borrowed) or [`Message`] (owned), or
+//! a [`Rejection`] out.
 //!
-//! It follows the envelope page's validation order. Every rule it applies comes from the schema
-//! set, through generated code and tables: the envelope and body validators
-//! (`generated::checks`), the kind rules (`KindRules`, from `x-agh-kind`), the surface containers
-//! (`x-agh-container`), the size limit and replay age (`x-agh-envelope`). This module is the
-//! generic machinery that applies them in order:
+//! Every rule it applies comes from the schema set, through generated code and tables: the
+//! envelope and body scanners (`generated::scan`) and validators (`generated::checks`), the kind
+//! rules (`KindRules`, from `x-agh-kind`), the surface containers (`x-agh-container`), the size
+//! limit and replay age (`x-agh-envelope`).
+//!
+//! Two paths apply them. The **fast path** reads the bytes once with the generated scanners and
+//! decides: valid (a [`MessageRef`] borrowed from the bytes) or declined. Only a declined envelope
+//! takes the **exact path**: the strict reader builds a tree and the generated validators walk it
+//! in the envelope page's validation order, so that the rejection names the first problem in that
+//! order. The rules that are not schema-shaped (freshness, kind rules, body overrides) are written
+//! once here, over a `Members` view that both paths provide; a differential test holds the two
+//! verdicts equal. The validation order:
 //!
 //! 1. size limit (before parsing), strict JSON (UTF-8, no BOM, no duplicate keys at any depth,
 //!    bounded depth, 64-bit integers, one top-level object);
