@@ -104,12 +104,13 @@ impl<'a> Kept<'a> {
     /// The most members kept.
     pub const MAX: usize = 8;
 
-    /// `values[i]` is member `names[i]` (absent: `None`). Members beyond [`Kept::MAX`] are not
-    /// kept (codegen refuses a schema set that would need more).
+    /// `values[i]` is member `names[i]` (absent: `None`). More than [`Kept::MAX`] values do not
+    /// compile (codegen refuses a schema set that would need more).
     pub fn new<const N: usize>(
         names: &'static [&'static str],
         values: [Option<RawJson<'a>>; N],
     ) -> Self {
+        const { assert!(N <= Kept::MAX, "more body members than Kept::MAX") };
         let mut kept = Kept {
             names,
             values: [None; Kept::MAX],
