@@ -179,3 +179,60 @@ fn the_extension_kind_gets_the_same_reference_tables() {
         "{docs}"
     );
 }
+
+/// A registered extension kind takes the fast path too (its own check on the body, its type by
+/// serde): both paths must agree on it, valid or not, whatever the member order.
+#[test]
+fn both_paths_agree_on_the_extension_kind() {
+    let registry = registry().unwrap();
+    let options = Options::at(NOW);
+    let base = poll_envelope();
+    let mut cases: Vec<(&str, Value)> = vec![("valid", base.clone())];
+    let mut edit = |name: &'static str, f: &dyn Fn(&mut Value)| {
+        let mut v = base.clone();
+        f(&mut v);
+        cases.push((name, v));
+    };
+    edit("blank question (registered check)", &|v| {
+        v["body"]["question"] = json!(" ")
+    });
+    edit("one option (registered check)", &|v| {
+        v["body"]["options"] = json!(["yes"])
+    });
+    edit("repeated option (registered check)", &|v| {
+        v["body"]["options"] = json!(["yes", " yes"])
+    });
+    edit("question not a string (type)", &|v| {
+        v["body"]["question"] = json!(7)
+    });
+    edit("closes_at not an integer (type)", &|v| {
+        v["body"]["closes_at"] = json!("soon")
+    });
+    edit("closes_at an integer (type)", &|v| {
+        v["body"]["closes_at"] = json!(1)
+    });
+    edit("no surface (kind rules)", &|v| {
+        let m = v.as_object_mut().unwrap();
+        m.remove("surface");
+        m.remove("thread_id");
+    });
+    edit("body not an object", &|v| v["body"] = json!([]));
+    edit("body first", &|v| {
+        let m = v.as_object_mut().unwrap();
+        let body = m.shift_remove("body").unwrap();
+        let mut reordered = serde_json::Map::new();
+        reordered.insert("body".into(), body);
+        reordered.extend(std::mem::take(m));
+        *v = Value::Object(reordered);
+    });
+    let mut accepted = 0;
+    for (name, v) in &cases {
+        let b = bytes(v);
+        let fast = registry.fast_accepts(&b, &options);
+        let problems = registry.explain(&b, &options);
+        assert_eq!(fast, problems.is_empty(), "{name}: {:?}", problems.first());
+        accepted += usize::from(fast);
+    }
+    // valid, closes_at an integer, body first.
+    assert_eq!(accepted, 3);
+}
