@@ -226,7 +226,7 @@ impl<'m> Emitter<'m> {
                 format!("must be at least {n} characters long")
             };
             string_checks.extend(quote! {
-                if c::chars(s) < #n {
+                if !c::at_least_chars(s, #n) {
                     c::value_problem(out, #malformed, at, #rule, #msg, v);
                     break #label;
                 }

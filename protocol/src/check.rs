@@ -32,11 +32,6 @@ pub fn is_integer(v: &Value) -> bool {
     v.is_i64() || v.is_u64()
 }
 
-/// Number of Unicode scalar values (what JSON Schema's `minLength` counts).
-pub fn chars(s: &str) -> usize {
-    s.chars().count()
-}
-
 /// The table of a byte class given as inclusive ranges (for the compiled pattern matchers):
 /// `table[b]` says whether byte `b` is in the class.
 pub const fn byte_set(ranges: &[(u8, u8)]) -> [bool; 256] {
@@ -136,7 +131,7 @@ pub fn type_name(v: &Value) -> &'static str {
 fn name_of(at: &str) -> String {
     match at.rsplit_once('/') {
         Some((_, last)) if !last.is_empty() => {
-            format!("`{}`", last.replace("~1", "/").replace("~0", "~"))
+            format!("`{}`", crate::json::pointer_token(last))
         }
         Some(_) => "``".into(),
         None => "the envelope".into(),

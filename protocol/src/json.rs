@@ -176,6 +176,15 @@ pub fn push_pointer_token(pointer: &mut String, token: &str) {
     }
 }
 
+/// One RFC 6901 JSON Pointer token with its escapes undone (`~1` as `/`, `~0` as `~`).
+pub fn pointer_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains('~') {
+        std::borrow::Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+    } else {
+        std::borrow::Cow::Borrowed(token)
+    }
+}
+
 /// Reads one envelope's JSON strictly: see the [module documentation](self) for every rule.
 ///
 /// Never panics; time and memory are linear in `bytes.len()` (bounded by `limits.max_bytes`), and

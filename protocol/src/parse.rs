@@ -885,16 +885,13 @@ impl<'a> MessageRef<'a> {
         let body = self.body()?;
         let mut members = Map::with_capacity(ENVELOPE_MEMBERS.len());
         for name in ENVELOPE_MEMBERS {
-            let value = match self.envelope.member(name) {
-                _ if *name == BODY_MEMBER => Value::Object(Map::new()),
-                Member::Absent => continue,
-                Member::Str(v) => Value::String(v.to_owned()),
-                Member::Int(n) => match (u64::try_from(n), i64::try_from(n)) {
-                    (Ok(u), _) => Value::from(u),
-                    (_, Ok(i)) => Value::from(i),
-                    _ => continue,
-                },
-                Member::Raw(v) => v.to_value(),
+            let value = if *name == BODY_MEMBER {
+                Value::Object(Map::new())
+            } else {
+                match self.envelope.member_of(name) {
+                    Some(value) => value,
+                    None => continue,
+                }
             };
             members.insert((*name).to_owned(), value);
         }

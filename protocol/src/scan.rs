@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
-use crate::json::{decode_escape, plain_run, word, NumberToken, NumberValue};
+use crate::json::{decode_escape, plain_run, pointer_token, word, NumberToken, NumberValue};
 
 /// A JSON value kept as the text it was read from (already checked: valid strict JSON).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,7 +64,7 @@ impl<'a> RawJson<'a> {
             Some(b'"') => JsonKind::String,
             Some(b't' | b'f') => JsonKind::Boolean,
             Some(b'n') | None => JsonKind::Null,
-            Some(_) if is_integer_text(self.0) => JsonKind::Integer,
+            Some(_) if NumberToken::read(self.0, 0).is_ok_and(|t| t.integer) => JsonKind::Integer,
             Some(_) => JsonKind::Number,
         }
     }
@@ -129,11 +129,7 @@ impl<'a> Kept<'a> {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, ""),
         };
-        let first = if first.contains('~') {
-            Cow::Owned(first.replace("~1", "/").replace("~0", "~"))
-        } else {
-            Cow::Borrowed(first)
-        };
+        let first = pointer_token(first);
         let i = self.names.iter().position(|n| *n == first)?;
         Some(
             self.values
@@ -175,12 +171,6 @@ pub enum JsonKind {
     Array,
     /// An object.
     Object,
-}
-
-/// Whether number text is an integer as the exact path counts it (no fraction, no exponent, not
-/// `-0`).
-fn is_integer_text(text: &str) -> bool {
-    text != "-0" && !text.contains(['.', 'e', 'E'])
 }
 
 /// Member names at or below this count are checked for duplicates by comparison; above it, by a
@@ -585,16 +575,6 @@ impl<'a> Scanner<'a> {
         }
         self.raw()
     }
-
-    /// The current nesting depth.
-    pub fn depth(&self) -> usize {
-        self.depth
-    }
-
-    /// The depth limit.
-    pub fn max_depth(&self) -> usize {
-        self.max_depth
-    }
 }
 
 /// The top-level members named in `names` of the (checked) object `raw`, as raw values.
@@ -619,11 +599,7 @@ pub fn pointer<'a>(raw: RawJson<'a>, pointer: &str) -> Option<RawJson<'a>> {
     let mut s = Scanner::new(raw.0, usize::MAX);
     if !pointer.is_empty() {
         for token in pointer.strip_prefix('/')?.split('/') {
-            let token: Cow<'_, str> = if token.contains('~') {
-                Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
-            } else {
-                Cow::Borrowed(token)
-            };
+            let token = pointer_token(token);
             match s.peek()? {
                 b'{' => {
                     let mut obj = s.object()?;
@@ -648,19 +624,6 @@ pub fn pointer<'a>(raw: RawJson<'a>, pointer: &str) -> Option<RawJson<'a>> {
         }
     }
     s.raw_checked()
-}
-
-/// Whether the (checked) string value `raw` equals `s`.
-pub fn raw_str_eq(raw: RawJson<'_>, s: &str) -> bool {
-    let text = raw.0;
-    match text
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .filter(|t| !t.contains('\\'))
-    {
-        Some(plain) => plain == s,
-        None => raw.as_str().is_some_and(|v| v == s),
-    }
 }
 
 /// Arrays up to this length are checked for repeated items without allocating.
@@ -718,13 +681,13 @@ pub fn has_duplicate(raw: RawJson<'_>, trimmed: bool) -> bool {
 }
 
 /// The first pair of equal items `(first, again)` among checked raw values (`uniqueItems`).
-pub fn first_duplicate(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
+fn first_duplicate(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
     let values: Vec<serde_json::Value> = items.iter().map(RawJson::to_value).collect();
     crate::check::first_duplicate(&values)
 }
 
 /// The first pair of string items equal after trimming Unicode white space.
-pub fn first_duplicate_trimmed(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
+fn first_duplicate_trimmed(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
     let values: Vec<serde_json::Value> = items.iter().map(RawJson::to_value).collect();
     crate::check::first_duplicate_trimmed(&values)
 }

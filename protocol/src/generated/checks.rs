@@ -601,7 +601,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if c::chars(s) < 1usize {
+                        if !c::at_least_chars(s, 1usize) {
                             c::value_problem(
                                 out,
                                 crate::generated::ReasonCode::Malformed,
@@ -2008,7 +2008,7 @@ pub fn check_envelope_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if c::chars(s) < 1usize {
+            if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,
@@ -2498,7 +2498,7 @@ pub fn check_reason_code(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if c::chars(s) < 1usize {
+            if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,
@@ -2655,7 +2655,7 @@ pub fn check_reference(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if c::chars(s) < 1usize {
+            if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,
@@ -2870,7 +2870,7 @@ pub fn check_thread_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if c::chars(s) < 1usize {
+            if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
                     crate::generated::ReasonCode::Malformed,
