@@ -17,7 +17,6 @@
 //! All hex is lowercase. Nothing here panics, whatever the input.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -26,7 +25,7 @@ use sha2::{Digest as _, Sha256};
 use crate::generated::{CapabilityCatalogEntry, CapabilityDocument};
 use crate::json::word;
 use crate::problem::{Problem, ReasonCode};
-use crate::scan::RawJson;
+use crate::scan::{RawJson, Scanner};
 
 /// The prefix of every capability digest.
 pub const DIGEST_PREFIX: &str = "sha256:";
@@ -344,97 +343,207 @@ impl<'a> DigestInput<'a> {
     /// The normalized `requirements`: trimmed, checked (blank or repeated after trimming:
     /// `malformed` at `/requirements/N`), sorted bytewise.
     pub fn normalized_requirements(&self) -> Result<Vec<&'a str>, DigestError> {
-        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(self.requirements.len());
-        let mut out = Vec::with_capacity(self.requirements.len());
-        for (i, entry) in self.requirements.iter().enumerate() {
-            let entry = trim(entry);
-            if entry.is_empty() {
-                return Err(DigestError::malformed(
-                    format!("/requirements/{i}"),
-                    DigestFailure::BlankRequirement,
-                ));
-            }
-            if let Some(&first) = seen.get(entry) {
-                return Err(DigestError::malformed(
-                    format!("/requirements/{i}"),
-                    DigestFailure::DuplicateRequirement { first },
-                ));
-            }
-            seen.insert(entry, i);
-            out.push(entry);
-        }
-        // `str`'s order is the order of its UTF-8 bytes.
-        out.sort_unstable();
-        Ok(out)
+        normalized(self.requirements.iter().map(|r| trim(r)).collect())
     }
 
     /// The canonical JSON text (its UTF-8 bytes are what is hashed).
     pub fn canonical_json(&self) -> Result<String, DigestError> {
-        let requirements = self.normalized_requirements()?;
         let mut out = String::with_capacity(256);
-        out.push('{');
-        let strings = [
-            ("id", Some(self.id)),
-            ("summary", Some(self.summary)),
-            ("outcome", Some(self.outcome)),
-            ("version", self.version),
-        ];
-        for (name, value) in strings {
-            let Some(value) = value.map(trim) else {
-                continue;
-            };
-            if name == "version" && value.is_empty() {
-                continue;
-            }
-            push_member(&mut out, name);
-            push_go_json_string(&mut out, value);
-        }
-        let lists: [(&str, Vec<&str>); 6] = [
-            ("context_needed", non_blank(&self.context_needed)),
-            ("artifacts_expected", non_blank(&self.artifacts_expected)),
-            ("execution_outline", non_blank(&self.execution_outline)),
-            ("constraints", non_blank(&self.constraints)),
-            ("examples", non_blank(&self.examples)),
-            ("requirements", requirements),
-        ];
-        for (name, items) in lists {
-            if items.is_empty() {
-                continue;
-            }
-            push_member(&mut out, name);
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                push_go_json_string(&mut out, item);
-            }
-            out.push(']');
-        }
-        out.push('}');
+        write_canonical(self, &mut out)?;
         Ok(out)
     }
 
     /// The digest: `sha256:` + lowercase hex SHA-256 of [`DigestInput::canonical_json`].
     pub fn digest(&self) -> Result<String, DigestError> {
-        Ok(sha256_digest(self.canonical_json()?.as_bytes()))
+        let mut hashing = Hashing::new();
+        write_canonical(self, &mut hashing)?;
+        let mut out = String::with_capacity(DIGEST_PREFIX.len() + 64);
+        out.push_str(DIGEST_PREFIX);
+        crate::identity::push_hex(&mut out, &hashing.finish());
+        Ok(out)
+    }
+
+    fn list(&self, name: &str) -> &[&'a str] {
+        match name {
+            "context_needed" => &self.context_needed,
+            "artifacts_expected" => &self.artifacts_expected,
+            "execution_outline" => &self.execution_outline,
+            "constraints" => &self.constraints,
+            "examples" => &self.examples,
+            "requirements" => &self.requirements,
+            _ => &[],
+        }
     }
 }
 
-fn non_blank<'a>(items: &[&'a str]) -> Vec<&'a str> {
-    items
-        .iter()
-        .map(|s| trim(s))
-        .filter(|s| !s.is_empty())
-        .collect()
+/// The covered members of a capability document, wherever they are read from: a
+/// [`DigestInput`], or the document's checked JSON text ([`verify_raw`]). The recipe itself is
+/// written once, in [`write_canonical`], over this view.
+trait Covered<'a> {
+    /// The string member `name` (`id`, `summary`, `outcome`, `version`); `None`: absent or
+    /// `null`; `Err`: not a string.
+    fn string(&self, name: &str) -> Result<Option<&str>, ()>;
+    /// Calls `each` with the items of the list member `name` in order (none when absent or
+    /// `null`); `Err`: not an array, or an item that is not a string.
+    fn items(&self, name: &str, each: impl FnMut(Cow<'a, str>)) -> Result<(), ()>;
 }
 
-fn push_member(out: &mut String, name: &str) {
-    if out.len() > 1 {
-        out.push(',');
+impl<'a> Covered<'a> for DigestInput<'a> {
+    fn string(&self, name: &str) -> Result<Option<&str>, ()> {
+        Ok(match name {
+            "id" => Some(self.id),
+            "summary" => Some(self.summary),
+            "outcome" => Some(self.outcome),
+            "version" => self.version,
+            _ => None,
+        })
     }
-    push_go_json_string(out, name);
-    out.push(':');
+
+    fn items(&self, name: &str, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
+        for item in self.list(name) {
+            each(Cow::Borrowed(item));
+        }
+        Ok(())
+    }
+}
+
+/// Where the canonical text goes: a `String` ([`DigestInput::canonical_json`]) or the hash.
+trait Sink {
+    fn put(&mut self, s: &str);
+}
+
+impl Sink for String {
+    fn put(&mut self, s: &str) {
+        self.push_str(s);
+    }
+}
+
+/// SHA-256 of the canonical text, fed piece by piece.
+struct Hashing(Sha256);
+
+impl Hashing {
+    fn new() -> Self {
+        Hashing(Sha256::new())
+    }
+
+    fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+impl Sink for Hashing {
+    fn put(&mut self, s: &str) {
+        self.0.update(s.as_bytes());
+    }
+}
+
+/// A string trimmed ([`trim`]), borrowed when it was.
+fn trimmed(s: Cow<'_, str>) -> Cow<'_, str> {
+    match s {
+        Cow::Borrowed(b) => Cow::Borrowed(trim(b)),
+        Cow::Owned(o) if trim(&o).len() == o.len() => Cow::Owned(o),
+        Cow::Owned(o) => Cow::Owned(trim(&o).to_owned()),
+    }
+}
+
+/// Trimmed `requirements` entries checked and sorted bytewise. The first problem in entry order
+/// is reported: a blank entry, or an entry repeating an earlier one (with the earlier's index).
+fn normalized<T: AsRef<str> + Ord>(entries: Vec<T>) -> Result<Vec<T>, DigestError> {
+    let mut sorted: Vec<(T, usize)> = entries.into_iter().zip(0..).collect();
+    // `str`'s order is the order of its UTF-8 bytes; equal entries stay in entry order.
+    sorted.sort_unstable();
+    let mut problem: Option<(usize, DigestFailure)> = None;
+    let mut note = |at: usize, failure: DigestFailure| {
+        if problem.as_ref().is_none_or(|(p, _)| at < *p) {
+            problem = Some((at, failure));
+        }
+    };
+    if let Some((first, at)) = sorted.first() {
+        if first.as_ref().is_empty() {
+            note(*at, DigestFailure::BlankRequirement);
+        }
+    }
+    for pair in sorted.windows(2) {
+        if let [(a, first), (b, at)] = pair {
+            if a.as_ref() == b.as_ref() && !a.as_ref().is_empty() {
+                note(*at, DigestFailure::DuplicateRequirement { first: *first });
+            }
+        }
+    }
+    match problem {
+        Some((at, failure)) => Err(DigestError::malformed(
+            format!("/requirements/{at}"),
+            failure,
+        )),
+        None => Ok(sorted.into_iter().map(|(entry, _)| entry).collect()),
+    }
+}
+
+/// Opens member `name` of the canonical object (names are plain ASCII: no escapes).
+fn member(out: &mut impl Sink, first: &mut bool, name: &str) {
+    out.put(if *first { "\"" } else { ",\"" });
+    *first = false;
+    out.put(name);
+    out.put("\":");
+}
+
+/// The canonical text of `doc` (NOTES section 6), written to `out`.
+fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<(), DigestError> {
+    let wrong = |name: &str, expected| {
+        DigestError::malformed(format!("/{name}"), DigestFailure::WrongType { expected })
+    };
+    let mut requirements = Vec::new();
+    doc.items("requirements", |r| requirements.push(trimmed(r)))
+        .map_err(|()| wrong("requirements", "an array of strings or null"))?;
+    let requirements = normalized(requirements)?;
+    out.put("{");
+    let mut first = true;
+    for name in ["id", "summary", "outcome"] {
+        let value = doc
+            .string(name)
+            .map_err(|()| wrong(name, "a string"))?
+            .ok_or_else(|| DigestError::malformed(format!("/{name}"), DigestFailure::Missing))?;
+        member(out, &mut first, name);
+        write_go_json_string(out, trim(value));
+    }
+    let version = doc
+        .string("version")
+        .map_err(|()| wrong("version", "a string or null"))?;
+    if let Some(version) = version.map(trim).filter(|v| !v.is_empty()) {
+        member(out, &mut first, "version");
+        write_go_json_string(out, version);
+    }
+    for name in DIGEST_MEMBERS.get(4..9).unwrap_or_default() {
+        let mut open = false;
+        doc.items(name, |item| {
+            let item = trim(&item);
+            if item.is_empty() {
+                return;
+            }
+            if open {
+                out.put(",");
+            } else {
+                member(out, &mut first, name);
+                out.put("[");
+                open = true;
+            }
+            write_go_json_string(out, item);
+        })
+        .map_err(|()| wrong(name, "an array of strings or null"))?;
+        if open {
+            out.put("]");
+        }
+    }
+    if !requirements.is_empty() {
+        member(out, &mut first, "requirements");
+        for (i, r) in requirements.iter().enumerate() {
+            out.put(if i == 0 { "[" } else { "," });
+            write_go_json_string(out, r);
+        }
+        out.put("]");
+    }
+    out.put("}");
+    Ok(())
 }
 
 /// Removes Unicode `White_Space` at both ends (the recipe's "trim"; U+001C..U+001F stay).
@@ -457,8 +566,13 @@ pub fn sha256_digest(bytes: &[u8]) -> String {
 /// below U+0020 as `\u00xx` (lowercase hex); everything else (DEL and all other non-ASCII
 /// included) as raw UTF-8.
 pub fn push_go_json_string(out: &mut String, s: &str) {
+    write_go_json_string(out, s);
+}
+
+/// [`push_go_json_string`] to any [`Sink`].
+fn write_go_json_string(out: &mut impl Sink, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
+    out.put("\"");
     let bytes = s.as_bytes();
     // Runs of characters written as they are are copied whole; they are found a word at a time.
     let mut start = 0;
@@ -495,33 +609,33 @@ pub fn push_go_json_string(out: &mut String, s: &str) {
             i += 1;
             continue;
         }
-        out.push_str(s.get(start..i).unwrap_or_default());
+        out.put(s.get(start..i).unwrap_or_default());
         let c = s
             .get(i..)
             .and_then(|t| t.chars().next())
             .unwrap_or_default();
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
+            '"' => out.put("\\\""),
+            '\\' => out.put("\\\\"),
+            '\u{8}' => out.put("\\b"),
+            '\u{c}' => out.put("\\f"),
+            '\n' => out.put("\\n"),
+            '\r' => out.put("\\r"),
+            '\t' => out.put("\\t"),
             c => {
                 let code = u32::from(c);
-                out.push_str("\\u");
-                for shift in [12u32, 8, 4, 0] {
-                    let nibble = ((code >> shift) & 0xf) as usize;
-                    out.push(char::from(HEX[nibble]));
+                let mut escape = *b"\\u0000";
+                for (slot, shift) in escape.iter_mut().skip(2).zip([12u32, 8, 4, 0]) {
+                    *slot = HEX[((code >> shift) & 0xf) as usize];
                 }
+                out.put(std::str::from_utf8(&escape).unwrap_or_default());
             }
         }
         i += c.len_utf8();
         start = i;
     }
-    out.push_str(s.get(start..).unwrap_or_default());
-    out.push('"');
+    out.put(s.get(start..).unwrap_or_default());
+    out.put("\"");
 }
 
 /// `s` as a JSON string, written as Go's `encoding/json` writes it (see [`push_go_json_string`]).
@@ -585,65 +699,93 @@ pub fn verify_map(map: &Map<String, Value>) -> Result<String, DigestError> {
     check_carried(map.get(DIGEST_MEMBER), computed)
 }
 
-/// A string read from JSON text: borrowed unless it had escapes.
-#[derive(serde::Deserialize)]
-struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-
-fn texts<'t>(list: &'t Option<Vec<Text<'_>>>) -> Vec<&'t str> {
-    list.iter().flatten().map(|t| &*t.0).collect()
+/// The covered members (and the carried digest) of a checked capability document, found in its
+/// JSON text in one pass without building a tree: strings read (borrowed unless escaped), lists
+/// kept as their JSON text and read item by item when written; other members skipped.
+struct RawDocument<'a> {
+    /// `id`, `summary`, `outcome`, `version` (`None`: absent or `null`).
+    strings: [Option<Cow<'a, str>>; 4],
+    /// The list members, in [`DIGEST_MEMBERS`] order after `version`.
+    lists: [Option<RawJson<'a>>; 6],
+    digest: Option<Cow<'a, str>>,
 }
 
-/// The covered members (and the carried digest) of a checked capability document, read from its
-/// JSON text without building a tree; other members are skipped.
-#[derive(serde::Deserialize)]
-struct RawDocument<'a> {
-    #[serde(borrow)]
-    id: Text<'a>,
-    #[serde(borrow)]
-    summary: Text<'a>,
-    #[serde(borrow)]
-    outcome: Text<'a>,
-    #[serde(borrow, default)]
-    version: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    context_needed: Option<Vec<Text<'a>>>,
-    #[serde(borrow, default)]
-    artifacts_expected: Option<Vec<Text<'a>>>,
-    #[serde(borrow, default)]
-    execution_outline: Option<Vec<Text<'a>>>,
-    #[serde(borrow, default)]
-    constraints: Option<Vec<Text<'a>>>,
-    #[serde(borrow, default)]
-    examples: Option<Vec<Text<'a>>>,
-    #[serde(borrow, default)]
-    requirements: Option<Vec<Text<'a>>>,
-    #[serde(borrow, default)]
-    digest: Option<Text<'a>>,
+impl<'a> RawDocument<'a> {
+    /// `None`: not an object, or a covered member of the wrong JSON type.
+    fn read(doc: RawJson<'a>) -> Option<Self> {
+        let mut found = RawDocument {
+            strings: Default::default(),
+            lists: [None; 6],
+            digest: None,
+        };
+        let mut s = Scanner::new(doc.get(), usize::MAX);
+        let mut obj = s.object()?;
+        while let Some(name) = s.key(&mut obj)? {
+            let at = DIGEST_MEMBERS.iter().position(|m| *m == name);
+            match at {
+                Some(i @ 0..=3) => {
+                    *found.strings.get_mut(i)? = if s.null() { None } else { Some(s.string()?) };
+                }
+                Some(i) => *found.lists.get_mut(i - 4)? = Some(s.raw_checked()?),
+                None if name == DIGEST_MEMBER => {
+                    found.digest = if s.null() { None } else { Some(s.string()?) };
+                }
+                None => s.skip_checked()?,
+            }
+        }
+        Some(found)
+    }
+}
+
+impl<'a> Covered<'a> for RawDocument<'a> {
+    fn string(&self, name: &str) -> Result<Option<&str>, ()> {
+        let i = DIGEST_MEMBERS.iter().position(|m| *m == name).ok_or(())?;
+        Ok(self.strings.get(i).ok_or(())?.as_deref())
+    }
+
+    fn items(&self, name: &str, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
+        let i = DIGEST_MEMBERS.iter().position(|m| *m == name).ok_or(())?;
+        let Some(list) = self.lists.get(i.wrapping_sub(4)).ok_or(())? else {
+            return Ok(());
+        };
+        if list.is_null() {
+            return Ok(());
+        }
+        let mut s = Scanner::new(list.get(), usize::MAX);
+        let mut arr = s.array().ok_or(())?;
+        while s.item(&mut arr).ok_or(())? {
+            each(s.string().ok_or(())?);
+        }
+        Ok(())
+    }
+}
+
+/// Whether `carried` is `sha256:` and the lowercase hex of `hash`.
+fn is_digest_of(carried: &str, hash: &[u8; 32]) -> bool {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let Some(hex) = carried.strip_prefix(DIGEST_PREFIX) else {
+        return false;
+    };
+    hex.len() == 64
+        && hex
+            .as_bytes()
+            .chunks_exact(2)
+            .zip(hash)
+            .all(|(pair, &b)| pair == [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]])
 }
 
 /// Whether a capability document, given as checked JSON text (the parser's fast path), carries
-/// its canonical digest. The digest is computed by [`DigestInput::digest`], as [`verify`] does;
-/// [`verify`] says what is wrong when this is `false`.
+/// its canonical digest. The canonical text is the one [`DigestInput::digest`] hashes (one
+/// writer for both), streamed into the hash; [`verify`] says what is wrong when this is `false`.
 pub fn verify_raw(doc: RawJson<'_>) -> bool {
-    let Ok(d) = doc.deserialize::<RawDocument<'_>>() else {
+    let Some(d) = RawDocument::read(doc) else {
         return false;
     };
-    let input = DigestInput {
-        id: &d.id.0,
-        summary: &d.summary.0,
-        outcome: &d.outcome.0,
-        version: d.version.as_ref().map(|v| &*v.0),
-        context_needed: texts(&d.context_needed),
-        artifacts_expected: texts(&d.artifacts_expected),
-        execution_outline: texts(&d.execution_outline),
-        constraints: texts(&d.constraints),
-        examples: texts(&d.examples),
-        requirements: texts(&d.requirements),
+    let Some(carried) = &d.digest else {
+        return false;
     };
-    match (input.digest(), &d.digest) {
-        (Ok(computed), Some(carried)) => computed == carried.0,
-        _ => false,
-    }
+    let mut hashing = Hashing::new();
+    write_canonical(&d, &mut hashing).is_ok() && is_digest_of(carried, &hashing.finish())
 }
 
 /// [`verify`] for a typed capability document.

@@ -131,7 +131,7 @@ where
         })
 }
 
-fn push_hex(out: &mut String, bytes: &[u8]) {
+pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     for &b in bytes {
         out.push(char::from(HEX[usize::from(b >> 4)]));

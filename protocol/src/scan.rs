@@ -512,7 +512,7 @@ impl<'a> Scanner<'a> {
 
     /// Skips one value of text that was checked before (no checks, no name tracking): strings
     /// to their closing quote, containers to their matching bracket.
-    fn skip_checked(&mut self) -> Option<()> {
+    pub(crate) fn skip_checked(&mut self) -> Option<()> {
         self.ws();
         let mut depth = 0usize;
         loop {
@@ -555,7 +555,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// One value of checked text, as raw text (see [`Scanner::skip_checked`]).
-    fn raw_checked(&mut self) -> Option<RawJson<'a>> {
+    pub(crate) fn raw_checked(&mut self) -> Option<RawJson<'a>> {
         let mark = self.mark();
         self.skip_checked()?;
         Some(self.since(mark))
@@ -596,31 +596,33 @@ pub fn members<'a, const N: usize>(raw: RawJson<'a>, names: [&str; N]) -> [Optio
 /// The value at JSON Pointer `pointer` inside the (checked) value `raw`. One scanner descends
 /// into each matching member; only the members before it are skipped.
 pub fn pointer<'a>(raw: RawJson<'a>, pointer: &str) -> Option<RawJson<'a>> {
+    if pointer.is_empty() {
+        // `raw` is one checked value already: nothing to find.
+        return Some(raw);
+    }
     let mut s = Scanner::new(raw.0, usize::MAX);
-    if !pointer.is_empty() {
-        for token in pointer.strip_prefix('/')?.split('/') {
-            let token = pointer_token(token);
-            match s.peek()? {
-                b'{' => {
-                    let mut obj = s.object()?;
-                    loop {
-                        if s.key(&mut obj)?? == token {
-                            break;
-                        }
-                        s.skip_checked()?;
+    for token in pointer.strip_prefix('/')?.split('/') {
+        let token = pointer_token(token);
+        match s.peek()? {
+            b'{' => {
+                let mut obj = s.object()?;
+                loop {
+                    if s.key(&mut obj)?? == token {
+                        break;
                     }
+                    s.skip_checked()?;
                 }
-                b'[' => {
-                    let index: usize = token.parse().ok()?;
-                    let mut arr = s.array()?;
-                    for _ in 0..index {
-                        s.item(&mut arr)?.then_some(())?;
-                        s.skip_checked()?;
-                    }
-                    s.item(&mut arr)?.then_some(())?;
-                }
-                _ => return None,
             }
+            b'[' => {
+                let index: usize = token.parse().ok()?;
+                let mut arr = s.array()?;
+                for _ in 0..index {
+                    s.item(&mut arr)?.then_some(())?;
+                    s.skip_checked()?;
+                }
+                s.item(&mut arr)?.then_some(())?;
+            }
+            _ => return None,
         }
     }
     s.raw_checked()

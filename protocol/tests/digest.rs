@@ -381,3 +381,131 @@ fn go_string_encoding() {
     assert_eq!(go_json_string("\"\\/"), r#""\"\\/""#);
     assert_eq!(go_json_string("é\u{85}😀"), "\"é\u{85}😀\"");
 }
+
+/// The first requirement problem in entry order, one entry at a time (what the sorting
+/// implementation must report).
+fn first_requirement_problem(entries: &[&str]) -> Option<(usize, DigestFailure)> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            return Some((i, DigestFailure::BlankRequirement));
+        }
+        if let Some(first) = seen.iter().position(|s| *s == entry) {
+            return Some((i, DigestFailure::DuplicateRequirement { first }));
+        }
+        seen.push(entry);
+    }
+    None
+}
+
+#[test]
+fn the_first_requirement_problem_in_entry_order_is_reported() {
+    let alphabet = ["a", " a", "b", "", " ", "c\t", "\u{a0}c", "ab"];
+    // Every list of up to four entries over the alphabet.
+    let mut checked = 0;
+    for len in 0..=4u32 {
+        for mut code in 0..(alphabet.len() as u32).pow(len) {
+            let mut entries = Vec::new();
+            for _ in 0..len {
+                entries.push(alphabet[(code % alphabet.len() as u32) as usize]);
+                code /= alphabet.len() as u32;
+            }
+            let input = DigestInput {
+                id: "x",
+                summary: "s",
+                outcome: "o",
+                requirements: entries.clone(),
+                ..DigestInput::default()
+            };
+            match (
+                input.normalized_requirements(),
+                first_requirement_problem(&entries),
+            ) {
+                (Ok(sorted), None) => {
+                    let mut expected: Vec<&str> = entries.iter().map(|e| e.trim()).collect();
+                    expected.sort_unstable();
+                    assert_eq!(sorted, expected, "{entries:?}");
+                }
+                (Err(err), Some((at, failure))) => {
+                    assert_eq!(err.pointer, format!("/requirements/{at}"), "{entries:?}");
+                    assert_eq!(err.failure, failure, "{entries:?}");
+                }
+                (got, expected) => panic!("{entries:?}: {got:?} but expected {expected:?}"),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 1 + 8 + 64 + 512 + 4096);
+}
+
+mod generated_documents {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Strings with the characters the recipe treats specially: white space to trim, Go's
+    /// escapes, U+2028, non-ASCII; and sometimes long enough to cross the hash's buffer.
+    fn text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just(" ".to_owned()),
+            Just("\u{a0}".to_owned()),
+            Just("<&>".to_owned()),
+            Just("\"\\".to_owned()),
+            Just("\n\u{1}".to_owned()),
+            Just("\u{2028}".to_owned()),
+            Just("é😀".to_owned()),
+            "[a-z]{1,8}",
+            "[a-z ]{100,700}",
+        ];
+        prop::collection::vec(piece, 0..5).prop_map(|p| p.concat())
+    }
+
+    fn list() -> impl Strategy<Value = Option<Vec<String>>> {
+        prop::option::of(prop::collection::vec(text(), 0..5))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// The digest is the hash of the canonical text, and `verify_raw` (streamed from the
+        /// text, escapes decoded on the way) holds exactly when `verify` does, with the canonical
+        /// digest and with another one.
+        #[test]
+        fn verify_raw_agrees_with_verify(
+            strings in prop::collection::vec(text(), 4),
+            version in prop::option::of(text()),
+            lists in prop::collection::vec(list(), 6),
+            escape_all in any::<bool>(),
+            carry_canonical in any::<bool>(),
+        ) {
+            let mut doc = json!({
+                "id": strings[0], "summary": strings[1], "outcome": strings[2],
+                "x-other": strings[3],
+            });
+            if let Some(v) = &version {
+                doc["version"] = json!(v);
+            }
+            let names = ["context_needed", "artifacts_expected", "execution_outline",
+                "constraints", "examples", "requirements"];
+            for (name, list) in names.iter().zip(&lists) {
+                doc[*name] = list.as_ref().map_or(Value::Null, |l| json!(l));
+            }
+            // The streamed hash is the hash of the whole canonical text.
+            let computed = capability_digest(&doc);
+            let whole = canonical_json(&doc).ok().map(|c| sha256_digest(c.as_bytes()));
+            prop_assert_eq!(computed.as_ref().ok(), whole.as_ref());
+            let digest = match computed {
+                Ok(d) if carry_canonical => d,
+                _ => format!("sha256:{}", "0".repeat(64)),
+            };
+            doc["digest"] = json!(digest);
+            let mut text = serde_json::to_string(&doc).unwrap();
+            if escape_all {
+                // The same document with every `a` written as an escape.
+                text = text.replace('a', "\\u0061");
+            }
+            let raw = RawJson::parse(&text).unwrap();
+            prop_assert_eq!(verify_raw(raw), verify(&doc).is_ok());
+        }
+    }
+}
