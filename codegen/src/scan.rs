@@ -312,16 +312,20 @@ impl Emitter<'_> {
             Some(item) => self.value(item)?,
             None => quote!(s.skip()?;),
         };
-        let (count, bump, min) = match c.min_items {
+        let unique_rule = c.unique_items || c.unique_after.is_some();
+        // Items are counted for `minItems`, and so that arrays of fewer than two items (which
+        // cannot repeat one) are not read again for the uniqueness rules.
+        let (count, bump) = if c.min_items.is_some() || unique_rule {
+            (quote!(let mut n = 0usize;), quote!(n += 1;))
+        } else {
+            (quote!(), quote!())
+        };
+        let min = match c.min_items {
             Some(k) => {
                 let k = k as usize;
-                (
-                    quote!(let mut n = 0usize;),
-                    quote!(n += 1;),
-                    quote!(if n < #k { return None; }),
-                )
+                quote!(if n < #k { return None; })
             }
-            None => (quote!(), quote!(), quote!()),
+            None => quote!(),
         };
         let read = quote! {
             let mut a = s.array()?;
@@ -349,8 +353,10 @@ impl Emitter<'_> {
             quote! {
                 let m = s.mark();
                 #read
-                let items = s.since(m);
-                #unique
+                if n > 1 {
+                    let items = s.since(m);
+                    #unique
+                }
             }
         })
     }

@@ -1,7 +1,9 @@
 //! Parse speed against the alternatives a user would otherwise pick, on the same bytes:
 //! (a) `serde_json::from_slice::<Value>` alone, (b) `Value` plus the `jsonschema` crate validating
 //! against the normative schemas (validator compiled once), and ours: `agh_protocol::parse` (all
-//! rules, typed result). Also the receiver pipeline (parse + dedup + lifecycle) per message.
+//! rules, typed result). For `capability` also (c): (b) plus the digest recipe checked on the
+//! `Value`, the one rule of that envelope (b) cannot state (context for its figures, not a
+//! target). Also the receiver pipeline (parse + dedup + lifecycle) per message.
 //!
 //! Run: `cargo bench -p agh-protocol --bench parse`, then `python3 protocol/benches/report.py`
 //! (figures go to BENCHMARKS.md as ratios). The ratios against the targets come from an
@@ -201,6 +203,21 @@ fn bench_parse(c: &mut Criterion) {
                 })
             },
         );
+        if name == "capability" {
+            // Context, not a target: (b) plus the one rule of this envelope that (b) cannot state,
+            // the capability digest, checked from the `Value` as a user of (b) would have to.
+            group.bench_with_input(
+                BenchmarkId::new("c_value_jsonschema_digest", &name),
+                &bytes,
+                |b, bytes| {
+                    b.iter(|| {
+                        let v: Value = serde_json::from_slice(black_box(bytes)).expect("json");
+                        validator.is_valid(&v)
+                            && agh_protocol::digest::verify(&v["body"]["capability"]).is_ok()
+                    })
+                },
+            );
+        }
         group.bench_with_input(
             BenchmarkId::new("agh_parse_ref", &name),
             &bytes,

@@ -56,6 +56,12 @@ def main():
               % (n, size, a, b, ref, ref / a, b / ref, owned, owned / a))
     print("\nworst parse_ref / (a): %.2fx (target <= 0.5x); worst (b) / parse_ref: %.2fx (target >= 4x)" % (worst_a, worst_b))
     try:
+        c = mean_ns("parse", "c_value_jsonschema_digest", "capability")
+        ref = mean_ns("parse", "agh_parse_ref", "capability")
+        print("capability, (c) = (b) + the digest recipe on the Value (context, not a target): %.0f ns; (c) / parse_ref: %.2fx" % (c, c / ref))
+    except OSError:
+        pass
+    try:
         d = mean_ns("recipe_capability_digest")
         print("capability digest recipe alone (canonical JSON + SHA-256, part of parse_ref on `capability`): %.0f ns" % d)
     except OSError:

@@ -418,7 +418,7 @@ impl Sink for String {
     }
 }
 
-/// SHA-256 of the canonical text, fed piece by piece.
+/// SHA-256 of the canonical text, fed piece by piece (the hash gathers them into blocks).
 struct Hashing(Sha256);
 
 impl Hashing {

@@ -755,12 +755,14 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if n < 1usize {
                     return None;
                 }
-                let items = s.since(m);
-                if scan::has_duplicate(items, false) {
-                    return None;
-                }
-                if scan::has_duplicate(items, true) {
-                    return None;
+                if n > 1 {
+                    let items = s.since(m);
+                    if scan::has_duplicate(items, false) {
+                        return None;
+                    }
+                    if scan::has_duplicate(items, true) {
+                        return None;
+                    }
                 }
             }
             _ => {
@@ -897,18 +899,22 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !s.null() {
                     let m = s.mark();
                     let mut a = s.array()?;
+                    let mut n = 0usize;
                     while s.item(&mut a)? {
                         let v = s.string()?;
                         if !super::checks::pattern_0(&v) {
                             return None;
                         }
+                        n += 1;
                     }
-                    let items = s.since(m);
-                    if scan::has_duplicate(items, false) {
-                        return None;
-                    }
-                    if scan::has_duplicate(items, true) {
-                        return None;
+                    if n > 1 {
+                        let items = s.since(m);
+                        if scan::has_duplicate(items, false) {
+                            return None;
+                        }
+                        if scan::has_duplicate(items, true) {
+                            return None;
+                        }
                     }
                 }
             }
