@@ -347,8 +347,11 @@ impl<'m> Emitter<'m> {
 
     fn named_types(&mut self) -> Result<TokenStream> {
         let mut out = TokenStream::new();
+        let mut table = Vec::new();
         for t in &self.model.types {
             let f = check_fn(&t.rust_name);
+            let name = &t.rust_name;
+            table.push(quote!((#name, #f as fn(&Value, &mut String, &mut Problems))));
             let rule = format!("{}#{}", t.file, t.location.pointer);
             let skip_enum = t.rust_name == self.model.envelope.type_name;
             let body = if skip_enum {
@@ -365,6 +368,11 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        out.extend(quote! {
+            /// Every named type's validator, by the type's Rust name (schema order).
+            pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] =
+                &[#(#table),*];
+        });
         Ok(out)
     }
 

@@ -363,11 +363,14 @@ impl Emitter<'_> {
 
     fn named_types(&self) -> Result<TokenStream> {
         let mut out = TokenStream::new();
+        let mut table = Vec::new();
         for t in &self.model.types {
             if t.rust_name == self.model.envelope.type_name {
                 continue;
             }
             let f = scan_fn(&t.rust_name);
+            let name = &t.rust_name;
+            table.push(quote!((#name, #f as fn(&mut Scanner<'_>) -> Option<()>)));
             let body = self.value(&t.shape)?;
             let doc = format!(
                 " Reads one `{}` value (`{}#{}`); `None` declines.",
@@ -381,6 +384,13 @@ impl Emitter<'_> {
                 }
             });
         }
+        out.extend(quote! {
+            /// Every named type's scanner but the envelope's (see [`scan_envelope`]), by the
+            /// type's Rust name (schema order). Each must decline exactly the values the
+            /// validator of the same name in `checks.rs` finds a problem in.
+            pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] =
+                &[#(#table),*];
+        });
         Ok(out)
     }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use agh_protocol::{explain, parse_ref, Options, Registry};
 use proptest::prelude::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const NOW: i64 = 1_776_366_000;
 
@@ -193,5 +193,144 @@ proptest! {
             apply(&mut bytes, e);
         }
         agree("mutation", &bytes, NOW);
+    }
+}
+
+/// Every value at every depth of `v` (itself included).
+fn all_values(v: &Value, out: &mut Vec<Value>) {
+    out.push(v.clone());
+    match v {
+        Value::Object(m) => m.values().for_each(|x| all_values(x, out)),
+        Value::Array(a) => a.iter().for_each(|x| all_values(x, out)),
+        _ => {}
+    }
+}
+
+/// Small edits of a value that the schemas' rules care about: members removed or given another
+/// type, array items repeated (as they are, and padded with white space), strings blank or
+/// padded.
+fn edits(v: &Value) -> Vec<Value> {
+    let others = [
+        Value::Null,
+        json!(0),
+        json!(-1),
+        json!(1.5),
+        json!(""),
+        json!(" "),
+        json!("x"),
+        json!([]),
+        json!({}),
+        json!(true),
+    ];
+    let mut out = Vec::new();
+    match v {
+        Value::Object(m) => {
+            for (k, _) in m {
+                let mut without = m.clone();
+                without.remove(k);
+                out.push(Value::Object(without));
+                for o in &others {
+                    let mut changed = m.clone();
+                    changed.insert(k.clone(), o.clone());
+                    out.push(Value::Object(changed));
+                }
+            }
+        }
+        Value::Array(a) => {
+            out.push(json!([]));
+            for (i, item) in a.iter().enumerate() {
+                let mut again = a.clone();
+                again.insert(i + 1, item.clone());
+                out.push(Value::Array(again));
+                if let Some(s) = item.as_str() {
+                    let mut padded = a.clone();
+                    padded.push(json!(format!(" {s}\u{a0}")));
+                    out.push(Value::Array(padded));
+                }
+            }
+        }
+        Value::String(s) => {
+            out.push(json!(format!(" {s} ")));
+            out.push(json!(s.to_uppercase()));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Every generated named-type scanner declines exactly the values its validator finds a problem
+/// in: on every value found in the stored inputs (fixtures, seed examples, digest vectors) and on
+/// edits of them. Scanners that no envelope reaches (the capability catalog, for example) are
+/// covered here too.
+#[test]
+fn every_named_scanner_agrees_with_its_validator() {
+    use agh_protocol::generated::checks::NAMED_CHECKS;
+    use agh_protocol::generated::scan::NAMED_SCANNERS;
+    use agh_protocol::problem::Problems;
+    use agh_protocol::scan::Scanner;
+
+    let mut values = Vec::new();
+    // The conformance fixtures and the seed examples (the fuzz corpora add volume, not shapes).
+    for (name, bytes, _) in corpus() {
+        if name.contains("fuzz/corpus") || name.contains("hostile") {
+            continue;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+            all_values(&v, &mut values);
+        }
+    }
+    for f in files(&root().join("protocol/tests/fixtures/digest/valid"))
+        .into_iter()
+        .chain(files(
+            &root().join("protocol/tests/fixtures/digest/invalid"),
+        ))
+        .filter(|f| f.extension().is_some_and(|e| e == "json"))
+    {
+        let v: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        all_values(&v, &mut values);
+    }
+    values.sort_by_cached_key(Value::to_string);
+    values.dedup();
+    let mut texts: Vec<String> = values
+        .iter()
+        .flat_map(|v| std::iter::once(v.clone()).chain(edits(v)))
+        .map(|v| serde_json::to_string(&v).unwrap())
+        .collect();
+    texts.sort();
+    texts.dedup();
+    eprintln!(
+        "{} values, {} bytes",
+        texts.len(),
+        texts.iter().map(String::len).sum::<usize>()
+    );
+    assert!(texts.len() > 5_000, "{}", texts.len());
+
+    let depth = agh_protocol::json::JsonLimits::DEFAULT_MAX_DEPTH;
+    let mut accepted = vec![0usize; NAMED_SCANNERS.len()];
+    for (t, (name, scan)) in NAMED_SCANNERS.iter().enumerate() {
+        let check = NAMED_CHECKS
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no validator for {name}"))
+            .1;
+        for text in &texts {
+            let value: Value = serde_json::from_str(text).unwrap();
+            let mut problems = Problems::first_only();
+            check(&value, &mut String::new(), &mut problems);
+            let mut s = Scanner::new(text, depth);
+            let fast = scan(&mut s).is_some() && s.end().is_some();
+            assert_eq!(
+                fast,
+                problems.is_empty(),
+                "{name}: the scanner {} {text} but the validator found {:?}",
+                if fast { "accepts" } else { "declines" },
+                problems.as_slice().first()
+            );
+            accepted[t] += usize::from(fast);
+        }
+    }
+    // Every type accepts some of the values: the agreement is not all-decline.
+    for ((name, _), n) in NAMED_SCANNERS.iter().zip(&accepted) {
+        assert!(*n > 0, "{name} accepted nothing");
     }
 }

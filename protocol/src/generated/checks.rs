@@ -3218,6 +3218,53 @@ pub fn check_workspace_id(v: &Value, at: &mut String, out: &mut Problems) {
         }
     }
 }
+/// Every named type's validator, by the type's Rust name (schema order).
+pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] = &[
+    (
+        "ArtifactDescriptor",
+        check_artifact_descriptor as fn(&Value, &mut String, &mut Problems),
+    ),
+    ("CapabilityBody", check_capability_body as fn(&Value, &mut String, &mut Problems)),
+    (
+        "CapabilityBriefEntry",
+        check_capability_brief_entry as fn(&Value, &mut String, &mut Problems),
+    ),
+    (
+        "CapabilityCatalog",
+        check_capability_catalog as fn(&Value, &mut String, &mut Problems),
+    ),
+    (
+        "CapabilityCatalogEntry",
+        check_capability_catalog_entry as fn(&Value, &mut String, &mut Problems),
+    ),
+    (
+        "CapabilityDocument",
+        check_capability_document as fn(&Value, &mut String, &mut Problems),
+    ),
+    ("Channel", check_channel as fn(&Value, &mut String, &mut Problems)),
+    ("DirectId", check_direct_id as fn(&Value, &mut String, &mut Problems)),
+    ("Envelope", check_envelope as fn(&Value, &mut String, &mut Problems)),
+    ("EnvelopeId", check_envelope_id as fn(&Value, &mut String, &mut Problems)),
+    ("GreetBody", check_greet_body as fn(&Value, &mut String, &mut Problems)),
+    ("PeerCard", check_peer_card as fn(&Value, &mut String, &mut Problems)),
+    ("PeerCardExt", check_peer_card_ext as fn(&Value, &mut String, &mut Problems)),
+    ("PeerId", check_peer_id as fn(&Value, &mut String, &mut Problems)),
+    ("Protocol", check_protocol as fn(&Value, &mut String, &mut Problems)),
+    ("ReasonCode", check_reason_code as fn(&Value, &mut String, &mut Problems)),
+    ("ReceiptBody", check_receipt_body as fn(&Value, &mut String, &mut Problems)),
+    ("ReceiptStatus", check_receipt_status as fn(&Value, &mut String, &mut Problems)),
+    ("Reference", check_reference as fn(&Value, &mut String, &mut Problems)),
+    ("SayBody", check_say_body as fn(&Value, &mut String, &mut Problems)),
+    ("StringList", check_string_list as fn(&Value, &mut String, &mut Problems)),
+    ("Surface", check_surface as fn(&Value, &mut String, &mut Problems)),
+    ("ThreadId", check_thread_id as fn(&Value, &mut String, &mut Problems)),
+    ("TraceBody", check_trace_body as fn(&Value, &mut String, &mut Problems)),
+    ("UnixSeconds", check_unix_seconds as fn(&Value, &mut String, &mut Problems)),
+    ("WhoisBody", check_whois_body as fn(&Value, &mut String, &mut Problems)),
+    ("WorkId", check_work_id as fn(&Value, &mut String, &mut Problems)),
+    ("WorkState", check_work_state as fn(&Value, &mut String, &mut Problems)),
+    ("WorkspaceId", check_workspace_id as fn(&Value, &mut String, &mut Problems)),
+];
 /// Checks the body of a `greet` envelope: `GreetBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_greet(
     v: &Value,

@@ -1398,6 +1398,51 @@ pub fn scan_workspace_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     }
     Some(())
 }
+/// Every named type's scanner but the envelope's (see [`scan_envelope`]), by the
+/// type's Rust name (schema order). Each must decline exactly the values the
+/// validator of the same name in `checks.rs` finds a problem in.
+pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
+    (
+        "ArtifactDescriptor",
+        scan_artifact_descriptor as fn(&mut Scanner<'_>) -> Option<()>,
+    ),
+    ("CapabilityBody", scan_capability_body as fn(&mut Scanner<'_>) -> Option<()>),
+    (
+        "CapabilityBriefEntry",
+        scan_capability_brief_entry as fn(&mut Scanner<'_>) -> Option<()>,
+    ),
+    ("CapabilityCatalog", scan_capability_catalog as fn(&mut Scanner<'_>) -> Option<()>),
+    (
+        "CapabilityCatalogEntry",
+        scan_capability_catalog_entry as fn(&mut Scanner<'_>) -> Option<()>,
+    ),
+    (
+        "CapabilityDocument",
+        scan_capability_document as fn(&mut Scanner<'_>) -> Option<()>,
+    ),
+    ("Channel", scan_channel as fn(&mut Scanner<'_>) -> Option<()>),
+    ("DirectId", scan_direct_id as fn(&mut Scanner<'_>) -> Option<()>),
+    ("EnvelopeId", scan_envelope_id as fn(&mut Scanner<'_>) -> Option<()>),
+    ("GreetBody", scan_greet_body as fn(&mut Scanner<'_>) -> Option<()>),
+    ("PeerCard", scan_peer_card as fn(&mut Scanner<'_>) -> Option<()>),
+    ("PeerCardExt", scan_peer_card_ext as fn(&mut Scanner<'_>) -> Option<()>),
+    ("PeerId", scan_peer_id as fn(&mut Scanner<'_>) -> Option<()>),
+    ("Protocol", scan_protocol as fn(&mut Scanner<'_>) -> Option<()>),
+    ("ReasonCode", scan_reason_code as fn(&mut Scanner<'_>) -> Option<()>),
+    ("ReceiptBody", scan_receipt_body as fn(&mut Scanner<'_>) -> Option<()>),
+    ("ReceiptStatus", scan_receipt_status as fn(&mut Scanner<'_>) -> Option<()>),
+    ("Reference", scan_reference as fn(&mut Scanner<'_>) -> Option<()>),
+    ("SayBody", scan_say_body as fn(&mut Scanner<'_>) -> Option<()>),
+    ("StringList", scan_string_list as fn(&mut Scanner<'_>) -> Option<()>),
+    ("Surface", scan_surface as fn(&mut Scanner<'_>) -> Option<()>),
+    ("ThreadId", scan_thread_id as fn(&mut Scanner<'_>) -> Option<()>),
+    ("TraceBody", scan_trace_body as fn(&mut Scanner<'_>) -> Option<()>),
+    ("UnixSeconds", scan_unix_seconds as fn(&mut Scanner<'_>) -> Option<()>),
+    ("WhoisBody", scan_whois_body as fn(&mut Scanner<'_>) -> Option<()>),
+    ("WorkId", scan_work_id as fn(&mut Scanner<'_>) -> Option<()>),
+    ("WorkState", scan_work_state as fn(&mut Scanner<'_>) -> Option<()>),
+    ("WorkspaceId", scan_workspace_id as fn(&mut Scanner<'_>) -> Option<()>),
+];
 /// Reads the body of a `greet` envelope: `GreetBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
 pub fn scan_body_greet<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
     let mut m0: Option<RawJson<'a>> = None;
