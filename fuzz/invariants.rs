@@ -2,7 +2,7 @@
 //! replays the committed corpora on every `cargo test`). Each function panics on a violation.
 #![allow(dead_code)]
 
-use agh_protocol::digest::{canonical_json, capability_digest, verify, verify_raw};
+use agh_protocol::digest::{canonical_json, capability_digest, sha256_digest, verify, verify_raw};
 use agh_protocol::recipes::verify_capability;
 use agh_protocol::{explain, parse, Delivery, Options, RawJson, Receiver, ReceiverConfig};
 
@@ -47,7 +47,8 @@ pub fn check_receiver(data: &[u8]) {
 
 /// Any JSON through the capability digest: the canonical form is a JSON object, the digest has
 /// its shape, a document carrying its own digest verifies, and the parser's fast-path form of the
-/// check (`verify_raw`, from the JSON text) agrees with `verify`.
+/// check (`verify_raw`, from the JSON text) agrees with `verify`; the digest is the hash of the
+/// canonical text.
 pub fn check_digest(data: &[u8]) {
     let Ok(mut doc) = serde_json::from_slice::<serde_json::Value>(data) else {
         return;
@@ -64,6 +65,8 @@ pub fn check_digest(data: &[u8]) {
         assert!(parsed.is_object());
         let digest = capability_digest(&doc).expect("digest of a canonicalizable document");
         assert_eq!(digest.len(), 7 + 64);
+        // The canonical text streamed into the hash is the text `canonical_json` writes.
+        assert_eq!(digest, sha256_digest(canonical.as_bytes()));
         if let Some(map) = doc.as_object_mut() {
             map.insert("digest".into(), digest.into());
             assert_eq!(verify_capability(&doc), Ok(()));
