@@ -357,10 +357,7 @@ impl<'a> DigestInput<'a> {
     pub fn digest(&self) -> Result<String, DigestError> {
         let mut hashing = Hashing::new();
         write_canonical(self, &mut hashing)?;
-        let mut out = String::with_capacity(DIGEST_PREFIX.len() + 64);
-        out.push_str(DIGEST_PREFIX);
-        crate::identity::push_hex(&mut out, &hashing.finish());
-        Ok(out)
+        Ok(digest_text(&hashing.finish()))
     }
 
     fn list(&self, name: &str) -> &[&'a str] {
@@ -554,9 +551,14 @@ pub fn trim(s: &str) -> &str {
 
 /// `sha256:` + the lowercase hex SHA-256 of `bytes`.
 pub fn sha256_digest(bytes: &[u8]) -> String {
+    digest_text(&Sha256::digest(bytes).into())
+}
+
+/// `sha256:` + the lowercase hex of a SHA-256 hash.
+fn digest_text(hash: &[u8; 32]) -> String {
     let mut out = String::with_capacity(DIGEST_PREFIX.len() + 64);
     out.push_str(DIGEST_PREFIX);
-    out.push_str(&crate::identity::hex(&Sha256::digest(bytes)));
+    crate::identity::push_hex(&mut out, hash);
     out
 }
 
