@@ -45,6 +45,16 @@ struct Emitter<'m> {
     patterns: &'m BTreeMap<String, String>,
 }
 
+/// `read;`, or `let var = read;` then `checks` when there are checks.
+fn read_then(read: TokenStream, var: &str, checks: TokenStream) -> TokenStream {
+    if checks.is_empty() {
+        quote!(#read;)
+    } else {
+        let var = format_ident!("{var}");
+        quote!(let #var = #read; #checks)
+    }
+}
+
 /// `v` (a `&Value`) equals the schema value.
 fn value_eq(value: &Value) -> TokenStream {
     let text = value.to_string();
@@ -202,30 +212,9 @@ impl Emitter<'_> {
 
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
         Ok(match t {
-            JsonType::String => {
-                let checks = self.string_checks(shape)?;
-                if checks.is_empty() {
-                    quote!(s.string()?;)
-                } else {
-                    quote!(let v = s.string()?; #checks)
-                }
-            }
-            JsonType::Integer => {
-                let min = Self::minimum(shape);
-                if min.is_empty() {
-                    quote!(s.integer()?;)
-                } else {
-                    quote!(let n = s.integer()?; #min)
-                }
-            }
-            JsonType::Number => {
-                let min = Self::minimum(shape);
-                if min.is_empty() {
-                    quote!(s.number()?;)
-                } else {
-                    quote!(let n = s.number()?; #min)
-                }
-            }
+            JsonType::String => read_then(quote!(s.string()?), "v", self.string_checks(shape)?),
+            JsonType::Integer => read_then(quote!(s.integer()?), "n", Self::minimum(shape)),
+            JsonType::Number => read_then(quote!(s.number()?), "n", Self::minimum(shape)),
             JsonType::Boolean => quote!(s.boolean()?;),
             JsonType::Object => match &shape.object {
                 Some(obj) => self.object(obj)?,
@@ -327,17 +316,25 @@ impl Emitter<'_> {
             }
             None => quote!(),
         };
+        // The item is read in a block of its own: its locals (a nested array's count, a checked
+        // number) must not shadow this array's.
         let read = quote! {
             let mut a = s.array()?;
             #count
             while s.item(&mut a)? {
-                #item
+                { #item }
                 #bump
             }
             #min
         };
+        // Equal strings are equal after trimming too: for string items the trimmed rule decides
+        // both.
+        let strings = shape
+            .items
+            .as_ref()
+            .is_some_and(|i| i.types == [JsonType::String] && !i.nullable);
         let mut unique = TokenStream::new();
-        if c.unique_items {
+        if c.unique_items && !(strings && c.unique_after.is_some()) {
             unique.extend(quote!(if scan::has_duplicate(items, false) {
                 return None;
             }));

@@ -379,21 +379,22 @@ impl<'a> DigestInput<'a> {
 trait Covered<'a> {
     /// The string member `name` (`id`, `summary`, `outcome`, `version`); `None`: absent or
     /// `null`; `Err`: not a string.
-    fn string(&self, name: &str) -> Result<Option<&str>, ()>;
+    fn string(&self, name: &str) -> Result<Option<Cow<'a, str>>, ()>;
     /// Calls `each` with the items of the list member `name` in order (none when absent or
     /// `null`); `Err`: not an array, or an item that is not a string.
     fn items(&self, name: &str, each: impl FnMut(Cow<'a, str>)) -> Result<(), ()>;
 }
 
 impl<'a> Covered<'a> for DigestInput<'a> {
-    fn string(&self, name: &str) -> Result<Option<&str>, ()> {
+    fn string(&self, name: &str) -> Result<Option<Cow<'a, str>>, ()> {
         Ok(match name {
             "id" => Some(self.id),
             "summary" => Some(self.summary),
             "outcome" => Some(self.outcome),
             "version" => self.version,
             _ => None,
-        })
+        }
+        .map(Cow::Borrowed))
     }
 
     fn items(&self, name: &str, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
@@ -501,12 +502,12 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
             .map_err(|()| wrong(name, "a string"))?
             .ok_or_else(|| DigestError::malformed(format!("/{name}"), DigestFailure::Missing))?;
         member(out, &mut first, name);
-        write_go_json_string(out, trim(value));
+        write_go_json_string(out, trim(&value));
     }
     let version = doc
         .string("version")
         .map_err(|()| wrong("version", "a string or null"))?;
-    if let Some(version) = version.map(trim).filter(|v| !v.is_empty()) {
+    if let Some(version) = version.as_deref().map(trim).filter(|v| !v.is_empty()) {
         member(out, &mut first, "version");
         write_go_json_string(out, version);
     }
@@ -573,7 +574,7 @@ pub fn push_go_json_string(out: &mut String, s: &str) {
 
 /// [`push_go_json_string`] to any [`Sink`].
 fn write_go_json_string(out: &mut impl Sink, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
+    use crate::identity::HEX_DIGITS as HEX;
     out.put("\"");
     let bytes = s.as_bytes();
     // Runs of characters written as they are are copied whole; they are found a word at a time.
@@ -702,57 +703,47 @@ pub fn verify_map(map: &Map<String, Value>) -> Result<String, DigestError> {
 }
 
 /// The covered members (and the carried digest) of a checked capability document, found in its
-/// JSON text in one pass without building a tree: strings read (borrowed unless escaped), lists
-/// kept as their JSON text and read item by item when written; other members skipped.
+/// JSON text by [`crate::scan::members`] without building a tree: strings are read when they are
+/// written, lists item by item.
 struct RawDocument<'a> {
-    /// `id`, `summary`, `outcome`, `version` (`None`: absent or `null`).
-    strings: [Option<Cow<'a, str>>; 4],
-    /// The list members, in [`DIGEST_MEMBERS`] order after `version`.
-    lists: [Option<RawJson<'a>>; 6],
-    digest: Option<Cow<'a, str>>,
+    /// The members of [`DIGEST_MEMBERS`], then [`DIGEST_MEMBER`].
+    members: [Option<RawJson<'a>>; 11],
 }
 
 impl<'a> RawDocument<'a> {
-    /// `None`: not an object, or a covered member of the wrong JSON type.
-    fn read(doc: RawJson<'a>) -> Option<Self> {
-        let mut found = RawDocument {
-            strings: Default::default(),
-            lists: [None; 6],
-            digest: None,
-        };
-        let mut s = Scanner::new(doc.get(), usize::MAX);
-        let mut obj = s.object()?;
-        while let Some(name) = s.key(&mut obj)? {
-            let at = DIGEST_MEMBERS.iter().position(|m| *m == name);
-            match at {
-                Some(i @ 0..=3) => {
-                    *found.strings.get_mut(i)? = if s.null() { None } else { Some(s.string()?) };
-                }
-                Some(i) => *found.lists.get_mut(i - 4)? = Some(s.raw_checked()?),
-                None if name == DIGEST_MEMBER => {
-                    found.digest = if s.null() { None } else { Some(s.string()?) };
-                }
-                None => s.skip_checked()?,
-            }
+    fn read(doc: RawJson<'a>) -> Self {
+        let mut names = [DIGEST_MEMBER; 11];
+        names[..DIGEST_MEMBERS.len()].copy_from_slice(&DIGEST_MEMBERS);
+        RawDocument {
+            members: crate::scan::members(doc, names),
         }
-        Some(found)
+    }
+
+    /// Member `name`: `None` when absent or `null`.
+    fn member(&self, name: &str) -> Option<RawJson<'a>> {
+        let i = DIGEST_MEMBERS.iter().position(|m| *m == name)?;
+        self.members
+            .get(i)
+            .copied()
+            .flatten()
+            .filter(|v| !v.is_null())
+    }
+
+    /// The carried digest, when it is a string.
+    fn digest(&self) -> Option<Cow<'a, str>> {
+        self.members.last().copied().flatten()?.as_str()
     }
 }
 
 impl<'a> Covered<'a> for RawDocument<'a> {
-    fn string(&self, name: &str) -> Result<Option<&str>, ()> {
-        let i = DIGEST_MEMBERS.iter().position(|m| *m == name).ok_or(())?;
-        Ok(self.strings.get(i).ok_or(())?.as_deref())
+    fn string(&self, name: &str) -> Result<Option<Cow<'a, str>>, ()> {
+        self.member(name).map(|v| v.as_str().ok_or(())).transpose()
     }
 
     fn items(&self, name: &str, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
-        let i = DIGEST_MEMBERS.iter().position(|m| *m == name).ok_or(())?;
-        let Some(list) = self.lists.get(i.wrapping_sub(4)).ok_or(())? else {
+        let Some(list) = self.member(name) else {
             return Ok(());
         };
-        if list.is_null() {
-            return Ok(());
-        }
         let mut s = Scanner::new(list.get(), usize::MAX);
         let mut arr = s.array().ok_or(())?;
         while s.item(&mut arr).ok_or(())? {
@@ -764,7 +755,7 @@ impl<'a> Covered<'a> for RawDocument<'a> {
 
 /// Whether `carried` is `sha256:` and the lowercase hex of `hash`.
 fn is_digest_of(carried: &str, hash: &[u8; 32]) -> bool {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
+    use crate::identity::HEX_DIGITS as HEX;
     let Some(hex) = carried.strip_prefix(DIGEST_PREFIX) else {
         return false;
     };
@@ -780,14 +771,12 @@ fn is_digest_of(carried: &str, hash: &[u8; 32]) -> bool {
 /// its canonical digest. The canonical text is the one [`DigestInput::digest`] hashes (one
 /// writer for both), streamed into the hash; [`verify`] says what is wrong when this is `false`.
 pub fn verify_raw(doc: RawJson<'_>) -> bool {
-    let Some(d) = RawDocument::read(doc) else {
-        return false;
-    };
-    let Some(carried) = &d.digest else {
+    let d = RawDocument::read(doc);
+    let Some(carried) = d.digest() else {
         return false;
     };
     let mut hashing = Hashing::new();
-    write_canonical(&d, &mut hashing).is_ok() && is_digest_of(carried, &hashing.finish())
+    write_canonical(&d, &mut hashing).is_ok() && is_digest_of(&carried, &hashing.finish())
 }
 
 /// [`verify`] for a typed capability document.

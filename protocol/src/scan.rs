@@ -512,7 +512,7 @@ impl<'a> Scanner<'a> {
 
     /// Skips one value of text that was checked before (no checks, no name tracking): strings
     /// to their closing quote, containers to their matching bracket.
-    pub(crate) fn skip_checked(&mut self) -> Option<()> {
+    fn skip_checked(&mut self) -> Option<()> {
         self.ws();
         let mut depth = 0usize;
         loop {
@@ -555,7 +555,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// One value of checked text, as raw text (see [`Scanner::skip_checked`]).
-    pub(crate) fn raw_checked(&mut self) -> Option<RawJson<'a>> {
+    fn raw_checked(&mut self) -> Option<RawJson<'a>> {
         let mark = self.mark();
         self.skip_checked()?;
         Some(self.since(mark))

@@ -592,7 +592,9 @@ pub fn scan_capability_catalog<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 1u64;
                 let mut a = s.array()?;
                 while s.item(&mut a)? {
-                    scan_capability_catalog_entry(s)?;
+                    {
+                        scan_capability_catalog_entry(s)?;
+                    }
                 }
             }
             _ => {
@@ -670,7 +672,9 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 let mut n = 0usize;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                     n += 1;
                 }
                 if n < 1usize {
@@ -685,7 +689,9 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 let mut n = 0usize;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                     n += 1;
                 }
                 if n < 1usize {
@@ -700,7 +706,9 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 let mut n = 0usize;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                     n += 1;
                 }
                 if n < 1usize {
@@ -715,7 +723,9 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 let mut n = 0usize;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                     n += 1;
                 }
                 if n < 1usize {
@@ -730,7 +740,9 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 let mut n = 0usize;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                     n += 1;
                 }
                 if n < 1usize {
@@ -746,9 +758,11 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 let mut n = 0usize;
                 while s.item(&mut a)? {
-                    let v = s.string()?;
-                    if !super::checks::pattern_0(&v) {
-                        return None;
+                    {
+                        let v = s.string()?;
+                        if !super::checks::pattern_0(&v) {
+                            return None;
+                        }
                     }
                     n += 1;
                 }
@@ -757,9 +771,6 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 if n > 1 {
                     let items = s.since(m);
-                    if scan::has_duplicate(items, false) {
-                        return None;
-                    }
                     if scan::has_duplicate(items, true) {
                         return None;
                     }
@@ -839,7 +850,9 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !s.null() {
                     let mut a = s.array()?;
                     while s.item(&mut a)? {
-                        s.string()?;
+                        {
+                            s.string()?;
+                        }
                     }
                 }
             }
@@ -851,7 +864,9 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !s.null() {
                     let mut a = s.array()?;
                     while s.item(&mut a)? {
-                        s.string()?;
+                        {
+                            s.string()?;
+                        }
                     }
                 }
             }
@@ -863,7 +878,9 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !s.null() {
                     let mut a = s.array()?;
                     while s.item(&mut a)? {
-                        s.string()?;
+                        {
+                            s.string()?;
+                        }
                     }
                 }
             }
@@ -875,7 +892,9 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !s.null() {
                     let mut a = s.array()?;
                     while s.item(&mut a)? {
-                        s.string()?;
+                        {
+                            s.string()?;
+                        }
                     }
                 }
             }
@@ -887,7 +906,9 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !s.null() {
                     let mut a = s.array()?;
                     while s.item(&mut a)? {
-                        s.string()?;
+                        {
+                            s.string()?;
+                        }
                     }
                 }
             }
@@ -901,17 +922,16 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     let mut a = s.array()?;
                     let mut n = 0usize;
                     while s.item(&mut a)? {
-                        let v = s.string()?;
-                        if !super::checks::pattern_0(&v) {
-                            return None;
+                        {
+                            let v = s.string()?;
+                            if !super::checks::pattern_0(&v) {
+                                return None;
+                            }
                         }
                         n += 1;
                     }
                     if n > 1 {
                         let items = s.since(m);
-                        if scan::has_duplicate(items, false) {
-                            return None;
-                        }
                         if scan::has_duplicate(items, true) {
                             return None;
                         }
@@ -1015,7 +1035,9 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 4u64;
                 let mut a = s.array()?;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                 }
             }
             "capabilities" => {
@@ -1025,7 +1047,9 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 8u64;
                 let mut a = s.array()?;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                 }
             }
             "artifacts_supported" => {
@@ -1035,7 +1059,9 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 16u64;
                 let mut a = s.array()?;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                 }
             }
             "trust_modes_supported" => {
@@ -1045,7 +1071,9 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 32u64;
                 let mut a = s.array()?;
                 while s.item(&mut a)? {
-                    s.string()?;
+                    {
+                        s.string()?;
+                    }
                 }
             }
             "ext" => {
@@ -1081,7 +1109,9 @@ pub fn scan_peer_card_ext<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 1u64;
                 let mut a = s.array()?;
                 while s.item(&mut a)? {
-                    scan_capability_brief_entry(s)?;
+                    {
+                        scan_capability_brief_entry(s)?;
+                    }
                 }
             }
             _ => {
@@ -1217,7 +1247,9 @@ pub fn scan_say_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !s.null() {
                     let mut a = s.array()?;
                     while s.item(&mut a)? {
-                        scan_artifact_descriptor(s)?;
+                        {
+                            scan_artifact_descriptor(s)?;
+                        }
                     }
                 }
             }
@@ -1236,7 +1268,9 @@ pub fn scan_say_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_string_list<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut a = s.array()?;
     while s.item(&mut a)? {
-        s.string()?;
+        {
+            s.string()?;
+        }
     }
     Some(())
 }
@@ -1303,7 +1337,9 @@ pub fn scan_trace_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !s.null() {
                     let mut a = s.array()?;
                     while s.item(&mut a)? {
-                        scan_artifact_descriptor(s)?;
+                        {
+                            scan_artifact_descriptor(s)?;
+                        }
                     }
                 }
             }
