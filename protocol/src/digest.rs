@@ -359,46 +359,43 @@ impl<'a> DigestInput<'a> {
         write_canonical(self, &mut hashing)?;
         Ok(digest_text(&hashing.finish()))
     }
-
-    fn list(&self, name: &str) -> &[&'a str] {
-        match name {
-            "context_needed" => &self.context_needed,
-            "artifacts_expected" => &self.artifacts_expected,
-            "execution_outline" => &self.execution_outline,
-            "constraints" => &self.constraints,
-            "examples" => &self.examples,
-            "requirements" => &self.requirements,
-            _ => &[],
-        }
-    }
 }
 
 /// The covered members of a capability document, wherever they are read from: a
 /// [`DigestInput`], or the document's checked JSON text ([`verify_raw`]). The recipe itself is
 /// written once, in [`write_canonical`], over this view.
 trait Covered<'a> {
-    /// The string member `name` (`id`, `summary`, `outcome`, `version`); `None`: absent or
-    /// `null`; `Err`: not a string.
-    fn string(&self, name: &str) -> Result<Option<Cow<'a, str>>, ()>;
-    /// Calls `each` with the items of the list member `name` in order (none when absent or
-    /// `null`); `Err`: not an array, or an item that is not a string.
-    fn items(&self, name: &str, each: impl FnMut(Cow<'a, str>)) -> Result<(), ()>;
+    /// The string member `DIGEST_MEMBERS[member]` (`id`, `summary`, `outcome`, `version`);
+    /// `None`: absent or `null`; `Err`: not a string.
+    fn string(&self, member: usize) -> Result<Option<Cow<'a, str>>, ()>;
+    /// Calls `each` with the items of the list member `DIGEST_MEMBERS[member]` in order (none
+    /// when absent or `null`); `Err`: not an array, or an item that is not a string.
+    fn items(&self, member: usize, each: impl FnMut(Cow<'a, str>)) -> Result<(), ()>;
 }
 
 impl<'a> Covered<'a> for DigestInput<'a> {
-    fn string(&self, name: &str) -> Result<Option<Cow<'a, str>>, ()> {
-        Ok(match name {
-            "id" => Some(self.id),
-            "summary" => Some(self.summary),
-            "outcome" => Some(self.outcome),
-            "version" => self.version,
+    fn string(&self, member: usize) -> Result<Option<Cow<'a, str>>, ()> {
+        Ok(match member {
+            0 => Some(self.id),
+            1 => Some(self.summary),
+            2 => Some(self.outcome),
+            3 => self.version,
             _ => None,
         }
         .map(Cow::Borrowed))
     }
 
-    fn items(&self, name: &str, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
-        for item in self.list(name) {
+    fn items(&self, member: usize, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
+        let list: &[&'a str] = match member {
+            4 => &self.context_needed,
+            5 => &self.artifacts_expected,
+            6 => &self.execution_outline,
+            7 => &self.constraints,
+            8 => &self.examples,
+            9 => &self.requirements,
+            _ => &[],
+        };
+        for item in list {
             each(Cow::Borrowed(item));
         }
         Ok(())
@@ -477,43 +474,63 @@ fn normalized<T: AsRef<str> + Ord>(entries: Vec<T>) -> Result<Vec<T>, DigestErro
     }
 }
 
-/// Opens member `name` of the canonical object (names are plain ASCII: no escapes).
-fn member(out: &mut impl Sink, first: &mut bool, name: &str) {
+/// Opens member `DIGEST_MEMBERS[member]` of the canonical object (names are plain ASCII: no
+/// escapes).
+fn member(out: &mut impl Sink, first: &mut bool, member: usize) {
     out.put(if *first { "\"" } else { ",\"" });
     *first = false;
-    out.put(name);
+    out.put(DIGEST_MEMBERS.get(member).copied().unwrap_or_default());
     out.put("\":");
 }
 
 /// The canonical text of `doc` (NOTES section 6), written to `out`.
 fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<(), DigestError> {
-    let wrong = |name: &str, expected| {
+    let wrong = |member: usize, expected| {
+        let name = DIGEST_MEMBERS.get(member).copied().unwrap_or_default();
         DigestError::malformed(format!("/{name}"), DigestFailure::WrongType { expected })
     };
-    let mut requirements = Vec::new();
-    doc.items("requirements", |r| requirements.push(trimmed(r)))
-        .map_err(|()| wrong("requirements", "an array of strings or null"))?;
-    let requirements = normalized(requirements)?;
+    // `requirements`, usually already trimmed, distinct and in order: then they are written as
+    // they stand; otherwise they are gathered, checked and sorted.
+    const REQUIREMENTS: usize = 9;
+    let mut in_order = true;
+    let mut count = 0usize;
+    let mut last: Option<Cow<'a, str>> = None;
+    doc.items(REQUIREMENTS, |r| {
+        let r = trimmed(r);
+        in_order &= match &last {
+            None => !r.is_empty(),
+            Some(last) => *last < r,
+        };
+        last = Some(r);
+        count += 1;
+    })
+    .map_err(|()| wrong(REQUIREMENTS, "an array of strings or null"))?;
+    let gathered = if in_order {
+        Vec::new()
+    } else {
+        let mut all = Vec::with_capacity(count);
+        doc.items(REQUIREMENTS, |r| all.push(trimmed(r)))
+            .map_err(|()| wrong(REQUIREMENTS, "an array of strings or null"))?;
+        normalized(all)?
+    };
     out.put("{");
     let mut first = true;
-    for name in ["id", "summary", "outcome"] {
+    for (i, name) in DIGEST_MEMBERS.iter().enumerate().take(3) {
         let value = doc
-            .string(name)
-            .map_err(|()| wrong(name, "a string"))?
+            .string(i)
+            .map_err(|()| wrong(i, "a string"))?
             .ok_or_else(|| DigestError::malformed(format!("/{name}"), DigestFailure::Missing))?;
-        member(out, &mut first, name);
+        member(out, &mut first, i);
         write_go_json_string(out, trim(&value));
     }
-    let version = doc
-        .string("version")
-        .map_err(|()| wrong("version", "a string or null"))?;
+    let version = doc.string(3).map_err(|()| wrong(3, "a string or null"))?;
     if let Some(version) = version.as_deref().map(trim).filter(|v| !v.is_empty()) {
-        member(out, &mut first, "version");
+        member(out, &mut first, 3);
         write_go_json_string(out, version);
     }
-    for name in DIGEST_MEMBERS.get(4..9).unwrap_or_default() {
+    for i in 4..REQUIREMENTS {
         let mut open = false;
-        doc.items(name, |item| {
+        doc.items(i, |item| {
             let item = trim(&item);
             if item.is_empty() {
                 return;
@@ -521,22 +538,30 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
             if open {
                 out.put(",");
             } else {
-                member(out, &mut first, name);
+                member(out, &mut first, i);
                 out.put("[");
                 open = true;
             }
             write_go_json_string(out, item);
         })
-        .map_err(|()| wrong(name, "an array of strings or null"))?;
+        .map_err(|()| wrong(i, "an array of strings or null"))?;
         if open {
             out.put("]");
         }
     }
-    if !requirements.is_empty() {
-        member(out, &mut first, "requirements");
-        for (i, r) in requirements.iter().enumerate() {
-            out.put(if i == 0 { "[" } else { "," });
+    if count > 0 {
+        member(out, &mut first, REQUIREMENTS);
+        let mut n = 0usize;
+        let mut write = |r: &str| {
+            out.put(if n == 0 { "[" } else { "," });
             write_go_json_string(out, r);
+            n += 1;
+        };
+        if in_order {
+            // Read a second time (it was read without error the first time).
+            let _ = doc.items(REQUIREMENTS, |r| write(trim(&r)));
+        } else {
+            gathered.iter().for_each(|r| write(r));
         }
         out.put("]");
     }
@@ -546,6 +571,12 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
 
 /// Removes Unicode `White_Space` at both ends (the recipe's "trim"; U+001C..U+001F stay).
 pub fn trim(s: &str) -> &str {
+    let b = s.as_bytes();
+    // Most strings start and end with a printable ASCII character: nothing to trim.
+    let printable = |c: Option<&u8>| c.is_some_and(|&c| c > b' ' && c < 0x7f);
+    if printable(b.first()) && printable(b.last()) {
+        return s;
+    }
     // `str::trim` removes exactly the characters with the White_Space property.
     s.trim()
 }
@@ -577,19 +608,18 @@ fn write_go_json_string(out: &mut impl Sink, s: &str) {
     use crate::identity::HEX_DIGITS as HEX;
     out.put("\"");
     let bytes = s.as_bytes();
+    // Most strings have nothing to escape: then they are written whole.
+    if !needs_escape(bytes) {
+        out.put(s);
+        out.put("\"");
+        return;
+    }
     // Runs of characters written as they are are copied whole; they are found a word at a time.
     let mut start = 0;
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         if let Some(chunk) = bytes.get(i..i + 8) {
-            let w = word::load(chunk);
-            let special = word::below(w, 0x20)
-                | word::eq(w, b'"')
-                | word::eq(w, b'\\')
-                | word::eq(w, b'<')
-                | word::eq(w, b'>')
-                | word::eq(w, b'&')
-                | word::eq(w, 0xE2);
+            let special = special_in(word::load(chunk));
             if special == 0 {
                 i += 8;
                 continue;
@@ -639,6 +669,38 @@ fn write_go_json_string(out: &mut impl Sink, s: &str) {
     }
     out.put(s.get(start..).unwrap_or_default());
     out.put("\"");
+}
+
+/// Bytes of a word that [`write_go_json_string`] does not copy as they are (exact for the lowest
+/// one; any is enough here): controls, `"`, `\\`, `<`, `>`, `&`, and 0xE2 (U+2028 and U+2029
+/// start with it).
+#[inline(always)]
+fn special_in(w: u64) -> u64 {
+    word::below(w, 0x20)
+        | word::eq(w, b'"')
+        | word::eq(w, b'\\')
+        | word::eq(w, b'<')
+        | word::eq(w, b'>')
+        | word::eq(w, b'&')
+        | word::eq(w, 0xE2)
+}
+
+/// Whether a string has a byte [`write_go_json_string`] may not copy as it is.
+#[inline]
+fn needs_escape(bytes: &[u8]) -> bool {
+    if bytes.len() < 8 {
+        return bytes
+            .iter()
+            .any(|&b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2));
+    }
+    let mut found = bytes
+        .chunks_exact(8)
+        .fold(0, |found, chunk| found | special_in(word::load(chunk)));
+    // The last word, overlapping the ones before when the length is not a multiple of eight.
+    if let Some(last) = bytes.get(bytes.len() - 8..) {
+        found |= special_in(word::load(last));
+    }
+    found != 0
 }
 
 /// `s` as a JSON string, written as Go's `encoding/json` writes it (see [`push_go_json_string`]).
@@ -702,46 +764,63 @@ pub fn verify_map(map: &Map<String, Value>) -> Result<String, DigestError> {
     check_carried(map.get(DIGEST_MEMBER), computed)
 }
 
-/// The covered members (and the carried digest) of a checked capability document, found in its
-/// JSON text by [`crate::scan::members`] without building a tree: strings are read when they are
-/// written, lists item by item.
+/// The covered members (and the carried digest) of a checked capability document, read from its
+/// JSON text in one walk ([`crate::scan::each_member`]) without building a tree: string members
+/// are read where they stand (borrowed unless escaped), lists are kept as text and read item by
+/// item when they are written.
 struct RawDocument<'a> {
-    /// The members of [`DIGEST_MEMBERS`], then [`DIGEST_MEMBER`].
-    members: [Option<RawJson<'a>>; 11],
+    /// `id`, `summary`, `outcome`, `version`: `None` when absent or `null`, `Err` when not a
+    /// string.
+    strings: [Option<Result<Cow<'a, str>, ()>>; 4],
+    /// The list members (`context_needed` to `requirements`), as text.
+    lists: [Option<RawJson<'a>>; 6],
+    /// The carried digest, as [`RawDocument::strings`].
+    digest: Option<Result<Cow<'a, str>, ()>>,
 }
 
 impl<'a> RawDocument<'a> {
     fn read(doc: RawJson<'a>) -> Self {
-        let mut names = [DIGEST_MEMBER; 11];
-        names[..DIGEST_MEMBERS.len()].copy_from_slice(&DIGEST_MEMBERS);
-        RawDocument {
-            members: crate::scan::members(doc, names),
-        }
-    }
-
-    /// Member `name`: `None` when absent or `null`.
-    fn member(&self, name: &str) -> Option<RawJson<'a>> {
-        let i = DIGEST_MEMBERS.iter().position(|m| *m == name)?;
-        self.members
-            .get(i)
-            .copied()
-            .flatten()
-            .filter(|v| !v.is_null())
-    }
-
-    /// The carried digest, when it is a string.
-    fn digest(&self) -> Option<Cow<'a, str>> {
-        self.members.last().copied().flatten()?.as_str()
+        let mut d = RawDocument {
+            strings: Default::default(),
+            lists: [None; 6],
+            digest: None,
+        };
+        crate::scan::each_member(doc, |name, s| {
+            let i = match name {
+                DIGEST_MEMBER => DIGEST_MEMBERS.len(),
+                _ => DIGEST_MEMBERS.iter().position(|m| *m == name)?,
+            };
+            if s.null() {
+                return Some(true);
+            }
+            let slot = match d.strings.get_mut(i) {
+                Some(slot) => slot,
+                None if i == DIGEST_MEMBERS.len() => &mut d.digest,
+                None => {
+                    *d.lists.get_mut(i.checked_sub(4)?)? = Some(s.raw_checked()?);
+                    return Some(true);
+                }
+            };
+            // A value that is not a string ends the walk: the digest cannot be computed.
+            let value = s.string();
+            let read = value.is_some();
+            *slot = Some(value.ok_or(()));
+            read.then_some(true)
+        });
+        d
     }
 }
 
 impl<'a> Covered<'a> for RawDocument<'a> {
-    fn string(&self, name: &str) -> Result<Option<Cow<'a, str>>, ()> {
-        self.member(name).map(|v| v.as_str().ok_or(())).transpose()
+    fn string(&self, member: usize) -> Result<Option<Cow<'a, str>>, ()> {
+        match self.strings.get(member) {
+            Some(Some(value)) => value.clone().map(Some),
+            _ => Ok(None),
+        }
     }
 
-    fn items(&self, name: &str, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
-        let Some(list) = self.member(name) else {
+    fn items(&self, member: usize, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
+        let Some(Some(list)) = member.checked_sub(4).and_then(|i| self.lists.get(i)) else {
             return Ok(());
         };
         let mut s = Scanner::new(list.get(), usize::MAX);
@@ -756,15 +835,73 @@ impl<'a> Covered<'a> for RawDocument<'a> {
 /// Whether `carried` is `sha256:` and the lowercase hex of `hash`.
 fn is_digest_of(carried: &str, hash: &[u8; 32]) -> bool {
     use crate::identity::HEX_DIGITS as HEX;
-    let Some(hex) = carried.strip_prefix(DIGEST_PREFIX) else {
-        return false;
-    };
-    hex.len() == 64
-        && hex
-            .as_bytes()
-            .chunks_exact(2)
-            .zip(hash)
-            .all(|(pair, &b)| pair == [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]])
+    let mut hex = [0u8; 64];
+    for (pair, &b) in hex.chunks_exact_mut(2).zip(hash) {
+        pair.copy_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]]);
+    }
+    carried.strip_prefix(DIGEST_PREFIX).map(str::as_bytes) == Some(&hex[..])
+}
+
+/// SHA-256 of a canonical text written from a document's JSON text. Runs of the canonical text
+/// that stand in the document byte for byte (a compact document in canonical member order is
+/// one run up to its `digest`) are hashed as one slice of the document, not piece by piece: a
+/// piece extends the current run when it is the text that follows the run, or equal to it.
+struct Spans<'t> {
+    text: &'t [u8],
+    /// The current run, `text[start..end]`, not hashed yet.
+    start: usize,
+    end: usize,
+    hash: Sha256,
+}
+
+impl<'t> Spans<'t> {
+    fn new(text: &'t str) -> Self {
+        Spans {
+            text: text.as_bytes(),
+            start: 0,
+            end: 0,
+            hash: Sha256::new(),
+        }
+    }
+
+    fn flush(&mut self) {
+        self.hash
+            .update(self.text.get(self.start..self.end).unwrap_or_default());
+    }
+
+    fn finish(mut self) -> [u8; 32] {
+        self.flush();
+        self.hash.finalize().into()
+    }
+}
+
+impl Sink for Spans<'_> {
+    #[inline(always)]
+    fn put(&mut self, s: &str) {
+        let s = s.as_bytes();
+        let end = self.end + s.len();
+        let follows = self.text.get(self.end..end).is_some_and(|next| {
+            // Pieces are short (names, quotes, separators) or a slice of the text itself.
+            std::ptr::eq(next.as_ptr(), s.as_ptr()) || next.iter().zip(s).all(|(a, b)| a == b)
+        });
+        if follows {
+            self.end = end;
+            return;
+        }
+        self.flush();
+        // A piece of the document starts a new run; any other is hashed as it is.
+        let offset = (s.as_ptr() as usize).wrapping_sub(self.text.as_ptr() as usize);
+        if offset
+            .checked_add(s.len())
+            .is_some_and(|e| e <= self.text.len())
+        {
+            self.start = offset;
+            self.end = offset + s.len();
+        } else {
+            self.hash.update(s);
+            self.start = self.end;
+        }
+    }
 }
 
 /// Whether a capability document, given as checked JSON text (the parser's fast path), carries
@@ -772,11 +909,11 @@ fn is_digest_of(carried: &str, hash: &[u8; 32]) -> bool {
 /// writer for both), streamed into the hash; [`verify`] says what is wrong when this is `false`.
 pub fn verify_raw(doc: RawJson<'_>) -> bool {
     let d = RawDocument::read(doc);
-    let Some(carried) = d.digest() else {
+    let Some(Ok(carried)) = &d.digest else {
         return false;
     };
-    let mut hashing = Hashing::new();
-    write_canonical(&d, &mut hashing).is_ok() && is_digest_of(&carried, &hashing.finish())
+    let mut hashing = Spans::new(doc.get());
+    write_canonical(&d, &mut hashing).is_ok() && is_digest_of(carried, &hashing.finish())
 }
 
 /// [`verify`] for a typed capability document.

@@ -555,7 +555,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// One value of checked text, as raw text (see [`Scanner::skip_checked`]).
-    fn raw_checked(&mut self) -> Option<RawJson<'a>> {
+    pub(crate) fn raw_checked(&mut self) -> Option<RawJson<'a>> {
         let mark = self.mark();
         self.skip_checked()?;
         Some(self.since(mark))
@@ -577,19 +577,38 @@ impl<'a> Scanner<'a> {
     }
 }
 
+/// Walks the top-level members of the (checked) object `raw` in order. `read(name, scanner)`
+/// reads the member's value from the scanner and returns `Some(true)`, or returns `None` to have
+/// it skipped; `Some(false)` ends the walk. The one member finder over checked text.
+pub fn each_member<'a>(
+    raw: RawJson<'a>,
+    mut read: impl FnMut(&str, &mut Scanner<'a>) -> Option<bool>,
+) {
+    let mut s = Scanner::new(raw.0, usize::MAX);
+    let Some(mut obj) = s.object() else {
+        return;
+    };
+    while let Some(Some(name)) = s.key(&mut obj) {
+        match read(&name, &mut s) {
+            Some(true) => {}
+            Some(false) => return,
+            None => {
+                if s.skip_checked().is_none() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// The top-level members named in `names` of the (checked) object `raw`, as raw values.
 pub fn members<'a, const N: usize>(raw: RawJson<'a>, names: [&str; N]) -> [Option<RawJson<'a>>; N] {
     let mut found = [None; N];
-    let mut s = Scanner::new(raw.0, usize::MAX);
-    let Some(mut obj) = s.object() else {
-        return found;
-    };
-    while let Some(Some(name)) = s.key(&mut obj) {
-        let Some(value) = s.raw_checked() else { break };
-        if let Some(i) = names.iter().position(|n| *n == name) {
-            found[i] = Some(value);
-        }
-    }
+    each_member(raw, |name, s| {
+        let i = names.iter().position(|n| *n == name)?;
+        found[i] = s.raw_checked();
+        Some(found[i].is_some())
+    });
     found
 }
 

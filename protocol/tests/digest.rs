@@ -426,10 +426,22 @@ fn the_first_requirement_problem_in_entry_order_is_reported() {
                     let mut expected: Vec<&str> = entries.iter().map(|e| e.trim()).collect();
                     expected.sort_unstable();
                     assert_eq!(sorted, expected, "{entries:?}");
+                    // The canonical text writes entries already in order as they stand and
+                    // gathers and sorts the others: both give the text of the sorted list.
+                    let in_order = DigestInput {
+                        requirements: expected,
+                        ..input.clone()
+                    };
+                    assert_eq!(
+                        input.canonical_json(),
+                        in_order.canonical_json(),
+                        "{entries:?}"
+                    );
                 }
                 (Err(err), Some((at, failure))) => {
                     assert_eq!(err.pointer, format!("/requirements/{at}"), "{entries:?}");
                     assert_eq!(err.failure, failure, "{entries:?}");
+                    assert_eq!(input.canonical_json(), Err(err), "{entries:?}");
                 }
                 (got, expected) => panic!("{entries:?}: {got:?} but expected {expected:?}"),
             }
@@ -468,27 +480,47 @@ mod generated_documents {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
         /// The digest is the hash of the canonical text, and `verify_raw` (streamed from the
-        /// text, escapes decoded on the way) holds exactly when `verify` does, with the canonical
-        /// digest and with another one.
+        /// text, escapes decoded on the way, runs of the text that are canonical already hashed
+        /// as they stand) holds exactly when `verify` does, with the canonical digest and with
+        /// another one, whatever the member order and layout of the text.
         #[test]
         fn verify_raw_agrees_with_verify(
             strings in prop::collection::vec(text(), 4),
             version in prop::option::of(text()),
-            lists in prop::collection::vec(list(), 6),
+            mut lists in prop::collection::vec(list(), 6),
+            sort_requirements in any::<bool>(),
+            order in Just((0..11).collect::<Vec<usize>>()).prop_shuffle(),
+            in_canonical_order in any::<bool>(),
+            pretty in any::<bool>(),
             escape_all in any::<bool>(),
             carry_canonical in any::<bool>(),
         ) {
-            let mut doc = json!({
-                "id": strings[0], "summary": strings[1], "outcome": strings[2],
-                "x-other": strings[3],
-            });
-            if let Some(v) = &version {
-                doc["version"] = json!(v);
+            if sort_requirements {
+                // Requirements that are distinct, trimmed and in order are written as they stand.
+                if let Some(r) = &mut lists[5] {
+                    let mut trimmed: Vec<String> = r.iter().map(|e| e.trim().to_owned()).collect();
+                    trimmed.sort_unstable();
+                    trimmed.dedup();
+                    trimmed.retain(|e| !e.is_empty());
+                    *r = trimmed;
+                }
             }
-            let names = ["context_needed", "artifacts_expected", "execution_outline",
-                "constraints", "examples", "requirements"];
-            for (name, list) in names.iter().zip(&lists) {
-                doc[*name] = list.as_ref().map_or(Value::Null, |l| json!(l));
+            let names = ["id", "summary", "outcome", "version", "context_needed",
+                "artifacts_expected", "execution_outline", "constraints", "examples",
+                "requirements", "x-other"];
+            let mut values: Vec<Option<Value>> =
+                strings.iter().take(3).map(|s| Some(json!(s))).collect();
+            values.push(version.as_ref().map(|v| json!(v)));
+            values.extend(lists.iter().map(|l| Some(l.as_ref().map_or(Value::Null, |l| json!(l)))));
+            values.push(Some(json!(strings[3])));
+            // Members in canonical order (a compact text is then one run up to its end), or
+            // shuffled.
+            let sequence = if in_canonical_order { (0..names.len()).collect() } else { order };
+            let mut doc = json!({});
+            for i in sequence {
+                if let Some(v) = &values[i] {
+                    doc[names[i]] = v.clone();
+                }
             }
             // The streamed hash is the hash of the whole canonical text.
             let computed = capability_digest(&doc);
@@ -499,7 +531,11 @@ mod generated_documents {
                 _ => format!("sha256:{}", "0".repeat(64)),
             };
             doc["digest"] = json!(digest);
-            let mut text = serde_json::to_string(&doc).unwrap();
+            let mut text = if pretty {
+                serde_json::to_string_pretty(&doc).unwrap()
+            } else {
+                serde_json::to_string(&doc).unwrap()
+            };
             if escape_all {
                 // The same document with every `a` written as an escape.
                 text = text.replace('a', "\\u0061");
