@@ -47,6 +47,13 @@ pub const DIGEST_MEMBERS: [&str; 10] = [
     "requirements",
 ];
 
+/// Where `version` stands in [`DIGEST_MEMBERS`]: the string members come before it.
+const VERSION: usize = 3;
+/// Where the list members start in [`DIGEST_MEMBERS`].
+const FIRST_LIST: usize = 4;
+/// Where `requirements` (the last list) stands in [`DIGEST_MEMBERS`].
+const REQUIREMENTS: usize = 9;
+
 /// What is wrong with a capability document, for the digest.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DigestFailure {
@@ -375,24 +382,24 @@ trait Covered<'a> {
 
 impl<'a> Covered<'a> for DigestInput<'a> {
     fn string(&self, member: usize) -> Result<Option<Cow<'a, str>>, ()> {
-        Ok(match member {
-            0 => Some(self.id),
-            1 => Some(self.summary),
-            2 => Some(self.outcome),
-            3 => self.version,
+        Ok(match DIGEST_MEMBERS.get(member).copied() {
+            Some("id") => Some(self.id),
+            Some("summary") => Some(self.summary),
+            Some("outcome") => Some(self.outcome),
+            Some("version") => self.version,
             _ => None,
         }
         .map(Cow::Borrowed))
     }
 
     fn items(&self, member: usize, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
-        let list: &[&'a str] = match member {
-            4 => &self.context_needed,
-            5 => &self.artifacts_expected,
-            6 => &self.execution_outline,
-            7 => &self.constraints,
-            8 => &self.examples,
-            9 => &self.requirements,
+        let list: &[&'a str] = match DIGEST_MEMBERS.get(member).copied() {
+            Some("context_needed") => &self.context_needed,
+            Some("artifacts_expected") => &self.artifacts_expected,
+            Some("execution_outline") => &self.execution_outline,
+            Some("constraints") => &self.constraints,
+            Some("examples") => &self.examples,
+            Some("requirements") => &self.requirements,
             _ => &[],
         };
         for item in list {
@@ -491,7 +498,6 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
     };
     // `requirements`, usually already trimmed, distinct and in order: then they are written as
     // they stand; otherwise they are gathered, checked and sorted.
-    const REQUIREMENTS: usize = 9;
     let mut in_order = true;
     let mut count = 0usize;
     let mut last: Option<Cow<'a, str>> = None;
@@ -515,7 +521,7 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
     };
     out.put("{");
     let mut first = true;
-    for (i, name) in DIGEST_MEMBERS.iter().enumerate().take(3) {
+    for (i, name) in DIGEST_MEMBERS.iter().enumerate().take(VERSION) {
         let value = doc
             .string(i)
             .map_err(|()| wrong(i, "a string"))?
@@ -523,12 +529,14 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
         member(out, &mut first, i);
         write_go_json_string(out, trim(&value));
     }
-    let version = doc.string(3).map_err(|()| wrong(3, "a string or null"))?;
+    let version = doc
+        .string(VERSION)
+        .map_err(|()| wrong(VERSION, "a string or null"))?;
     if let Some(version) = version.as_deref().map(trim).filter(|v| !v.is_empty()) {
-        member(out, &mut first, 3);
+        member(out, &mut first, VERSION);
         write_go_json_string(out, version);
     }
-    for i in 4..REQUIREMENTS {
+    for i in FIRST_LIST..REQUIREMENTS {
         let mut open = false;
         doc.items(i, |item| {
             let item = trim(&item);
@@ -688,19 +696,18 @@ fn special_in(w: u64) -> u64 {
 /// Whether a string has a byte [`write_go_json_string`] may not copy as it is.
 #[inline]
 fn needs_escape(bytes: &[u8]) -> bool {
-    if bytes.len() < 8 {
-        return bytes
-            .iter()
-            .any(|&b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2));
-    }
-    let mut found = bytes
+    let Some(last) = bytes.len().checked_sub(8).and_then(|at| bytes.get(at..)) else {
+        // Shorter than a word: padded with a byte that is copied as it is.
+        let mut w = [b'a'; 8];
+        w.iter_mut().zip(bytes).for_each(|(slot, &b)| *slot = b);
+        return special_in(u64::from_le_bytes(w)) != 0;
+    };
+    // Whole words, then the last word (overlapping the ones before when the length is not a
+    // multiple of eight).
+    let found = bytes
         .chunks_exact(8)
         .fold(0, |found, chunk| found | special_in(word::load(chunk)));
-    // The last word, overlapping the ones before when the length is not a multiple of eight.
-    if let Some(last) = bytes.get(bytes.len() - 8..) {
-        found |= special_in(word::load(last));
-    }
-    found != 0
+    (found | special_in(word::load(last))) != 0
 }
 
 /// `s` as a JSON string, written as Go's `encoding/json` writes it (see [`push_go_json_string`]).
@@ -771,9 +778,9 @@ pub fn verify_map(map: &Map<String, Value>) -> Result<String, DigestError> {
 struct RawDocument<'a> {
     /// `id`, `summary`, `outcome`, `version`: `None` when absent or `null`, `Err` when not a
     /// string.
-    strings: [Option<Result<Cow<'a, str>, ()>>; 4],
+    strings: [Option<Result<Cow<'a, str>, ()>>; FIRST_LIST],
     /// The list members (`context_needed` to `requirements`), as text.
-    lists: [Option<RawJson<'a>>; 6],
+    lists: [Option<RawJson<'a>>; DIGEST_MEMBERS.len() - FIRST_LIST],
     /// The carried digest, as [`RawDocument::strings`].
     digest: Option<Result<Cow<'a, str>, ()>>,
 }
@@ -782,7 +789,7 @@ impl<'a> RawDocument<'a> {
     fn read(doc: RawJson<'a>) -> Self {
         let mut d = RawDocument {
             strings: Default::default(),
-            lists: [None; 6],
+            lists: [None; DIGEST_MEMBERS.len() - FIRST_LIST],
             digest: None,
         };
         crate::scan::each_member(doc, |name, s| {
@@ -797,7 +804,7 @@ impl<'a> RawDocument<'a> {
                 Some(slot) => slot,
                 None if i == DIGEST_MEMBERS.len() => &mut d.digest,
                 None => {
-                    *d.lists.get_mut(i.checked_sub(4)?)? = Some(s.raw_checked()?);
+                    *d.lists.get_mut(i.checked_sub(FIRST_LIST)?)? = Some(s.raw_checked()?);
                     return Some(true);
                 }
             };
@@ -820,7 +827,10 @@ impl<'a> Covered<'a> for RawDocument<'a> {
     }
 
     fn items(&self, member: usize, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
-        let Some(Some(list)) = member.checked_sub(4).and_then(|i| self.lists.get(i)) else {
+        let Some(Some(list)) = member
+            .checked_sub(FIRST_LIST)
+            .and_then(|i| self.lists.get(i))
+        else {
             return Ok(());
         };
         let mut s = Scanner::new(list.get(), usize::MAX);
@@ -993,6 +1003,14 @@ mod tests {
         assert_eq!(trim("\u{85}\u{a0}\u{3000} x \u{2028}\u{2029}\u{b}"), "x");
         assert_eq!(trim("\u{1c}x\u{1f}"), "\u{1c}x\u{1f}");
         assert_eq!(trim("\u{200b}x\u{feff}"), "\u{200b}x\u{feff}");
+    }
+
+    #[test]
+    fn member_positions_name_the_recipe_members() {
+        assert_eq!(DIGEST_MEMBERS.get(VERSION), Some(&"version"));
+        assert_eq!(DIGEST_MEMBERS.get(FIRST_LIST), Some(&"context_needed"));
+        assert_eq!(DIGEST_MEMBERS.get(REQUIREMENTS), Some(&"requirements"));
+        assert_eq!(REQUIREMENTS, DIGEST_MEMBERS.len() - 1);
     }
 
     #[test]
