@@ -2,8 +2,12 @@
 //! replays the committed corpora on every `cargo test`). Each function panics on a violation.
 #![allow(dead_code)]
 
-use agh_protocol::digest::{canonical_json, capability_digest, sha256_digest, verify, verify_raw};
+use agh_protocol::digest::{
+    canonical_json, capability_digest, sha256_digest, verify, verify_fields, verify_raw,
+};
+use agh_protocol::generated::scan::scan_capability_document_fields;
 use agh_protocol::recipes::verify_capability;
+use agh_protocol::scan::{Fields, Scanner};
 use agh_protocol::{explain, parse, Delivery, Options, RawJson, Receiver, ReceiverConfig};
 
 /// Any bytes through the parser and `explain`: a rejection has a message and `explain` reports it
@@ -46,18 +50,34 @@ pub fn check_receiver(data: &[u8]) {
 }
 
 /// Any JSON through the capability digest: the canonical form is a JSON object, the digest has
-/// its shape, a document carrying its own digest verifies, and the parser's fast-path form of the
-/// check (`verify_raw`, from the JSON text) agrees with `verify`; the digest is the hash of the
-/// canonical text.
+/// its shape, a document carrying its own digest verifies, and the parser's fast-path forms of
+/// the check agree with `verify`: `verify_raw` (from the JSON text, as given and as serde_json
+/// writes it) and `verify_fields` (from the members the generated scanner kept, when the
+/// document passes its schema); the digest is the hash of the canonical text.
 pub fn check_digest(data: &[u8]) {
     let Ok(mut doc) = serde_json::from_slice::<serde_json::Value>(data) else {
         return;
     };
+    let agrees = |doc: &serde_json::Value, text: &str| {
+        let Some(raw) = RawJson::parse(text) else {
+            return;
+        };
+        let expected = verify(doc).is_ok();
+        assert_eq!(verify_raw(raw), expected, "{text}");
+        let mut fields = Fields::default();
+        if scan_capability_document_fields(&mut Scanner::new(text, 64), &mut fields).is_some() {
+            assert_eq!(verify_fields(raw, Some(&fields)), expected, "{text}");
+        }
+    };
     let fast_path_agrees = |doc: &serde_json::Value| {
         let text = doc.to_string();
-        let raw = RawJson::parse(&text).expect("serde_json output is strict JSON");
-        assert_eq!(verify_raw(raw), verify(doc).is_ok(), "{text}");
+        assert!(RawJson::parse(&text).is_some(), "serde_json output is strict JSON");
+        agrees(doc, &text);
     };
+    // The input's own layout (white space, escapes, member order), when it is strict JSON.
+    if let Ok(text) = std::str::from_utf8(data) {
+        agrees(&doc, text);
+    }
     fast_path_agrees(&doc);
     if let Ok(canonical) = canonical_json(&doc) {
         let parsed: serde_json::Value =

@@ -39,6 +39,34 @@ const MAX_FIELDS: usize = 64;
 /// The most body members a body scanner keeps (`agh_protocol::scan::Kept::MAX`).
 const KEPT_MAX: usize = 8;
 
+/// The most declared members a fields scanner keeps (`agh_protocol::scan::Fields::MAX`).
+const FIELDS_MAX: usize = 16;
+
+/// The fields scanner function name of a named type (see [`Emitter::fields_scanners`]).
+pub fn fields_fn(type_name: &str) -> proc_macro2::Ident {
+    format_ident!("scan_{}_fields", type_name.to_snake_case())
+}
+
+/// The const naming a fields scanner's members, in the order of its values.
+pub fn fields_const(type_name: &str) -> proc_macro2::Ident {
+    format_ident!("{}_FIELDS", type_name.to_snake_case().to_uppercase())
+}
+
+/// A plain object shape: one type, object, not nullable, no `const`/`enum`.
+fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
+    let plain = shape.types == [JsonType::Object]
+        && !shape.nullable
+        && shape.constraints.const_value.is_none()
+        && shape.constraints.enum_values.is_none();
+    shape.object.as_ref().filter(|_| plain)
+}
+
+/// The member a JSON Pointer of one token names (`/capability` -> `capability`).
+fn single_token(pointer: &str) -> Option<String> {
+    let token = pointer.strip_prefix('/')?;
+    (!token.contains('/')).then(|| token.replace("~1", "/").replace("~0", "~"))
+}
+
 struct Emitter<'m> {
     model: &'m Model,
     /// Pattern source -> matcher function name in `checks.rs`.
@@ -225,15 +253,18 @@ impl Emitter<'_> {
     }
 
     fn object(&self, obj: &crate::model::ObjectShape) -> Result<TokenStream> {
-        self.object_capturing(obj, &[])
+        self.object_capturing(obj, &[], "m", &BTreeMap::new())
     }
 
     /// [`Emitter::object`], also keeping the raw value of each member named in `capture` in the
-    /// local of the same index (`m0`, `m1`, ...; declared by the caller).
+    /// local of the same index (`m0`, `m1`, ... for `prefix` `m`; declared by the caller), and
+    /// reading the members named in `reads` with the statements given there.
     fn object_capturing(
         &self,
         obj: &crate::model::ObjectShape,
         capture: &[String],
+        prefix: &str,
+        reads: &BTreeMap<String, TokenStream>,
     ) -> Result<TokenStream> {
         if obj.fields.len() > MAX_FIELDS {
             return Err(Error::new(
@@ -250,9 +281,12 @@ impl Emitter<'_> {
                 required |= bit;
             }
             let name = &f.json_name;
-            let mut value = self.value(&f.shape)?;
+            let mut value = match reads.get(name) {
+                Some(read) => read.clone(),
+                None => self.value(&f.shape)?,
+            };
             if let Some(i) = capture.iter().position(|c| c == name) {
-                let slot = format_ident!("m{i}");
+                let slot = format_ident!("{prefix}{i}");
                 value = quote! {
                     let m = s.mark();
                     #value
@@ -358,8 +392,90 @@ impl Emitter<'_> {
         })
     }
 
-    fn named_types(&self) -> Result<TokenStream> {
+    /// The named type `shape` refers to, when it is a plain object type a fields scanner can
+    /// read (at most [`FIELDS_MAX`] declared members).
+    fn fields_target(&self, shape: &Shape) -> Option<&crate::model::NamedType> {
+        let t = self.model.named(shape.ref_type.as_deref()?)?;
+        plain_object(&t.shape)
+            .filter(|o| o.fields.len() <= FIELDS_MAX)
+            .map(|_| t)
+    }
+
+    /// For a kind whose body type is a plain object: the first `verify` rule whose pointer names
+    /// one body member holding a [`Emitter::fields_target`] type, as (pointer, member, type).
+    fn verify_fields<'k>(
+        &'k self,
+        kind: &'k Kind,
+    ) -> Option<(
+        &'k str,
+        &'k crate::model::Field,
+        &'k crate::model::NamedType,
+    )> {
+        let body = plain_object(&self.model.named(&kind.body_type)?.shape)?;
+        kind.rules.verify.iter().find_map(|v| {
+            let token = single_token(&v.body)?;
+            let field = body.fields.iter().find(|f| f.json_name == token)?;
+            Some((v.body.as_str(), field, self.fields_target(&field.shape)?))
+        })
+    }
+
+    /// The fields scanners: for each type a `verify` recipe reads (see
+    /// [`Emitter::verify_fields`]), `<TYPE>_FIELDS` (its declared members in schema order) and
+    /// `scan_<type>_fields`, which reads a value as `scan_<type>` does and keeps the raw value of
+    /// each declared member, so the recipe does not look for them again. `scan_<type>` calls it.
+    fn fields_scanners(&self) -> Result<(BTreeMap<String, TokenStream>, TokenStream)> {
+        let mut bodies = BTreeMap::new();
         let mut out = TokenStream::new();
+        for kind in &self.model.kinds {
+            let Some((_, _, t)) = self.verify_fields(kind) else {
+                continue;
+            };
+            if bodies.contains_key(&t.rust_name) {
+                continue;
+            }
+            let obj = plain_object(&t.shape).ok_or_else(|| {
+                Error::new(
+                    "scan",
+                    "",
+                    format!("`{}` is not a plain object", t.rust_name),
+                )
+            })?;
+            let names: Vec<String> = obj.fields.iter().map(|f| f.json_name.clone()).collect();
+            let slots: Vec<_> = (0..names.len()).map(|i| format_ident!("f{i}")).collect();
+            let read = self.object_capturing(obj, &names, "f", &BTreeMap::new())?;
+            let f = fields_fn(&t.rust_name);
+            let k = fields_const(&t.rust_name);
+            let n = proc_macro2::Literal::usize_unsuffixed(names.len());
+            let kdoc = format!(
+                " The declared members of `{}`, in schema order: the order of the values of [`{f}`] (a `static`: one address, which a recipe may compare).",
+                t.rust_name
+            );
+            let fdoc = format!(
+                " Reads one `{}` value as [`{}`] does, keeping the raw value of each declared member in `out`; `None` declines.",
+                t.rust_name,
+                scan_fn(&t.rust_name)
+            );
+            out.extend(quote! {
+                #[doc = #kdoc]
+                pub static #k: [&str; #n] = [#(#names),*];
+                #[doc = #fdoc]
+                pub fn #f<'a>(s: &mut Scanner<'a>, out: &mut scan::Fields<'a>) -> Option<()> {
+                    #(let mut #slots: Option<RawJson<'a>> = None;)*
+                    #read
+                    out.keep(&#k, [#(#slots),*]);
+                    Some(())
+                }
+            });
+            bodies.insert(
+                t.rust_name.clone(),
+                quote!(#f(s, &mut scan::Fields::default())?;),
+            );
+        }
+        Ok((bodies, out))
+    }
+
+    fn named_types(&self) -> Result<TokenStream> {
+        let (fields_bodies, mut out) = self.fields_scanners()?;
         let mut table = Vec::new();
         for t in &self.model.types {
             if t.rust_name == self.model.envelope.type_name {
@@ -368,7 +484,10 @@ impl Emitter<'_> {
             let f = scan_fn(&t.rust_name);
             let name = &t.rust_name;
             table.push(quote!((#name, #f as fn(&mut Scanner<'_>) -> Option<()>)));
-            let body = self.value(&t.shape)?;
+            let body = match fields_bodies.get(&t.rust_name) {
+                Some(body) => body.clone(),
+                None => self.value(&t.shape)?,
+            };
             let doc = format!(
                 " Reads one `{}` value (`{}#{}`); `None` declines.",
                 t.rust_name, t.file, t.location.pointer
@@ -477,10 +596,12 @@ impl Emitter<'_> {
                     ),
                 ));
             }
+            // The kept members are written to `kept` (unused when there are none).
+            let kept = format_ident!("{}", if names.is_empty() { "_kept" } else { "kept" });
             let body = if names.is_empty() {
                 quote! {
                     #ty(s)?;
-                    Some((BodyOverrides::default(), Kept::default()))
+                    Some(BodyOverrides::default())
                 }
             } else {
                 let slots: Vec<_> = (0..names.len()).map(|i| format_ident!("m{i}")).collect();
@@ -494,22 +615,28 @@ impl Emitter<'_> {
                 let shape = self
                     .model
                     .named(&kind.body_type)
-                    .map(|t| &t.shape)
-                    .filter(|sh| {
-                        sh.types == [JsonType::Object]
-                            && !sh.nullable
-                            && sh.constraints.const_value.is_none()
-                            && sh.constraints.enum_values.is_none()
-                    })
-                    .and_then(|sh| sh.object.as_ref())
+                    .and_then(|t| plain_object(&t.shape))
                     .filter(|o| {
                         names
                             .iter()
                             .all(|n| o.fields.iter().any(|f| f.json_name == *n))
                     });
+                // The declared members of the object a `verify` recipe reads, kept by its fields
+                // scanner while the body is read.
+                let mut reads = BTreeMap::new();
+                if let (Some((pointer, field, t)), Some(_)) = (self.verify_fields(kind), shape) {
+                    let f = fields_fn(&t.rust_name);
+                    let read = quote!(#f(s, kept.fields_for(#pointer))?;);
+                    let read = if field.shape.nullable {
+                        quote!(if !s.null() { #read })
+                    } else {
+                        read
+                    };
+                    reads.insert(field.json_name.clone(), read);
+                }
                 let read = match shape {
                     Some(obj) => {
-                        let read = self.object_capturing(obj, &names)?;
+                        let read = self.object_capturing(obj, &names, "m", &reads)?;
                         quote! {
                             #(let mut #slots: Option<RawJson<'a>> = None;)*
                             #read
@@ -525,12 +652,13 @@ impl Emitter<'_> {
                     #read
                     let mut overrides = BodyOverrides::default();
                     #(#conds)*
-                    Some((overrides, Kept::new(&[#(#names),*], [#(#slots),*])))
+                    kept.keep(&[#(#names),*], [#(#slots),*]);
+                    Some(overrides)
                 }
             };
             out.extend(quote! {
                 #[doc = #doc]
-                pub fn #f<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
+                pub fn #f<'a>(s: &mut Scanner<'a>, #kept: &mut Kept<'a>) -> Option<BodyOverrides> {
                     #body
                 }
             });

@@ -234,6 +234,82 @@ fn a_property_added_to_the_say_schema_flows_into_the_generated_type() {
         .contains("body/say.schema.json#/properties/mood"));
 }
 
+/// The names of the functions a generated file defines, and their bodies' tokens.
+fn functions(file: &syn::File) -> Vec<(String, String)> {
+    file.items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Fn(f) => Some((
+                f.sig.ident.to_string(),
+                quote::ToTokens::to_token_stream(&f.block).to_string(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_object_a_verify_recipe_reads_gets_a_fields_scanner() {
+    // v0: `capability` verifies `/capability` (a `CapabilityDocument`): its declared members are
+    // kept while the body is read, in schema order, and handed to the recipe.
+    let files = agh_codegen::generate(schemas()).unwrap();
+    let scan = parse(file(&files, "scan.rs"));
+    let fns = functions(&scan);
+    let body = |name: &str| {
+        fns.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b.clone())
+            .unwrap_or_else(|| panic!("no `{name}`"))
+    };
+    let fields = body("scan_capability_document_fields");
+    assert!(
+        fields.contains("out . keep (& CAPABILITY_DOCUMENT_FIELDS"),
+        "{fields}"
+    );
+    assert!(body("scan_body_capability")
+        .contains("scan_capability_document_fields (s , kept . fields_for (\"/capability\"))"));
+    // The plain scanner reads the same way (one reader for both).
+    assert!(body("scan_capability_document").contains("scan_capability_document_fields"));
+    let order: Vec<String> = scan
+        .items
+        .iter()
+        .find_map(|i| match i {
+            syn::Item::Static(s) if s.ident == "CAPABILITY_DOCUMENT_FIELDS" => match &*s.expr {
+                syn::Expr::Array(a) => Some(a.elems.iter().map(|e| match e {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) => s.value(),
+                    _ => String::new(),
+                })),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("CAPABILITY_DOCUMENT_FIELDS")
+        .collect();
+    let doc = read_json(&schemas().join("capability-document.schema.json"));
+    let declared: Vec<&String> = doc["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(order.iter().collect::<Vec<_>>(), declared);
+    // No other body has a recipe: no other fields scanner.
+    let count = fns.iter().filter(|(n, _)| n.ends_with("_fields")).count();
+    assert_eq!(count, 1);
+
+    // Without the `verify` rule nothing is kept for it.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("agh-network-v0");
+    copy_dir(&schemas(), &dir);
+    let path = dir.join("body/capability.schema.json");
+    let mut cap = read_json(&path);
+    cap["x-agh-kind"]["verify"] = serde_json::json!([]);
+    std::fs::write(&path, serde_json::to_string_pretty(&cap).unwrap()).unwrap();
+    let files = agh_codegen::generate(&dir).unwrap();
+    let scan = parse(file(&files, "scan.rs"));
+    assert!(functions(&scan)
+        .iter()
+        .all(|(n, b)| !n.ends_with("_fields") && !b.contains("fields_for")));
+}
+
 #[test]
 fn schema_errors_name_the_file_and_pointer() {
     let tmp = tempfile::tempdir().unwrap();

@@ -22,10 +22,11 @@ use std::fmt;
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
+use crate::generated::scan::CAPABILITY_DOCUMENT_FIELDS;
 use crate::generated::{CapabilityCatalogEntry, CapabilityDocument};
 use crate::json::word;
 use crate::problem::{Problem, ReasonCode};
-use crate::scan::{RawJson, Scanner};
+use crate::scan::{Fields, RawJson, Scanner};
 
 /// The prefix of every capability digest.
 pub const DIGEST_PREFIX: &str = "sha256:";
@@ -46,6 +47,49 @@ pub const DIGEST_MEMBERS: [&str; 10] = [
     "examples",
     "requirements",
 ];
+
+/// Where each of [`DIGEST_MEMBERS`], then [`DIGEST_MEMBER`], stands among the members the
+/// generated fields scanner of `CapabilityDocument` keeps ([`CAPABILITY_DOCUMENT_FIELDS`], schema
+/// order). A schema that stops declaring one of them does not compile.
+const FIELD_AT: [usize; DIGEST_MEMBERS.len() + 1] = field_positions(&CAPABILITY_DOCUMENT_FIELDS);
+
+const fn field_positions(fields: &[&str]) -> [usize; DIGEST_MEMBERS.len() + 1] {
+    const fn same(a: &[u8], b: &[u8]) -> bool {
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    let mut at = [0; DIGEST_MEMBERS.len() + 1];
+    let mut k = 0;
+    while k < at.len() {
+        let name = if k < DIGEST_MEMBERS.len() {
+            DIGEST_MEMBERS[k]
+        } else {
+            DIGEST_MEMBER
+        };
+        let mut i = 0;
+        while !same(fields[i].as_bytes(), name.as_bytes()) {
+            // Past the end: a compile-time error naming no member (const panics take no
+            // arguments), so the message says where to look.
+            i += 1;
+            assert!(
+                i < fields.len(),
+                "a capability-v0 member is not a declared member of CapabilityDocument"
+            );
+        }
+        at[k] = i;
+        k += 1;
+    }
+    at
+}
 
 /// Where `version` stands in [`DIGEST_MEMBERS`]: the string members come before it.
 const VERSION: usize = 3;
@@ -368,20 +412,86 @@ impl<'a> DigestInput<'a> {
     }
 }
 
+/// A string the recipe reads: its value, or (read from JSON text) the string's JSON text when
+/// that text is already how the recipe writes the value.
+#[derive(Clone, Debug)]
+enum Text<'a> {
+    /// A decoded value.
+    Value(Cow<'a, str>),
+    /// A JSON string's text, quotes included, with nothing to decode and nothing Go's encoder
+    /// escapes: its value is the text between the quotes, written as it stands.
+    Plain(&'a str),
+}
+
+impl<'a> Text<'a> {
+    /// The JSON string text `raw` (quotes included, checked): [`Text::Plain`] when it has no
+    /// escape and nothing Go's encoder escapes, its decoded value otherwise.
+    fn of_json(raw: &'a str) -> Option<Self> {
+        if any_in(unquoted(raw).as_bytes(), escape_in) {
+            Scanner::new(raw, 1).string().map(Text::Value)
+        } else {
+            Some(Text::Plain(raw))
+        }
+    }
+
+    /// The value.
+    fn value(&self) -> &str {
+        match self {
+            Text::Value(v) => v,
+            Text::Plain(raw) => unquoted(raw),
+        }
+    }
+
+    /// The value trimmed ([`trim`]), borrowed when it was.
+    fn into_trimmed(self) -> Cow<'a, str> {
+        match self {
+            Text::Plain(raw) => Cow::Borrowed(trim(unquoted(raw))),
+            Text::Value(Cow::Borrowed(v)) => Cow::Borrowed(trim(v)),
+            Text::Value(Cow::Owned(v)) if trim(&v).len() == v.len() => Cow::Owned(v),
+            Text::Value(Cow::Owned(v)) => Cow::Owned(trim(&v).to_owned()),
+        }
+    }
+
+    /// The value trimmed, as the recipe writes it (`trimmed` is `trim(self.value())`).
+    fn write_trimmed(&self, out: &mut impl Sink, trimmed: &str) {
+        match self {
+            // The whole text when nothing was trimmed (a run of the document); the trimmed
+            // value (with nothing to escape) between quotes otherwise.
+            Text::Plain(raw) if trimmed.len() + 2 == raw.len() => out.put(raw),
+            Text::Plain(_) => {
+                out.put("\"");
+                out.put(trimmed);
+                out.put("\"");
+            }
+            Text::Value(_) => write_go_json_string(out, trimmed),
+        }
+    }
+}
+
+/// The text between the quotes of a JSON string's text.
+fn unquoted(raw: &str) -> &str {
+    raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default()
+}
+
 /// The covered members of a capability document, wherever they are read from: a
 /// [`DigestInput`], or the document's checked JSON text ([`verify_raw`]). The recipe itself is
 /// written once, in [`write_canonical`], over this view.
 trait Covered<'a> {
     /// The string member `DIGEST_MEMBERS[member]` (`id`, `summary`, `outcome`, `version`);
     /// `None`: absent or `null`; `Err`: not a string.
-    fn string(&self, member: usize) -> Result<Option<Cow<'a, str>>, ()>;
+    fn string(&self, member: usize) -> Result<Option<Text<'a>>, ()>;
     /// Calls `each` with the items of the list member `DIGEST_MEMBERS[member]` in order (none
     /// when absent or `null`); `Err`: not an array, or an item that is not a string.
-    fn items(&self, member: usize, each: impl FnMut(Cow<'a, str>)) -> Result<(), ()>;
+    fn items(&self, member: usize, each: impl FnMut(Text<'a>)) -> Result<(), ()>;
+    /// The JSON text of the list member `DIGEST_MEMBERS[member]` when that text is exactly how
+    /// the recipe writes the list (see [`canonical_list`]); `None` when it is not, or not known.
+    fn canonical_list(&self, _member: usize) -> Option<&'a str> {
+        None
+    }
 }
 
 impl<'a> Covered<'a> for DigestInput<'a> {
-    fn string(&self, member: usize) -> Result<Option<Cow<'a, str>>, ()> {
+    fn string(&self, member: usize) -> Result<Option<Text<'a>>, ()> {
         Ok(match DIGEST_MEMBERS.get(member).copied() {
             Some("id") => Some(self.id),
             Some("summary") => Some(self.summary),
@@ -389,10 +499,10 @@ impl<'a> Covered<'a> for DigestInput<'a> {
             Some("version") => self.version,
             _ => None,
         }
-        .map(Cow::Borrowed))
+        .map(|s| Text::Value(Cow::Borrowed(s))))
     }
 
-    fn items(&self, member: usize, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
+    fn items(&self, member: usize, mut each: impl FnMut(Text<'a>)) -> Result<(), ()> {
         let list: &[&'a str] = match DIGEST_MEMBERS.get(member).copied() {
             Some("context_needed") => &self.context_needed,
             Some("artifacts_expected") => &self.artifacts_expected,
@@ -403,7 +513,7 @@ impl<'a> Covered<'a> for DigestInput<'a> {
             _ => &[],
         };
         for item in list {
-            each(Cow::Borrowed(item));
+            each(Text::Value(Cow::Borrowed(item)));
         }
         Ok(())
     }
@@ -436,15 +546,6 @@ impl Hashing {
 impl Sink for Hashing {
     fn put(&mut self, s: &str) {
         self.0.update(s.as_bytes());
-    }
-}
-
-/// A string trimmed ([`trim`]), borrowed when it was.
-fn trimmed(s: Cow<'_, str>) -> Cow<'_, str> {
-    match s {
-        Cow::Borrowed(b) => Cow::Borrowed(trim(b)),
-        Cow::Owned(o) if trim(&o).len() == o.len() => Cow::Owned(o),
-        Cow::Owned(o) => Cow::Owned(trim(&o).to_owned()),
     }
 }
 
@@ -496,29 +597,32 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
         let name = DIGEST_MEMBERS.get(member).copied().unwrap_or_default();
         DigestError::malformed(format!("/{name}"), DigestFailure::WrongType { expected })
     };
-    // `requirements`, usually already trimmed, distinct and in order: then they are written as
+    // `requirements` whose text is canonical already are written as they stand. Otherwise they
+    // are usually still trimmed, distinct and in order: then they are written item by item as
     // they stand; otherwise they are gathered, checked and sorted.
+    let requirements = doc.canonical_list(REQUIREMENTS);
     let mut in_order = true;
     let mut count = 0usize;
-    let mut last: Option<Cow<'a, str>> = None;
-    doc.items(REQUIREMENTS, |r| {
-        let r = trimmed(r);
-        in_order &= match &last {
-            None => !r.is_empty(),
-            Some(last) => *last < r,
-        };
-        last = Some(r);
-        count += 1;
-    })
-    .map_err(|()| wrong(REQUIREMENTS, "an array of strings or null"))?;
-    let gathered = if in_order {
-        Vec::new()
-    } else {
-        let mut all = Vec::with_capacity(count);
-        doc.items(REQUIREMENTS, |r| all.push(trimmed(r)))
-            .map_err(|()| wrong(REQUIREMENTS, "an array of strings or null"))?;
-        normalized(all)?
-    };
+    let mut gathered = Vec::new();
+    if requirements.is_none() {
+        let mut last: Option<Text<'a>> = None;
+        doc.items(REQUIREMENTS, |r| {
+            let value = trim(r.value());
+            in_order &= match &last {
+                None => !value.is_empty(),
+                Some(last) => trim(last.value()) < value,
+            };
+            last = Some(r);
+            count += 1;
+        })
+        .map_err(|()| wrong(REQUIREMENTS, "an array of strings or null"))?;
+        if !in_order {
+            let mut all = Vec::with_capacity(count);
+            doc.items(REQUIREMENTS, |r| all.push(r.into_trimmed()))
+                .map_err(|()| wrong(REQUIREMENTS, "an array of strings or null"))?;
+            gathered = normalized(all)?;
+        }
+    }
     out.put("{");
     let mut first = true;
     for (i, name) in DIGEST_MEMBERS.iter().enumerate().take(VERSION) {
@@ -527,20 +631,28 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
             .map_err(|()| wrong(i, "a string"))?
             .ok_or_else(|| DigestError::malformed(format!("/{name}"), DigestFailure::Missing))?;
         member(out, &mut first, i);
-        write_go_json_string(out, trim(&value));
+        value.write_trimmed(out, trim(value.value()));
     }
     let version = doc
         .string(VERSION)
         .map_err(|()| wrong(VERSION, "a string or null"))?;
-    if let Some(version) = version.as_deref().map(trim).filter(|v| !v.is_empty()) {
-        member(out, &mut first, VERSION);
-        write_go_json_string(out, version);
+    if let Some(version) = version {
+        let trimmed = trim(version.value());
+        if !trimmed.is_empty() {
+            member(out, &mut first, VERSION);
+            version.write_trimmed(out, trimmed);
+        }
     }
     for i in FIRST_LIST..REQUIREMENTS {
+        if let Some(text) = doc.canonical_list(i) {
+            member(out, &mut first, i);
+            out.put(text);
+            continue;
+        }
         let mut open = false;
         doc.items(i, |item| {
-            let item = trim(&item);
-            if item.is_empty() {
+            let trimmed = trim(item.value());
+            if trimmed.is_empty() {
                 return;
             }
             if open {
@@ -550,31 +662,94 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
                 out.put("[");
                 open = true;
             }
-            write_go_json_string(out, item);
+            item.write_trimmed(out, trimmed);
         })
         .map_err(|()| wrong(i, "an array of strings or null"))?;
         if open {
             out.put("]");
         }
     }
-    if count > 0 {
+    if let Some(text) = requirements {
+        member(out, &mut first, REQUIREMENTS);
+        out.put(text);
+    } else if count > 0 {
         member(out, &mut first, REQUIREMENTS);
         let mut n = 0usize;
-        let mut write = |r: &str| {
+        let mut write = |r: &Text<'_>, trimmed: &str| {
             out.put(if n == 0 { "[" } else { "," });
-            write_go_json_string(out, r);
+            r.write_trimmed(out, trimmed);
             n += 1;
         };
         if in_order {
             // Read a second time (it was read without error the first time).
-            let _ = doc.items(REQUIREMENTS, |r| write(trim(&r)));
+            let _ = doc.items(REQUIREMENTS, |r| write(&r, trim(r.value())));
         } else {
-            gathered.iter().for_each(|r| write(r));
+            for r in &gathered {
+                write(&Text::Value(Cow::Borrowed(r)), r);
+            }
         }
         out.put("]");
     }
     out.put("}");
     Ok(())
+}
+
+/// Whether the JSON text of a list (checked JSON) is exactly how the recipe writes it: a
+/// compact non-empty array of strings with no escapes and nothing Go's encoder escapes, none
+/// blank and none with anything to trim (conservatively: each starts and ends with printable
+/// ASCII), and, when `ordered`, in strictly increasing byte order (so distinct and sorted, as
+/// `requirements` are written).
+fn canonical_list(text: &str, ordered: bool) -> bool {
+    let b = text.as_bytes();
+    if b.first() != Some(&b'[') {
+        return false;
+    }
+    let printable = |c: Option<&u8>| c.is_some_and(|&c| c > b' ' && c < 0x7f);
+    // Where the next item's opening quote must stand; where the open item starts.
+    let mut next = 1usize;
+    let mut open: Option<usize> = None;
+    let mut last: &[u8] = &[];
+    let mut done = false;
+    let mut quote_at = |i: usize| {
+        let Some(start) = open.take() else {
+            if i != next || done {
+                return false;
+            }
+            open = Some(i + 1);
+            return true;
+        };
+        let item = b.get(start..i).unwrap_or_default();
+        if !printable(item.first())
+            || !printable(item.last())
+            || (ordered && next > 1 && item <= last)
+        {
+            return false;
+        }
+        last = item;
+        match b.get(i + 1) {
+            Some(b',') => next = i + 2,
+            Some(b']') if i + 2 == b.len() => done = true,
+            _ => return false,
+        }
+        true
+    };
+    // The quotes, a word at a time (the last word padded with a byte that is not one), every
+    // one of them. With no escapes (and nothing to escape) in the text every `"` delimits a
+    // string; white space between values fails the shape.
+    let words = b.chunks_exact(8);
+    let tail = word::load_short(words.remainder(), b'a');
+    let mut escapes = 0;
+    for (w, at) in words.map(word::load).chain([tail]).zip((0..).step_by(8)) {
+        escapes |= escape_in(w);
+        let mut quotes = word::eq_each(w, b'"');
+        while quotes != 0 {
+            if !quote_at(at + word::first(quotes)) {
+                return false;
+            }
+            quotes &= quotes - 1;
+        }
+    }
+    done && escapes == 0
 }
 
 /// Removes Unicode `White_Space` at both ends (the recipe's "trim"; U+001C..U+001F stay).
@@ -680,15 +855,19 @@ fn write_go_json_string(out: &mut impl Sink, s: &str) {
 }
 
 /// Bytes of a word that [`write_go_json_string`] does not copy as they are (exact for the lowest
-/// one; any is enough here): controls, `"`, `\\`, `<`, `>`, `&`, and 0xE2 (U+2028 and U+2029
-/// start with it).
+/// one; any is enough here): controls, `"`, and [`escape_in`]'s.
 #[inline(always)]
 fn special_in(w: u64) -> u64 {
-    word::below(w, 0x20)
-        | word::eq(w, b'"')
-        | word::eq(w, b'\\')
-        | word::eq(w, b'<')
-        | word::eq(w, b'>')
+    escape_in(w) | word::below(w, 0x20) | word::eq(w, b'"')
+}
+
+/// In JSON text (where a control or a `"` cannot stand inside a string): the bytes of escapes
+/// and of what Go escapes: `\\`, `<`, `>`, `&`, and 0xE2 (U+2028 and U+2029 start with it).
+#[inline(always)]
+fn escape_in(w: u64) -> u64 {
+    // `<` (0x3C) and `>` (0x3E) are the only bytes that are 0x3E with bit 1 set.
+    word::eq(w, b'\\')
+        | word::eq(w | (0x0202_0202_0202_0202), b'>')
         | word::eq(w, b'&')
         | word::eq(w, 0xE2)
 }
@@ -696,18 +875,22 @@ fn special_in(w: u64) -> u64 {
 /// Whether a string has a byte [`write_go_json_string`] may not copy as it is.
 #[inline]
 fn needs_escape(bytes: &[u8]) -> bool {
+    any_in(bytes, special_in)
+}
+
+/// Whether the word test `test` finds a byte of `bytes`.
+#[inline(always)]
+fn any_in(bytes: &[u8], test: impl Fn(u64) -> u64) -> bool {
     let Some(last) = bytes.len().checked_sub(8).and_then(|at| bytes.get(at..)) else {
-        // Shorter than a word: padded with a byte that is copied as it is.
-        let mut w = [b'a'; 8];
-        w.iter_mut().zip(bytes).for_each(|(slot, &b)| *slot = b);
-        return special_in(u64::from_le_bytes(w)) != 0;
+        // Shorter than a word: padded with a byte no test finds.
+        return test(word::load_short(bytes, b'a')) != 0;
     };
     // Whole words, then the last word (overlapping the ones before when the length is not a
     // multiple of eight).
     let found = bytes
         .chunks_exact(8)
-        .fold(0, |found, chunk| found | special_in(word::load(chunk)));
-    (found | special_in(word::load(last))) != 0
+        .fold(0, |found, chunk| found | test(word::load(chunk)));
+    (found | test(word::load(last))) != 0
 }
 
 /// `s` as a JSON string, written as Go's `encoding/json` writes it (see [`push_go_json_string`]).
@@ -771,85 +954,109 @@ pub fn verify_map(map: &Map<String, Value>) -> Result<String, DigestError> {
     check_carried(map.get(DIGEST_MEMBER), computed)
 }
 
-/// The covered members (and the carried digest) of a checked capability document, read from its
-/// JSON text in one walk ([`crate::scan::each_member`]) without building a tree: string members
-/// are read where they stand (borrowed unless escaped), lists are kept as text and read item by
-/// item when they are written.
+/// The covered members (and the carried digest) of a checked capability document as JSON text,
+/// without building a tree: kept by the generated fields scanner ([`RawDocument::of_fields`]) or
+/// found in one walk over the text ([`RawDocument::read`]). Strings are decoded only when they
+/// have escapes or Go would escape them ([`Text::of_json`]); lists are read item by item when
+/// they are written, unless their text is canonical already.
 struct RawDocument<'a> {
-    /// `id`, `summary`, `outcome`, `version`: `None` when absent or `null`, `Err` when not a
-    /// string.
-    strings: [Option<Result<Cow<'a, str>, ()>>; FIRST_LIST],
-    /// The list members (`context_needed` to `requirements`), as text.
-    lists: [Option<RawJson<'a>>; DIGEST_MEMBERS.len() - FIRST_LIST],
-    /// The carried digest, as [`RawDocument::strings`].
-    digest: Option<Result<Cow<'a, str>, ()>>,
+    /// `DIGEST_MEMBERS[i]` (`None`: absent or `null`), then `digest`.
+    members: [Option<RawJson<'a>>; DIGEST_MEMBERS.len() + 1],
 }
 
 impl<'a> RawDocument<'a> {
     fn read(doc: RawJson<'a>) -> Self {
         let mut d = RawDocument {
-            strings: Default::default(),
-            lists: [None; DIGEST_MEMBERS.len() - FIRST_LIST],
-            digest: None,
+            members: [None; DIGEST_MEMBERS.len() + 1],
         };
         crate::scan::each_member(doc, |name, s| {
             let i = match name {
                 DIGEST_MEMBER => DIGEST_MEMBERS.len(),
                 _ => DIGEST_MEMBERS.iter().position(|m| *m == name)?,
             };
-            if s.null() {
-                return Some(true);
-            }
-            let slot = match d.strings.get_mut(i) {
-                Some(slot) => slot,
-                None if i == DIGEST_MEMBERS.len() => &mut d.digest,
-                None => {
-                    *d.lists.get_mut(i.checked_sub(FIRST_LIST)?)? = Some(s.raw_checked()?);
-                    return Some(true);
-                }
-            };
-            // A value that is not a string ends the walk: the digest cannot be computed.
-            let value = s.string();
-            let read = value.is_some();
-            *slot = Some(value.ok_or(()));
-            read.then_some(true)
+            let value = s.raw_checked()?;
+            *d.members.get_mut(i)? = (!value.is_null()).then_some(value);
+            Some(true)
         });
         d
+    }
+
+    /// The members a generated fields scanner kept while it read the document, when they are
+    /// `CapabilityDocument`'s (in its schema order): nothing is looked for again.
+    fn of_fields(fields: &Fields<'a>) -> Option<Self> {
+        let names = fields.names();
+        if !(std::ptr::eq(names, &CAPABILITY_DOCUMENT_FIELDS[..])
+            || names == CAPABILITY_DOCUMENT_FIELDS)
+        {
+            return None;
+        }
+        let mut d = RawDocument {
+            members: [None; DIGEST_MEMBERS.len() + 1],
+        };
+        for (slot, &at) in d.members.iter_mut().zip(&FIELD_AT) {
+            *slot = fields.value(at).filter(|v| !v.is_null());
+        }
+        Some(d)
+    }
+
+    /// Member `DIGEST_MEMBERS[member]` (or `digest`) as a string: `None` when absent or `null`,
+    /// `Err` when not a string.
+    fn text(&self, member: usize) -> Result<Option<Text<'a>>, ()> {
+        match self.members.get(member).copied().flatten() {
+            None => Ok(None),
+            Some(v) if v.get().starts_with('"') => Text::of_json(v.get()).map(Some).ok_or(()),
+            Some(_) => Err(()),
+        }
+    }
+
+    fn list(&self, member: usize) -> Option<RawJson<'a>> {
+        self.members
+            .get(member)
+            .copied()
+            .flatten()
+            .filter(|_| member >= FIRST_LIST)
     }
 }
 
 impl<'a> Covered<'a> for RawDocument<'a> {
-    fn string(&self, member: usize) -> Result<Option<Cow<'a, str>>, ()> {
-        match self.strings.get(member) {
-            Some(Some(value)) => value.clone().map(Some),
-            _ => Ok(None),
+    fn string(&self, member: usize) -> Result<Option<Text<'a>>, ()> {
+        if member < FIRST_LIST {
+            self.text(member)
+        } else {
+            Ok(None)
         }
     }
 
-    fn items(&self, member: usize, mut each: impl FnMut(Cow<'a, str>)) -> Result<(), ()> {
-        let Some(Some(list)) = member
-            .checked_sub(FIRST_LIST)
-            .and_then(|i| self.lists.get(i))
-        else {
+    fn items(&self, member: usize, mut each: impl FnMut(Text<'a>)) -> Result<(), ()> {
+        let Some(list) = self.list(member) else {
             return Ok(());
         };
         let mut s = Scanner::new(list.get(), usize::MAX);
         let mut arr = s.array().ok_or(())?;
         while s.item(&mut arr).ok_or(())? {
-            each(s.string().ok_or(())?);
+            if s.peek() != Some(b'"') {
+                return Err(());
+            }
+            let raw = s.raw_checked().ok_or(())?;
+            each(Text::of_json(raw.get()).ok_or(())?);
         }
         Ok(())
+    }
+
+    fn canonical_list(&self, member: usize) -> Option<&'a str> {
+        let text = self.list(member)?.get();
+        canonical_list(text, member == REQUIREMENTS).then_some(text)
     }
 }
 
 /// Whether `carried` is `sha256:` and the lowercase hex of `hash`.
 fn is_digest_of(carried: &str, hash: &[u8; 32]) -> bool {
-    use crate::identity::HEX_DIGITS as HEX;
-    let mut hex = [0u8; 64];
-    for (pair, &b) in hex.chunks_exact_mut(2).zip(hash) {
-        pair.copy_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]]);
+    let mut hex = [[0u8; 2]; 32];
+    for (pair, &b) in hex.iter_mut().zip(hash) {
+        *pair = crate::identity::HEX_PAIRS[usize::from(b)];
     }
-    carried.strip_prefix(DIGEST_PREFIX).map(str::as_bytes) == Some(&hex[..])
+    let hex = hex.as_flattened();
+    carried.strip_prefix(DIGEST_PREFIX).map(str::as_bytes) == Some(hex)
 }
 
 /// SHA-256 of a canonical text written from a document's JSON text. Runs of the canonical text
@@ -890,10 +1097,10 @@ impl Sink for Spans<'_> {
     fn put(&mut self, s: &str) {
         let s = s.as_bytes();
         let end = self.end + s.len();
-        let follows = self.text.get(self.end..end).is_some_and(|next| {
-            // Pieces are short (names, quotes, separators) or a slice of the text itself.
-            std::ptr::eq(next.as_ptr(), s.as_ptr()) || next.iter().zip(s).all(|(a, b)| a == b)
-        });
+        let follows = self
+            .text
+            .get(self.end..end)
+            .is_some_and(|next| std::ptr::eq(next.as_ptr(), s.as_ptr()) || next == s);
         if follows {
             self.end = end;
             return;
@@ -918,12 +1125,21 @@ impl Sink for Spans<'_> {
 /// its canonical digest. The canonical text is the one [`DigestInput::digest`] hashes (one
 /// writer for both), streamed into the hash; [`verify`] says what is wrong when this is `false`.
 pub fn verify_raw(doc: RawJson<'_>) -> bool {
-    let d = RawDocument::read(doc);
-    let Some(Ok(carried)) = &d.digest else {
+    verify_fields(doc, None)
+}
+
+/// [`verify_raw`] with the document's declared members as the generated fields scanner
+/// (`scan_capability_document_fields`) kept them, so they are not looked for again; without
+/// them (or with another type's), the members are read from the text.
+pub fn verify_fields(doc: RawJson<'_>, fields: Option<&Fields<'_>>) -> bool {
+    let d = fields
+        .and_then(RawDocument::of_fields)
+        .unwrap_or_else(|| RawDocument::read(doc));
+    let Ok(Some(carried)) = d.text(DIGEST_MEMBERS.len()) else {
         return false;
     };
     let mut hashing = Spans::new(doc.get());
-    write_canonical(&d, &mut hashing).is_ok() && is_digest_of(carried, &hashing.finish())
+    write_canonical(&d, &mut hashing).is_ok() && is_digest_of(carried.value(), &hashing.finish())
 }
 
 /// [`verify`] for a typed capability document.
@@ -1003,6 +1219,155 @@ mod tests {
         assert_eq!(trim("\u{85}\u{a0}\u{3000} x \u{2028}\u{2029}\u{b}"), "x");
         assert_eq!(trim("\u{1c}x\u{1f}"), "\u{1c}x\u{1f}");
         assert_eq!(trim("\u{200b}x\u{feff}"), "\u{200b}x\u{feff}");
+    }
+
+    /// How the recipe writes a list given as JSON text, the slow way: `None` when it is not an
+    /// array of strings, when `requirements` have a blank or repeated entry, or when nothing is
+    /// left to write.
+    fn written_list(text: &str, ordered: bool) -> Option<String> {
+        let items: Vec<String> = serde_json::from_str(text).ok()?;
+        let mut items: Vec<&str> = items.iter().map(|i| trim(i)).collect();
+        if ordered {
+            let sorted = normalized(items).ok()?;
+            items = sorted;
+        } else {
+            items.retain(|i| !i.is_empty());
+        }
+        let written: Vec<String> = items.into_iter().map(go_json_string).collect();
+        (!written.is_empty()).then(|| format!("[{}]", written.join(",")))
+    }
+
+    /// Lists whose text is canonical are taken as they stand; every other list is written item
+    /// by item. The fast test may only say yes when the text is what the slow way writes.
+    #[test]
+    fn canonical_lists_are_exactly_the_written_ones() {
+        let taken = [
+            r#"["a"]"#,
+            r#"["repo","incident bundle"]"#,
+            r##"["#a","b#","x-y"]"##,
+            r#"["Replay the failing tests","Diagnose the migration mismatch","Propose it"]"#,
+            r#"["sixteen-bytes-ab","~"]"#,
+        ];
+        for text in taken {
+            assert!(canonical_list(text, false), "{text}");
+            assert_eq!(written_list(text, false).as_deref(), Some(text));
+        }
+        assert!(canonical_list(r#"["a","b","c"]"#, true));
+        let refused = [
+            ("[]", false),
+            (r#"[ "a"]"#, false),
+            (r#"["a", "b"]"#, false),
+            ("[\n\"a\"\n]", false),
+            (r#"[" a"]"#, false),
+            (r#"["a "]"#, false),
+            (r#"["a",""]"#, false),
+            (r#"[""]"#, false),
+            (r#"["a<b"]"#, false),
+            (r#"["a&b"]"#, false),
+            (r#"["a\u0062"]"#, false),
+            (r#"["a\"b"]"#, false),
+            ("[\"\u{2028}\"]", false),
+            ("[\"é\"]", false),
+            (r#"["a",["b"]]"#, false),
+            (r#"["a",1]"#, false),
+            (r#"{"a":"b"}"#, false),
+            (r#""a""#, false),
+            (r#"["b","a"]"#, true),
+            (r#"["a","a"]"#, true),
+        ];
+        for (text, ordered) in refused {
+            assert!(!canonical_list(text, ordered), "{text}");
+        }
+    }
+
+    #[test]
+    fn canonical_lists_agree_with_the_written_ones() {
+        use proptest::prelude::*;
+        let item = prop::collection::vec(
+            prop_oneof![
+                Just(" "),
+                Just("#"),
+                Just("a"),
+                Just("b"),
+                Just("<"),
+                Just("é"),
+                Just("\""),
+                Just("\\"),
+                Just("\n"),
+                Just("\u{2028}"),
+                Just(",")
+            ],
+            0..6,
+        )
+        .prop_map(|p| p.concat());
+        let lists = (
+            prop::collection::vec(item, 0..6),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+        );
+        proptest::test_runner::TestRunner::default()
+            .run(&lists, |(items, pretty, ordered, sort)| {
+                let mut items = items;
+                if sort {
+                    items.sort();
+                }
+                let text = if pretty {
+                    serde_json::to_string_pretty(&items)
+                } else {
+                    serde_json::to_string(&items)
+                }
+                .unwrap_or_default();
+                if canonical_list(&text, ordered) {
+                    prop_assert_eq!(written_list(&text, ordered), Some(text));
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Strings with nothing to decode or escape are written as their JSON text stands.
+    #[test]
+    fn plain_strings_are_their_text() {
+        assert!(matches!(
+            Text::of_json(r#""a b""#),
+            Some(Text::Plain(r#""a b""#))
+        ));
+        for escaped in [r#""a\nb""#, r#""a\u0062""#, r#""<""#, "\"\u{2028}\""] {
+            assert!(
+                matches!(Text::of_json(escaped), Some(Text::Value(_))),
+                "{escaped}"
+            );
+        }
+        let mut out = String::new();
+        Text::Plain(r#"" a ""#).write_trimmed(&mut out, "a");
+        assert_eq!(out, r#""a""#);
+    }
+
+    /// The members the generated fields scanner keeps are read where they stand; fields of
+    /// another shape are not taken for a capability document's.
+    #[test]
+    fn fields_from_the_generated_scanner_are_taken() {
+        let text = r#"{"summary":"s","id":"i","outcome":"o","digest":"d","requirements":["r"]}"#;
+        let mut fields = Fields::default();
+        let mut s = Scanner::new(text, 8);
+        assert!(
+            crate::generated::scan::scan_capability_document_fields(&mut s, &mut fields).is_none()
+        );
+        let text = text.replace("\"d\"", &format!("\"sha256:{}\"", "0".repeat(64)));
+        let mut s = Scanner::new(&text, 8);
+        crate::generated::scan::scan_capability_document_fields(&mut s, &mut fields)
+            .unwrap_or_else(|| panic!("{text}"));
+        let d = RawDocument::of_fields(&fields).unwrap_or_else(|| panic!("taken"));
+        let walked = RawDocument::read(RawJson::parse(&text).unwrap_or_else(|| panic!("json")));
+        assert_eq!(d.members, walked.members);
+        assert_eq!(
+            d.text(0).ok().flatten().map(|t| t.value().to_owned()),
+            Some("i".into())
+        );
+        let mut other = Fields::default();
+        other.keep(&["id"], [fields.value(0)]);
+        assert!(RawDocument::of_fields(&other).is_none());
     }
 
     #[test]

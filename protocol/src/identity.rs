@@ -134,6 +134,17 @@ where
 /// The lowercase hex digits, by value.
 pub(crate) const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
+/// The two lowercase hex digits of each byte value.
+pub(crate) const HEX_PAIRS: [[u8; 2]; 256] = {
+    let mut pairs = [[0u8; 2]; 256];
+    let mut b = 0;
+    while b < 256 {
+        pairs[b] = [HEX_DIGITS[b >> 4], HEX_DIGITS[b & 0x0f]];
+        b += 1;
+    }
+    pairs
+};
+
 /// Appends the lowercase hex of `bytes`.
 pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
     for &b in bytes {

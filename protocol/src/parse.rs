@@ -618,8 +618,10 @@ impl Registry {
         let text = simdutf8::basic::from_utf8(bytes).ok()?;
         let max_depth = options.max_depth.min(MAX_SUPPORTED_DEPTH);
         let mut s = Scanner::new(text, max_depth);
-        // The body is scanned as it is read when `kind` came before it (the usual order).
-        let mut early: Option<(&'static str, (BodyOverrides, Kept<'a>))> = None;
+        // The body is scanned as it is read when `kind` came before it (the usual order). What
+        // the body scanner keeps for the cross checks is written in place.
+        let mut kept = Kept::default();
+        let mut early: Option<(&'static str, BodyOverrides)> = None;
         let envelope = scan_envelope(&mut s, &mut |s, kind| {
             if let Some(Entry {
                 scan: Some(scan),
@@ -627,7 +629,7 @@ impl Registry {
                 ..
             }) = kind.and_then(|k| self.entry(k))
             {
-                early = Some((rules.kind, scan(s)?));
+                early = Some((rules.kind, scan(s, &mut kept)?));
                 return Some(());
             }
             s.raw_object().map(drop)
@@ -648,10 +650,14 @@ impl Registry {
             return None;
         }
         let body = envelope.body;
-        let (overrides, kept) = match (early, entry.scan) {
-            (Some((k, scanned)), _) if k == entry.rules.kind => scanned,
-            (_, Some(scan)) => scan(&mut Scanner::nested(body.get(), 1, max_depth))?,
+        let overrides = match (early, entry.scan) {
+            (Some((k, overrides)), _) if k == entry.rules.kind => overrides,
+            (_, Some(scan)) => {
+                kept = Kept::default();
+                scan(&mut Scanner::nested(body.get(), 1, max_depth), &mut kept)?
+            }
             (_, None) => {
+                kept = Kept::default();
                 let overrides = match entry.check {
                     Some(check) => {
                         let mut at = format!("/{BODY_MEMBER}");
@@ -662,7 +668,7 @@ impl Registry {
                 if let Decoder::Extension(decode) = entry.decode {
                     decode(body.get()).ok()?;
                 }
-                (overrides, Kept::default())
+                overrides
             }
         };
         overridden_rules(&envelope, &entry.rules, &overrides, &mut out);
@@ -1206,7 +1212,8 @@ fn cross_checks_hold(
             let Some(target) = at(v.body) else {
                 return true;
             };
-            crate::recipes::raw_recipe(v.recipe).is_some_and(|holds| holds(target))
+            let fields = kept.fields(v.body);
+            crate::recipes::raw_recipe(v.recipe).is_some_and(|holds| holds(target, fields))
         })
 }
 

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::scan::RawJson;
+use crate::scan::{Fields, RawJson};
 
 /// A recipe check.
 pub type Recipe = fn(&Value) -> Result<(), (String, String)>;
@@ -18,14 +18,16 @@ pub fn recipe(name: &str) -> Option<Recipe> {
     }
 }
 
-/// A recipe on the parser's fast path: whether it holds for a checked value given as JSON text
-/// (the [`Recipe`] of the same name says what is wrong when it does not).
-pub type RawRecipe = fn(RawJson<'_>) -> bool;
+/// A recipe on the parser's fast path: whether it holds for a checked value given as JSON text,
+/// with the value's declared members when a generated fields scanner kept them while reading
+/// it (see `scan_<type>_fields`); the [`Recipe`] of the same name says what is wrong when it
+/// does not.
+pub type RawRecipe = fn(RawJson<'_>, Option<&Fields<'_>>) -> bool;
 
 /// The fast-path form of the recipe named `name`.
 pub fn raw_recipe(name: &str) -> Option<RawRecipe> {
     match name {
-        crate::digest::RECIPE => Some(crate::digest::verify_raw),
+        crate::digest::RECIPE => Some(crate::digest::verify_fields),
         _ => None,
     }
 }

@@ -93,32 +93,84 @@ impl fmt::Display for RawJson<'_> {
 
 /// The top-level members of a body that its generated scanner kept while reading it: the ones
 /// the kind's conditions and cross checks (`envelope_match`, `verify`) read, so that those need
-/// not look for them in the body again.
+/// not look for them in the body again; and the declared members of the object a `verify`
+/// recipe reads ([`Kept::fields`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Kept<'a> {
     names: &'static [&'static str],
     values: [Option<RawJson<'a>>; Kept::MAX],
+    fields: Option<(&'static str, Fields<'a>)>,
+}
+
+/// The declared members of one object value as a generated fields scanner
+/// (`scan_<type>_fields`) read them: `values[i]` is member `names[i]` (`None`: absent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fields<'a> {
+    names: &'static [&'static str],
+    values: [Option<RawJson<'a>>; Fields::MAX],
+}
+
+impl<'a> Fields<'a> {
+    /// The most members kept.
+    pub const MAX: usize = 16;
+
+    /// Keeps `values`: `values[i]` is member `names[i]`. More than [`Fields::MAX`] values do not
+    /// compile (codegen keeps no more).
+    pub fn keep<const N: usize>(
+        &mut self,
+        names: &'static [&'static str; N],
+        values: [Option<RawJson<'a>>; N],
+    ) {
+        const { assert!(N <= Fields::MAX, "more members than Fields::MAX") };
+        self.names = names;
+        self.values = [None; Fields::MAX];
+        for (slot, value) in self.values.iter_mut().zip(values) {
+            *slot = value;
+        }
+    }
+
+    /// The members' names, in the order of [`Fields::value`]'s indices (schema order).
+    pub fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+
+    /// The value of member `names()[i]` as it stood in the object (`None`: absent).
+    pub fn value(&self, i: usize) -> Option<RawJson<'a>> {
+        self.values.get(i).copied().flatten()
+    }
 }
 
 impl<'a> Kept<'a> {
     /// The most members kept.
     pub const MAX: usize = 8;
 
-    /// `values[i]` is member `names[i]` (absent: `None`). More than [`Kept::MAX`] values do not
-    /// compile (codegen refuses a schema set that would need more).
-    pub fn new<const N: usize>(
+    /// Keeps `values`: `values[i]` is member `names[i]` (absent: `None`). More than
+    /// [`Kept::MAX`] values do not compile (codegen refuses a schema set that would need more).
+    pub fn keep<const N: usize>(
+        &mut self,
         names: &'static [&'static str],
         values: [Option<RawJson<'a>>; N],
-    ) -> Self {
+    ) {
         const { assert!(N <= Kept::MAX, "more body members than Kept::MAX") };
-        let mut kept = Kept {
-            names,
-            values: [None; Kept::MAX],
-        };
-        for (slot, value) in kept.values.iter_mut().zip(values) {
+        self.names = names;
+        self.values = [None; Kept::MAX];
+        for (slot, value) in self.values.iter_mut().zip(values) {
             *slot = value;
         }
-        kept
+    }
+
+    /// Where a fields scanner keeps the declared members of the object at JSON Pointer
+    /// `pointer` into the body (filled in place).
+    pub fn fields_for(&mut self, pointer: &'static str) -> &mut Fields<'a> {
+        &mut self.fields.insert((pointer, Fields::default())).1
+    }
+
+    /// The declared members of the object at `pointer`, when they were kept.
+    pub fn fields(&self, pointer: &str) -> Option<&Fields<'a>> {
+        self.fields
+            .as_ref()
+            .filter(|(at, _)| *at == pointer)
+            .map(|(_, fields)| fields)
     }
 
     /// The value at JSON Pointer `pointer` into the body, when its first member was kept:
@@ -787,7 +839,8 @@ mod tests {
     #[test]
     fn kept_members_answer_pointers_below_them() {
         let card = RawJson(r#"{"peer_id":"a","x":[1,2]}"#);
-        let kept = Kept::new(&["peer_card", "a/b"], [Some(card), None]);
+        let mut kept = Kept::default();
+        kept.keep(&["peer_card", "a/b"], [Some(card), None]);
         assert_eq!(
             kept.pointer("/peer_card/peer_id")
                 .flatten()
@@ -803,6 +856,15 @@ mod tests {
         assert_eq!(kept.pointer("/a~1b/c"), Some(None), "kept as absent");
         assert_eq!(kept.pointer("/other/c"), None, "not kept: read the body");
         assert_eq!(Kept::default().pointer("/peer_card"), None);
+        // Fields kept for one pointer answer that pointer only.
+        assert_eq!(kept.fields("/peer_card"), None);
+        kept.fields_for("/peer_card")
+            .keep(&["peer_id", "x"], [Some(RawJson("\"a\"")), None]);
+        let fields = kept.fields("/peer_card").copied().unwrap_or_default();
+        assert_eq!(fields.names(), ["peer_id", "x"]);
+        assert_eq!(fields.value(0).map(|v| v.get()), Some("\"a\""));
+        assert_eq!((fields.value(1), fields.value(2)), (None, None));
+        assert_eq!(kept.fields("/other"), None);
     }
 
     #[test]

@@ -489,6 +489,219 @@ pub fn scan_envelope<'a>(
         ext: f_ext,
     })
 }
+/// The declared members of `CapabilityDocument`, in schema order: the order of the values of [`scan_capability_document_fields`] (a `static`: one address, which a recipe may compare).
+pub static CAPABILITY_DOCUMENT_FIELDS: [&str; 11] = [
+    "id",
+    "summary",
+    "outcome",
+    "digest",
+    "version",
+    "context_needed",
+    "artifacts_expected",
+    "execution_outline",
+    "constraints",
+    "examples",
+    "requirements",
+];
+/// Reads one `CapabilityDocument` value as [`scan_capability_document`] does, keeping the raw value of each declared member in `out`; `None` declines.
+pub fn scan_capability_document_fields<'a>(
+    s: &mut Scanner<'a>,
+    out: &mut scan::Fields<'a>,
+) -> Option<()> {
+    let mut f0: Option<RawJson<'a>> = None;
+    let mut f1: Option<RawJson<'a>> = None;
+    let mut f2: Option<RawJson<'a>> = None;
+    let mut f3: Option<RawJson<'a>> = None;
+    let mut f4: Option<RawJson<'a>> = None;
+    let mut f5: Option<RawJson<'a>> = None;
+    let mut f6: Option<RawJson<'a>> = None;
+    let mut f7: Option<RawJson<'a>> = None;
+    let mut f8: Option<RawJson<'a>> = None;
+    let mut f9: Option<RawJson<'a>> = None;
+    let mut f10: Option<RawJson<'a>> = None;
+    let mut o = s.object()?;
+    let mut seen = 0u64;
+    while let Some(k) = s.key(&mut o)? {
+        match &*k {
+            "id" => {
+                if seen & 1u64 != 0 {
+                    return None;
+                }
+                seen |= 1u64;
+                let m = s.mark();
+                let v = s.string()?;
+                if !super::checks::pattern_0(&v) {
+                    return None;
+                }
+                f0 = Some(s.since(m));
+            }
+            "summary" => {
+                if seen & 2u64 != 0 {
+                    return None;
+                }
+                seen |= 2u64;
+                let m = s.mark();
+                let v = s.string()?;
+                if !super::checks::pattern_0(&v) {
+                    return None;
+                }
+                f1 = Some(s.since(m));
+            }
+            "outcome" => {
+                if seen & 4u64 != 0 {
+                    return None;
+                }
+                seen |= 4u64;
+                let m = s.mark();
+                let v = s.string()?;
+                if !super::checks::pattern_0(&v) {
+                    return None;
+                }
+                f2 = Some(s.since(m));
+            }
+            "digest" => {
+                if seen & 8u64 != 0 {
+                    return None;
+                }
+                seen |= 8u64;
+                let m = s.mark();
+                let v = s.string()?;
+                if !super::checks::pattern_1(&v) {
+                    return None;
+                }
+                f3 = Some(s.since(m));
+            }
+            "version" => {
+                if seen & 16u64 != 0 {
+                    return None;
+                }
+                seen |= 16u64;
+                let m = s.mark();
+                if !s.null() {
+                    s.string()?;
+                }
+                f4 = Some(s.since(m));
+            }
+            "context_needed" => {
+                if seen & 32u64 != 0 {
+                    return None;
+                }
+                seen |= 32u64;
+                let m = s.mark();
+                if !s.null() {
+                    let mut a = s.array()?;
+                    while s.item(&mut a)? {
+                        {
+                            s.string()?;
+                        }
+                    }
+                }
+                f5 = Some(s.since(m));
+            }
+            "artifacts_expected" => {
+                if seen & 64u64 != 0 {
+                    return None;
+                }
+                seen |= 64u64;
+                let m = s.mark();
+                if !s.null() {
+                    let mut a = s.array()?;
+                    while s.item(&mut a)? {
+                        {
+                            s.string()?;
+                        }
+                    }
+                }
+                f6 = Some(s.since(m));
+            }
+            "execution_outline" => {
+                if seen & 128u64 != 0 {
+                    return None;
+                }
+                seen |= 128u64;
+                let m = s.mark();
+                if !s.null() {
+                    let mut a = s.array()?;
+                    while s.item(&mut a)? {
+                        {
+                            s.string()?;
+                        }
+                    }
+                }
+                f7 = Some(s.since(m));
+            }
+            "constraints" => {
+                if seen & 256u64 != 0 {
+                    return None;
+                }
+                seen |= 256u64;
+                let m = s.mark();
+                if !s.null() {
+                    let mut a = s.array()?;
+                    while s.item(&mut a)? {
+                        {
+                            s.string()?;
+                        }
+                    }
+                }
+                f8 = Some(s.since(m));
+            }
+            "examples" => {
+                if seen & 512u64 != 0 {
+                    return None;
+                }
+                seen |= 512u64;
+                let m = s.mark();
+                if !s.null() {
+                    let mut a = s.array()?;
+                    while s.item(&mut a)? {
+                        {
+                            s.string()?;
+                        }
+                    }
+                }
+                f9 = Some(s.since(m));
+            }
+            "requirements" => {
+                if seen & 1024u64 != 0 {
+                    return None;
+                }
+                seen |= 1024u64;
+                let m = s.mark();
+                if !s.null() {
+                    let m = s.mark();
+                    let mut a = s.array()?;
+                    let mut n = 0usize;
+                    while s.item(&mut a)? {
+                        {
+                            let v = s.string()?;
+                            if !super::checks::pattern_0(&v) {
+                                return None;
+                            }
+                        }
+                        n += 1;
+                    }
+                    if n > 1 {
+                        let items = s.since(m);
+                        if scan::has_duplicate(items, true) {
+                            return None;
+                        }
+                    }
+                }
+                f10 = Some(s.since(m));
+            }
+            _ => {
+                s.fresh(&mut o, k)?;
+                s.skip()?;
+            }
+        }
+    }
+    if seen & 15u64 != 15u64 {
+        return None;
+    }
+    out.keep(&CAPABILITY_DOCUMENT_FIELDS, [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10]);
+    Some(())
+}
 /// Reads one `ArtifactDescriptor` value (`artifact-descriptor.schema.json#`); `None` declines.
 pub fn scan_artifact_descriptor<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
@@ -789,164 +1002,7 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `CapabilityDocument` value (`capability-document.schema.json#`); `None` declines.
 pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let mut o = s.object()?;
-    let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "id" => {
-                if seen & 1u64 != 0 {
-                    return None;
-                }
-                seen |= 1u64;
-                let v = s.string()?;
-                if !super::checks::pattern_0(&v) {
-                    return None;
-                }
-            }
-            "summary" => {
-                if seen & 2u64 != 0 {
-                    return None;
-                }
-                seen |= 2u64;
-                let v = s.string()?;
-                if !super::checks::pattern_0(&v) {
-                    return None;
-                }
-            }
-            "outcome" => {
-                if seen & 4u64 != 0 {
-                    return None;
-                }
-                seen |= 4u64;
-                let v = s.string()?;
-                if !super::checks::pattern_0(&v) {
-                    return None;
-                }
-            }
-            "digest" => {
-                if seen & 8u64 != 0 {
-                    return None;
-                }
-                seen |= 8u64;
-                let v = s.string()?;
-                if !super::checks::pattern_1(&v) {
-                    return None;
-                }
-            }
-            "version" => {
-                if seen & 16u64 != 0 {
-                    return None;
-                }
-                seen |= 16u64;
-                if !s.null() {
-                    s.string()?;
-                }
-            }
-            "context_needed" => {
-                if seen & 32u64 != 0 {
-                    return None;
-                }
-                seen |= 32u64;
-                if !s.null() {
-                    let mut a = s.array()?;
-                    while s.item(&mut a)? {
-                        {
-                            s.string()?;
-                        }
-                    }
-                }
-            }
-            "artifacts_expected" => {
-                if seen & 64u64 != 0 {
-                    return None;
-                }
-                seen |= 64u64;
-                if !s.null() {
-                    let mut a = s.array()?;
-                    while s.item(&mut a)? {
-                        {
-                            s.string()?;
-                        }
-                    }
-                }
-            }
-            "execution_outline" => {
-                if seen & 128u64 != 0 {
-                    return None;
-                }
-                seen |= 128u64;
-                if !s.null() {
-                    let mut a = s.array()?;
-                    while s.item(&mut a)? {
-                        {
-                            s.string()?;
-                        }
-                    }
-                }
-            }
-            "constraints" => {
-                if seen & 256u64 != 0 {
-                    return None;
-                }
-                seen |= 256u64;
-                if !s.null() {
-                    let mut a = s.array()?;
-                    while s.item(&mut a)? {
-                        {
-                            s.string()?;
-                        }
-                    }
-                }
-            }
-            "examples" => {
-                if seen & 512u64 != 0 {
-                    return None;
-                }
-                seen |= 512u64;
-                if !s.null() {
-                    let mut a = s.array()?;
-                    while s.item(&mut a)? {
-                        {
-                            s.string()?;
-                        }
-                    }
-                }
-            }
-            "requirements" => {
-                if seen & 1024u64 != 0 {
-                    return None;
-                }
-                seen |= 1024u64;
-                if !s.null() {
-                    let m = s.mark();
-                    let mut a = s.array()?;
-                    let mut n = 0usize;
-                    while s.item(&mut a)? {
-                        {
-                            let v = s.string()?;
-                            if !super::checks::pattern_0(&v) {
-                                return None;
-                            }
-                        }
-                        n += 1;
-                    }
-                    if n > 1 {
-                        let items = s.since(m);
-                        if scan::has_duplicate(items, true) {
-                            return None;
-                        }
-                    }
-                }
-            }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
-        }
-    }
-    if seen & 15u64 != 15u64 {
-        return None;
-    }
+    scan_capability_document_fields(s, &mut scan::Fields::default())?;
     Some(())
 }
 /// Reads one `Channel` value (`defs.schema.json#/$defs/channel`); `None` declines.
@@ -1480,7 +1536,10 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
     ("WorkspaceId", scan_workspace_id as fn(&mut Scanner<'_>) -> Option<()>),
 ];
 /// Reads the body of a `greet` envelope: `GreetBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
-pub fn scan_body_greet<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
+pub fn scan_body_greet<'a>(
+    s: &mut Scanner<'a>,
+    kept: &mut Kept<'a>,
+) -> Option<BodyOverrides> {
     let mut m0: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
@@ -1514,10 +1573,14 @@ pub fn scan_body_greet<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'
         return None;
     }
     let mut overrides = BodyOverrides::default();
-    Some((overrides, Kept::new(&["peer_card"], [m0])))
+    kept.keep(&["peer_card"], [m0]);
+    Some(overrides)
 }
 /// Reads the body of a `whois` envelope: `WhoisBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
-pub fn scan_body_whois<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
+pub fn scan_body_whois<'a>(
+    s: &mut Scanner<'a>,
+    kept: &mut Kept<'a>,
+) -> Option<BodyOverrides> {
     let mut m0: Option<RawJson<'a>> = None;
     let mut m1: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
@@ -1593,17 +1656,22 @@ pub fn scan_body_whois<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'
             return None;
         }
     }
-    Some((overrides, Kept::new(&["type", "peer_card"], [m0, m1])))
+    kept.keep(&["type", "peer_card"], [m0, m1]);
+    Some(overrides)
 }
 /// Reads the body of a `say` envelope: `SayBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
-pub fn scan_body_say<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
+pub fn scan_body_say<'a>(
+    s: &mut Scanner<'a>,
+    _kept: &mut Kept<'a>,
+) -> Option<BodyOverrides> {
     scan_say_body(s)?;
-    Some((BodyOverrides::default(), Kept::default()))
+    Some(BodyOverrides::default())
 }
 /// Reads the body of a `capability` envelope: `CapabilityBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
 pub fn scan_body_capability<'a>(
     s: &mut Scanner<'a>,
-) -> Option<(BodyOverrides, Kept<'a>)> {
+    kept: &mut Kept<'a>,
+) -> Option<BodyOverrides> {
     let mut m0: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
@@ -1615,7 +1683,7 @@ pub fn scan_body_capability<'a>(
                 }
                 seen |= 1u64;
                 let m = s.mark();
-                scan_capability_document(s)?;
+                scan_capability_document_fields(s, kept.fields_for("/capability"))?;
                 m0 = Some(s.since(m));
             }
             _ => {
@@ -1628,10 +1696,14 @@ pub fn scan_body_capability<'a>(
         return None;
     }
     let mut overrides = BodyOverrides::default();
-    Some((overrides, Kept::new(&["capability"], [m0])))
+    kept.keep(&["capability"], [m0]);
+    Some(overrides)
 }
 /// Reads the body of a `receipt` envelope: `ReceiptBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
-pub fn scan_body_receipt<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
+pub fn scan_body_receipt<'a>(
+    s: &mut Scanner<'a>,
+    kept: &mut Kept<'a>,
+) -> Option<BodyOverrides> {
     let mut m0: Option<RawJson<'a>> = None;
     let mut m1: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
@@ -1711,10 +1783,14 @@ pub fn scan_body_receipt<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept
             }
         }
     }
-    Some((overrides, Kept::new(&["status", "reason_code"], [m0, m1])))
+    kept.keep(&["status", "reason_code"], [m0, m1]);
+    Some(overrides)
 }
 /// Reads the body of a `trace` envelope: `TraceBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
-pub fn scan_body_trace<'a>(s: &mut Scanner<'a>) -> Option<(BodyOverrides, Kept<'a>)> {
+pub fn scan_body_trace<'a>(
+    s: &mut Scanner<'a>,
+    _kept: &mut Kept<'a>,
+) -> Option<BodyOverrides> {
     scan_trace_body(s)?;
-    Some((BodyOverrides::default(), Kept::default()))
+    Some(BodyOverrides::default())
 }
