@@ -77,8 +77,7 @@ const fn field_positions(fields: &[&str]) -> [usize; DIGEST_MEMBERS.len() + 1] {
         };
         let mut i = 0;
         while !same(fields[i].as_bytes(), name.as_bytes()) {
-            // Past the end: a compile-time error naming no member (const panics take no
-            // arguments), so the message says where to look.
+            // Past the end: a compile-time error (a const panic cannot format the name).
             i += 1;
             assert!(
                 i < fields.len(),
