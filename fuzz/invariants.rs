@@ -71,7 +71,10 @@ pub fn check_digest(data: &[u8]) {
     };
     let fast_path_agrees = |doc: &serde_json::Value| {
         let text = doc.to_string();
-        assert!(RawJson::parse(&text).is_some(), "serde_json output is strict JSON");
+        assert!(
+            RawJson::parse(&text).is_some(),
+            "serde_json output is strict JSON"
+        );
         agrees(doc, &text);
     };
     // The input's own layout (white space, escapes, member order), when it is strict JSON.
