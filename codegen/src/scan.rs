@@ -39,16 +39,17 @@ const MAX_FIELDS: usize = 64;
 /// The most body members a body scanner keeps (`agh_protocol::scan::Kept::MAX`).
 const KEPT_MAX: usize = 8;
 
-/// The most declared members a fields scanner keeps (`agh_protocol::scan::Fields::MAX`).
+/// The most declared members a fields scanner keeps (the default `MAX` of
+/// `agh_protocol::scan::Fields`).
 const FIELDS_MAX: usize = 16;
 
 /// The fields scanner function name of a named type (see [`Emitter::fields_scanners`]).
-pub fn fields_fn(type_name: &str) -> proc_macro2::Ident {
+fn fields_fn(type_name: &str) -> proc_macro2::Ident {
     format_ident!("scan_{}_fields", type_name.to_snake_case())
 }
 
 /// The const naming a fields scanner's members, in the order of its values.
-pub fn fields_const(type_name: &str) -> proc_macro2::Ident {
+fn fields_const(type_name: &str) -> proc_macro2::Ident {
     format_ident!("{}_FIELDS", type_name.to_snake_case().to_uppercase())
 }
 
@@ -61,10 +62,15 @@ fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
     shape.object.as_ref().filter(|_| plain)
 }
 
-/// The member a JSON Pointer of one token names (`/capability` -> `capability`).
-fn single_token(pointer: &str) -> Option<String> {
-    let token = pointer.strip_prefix('/')?;
-    (!token.contains('/')).then(|| token.replace("~1", "/").replace("~0", "~"))
+/// The member the first token of a JSON Pointer into an object names (`/capability/id` ->
+/// `capability`), and whether it is the only token.
+fn first_token(pointer: &str) -> (String, bool) {
+    let rest = pointer.strip_prefix('/').unwrap_or(pointer);
+    let (first, only) = match rest.split_once('/') {
+        Some((first, _)) => (first, false),
+        None => (rest, true),
+    };
+    (first.replace("~1", "/").replace("~0", "~"), only)
 }
 
 struct Emitter<'m> {
@@ -413,7 +419,10 @@ impl Emitter<'_> {
     )> {
         let body = plain_object(&self.model.named(&kind.body_type)?.shape)?;
         kind.rules.verify.iter().find_map(|v| {
-            let token = single_token(&v.body)?;
+            let (token, only) = first_token(&v.body);
+            if !only {
+                return None;
+            }
             let field = body.fields.iter().find(|f| f.json_name == token)?;
             Some((v.body.as_str(), field, self.fields_target(&field.shape)?))
         })
@@ -578,13 +587,7 @@ impl Emitter<'_> {
             }
             let pointers = kind.rules.envelope_match.iter().map(|m| &m.body);
             for p in pointers.chain(kind.rules.verify.iter().map(|v| &v.body)) {
-                let first = p
-                    .strip_prefix('/')
-                    .unwrap_or(p)
-                    .split('/')
-                    .next()
-                    .unwrap_or("");
-                keep(&first.replace("~1", "/").replace("~0", "~"));
+                keep(&first_token(p).0);
             }
             if names.len() > KEPT_MAX {
                 return Err(Error::new(

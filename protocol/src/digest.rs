@@ -703,7 +703,6 @@ fn canonical_list(text: &str, ordered: bool) -> bool {
     if b.first() != Some(&b'[') {
         return false;
     }
-    let printable = |c: Option<&u8>| c.is_some_and(|&c| c > b' ' && c < 0x7f);
     // Where the next item's opening quote must stand; where the open item starts.
     let mut next = 1usize;
     let mut open: Option<usize> = None;
@@ -718,8 +717,8 @@ fn canonical_list(text: &str, ordered: bool) -> bool {
             return true;
         };
         let item = b.get(start..i).unwrap_or_default();
-        if !printable(item.first())
-            || !printable(item.last())
+        if !plain_end(item.first())
+            || !plain_end(item.last())
             || (ordered && next > 1 && item <= last)
         {
             return false;
@@ -751,12 +750,17 @@ fn canonical_list(text: &str, ordered: bool) -> bool {
     done && escapes == 0
 }
 
+/// Whether a string that starts (or ends) with this byte has nothing to trim at that end:
+/// printable ASCII (no white space is). Conservative: a non-ASCII end may still be trimmed.
+fn plain_end(c: Option<&u8>) -> bool {
+    c.is_some_and(|&c| c > b' ' && c < 0x7f)
+}
+
 /// Removes Unicode `White_Space` at both ends (the recipe's "trim"; U+001C..U+001F stay).
 pub fn trim(s: &str) -> &str {
     let b = s.as_bytes();
     // Most strings start and end with a printable ASCII character: nothing to trim.
-    let printable = |c: Option<&u8>| c.is_some_and(|&c| c > b' ' && c < 0x7f);
-    if printable(b.first()) && printable(b.last()) {
+    if plain_end(b.first()) && plain_end(b.last()) {
         return s;
     }
     // `str::trim` removes exactly the characters with the White_Space property.

@@ -97,33 +97,39 @@ impl fmt::Display for RawJson<'_> {
 /// recipe reads ([`Kept::fields`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Kept<'a> {
-    names: &'static [&'static str],
-    values: [Option<RawJson<'a>>; Kept::MAX],
+    members: Fields<'a, { Kept::MAX }>,
     fields: Option<(&'static str, Fields<'a>)>,
 }
 
-/// The declared members of one object value as a generated fields scanner
-/// (`scan_<type>_fields`) read them: `values[i]` is member `names[i]` (`None`: absent).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Fields<'a> {
+/// Members of one object value as a generated scanner read them (a fields scanner,
+/// `scan_<type>_fields`, keeps every declared member): `values[i]` is member `names[i]` (`None`:
+/// absent). At most `MAX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fields<'a, const MAX: usize = 16> {
     names: &'static [&'static str],
-    values: [Option<RawJson<'a>>; Fields::MAX],
+    values: [Option<RawJson<'a>>; MAX],
 }
 
-impl<'a> Fields<'a> {
-    /// The most members kept.
-    pub const MAX: usize = 16;
+impl<const MAX: usize> Default for Fields<'_, MAX> {
+    fn default() -> Self {
+        Fields {
+            names: &[],
+            values: [None; MAX],
+        }
+    }
+}
 
-    /// Keeps `values`: `values[i]` is member `names[i]`. More than [`Fields::MAX`] values do not
-    /// compile (codegen keeps no more).
+impl<'a, const MAX: usize> Fields<'a, MAX> {
+    /// Keeps `values`: `values[i]` is member `names[i]`. More than `MAX` values do not compile
+    /// (codegen keeps no more).
     pub fn keep<const N: usize>(
         &mut self,
         names: &'static [&'static str; N],
         values: [Option<RawJson<'a>>; N],
     ) {
-        const { assert!(N <= Fields::MAX, "more members than Fields::MAX") };
+        const { assert!(N <= MAX, "more members than this `Fields` keeps") };
         self.names = names;
-        self.values = [None; Fields::MAX];
+        self.values = [None; MAX];
         for (slot, value) in self.values.iter_mut().zip(values) {
             *slot = value;
         }
@@ -141,22 +147,17 @@ impl<'a> Fields<'a> {
 }
 
 impl<'a> Kept<'a> {
-    /// The most members kept.
+    /// The most body members kept.
     pub const MAX: usize = 8;
 
     /// Keeps `values`: `values[i]` is member `names[i]` (absent: `None`). More than
     /// [`Kept::MAX`] values do not compile (codegen refuses a schema set that would need more).
     pub fn keep<const N: usize>(
         &mut self,
-        names: &'static [&'static str],
+        names: &'static [&'static str; N],
         values: [Option<RawJson<'a>>; N],
     ) {
-        const { assert!(N <= Kept::MAX, "more body members than Kept::MAX") };
-        self.names = names;
-        self.values = [None; Kept::MAX];
-        for (slot, value) in self.values.iter_mut().zip(values) {
-            *slot = value;
-        }
+        self.members.keep(names, values);
     }
 
     /// Where a fields scanner keeps the declared members of the object at JSON Pointer
@@ -182,14 +183,8 @@ impl<'a> Kept<'a> {
             None => (rest, ""),
         };
         let first = pointer_token(first);
-        let i = self.names.iter().position(|n| *n == first)?;
-        Some(
-            self.values
-                .get(i)
-                .copied()
-                .flatten()
-                .and_then(|v| self::pointer(v, below)),
-        )
+        let i = self.members.names.iter().position(|n| *n == first)?;
+        Some(self.members.value(i).and_then(|v| self::pointer(v, below)))
     }
 }
 
