@@ -64,19 +64,71 @@ pub fn matches(re: &OnceLock<Option<regress::Regex>>, pattern: &str, s: &str) ->
         .is_some_and(|re| re.find(s).is_some())
 }
 
-/// Whether `v` equals the JSON text `json` (for non-string constants).
+/// Whether `v` equals the JSON text `json` (for non-string constants), as JSON Schema compares
+/// instances ([`equality_key`]).
 pub fn json_eq(v: &Value, json: &str) -> bool {
-    serde_json::from_str::<Value>(json).is_ok_and(|j| &j == v)
+    serde_json::from_str::<Value>(json).is_ok_and(|j| equality_key(&j) == equality_key(v))
 }
 
-/// The first pair of equal items `(first, again)`, in linear expected time.
+/// A text that two JSON values share exactly when JSON Schema holds them equal (`const`, `enum`,
+/// `uniqueItems`): numbers by their mathematical value (`1` and `1.0` are equal), objects
+/// whatever the order of their members, strings, arrays, booleans and `null` as they are. It is
+/// JSON text itself: strings escaped, object members sorted by name, each number in one form
+/// (an integer when it has no fraction, the shortest round-trip form otherwise).
+pub fn equality_key(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Number(n) => {
+                let integral = n
+                    .as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() <= u64::MAX as f64);
+                match (n.as_u64(), n.as_i64(), integral) {
+                    (Some(u), _, _) => out.push_str(&u.to_string()),
+                    (_, Some(i), _) => out.push_str(&i.to_string()),
+                    // A float with no fraction in the 64-bit range reads as the integer it is
+                    // (`-0.0` as `0`); an `i128` holds every such value exactly.
+                    (_, _, Some(f)) => out.push_str(&(f as i128).to_string()),
+                    _ => out.push_str(&n.to_string()),
+                }
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                let mut members: Vec<_> = map.iter().collect();
+                members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                out.push('{');
+                for (i, (name, value)) in members.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::from(name.as_str()).to_string());
+                    out.push(':');
+                    write(value, out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(v, &mut out);
+    out
+}
+
+/// The first pair of equal items `(first, again)` as JSON Schema compares them
+/// ([`equality_key`]), in linear expected time.
 pub fn first_duplicate(items: &[Value]) -> Option<(usize, usize)> {
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        let key = match item {
-            Value::String(s) => format!("s{s}"),
-            other => format!("j{other}"),
-        };
+        let key = equality_key(item);
         if let Some(&first) = seen.get(&key) {
             return Some((first, i));
         }
@@ -216,4 +268,53 @@ pub fn unknown_member(
 ) {
     let message = format!("unknown member `{name}`: this object allows only its declared members");
     member(out, code, at, rule, name, message);
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn json_schema_equality_of_instances() {
+        let same = [
+            (json!(1), json!(1.0)),
+            (json!(-0.0), json!(0)),
+            (json!(-3), json!(-3.0)),
+            (json!(1e3), json!(1000)),
+            (json!(9007199254740992u64), json!(9007199254740992.0)),
+            (
+                json!({"x": 1, "y": [2, {"a": null, "b": true}]}),
+                json!({"y": [2.0, {"b": true, "a": null}], "x": 1}),
+            ),
+            (json!("a\u{0}\""), json!("a\u{0}\"")),
+        ];
+        for (a, b) in same {
+            assert_eq!(equality_key(&a), equality_key(&b), "{a} {b}");
+            assert_eq!(first_duplicate(&[a.clone(), b.clone()]), Some((0, 1)));
+            assert!(json_eq(&a, &b.to_string()), "{a} {b}");
+        }
+        let different = [
+            (json!(1), json!(1.5)),
+            (json!(1), json!("1")),
+            (json!(9007199254740993u64), json!(9007199254740992.0)),
+            (json!(u64::MAX), json!(-1)),
+            (json!(1e300), json!(1e301)),
+            (json!([1, 2]), json!([2, 1])),
+            (json!({"x": 1}), json!({"x": 1, "y": null})),
+            (json!({"a,b": 1}), json!({"a": 1, "b": 1})),
+            (json!(null), json!(false)),
+            (json!(["a", "b"]), json!(["a,b"])),
+        ];
+        for (a, b) in different {
+            assert_ne!(equality_key(&a), equality_key(&b), "{a} {b}");
+            assert_eq!(first_duplicate(&[a.clone(), b.clone()]), None);
+            assert!(!json_eq(&a, &b.to_string()), "{a} {b}");
+        }
+        assert_eq!(
+            first_duplicate(&[json!({"p": 1}), json!(2), json!({"p": 1.0}), json!(2)]),
+            Some((0, 2))
+        );
+    }
 }

@@ -881,7 +881,16 @@ mod tests {
             RawJson(r#"[{"x":[1,"]"]},{"x":[1,"]"]}]"#),
             false
         ));
-        assert!(!has_duplicate(RawJson(r#"[1,1.0]"#), false));
+        // JSON Schema's equality: numbers by value, objects whatever their member order.
+        assert!(has_duplicate(RawJson(r#"[1,1.0]"#), false));
+        assert!(has_duplicate(
+            RawJson(r#"[{"a":1,"b":2},{"b":2,"a":1}]"#),
+            false
+        ));
+        assert!(!has_duplicate(
+            RawJson(r#"[{"a":1,"b":2},{"b":1,"a":2}]"#),
+            false
+        ));
         let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\"")).collect();
         let unique = format!("[{}]", many.join(","));
         assert!(!has_duplicate(RawJson(&unique), false));
@@ -904,7 +913,8 @@ mod tests {
             first_duplicate(&items(&["\"a\"", "\"\\u0061\""])),
             Some((0, 1))
         );
-        assert_eq!(first_duplicate(&items(&["1", "1.0"])), None);
+        assert_eq!(first_duplicate(&items(&["1", "1.0"])), Some((0, 1)));
+        assert_eq!(first_duplicate(&items(&["1", "1.5"])), None);
         assert_eq!(
             first_duplicate_trimmed(&items(&["\" a\"", "\"a \""])),
             Some((0, 1))
