@@ -110,7 +110,7 @@ fn show(value: &Value) -> String {
 pub(crate) fn overrides(envelope: &crate::model::EnvelopeOverrides) -> TokenStream {
     let presence = |p: crate::model::Presence| {
         let v = format_ident!("{}", p.variant());
-        quote!(Some(crate::kind::Presence::#v))
+        quote!(Some(::agh_protocol::kind::Presence::#v))
     };
     let mut out = TokenStream::new();
     if let Some(to) = envelope.to.map(presence) {
@@ -144,9 +144,11 @@ impl<'m> Emitter<'m> {
                 format!("`{code}` is not a known reason code"),
             ));
         }
-        let ty = format_ident!("{}", known.type_name);
+        // A problem carries the runtime's reason code (v0's `ReasonCode`, which the runtime
+        // re-exports), whatever the set calls its own list: code generated for another set
+        // compiles against the same `Problems`.
         let var = format_ident!("{}", code.to_upper_camel_case());
-        Ok(quote!(crate::generated::#ty::#var))
+        Ok(quote!(::agh_protocol::ReasonCode::#var))
     }
 
     fn pattern(&mut self, src: &str) -> usize {
@@ -672,9 +674,9 @@ pub fn emit_checks(model: &Model) -> Result<Checks> {
 
         use serde_json::{Map, Value};
 
-        use crate::check as c;
-        use crate::model::BodyOverrides;
-        use crate::problem::Problems;
+        use ::agh_protocol::check as c;
+        use ::agh_protocol::model::BodyOverrides;
+        use ::agh_protocol::problem::Problems;
         use super::types::*;
 
         #statics

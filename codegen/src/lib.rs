@@ -68,9 +68,17 @@ pub struct Output {
     pub files: Vec<GeneratedFile>,
 }
 
+/// The second schema set of the workspace: invented kinds and shapes the normative set does not
+/// have (nested arrays with `minItems`, integer items with `minimum`, unique objects), so that
+/// code generated for another set is compiled and run, not only read.
+pub const TEST_SET: &str = "codegen/tests/fixtures/two-kinds";
+
 /// Everything `cargo xtask codegen` writes for the workspace at `root`: the Rust code from
-/// `schemas/agh-network-v0` into `protocol/src/generated`, and the reference docs (with the
-/// examples of `examples/envelopes`) into `docs/reference`.
+/// `schemas/agh-network-v0` into `protocol/src/generated`, the reference docs (with the
+/// examples of `examples/envelopes`) into `docs/reference`, and the Rust code of [`TEST_SET`]
+/// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
+/// against the same runtime: generated code names the runtime as `::agh_protocol` and its own
+/// files as `super`, so it compiles in any crate that depends on `agh-protocol`).
 pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
     let (set, model) = load_model(root.join("schemas/agh-network-v0"))?;
     Ok(vec![
@@ -81,6 +89,10 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         Output {
             dir: "docs/reference",
             files: docs::emit_docs(&set, &model, Some(&root.join("examples/envelopes")))?,
+        },
+        Output {
+            dir: "protocol/tests/two_kinds",
+            files: generate(root.join(TEST_SET))?,
         },
     ])
 }

@@ -161,7 +161,7 @@ fn test_as(set: &Set, bytes: bool) -> TokenStream {
                 quote!((#l, #h))
             });
             let test = quote!({
-                const SET: [bool; 256] = crate::check::byte_set(&[#(#pairs),*]);
+                const SET: [bool; 256] = ::agh_protocol::check::byte_set(&[#(#pairs),*]);
                 SET[c as usize]
             });
             if *negated {

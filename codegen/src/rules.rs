@@ -10,7 +10,7 @@ use crate::model::{EnumValue, KnownValues, Model, Sender};
 fn value_docs(values: &[EnumValue]) -> TokenStream {
     let items = values.iter().map(|v| {
         let (value, description) = (&v.value, &v.description);
-        quote! { crate::model::ValueDoc { value: #value, description: #description } }
+        quote! { ::agh_protocol::model::ValueDoc { value: #value, description: #description } }
     });
     quote! { &[#(#items),*] }
 }
@@ -88,7 +88,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
     let forbidden = |list: &[crate::model::Forbidden]| {
         let items = list.iter().map(|f| {
             let (n, m) = (&f.name, &f.message);
-            quote! { crate::model::Forbidden { name: #n, message: #m } }
+            quote! { ::agh_protocol::model::Forbidden { name: #n, message: #m } }
         });
         quote! { &[#(#items),*] }
     };
@@ -109,9 +109,9 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
         pub const DEFAULT_REPLAY_AGE_SECS: u64 = #replay;
         /// Envelope members rejected with a specific message.
-        pub const FORBIDDEN_MEMBERS: &[crate::model::Forbidden] = #fm;
+        pub const FORBIDDEN_MEMBERS: &[::agh_protocol::model::Forbidden] = #fm;
         /// Kind names rejected with a specific message.
-        pub const FORBIDDEN_KINDS: &[crate::model::Forbidden] = #fk;
+        pub const FORBIDDEN_KINDS: &[::agh_protocol::model::Forbidden] = #fk;
         /// The receiver validation order (docs).
         pub const VALIDATION_ORDER: &[&str] = &[#(#order),*];
         /// Every declared envelope member, in schema order.
@@ -135,51 +135,51 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         let (kind, profile) = (&r.kind, &r.profile);
         let pr = |p: crate::model::Presence| {
             let v = format_ident!("{}", p.variant());
-            quote! { crate::kind::Presence::#v }
+            quote! { ::agh_protocol::kind::Presence::#v }
         };
         let (surface, work_id, to, reply_to) =
             (pr(r.surface), pr(r.work_id), pr(r.to), pr(r.reply_to));
         let work = format_ident!("{}", r.work.variant());
         let em = r.envelope_match.iter().map(|m| {
             let (b, e) = (&m.body, &m.envelope);
-            quote! { crate::kind::EnvelopeMatch { body: #b, envelope: #e } }
+            quote! { ::agh_protocol::kind::EnvelopeMatch { body: #b, envelope: #e } }
         });
         let ve = r.verify.iter().map(|v| {
             let (b, rc, code) = (&v.body, &v.recipe, &v.reason_code);
-            quote! { crate::kind::Verify { body: #b, recipe: #rc, reason_code: #code } }
+            quote! { ::agh_protocol::kind::Verify { body: #b, recipe: #rc, reason_code: #code } }
         });
         let (purpose, body_type) = (&k.purpose, &k.body_type);
         let check = crate::checks::body_check_fn(k);
         let decode = crate::checks::decode_fn(k);
         let scan = crate::scan::body_scan_fn(k);
         quote! {
-            crate::model::KindInfo {
-                rules: crate::kind::KindRules {
+            ::agh_protocol::model::KindInfo {
+                rules: ::agh_protocol::kind::KindRules {
                     kind: #kind,
                     profile: #profile,
                     surface: #surface,
                     work_id: #work_id,
                     to: #to,
                     reply_to: #reply_to,
-                    work: crate::kind::WorkRole::#work,
+                    work: ::agh_protocol::kind::WorkRole::#work,
                     envelope_match: &[#(#em),*],
                     verify: &[#(#ve),*],
                 },
                 purpose: #purpose,
                 body_type: #body_type,
-                check: crate::generated::checks::#check,
-                decode: crate::generated::checks::#decode,
-                scan: crate::generated::scan::#scan,
+                check: super::checks::#check,
+                decode: super::checks::#decode,
+                scan: super::scan::#scan,
             }
         }
     });
     out.extend(quote! {
         /// Every kind of the schema set, in envelope `kind` enum order, with its rules
         /// (`x-agh-kind`). The generated body types carry the same values through `#[derive(Body)]`.
-        pub const KINDS: &[crate::model::KindInfo] = &[#(#infos),*];
+        pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = &[#(#infos),*];
 
         /// The rules of `kind`, if the schema set defines it.
-        pub fn kind_rules(kind: &str) -> Option<&'static crate::kind::KindRules> {
+        pub fn kind_rules(kind: &str) -> Option<&'static ::agh_protocol::kind::KindRules> {
             KINDS.iter().find(|k| k.rules.kind == kind).map(|k| &k.rules)
         }
     });
@@ -187,13 +187,13 @@ pub fn emit_rules(model: &Model) -> TokenStream {
     if let Some(c) = &model.containers {
         let member = &c.member;
         let entries = c.entries.iter().map(|(s, m)| {
-            quote! { crate::model::Container { surface: #s, member: #m } }
+            quote! { ::agh_protocol::model::Container { surface: #s, member: #m } }
         });
         out.extend(quote! {
             /// The envelope member that names the conversation surface.
             pub const SURFACE_MEMBER: &str = #member;
             /// The container member each surface value requires (`x-agh-container`).
-            pub const CONTAINERS: &[crate::model::Container] = &[#(#entries),*];
+            pub const CONTAINERS: &[::agh_protocol::model::Container] = &[#(#entries),*];
         });
     }
 
@@ -206,7 +206,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         let vals = value_docs(&e.values);
         out.extend(quote! {
             #[doc = #doc]
-            pub const #name: &[crate::model::ValueDoc] = #vals;
+            pub const #name: &[::agh_protocol::model::ValueDoc] = #vals;
         });
     }
 
@@ -221,22 +221,22 @@ pub fn emit_rules(model: &Model) -> TokenStream {
                 let kind = &g.kind;
                 let body = match &g.body_match {
                     Some((m, v)) => {
-                        quote! { Some(crate::model::BodyMatch { member: #m, value: #v }) }
+                        quote! { Some(::agh_protocol::model::BodyMatch { member: #m, value: #v }) }
                     }
                     None => quote! { None },
                 };
                 let sender = match g.sender {
-                    Some(Sender::Initiator) => quote! { Some(crate::model::Sender::Initiator) },
-                    Some(Sender::Target) => quote! { Some(crate::model::Sender::Target) },
+                    Some(Sender::Initiator) => quote! { Some(::agh_protocol::model::Sender::Initiator) },
+                    Some(Sender::Target) => quote! { Some(::agh_protocol::model::Sender::Target) },
                     None => quote! { None },
                 };
-                quote! { crate::model::Trigger { kind: #kind, body: #body, sender: #sender } }
+                quote! { ::agh_protocol::model::Trigger { kind: #kind, body: #body, sender: #sender } }
             });
-            quote! { crate::model::Transition { from: #from, to: #to, on: &[#(#on),*] } }
+            quote! { ::agh_protocol::model::Transition { from: #from, to: #to, on: &[#(#on),*] } }
         });
         out.extend(quote! {
             /// The work lifecycle (`x-agh-lifecycle`).
-            pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
+            pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::Lifecycle {
                 states: #states,
                 initial: #initial,
                 terminal: &[#(#terminal),*],

@@ -853,9 +853,9 @@ pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<T
         //! exact validators in `checks.rs` say why.
         use std::borrow::Cow;
 
-        use crate::check as c;
-        use crate::model::BodyOverrides;
-        use crate::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+        use ::agh_protocol::check as c;
+        use ::agh_protocol::model::BodyOverrides;
+        use ::agh_protocol::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 
         #envelope
         #types

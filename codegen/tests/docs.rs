@@ -236,9 +236,17 @@ fn another_schema_set_gets_its_own_docs() {
     let files = docs_for(&two_kinds(), None);
     assert_eq!(
         names(&files),
-        ["envelope.md", "index.md", "message-kinds.md", "values.md"],
-        "no lifecycle, no object types, one value set used by no body"
+        [
+            "defs.md",
+            "envelope.md",
+            "index.md",
+            "message-kinds.md",
+            "values.md"
+        ],
+        "no lifecycle, one object type (`MiniPoint`), one value set used by no body"
     );
+    let defs = page(&files, "defs.md");
+    assert!(defs.contains("MiniPoint"), "{defs}");
     for f in &files {
         assert!(f
             .contents

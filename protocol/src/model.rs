@@ -39,8 +39,9 @@ pub struct Container {
 /// the body's conditions override.
 pub type BodyCheck = fn(&Value, &mut String, &mut Problems) -> BodyOverrides;
 
-/// A generated body decoder: the checked body's JSON text to its typed form.
-pub type BodyDecode = fn(&str) -> Result<KnownBody, serde_json::Error>;
+/// A generated body decoder: the checked body's JSON text to its typed form (`B`: the set's
+/// `KnownBody`, v0's by default).
+pub type BodyDecode<B = KnownBody> = fn(&str) -> Result<B, serde_json::Error>;
 
 /// A generated body scanner (the fast path): reads the body with the scanner, checking the
 /// kind's schema and conditionals; returns the envelope rules the body overrides, or `None` to
@@ -51,8 +52,10 @@ pub type BodyScan =
     for<'a> fn(&mut crate::scan::Scanner<'a>, &mut crate::scan::Kept<'a>) -> Option<BodyOverrides>;
 
 /// One message kind: its envelope rules, its purpose, its generated body type, check and decoder.
+/// `B` is the generated `KnownBody` of the schema set the table was generated from (v0's by
+/// default; code generated for another set names its own).
 #[derive(Clone, Copy, Debug)]
-pub struct KindInfo {
+pub struct KindInfo<B = KnownBody> {
     /// The envelope rules.
     pub rules: KindRules,
     /// One-line purpose.
@@ -61,8 +64,8 @@ pub struct KindInfo {
     pub body_type: &'static str,
     /// The generated body check (schema rules and conditionals).
     pub check: BodyCheck,
-    /// The generated decoder into [`KnownBody`].
-    pub decode: BodyDecode,
+    /// The generated decoder into the set's `KnownBody`.
+    pub decode: BodyDecode<B>,
     /// The generated body scanner of the fast path.
     pub scan: BodyScan,
 }

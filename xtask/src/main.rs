@@ -1,5 +1,5 @@
 //! `cargo xtask codegen [--check]`: regenerates every generated file of the workspace
-//! (`protocol/src/generated/*.rs` and `docs/reference/*.md`, see
+//! (`protocol/src/generated/*.rs`, `docs/reference/*.md` and `protocol/tests/two_kinds/*.rs`, see
 //! `agh_codegen::workspace_outputs`), or, with `--check`, writes nothing and fails naming every
 //! stale, missing or extra file.
 

@@ -2,9 +2,9 @@
 //! Validators generated from the schema set: one per named type, one body check per kind.
 use std::sync::OnceLock;
 use serde_json::{Map, Value};
-use crate::check as c;
-use crate::model::BodyOverrides;
-use crate::problem::Problems;
+use ::agh_protocol::check as c;
+use ::agh_protocol::model::BodyOverrides;
+use ::agh_protocol::problem::Problems;
 use super::types::*;
 /// Whether a string matches `\S` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
@@ -26,7 +26,7 @@ pub fn pattern_1(s: &str) -> bool {
     let mut n = 0usize;
     for c in chars {
         if !({
-            const SET: [bool; 256] = crate::check::byte_set(
+            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'f'), (b'0', b'9')],
             );
             SET[c as usize]
@@ -48,7 +48,7 @@ pub fn pattern_2(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = crate::check::byte_set(
+                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                     &[(b'a', b'z'), (b'0', b'9')],
                 );
                 SET[c as usize]
@@ -59,7 +59,7 @@ pub fn pattern_2(s: &str) -> bool {
     let mut n = 0usize;
     for c in chars {
         if !({
-            const SET: [bool; 256] = crate::check::byte_set(
+            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
             );
             SET[c as usize]
@@ -82,7 +82,7 @@ pub fn pattern_3(s: &str) -> bool {
     let mut n = 0usize;
     for c in chars {
         if !({
-            const SET: [bool; 256] = crate::check::byte_set(
+            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'f'), (b'0', b'9')],
             );
             SET[c as usize]
@@ -104,7 +104,7 @@ pub fn pattern_4(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = crate::check::byte_set(
+                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                     &[(b'a', b'z'), (b'0', b'9')],
                 );
                 SET[c as usize]
@@ -115,7 +115,7 @@ pub fn pattern_4(s: &str) -> bool {
     let mut n = 0usize;
     for c in chars {
         if !({
-            const SET: [bool; 256] = crate::check::byte_set(
+            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'z'), (b'0', b'9'), (b'.', b'.'), (b'_', b'_'), (b'-', b'-')],
             );
             SET[c as usize]
@@ -138,7 +138,7 @@ pub fn pattern_5(s: &str) -> bool {
     let mut n = 0usize;
     for c in chars {
         if !({
-            const SET: [bool; 256] = crate::check::byte_set(
+            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'z'), (b'A', b'Z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
             );
             SET[c as usize]
@@ -181,7 +181,7 @@ pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems)
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "artifact-descriptor.schema.json#",
                 "an object",
@@ -199,7 +199,7 @@ pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "artifact-descriptor.schema.json#/properties/type",
                             "a string or null",
@@ -222,7 +222,7 @@ pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "artifact-descriptor.schema.json#/properties/uri",
                             "a string or null",
@@ -245,7 +245,7 @@ pub fn check_capability_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "body/capability.schema.json#",
                 "an object",
@@ -257,7 +257,7 @@ pub fn check_capability_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("capability") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/capability.schema.json#/required",
                     "capability",
@@ -285,7 +285,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "capability-brief-entry.schema.json#",
                 "an object",
@@ -297,7 +297,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-brief-entry.schema.json#/required",
                     "id",
@@ -309,7 +309,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
             if !m.contains_key("summary") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-brief-entry.schema.json#/required",
                     "summary",
@@ -324,7 +324,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-brief-entry.schema.json#/properties/id",
                             "a string",
@@ -336,7 +336,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-brief-entry.schema.json#/properties/id",
                                 "must contain a non-whitespace character",
@@ -357,7 +357,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-brief-entry.schema.json#/properties/summary",
                             "a string",
@@ -380,7 +380,7 @@ pub fn check_capability_catalog(v: &Value, at: &mut String, out: &mut Problems) 
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "capability-catalog.schema.json#",
                 "an object",
@@ -392,7 +392,7 @@ pub fn check_capability_catalog(v: &Value, at: &mut String, out: &mut Problems) 
             if !m.contains_key("capabilities") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-catalog.schema.json#/required",
                     "capabilities",
@@ -407,7 +407,7 @@ pub fn check_capability_catalog(v: &Value, at: &mut String, out: &mut Problems) 
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/properties/capabilities",
                             "an array",
@@ -442,7 +442,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "capability-catalog.schema.json#/$defs/catalog_entry",
                 "an object",
@@ -454,7 +454,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-catalog.schema.json#/$defs/catalog_entry/required",
                     "id",
@@ -466,7 +466,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
             if !m.contains_key("summary") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-catalog.schema.json#/$defs/catalog_entry/required",
                     "summary",
@@ -478,7 +478,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
             if !m.contains_key("outcome") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-catalog.schema.json#/$defs/catalog_entry/required",
                     "outcome",
@@ -493,7 +493,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/id",
                             "a string",
@@ -505,7 +505,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/id",
                                 "must contain a non-whitespace character",
@@ -526,7 +526,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/summary",
                             "a string",
@@ -538,7 +538,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/summary",
                                 "must contain a non-whitespace character",
@@ -559,7 +559,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/outcome",
                             "a string",
@@ -571,7 +571,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/outcome",
                                 "must contain a non-whitespace character",
@@ -592,7 +592,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/version",
                             "a string",
@@ -604,7 +604,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !c::at_least_chars(s, 1usize) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/version",
                                 "must not be empty",
@@ -625,7 +625,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/digest",
                             "a string",
@@ -637,7 +637,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/digest",
                                 "does not match `^sha256:[a-f0-9]{64}$`",
@@ -658,7 +658,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/context_needed",
                             "an array",
@@ -670,7 +670,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/context_needed",
                                 "must have at least 1 item(s)",
@@ -684,7 +684,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/context_needed/items",
                                         "a string",
@@ -711,7 +711,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/artifacts_expected",
                             "an array",
@@ -723,7 +723,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/artifacts_expected",
                                 "must have at least 1 item(s)",
@@ -737,7 +737,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/artifacts_expected/items",
                                         "a string",
@@ -764,7 +764,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/execution_outline",
                             "an array",
@@ -776,7 +776,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/execution_outline",
                                 "must have at least 1 item(s)",
@@ -790,7 +790,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/execution_outline/items",
                                         "a string",
@@ -817,7 +817,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/constraints",
                             "an array",
@@ -829,7 +829,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/constraints",
                                 "must have at least 1 item(s)",
@@ -843,7 +843,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/constraints/items",
                                         "a string",
@@ -870,7 +870,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/examples",
                             "an array",
@@ -882,7 +882,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/examples",
                                 "must have at least 1 item(s)",
@@ -896,7 +896,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/examples/items",
                                         "a string",
@@ -923,7 +923,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements",
                             "an array",
@@ -935,7 +935,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements",
                                 "must have at least 1 item(s)",
@@ -946,7 +946,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements",
                                 first,
@@ -958,7 +958,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if let Some((first, again)) = c::first_duplicate_trimmed(items) {
                             c::duplicate_item(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements",
                                 first,
@@ -973,7 +973,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements/items",
                                         "a string",
@@ -985,7 +985,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                     if !pattern_0(s) {
                                         c::value_problem(
                                             out,
-                                            crate::generated::ReasonCode::Malformed,
+                                            ::agh_protocol::ReasonCode::Malformed,
                                             at,
                                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements/items",
                                             "must contain a non-whitespace character",
@@ -1016,7 +1016,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "capability-document.schema.json#",
                 "an object",
@@ -1028,7 +1028,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-document.schema.json#/required",
                     "id",
@@ -1040,7 +1040,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if !m.contains_key("summary") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-document.schema.json#/required",
                     "summary",
@@ -1052,7 +1052,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if !m.contains_key("outcome") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-document.schema.json#/required",
                     "outcome",
@@ -1064,7 +1064,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if !m.contains_key("digest") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "capability-document.schema.json#/required",
                     "digest",
@@ -1079,7 +1079,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/id",
                             "a string",
@@ -1091,7 +1091,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/id",
                                 "must contain a non-whitespace character",
@@ -1112,7 +1112,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/summary",
                             "a string",
@@ -1124,7 +1124,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/summary",
                                 "must contain a non-whitespace character",
@@ -1145,7 +1145,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/outcome",
                             "a string",
@@ -1157,7 +1157,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/outcome",
                                 "must contain a non-whitespace character",
@@ -1178,7 +1178,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/digest",
                             "a string",
@@ -1190,7 +1190,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/digest",
                                 "does not match `^sha256:[a-f0-9]{64}$`",
@@ -1214,7 +1214,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/version",
                             "a string or null",
@@ -1237,7 +1237,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/context_needed",
                             "an array or null",
@@ -1252,7 +1252,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/context_needed/items",
                                         "a string",
@@ -1282,7 +1282,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/artifacts_expected",
                             "an array or null",
@@ -1297,7 +1297,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/artifacts_expected/items",
                                         "a string",
@@ -1327,7 +1327,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/execution_outline",
                             "an array or null",
@@ -1342,7 +1342,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/execution_outline/items",
                                         "a string",
@@ -1372,7 +1372,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/constraints",
                             "an array or null",
@@ -1387,7 +1387,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/constraints/items",
                                         "a string",
@@ -1417,7 +1417,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/examples",
                             "an array or null",
@@ -1432,7 +1432,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/examples/items",
                                         "a string",
@@ -1462,7 +1462,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/requirements",
                             "an array or null",
@@ -1474,7 +1474,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/requirements",
                                 first,
@@ -1486,7 +1486,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if let Some((first, again)) = c::first_duplicate_trimmed(items) {
                             c::duplicate_item(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/requirements",
                                 first,
@@ -1501,7 +1501,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/requirements/items",
                                         "a string",
@@ -1513,7 +1513,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                     if !pattern_0(s) {
                                         c::value_problem(
                                             out,
-                                            crate::generated::ReasonCode::Malformed,
+                                            ::agh_protocol::ReasonCode::Malformed,
                                             at,
                                             "capability-document.schema.json#/properties/requirements/items",
                                             "must contain a non-whitespace character",
@@ -1544,7 +1544,7 @@ pub fn check_channel(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/channel",
                 "a string",
@@ -1556,7 +1556,7 @@ pub fn check_channel(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_2(s) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/channel",
                     "does not match `^[a-z0-9][a-z0-9_-]{0,63}$`",
@@ -1573,7 +1573,7 @@ pub fn check_direct_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/direct_id",
                 "a string",
@@ -1585,7 +1585,7 @@ pub fn check_direct_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_3(s) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/direct_id",
                     "does not match `^direct_[a-f0-9]{32}$`",
@@ -1603,7 +1603,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if m.contains_key("interaction_id") {
                 c::member(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/x-agh-envelope/forbidden_members",
                     "interaction_id",
@@ -1618,7 +1618,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "envelope.schema.json#",
                 "an object",
@@ -1630,7 +1630,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("protocol") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "protocol",
@@ -1642,7 +1642,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "id",
@@ -1654,7 +1654,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("workspace_id") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "workspace_id",
@@ -1666,7 +1666,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("kind") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "kind",
@@ -1678,7 +1678,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("channel") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "channel",
@@ -1690,7 +1690,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("from") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "from",
@@ -1702,7 +1702,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("ts") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "ts",
@@ -1714,7 +1714,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("body") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "body",
@@ -1759,7 +1759,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/kind",
                             "a string",
@@ -1914,7 +1914,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/body",
                             "an object",
@@ -1937,7 +1937,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/proof",
                             "an object or null",
@@ -1957,7 +1957,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/ext",
                             "an object",
@@ -1980,7 +1980,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                 ) {
                     c::unknown_member(
                         out,
-                        crate::generated::ReasonCode::Malformed,
+                        ::agh_protocol::ReasonCode::Malformed,
                         at,
                         "envelope.schema.json#/additionalProperties",
                         key,
@@ -1999,7 +1999,7 @@ pub fn check_envelope_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/envelope_id",
                 "a string",
@@ -2011,7 +2011,7 @@ pub fn check_envelope_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/envelope_id",
                     "must not be empty",
@@ -2028,7 +2028,7 @@ pub fn check_greet_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "body/greet.schema.json#",
                 "an object",
@@ -2040,7 +2040,7 @@ pub fn check_greet_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("peer_card") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/greet.schema.json#/required",
                     "peer_card",
@@ -2068,7 +2068,7 @@ pub fn check_greet_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/greet.schema.json#/properties/summary",
                             "a string or null",
@@ -2091,7 +2091,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "peer-card.schema.json#",
                 "an object",
@@ -2103,7 +2103,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("peer_id") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "peer_id",
@@ -2115,7 +2115,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("profiles_supported") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "profiles_supported",
@@ -2127,7 +2127,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("capabilities") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "capabilities",
@@ -2139,7 +2139,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("artifacts_supported") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "artifacts_supported",
@@ -2151,7 +2151,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("trust_modes_supported") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "trust_modes_supported",
@@ -2179,7 +2179,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/display_name",
                             "a string or null",
@@ -2199,7 +2199,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/profiles_supported",
                             "an array",
@@ -2214,7 +2214,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "peer-card.schema.json#/properties/profiles_supported/items",
                                         "a string",
@@ -2241,7 +2241,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/capabilities",
                             "an array",
@@ -2256,7 +2256,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "peer-card.schema.json#/properties/capabilities/items",
                                         "a string",
@@ -2283,7 +2283,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/artifacts_supported",
                             "an array",
@@ -2298,7 +2298,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "peer-card.schema.json#/properties/artifacts_supported/items",
                                         "a string",
@@ -2325,7 +2325,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/trust_modes_supported",
                             "an array",
@@ -2340,7 +2340,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        crate::generated::ReasonCode::Malformed,
+                                        ::agh_protocol::ReasonCode::Malformed,
                                         at,
                                         "peer-card.schema.json#/properties/trust_modes_supported/items",
                                         "a string",
@@ -2383,7 +2383,7 @@ pub fn check_peer_card_ext(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "peer-card.schema.json#/$defs/peer_card_ext",
                 "an object",
@@ -2398,7 +2398,7 @@ pub fn check_peer_card_ext(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/$defs/peer_card_ext/properties/agh.capabilities_brief",
                             "an array",
@@ -2433,7 +2433,7 @@ pub fn check_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/peer_id",
                 "a string",
@@ -2445,7 +2445,7 @@ pub fn check_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_4(s) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/peer_id",
                     "does not match `^[a-z0-9][a-z0-9._-]{0,127}$`",
@@ -2462,7 +2462,7 @@ pub fn check_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "a string",
@@ -2473,7 +2473,7 @@ pub fn check_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.as_str() == Some("agh-network/v0")) {
             c::value_problem(
                 out,
-                crate::generated::ReasonCode::UnsupportedProfile,
+                ::agh_protocol::ReasonCode::UnsupportedProfile,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "must be `agh-network/v0`",
@@ -2489,7 +2489,7 @@ pub fn check_reason_code(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/reason_code",
                 "a string",
@@ -2501,7 +2501,7 @@ pub fn check_reason_code(v: &Value, at: &mut String, out: &mut Problems) {
             if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/reason_code",
                     "must not be empty",
@@ -2518,7 +2518,7 @@ pub fn check_receipt_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "body/receipt.schema.json#",
                 "an object",
@@ -2530,7 +2530,7 @@ pub fn check_receipt_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("for_id") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/required",
                     "for_id",
@@ -2542,7 +2542,7 @@ pub fn check_receipt_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("status") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/required",
                     "status",
@@ -2593,7 +2593,7 @@ pub fn check_receipt_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/receipt.schema.json#/properties/detail",
                             "a string or null",
@@ -2616,7 +2616,7 @@ pub fn check_receipt_status(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/receipt_status",
                 "a string",
@@ -2630,7 +2630,7 @@ pub fn check_receipt_status(v: &Value, at: &mut String, out: &mut Problems) {
         {
             c::value_problem(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/receipt_status",
                 "must be one of `accepted`, `rejected`, `duplicate`, `expired`, `unsupported`, `canceled`",
@@ -2646,7 +2646,7 @@ pub fn check_reference(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/reference",
                 "a string",
@@ -2658,7 +2658,7 @@ pub fn check_reference(v: &Value, at: &mut String, out: &mut Problems) {
             if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/reference",
                     "must not be empty",
@@ -2675,7 +2675,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "body/say.schema.json#",
                 "an object",
@@ -2687,7 +2687,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("text") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/say.schema.json#/required",
                     "text",
@@ -2702,7 +2702,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/say.schema.json#/properties/text",
                             "a string",
@@ -2714,7 +2714,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                crate::generated::ReasonCode::Malformed,
+                                ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "body/say.schema.json#/properties/text",
                                 "must contain a non-whitespace character",
@@ -2738,7 +2738,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/say.schema.json#/properties/intent",
                             "a string or null",
@@ -2761,7 +2761,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/say.schema.json#/properties/artifacts",
                             "an array or null",
@@ -2796,7 +2796,7 @@ pub fn check_string_list(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_array()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/string_list",
                 "an array",
@@ -2811,7 +2811,7 @@ pub fn check_string_list(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/string_list/items",
                             "a string",
@@ -2834,7 +2834,7 @@ pub fn check_surface(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/surface",
                 "a string",
@@ -2845,7 +2845,7 @@ pub fn check_surface(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.as_str() == Some("thread") || v.as_str() == Some("direct")) {
             c::value_problem(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/surface",
                 "must be one of `thread`, `direct`",
@@ -2861,7 +2861,7 @@ pub fn check_thread_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/thread_id",
                 "a string",
@@ -2873,7 +2873,7 @@ pub fn check_thread_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/thread_id",
                     "must not be empty",
@@ -2890,7 +2890,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "body/trace.schema.json#",
                 "an object",
@@ -2902,7 +2902,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("state") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/trace.schema.json#/required",
                     "state",
@@ -2930,7 +2930,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/trace.schema.json#/properties/message",
                             "a string or null",
@@ -2953,7 +2953,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/trace.schema.json#/properties/result",
                             "an object or null",
@@ -2976,7 +2976,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/trace.schema.json#/properties/artifact_refs",
                             "an array or null",
@@ -3011,7 +3011,7 @@ pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
         if !(c::is_integer(v)) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/unix_seconds",
                 "an integer",
@@ -3022,7 +3022,7 @@ pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
         if v.as_f64().is_some_and(|n| n < 0f64) {
             c::value_problem(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/unix_seconds",
                 "must be at least 0",
@@ -3038,7 +3038,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "body/whois.schema.json#",
                 "an object",
@@ -3050,7 +3050,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("type") {
                 c::missing(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/whois.schema.json#/required",
                     "type",
@@ -3065,7 +3065,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/whois.schema.json#/properties/type",
                             "a string",
@@ -3077,7 +3077,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
                     {
                         c::value_problem(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/whois.schema.json#/properties/type",
                             "must be one of `request`, `response`",
@@ -3100,7 +3100,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            crate::generated::ReasonCode::Malformed,
+                            ::agh_protocol::ReasonCode::Malformed,
                             at,
                             "body/whois.schema.json#/properties/query",
                             "a string or null",
@@ -3136,7 +3136,7 @@ pub fn check_work_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/work_id",
                 "a string",
@@ -3148,7 +3148,7 @@ pub fn check_work_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_5(s) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/work_id",
                     "does not match `^work_[a-zA-Z0-9_-]{1,64}$`",
@@ -3165,7 +3165,7 @@ pub fn check_work_state(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/work_state",
                 "a string",
@@ -3179,7 +3179,7 @@ pub fn check_work_state(v: &Value, at: &mut String, out: &mut Problems) {
         {
             c::value_problem(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/work_state",
                 "must be one of `submitted`, `working`, `needs_input`, `completed`, `failed`, `canceled`",
@@ -3195,7 +3195,7 @@ pub fn check_workspace_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                crate::generated::ReasonCode::Malformed,
+                ::agh_protocol::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/workspace_id",
                 "a string",
@@ -3207,7 +3207,7 @@ pub fn check_workspace_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_6(s) {
                 c::value_problem(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/workspace_id",
                     "does not match `^[^.*> \\u0000-\\u001f\\u007f]+$`",
@@ -3308,7 +3308,7 @@ pub fn check_body_whois(
             if m.get("peer_card").is_none_or(Value::is_null) {
                 c::member(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/whois.schema.json#/allOf/0",
                     "peer_card",
@@ -3322,7 +3322,7 @@ pub fn check_body_whois(
                 if !v.is_null() && !(v.is_object()) {
                     c::member(
                         out,
-                        crate::generated::ReasonCode::Malformed,
+                        ::agh_protocol::ReasonCode::Malformed,
                         at,
                         "body/whois.schema.json#/allOf/0",
                         "peer_card",
@@ -3334,8 +3334,8 @@ pub fn check_body_whois(
                     }
                 }
             }
-            overrides.to = Some(crate::kind::Presence::Recommended);
-            overrides.reply_to = Some(crate::kind::Presence::Required);
+            overrides.to = Some(::agh_protocol::kind::Presence::Recommended);
+            overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
         }
     }
     if let Some(v) = m.get("type") {
@@ -3343,7 +3343,7 @@ pub fn check_body_whois(
             if m.get("peer_card").is_some_and(|x| !x.is_null()) {
                 c::member(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/whois.schema.json#/allOf/1",
                     "peer_card",
@@ -3422,7 +3422,7 @@ pub fn check_body_receipt(
             if m.get("reason_code").is_some_and(|x| !x.is_null()) {
                 c::member(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/allOf/0",
                     "reason_code",
@@ -3441,7 +3441,7 @@ pub fn check_body_receipt(
             if m.get("reason_code").is_none_or(Value::is_null) {
                 c::member(
                     out,
-                    crate::generated::ReasonCode::Malformed,
+                    ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/allOf/1",
                     "reason_code",
@@ -3456,7 +3456,7 @@ pub fn check_body_receipt(
                 if !v.is_null() && !(v.is_string()) {
                     c::member(
                         out,
-                        crate::generated::ReasonCode::Malformed,
+                        ::agh_protocol::ReasonCode::Malformed,
                         at,
                         "body/receipt.schema.json#/allOf/1",
                         "reason_code",

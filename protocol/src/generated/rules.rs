@@ -114,15 +114,15 @@ pub const MAX_ENVELOPE_BYTES: usize = 1048576usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
 pub const DEFAULT_REPLAY_AGE_SECS: u64 = 300u64;
 /// Envelope members rejected with a specific message.
-pub const FORBIDDEN_MEMBERS: &[crate::model::Forbidden] = &[
-    crate::model::Forbidden {
+pub const FORBIDDEN_MEMBERS: &[::agh_protocol::model::Forbidden] = &[
+    ::agh_protocol::model::Forbidden {
         name: "interaction_id",
         message: "`interaction_id` is a legacy field; v0 correlates work with `work_id`.",
     },
 ];
 /// Kind names rejected with a specific message.
-pub const FORBIDDEN_KINDS: &[crate::model::Forbidden] = &[
-    crate::model::Forbidden {
+pub const FORBIDDEN_KINDS: &[::agh_protocol::model::Forbidden] = &[
+    ::agh_protocol::model::Forbidden {
         name: "direct",
         message: "`direct` is not a kind: a direct-room message is `say` (or another conversation-bearing kind) with `surface: \"direct\"`.",
     },
@@ -179,18 +179,18 @@ pub const BODY_MEMBER: &str = "body";
 pub const PROFILE: &str = "agh-network/v0";
 /// Every kind of the schema set, in envelope `kind` enum order, with its rules
 /// (`x-agh-kind`). The generated body types carry the same values through `#[derive(Body)]`.
-pub const KINDS: &[crate::model::KindInfo] = &[
-    crate::model::KindInfo {
-        rules: crate::kind::KindRules {
+pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = &[
+    ::agh_protocol::model::KindInfo {
+        rules: ::agh_protocol::kind::KindRules {
             kind: "greet",
             profile: "agh-network/v0",
-            surface: crate::kind::Presence::Forbidden,
-            work_id: crate::kind::Presence::Forbidden,
-            to: crate::kind::Presence::Forbidden,
-            reply_to: crate::kind::Presence::Optional,
-            work: crate::kind::WorkRole::None,
+            surface: ::agh_protocol::kind::Presence::Forbidden,
+            work_id: ::agh_protocol::kind::Presence::Forbidden,
+            to: ::agh_protocol::kind::Presence::Forbidden,
+            reply_to: ::agh_protocol::kind::Presence::Optional,
+            work: ::agh_protocol::kind::WorkRole::None,
             envelope_match: &[
-                crate::kind::EnvelopeMatch {
+                ::agh_protocol::kind::EnvelopeMatch {
                     body: "/peer_card/peer_id",
                     envelope: "from",
                 },
@@ -199,21 +199,21 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Announce a peer and its Peer Card.",
         body_type: "GreetBody",
-        check: crate::generated::checks::check_body_greet,
-        decode: crate::generated::checks::decode_greet,
-        scan: crate::generated::scan::scan_body_greet,
+        check: super::checks::check_body_greet,
+        decode: super::checks::decode_greet,
+        scan: super::scan::scan_body_greet,
     },
-    crate::model::KindInfo {
-        rules: crate::kind::KindRules {
+    ::agh_protocol::model::KindInfo {
+        rules: ::agh_protocol::kind::KindRules {
             kind: "whois",
             profile: "agh-network/v0",
-            surface: crate::kind::Presence::Forbidden,
-            work_id: crate::kind::Presence::Forbidden,
-            to: crate::kind::Presence::Optional,
-            reply_to: crate::kind::Presence::Optional,
-            work: crate::kind::WorkRole::None,
+            surface: ::agh_protocol::kind::Presence::Forbidden,
+            work_id: ::agh_protocol::kind::Presence::Forbidden,
+            to: ::agh_protocol::kind::Presence::Optional,
+            reply_to: ::agh_protocol::kind::Presence::Optional,
+            work: ::agh_protocol::kind::WorkRole::None,
             envelope_match: &[
-                crate::kind::EnvelopeMatch {
+                ::agh_protocol::kind::EnvelopeMatch {
                     body: "/peer_card/peer_id",
                     envelope: "from",
                 },
@@ -222,40 +222,40 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Query or answer peer discovery.",
         body_type: "WhoisBody",
-        check: crate::generated::checks::check_body_whois,
-        decode: crate::generated::checks::decode_whois,
-        scan: crate::generated::scan::scan_body_whois,
+        check: super::checks::check_body_whois,
+        decode: super::checks::decode_whois,
+        scan: super::scan::scan_body_whois,
     },
-    crate::model::KindInfo {
-        rules: crate::kind::KindRules {
+    ::agh_protocol::model::KindInfo {
+        rules: ::agh_protocol::kind::KindRules {
             kind: "say",
             profile: "agh-network/v0",
-            surface: crate::kind::Presence::Required,
-            work_id: crate::kind::Presence::Optional,
-            to: crate::kind::Presence::Optional,
-            reply_to: crate::kind::Presence::Optional,
-            work: crate::kind::WorkRole::Opens,
+            surface: ::agh_protocol::kind::Presence::Required,
+            work_id: ::agh_protocol::kind::Presence::Optional,
+            to: ::agh_protocol::kind::Presence::Optional,
+            reply_to: ::agh_protocol::kind::Presence::Optional,
+            work: ::agh_protocol::kind::WorkRole::Opens,
             envelope_match: &[],
             verify: &[],
         },
         purpose: "Send conversation text inside a thread or direct room.",
         body_type: "SayBody",
-        check: crate::generated::checks::check_body_say,
-        decode: crate::generated::checks::decode_say,
-        scan: crate::generated::scan::scan_body_say,
+        check: super::checks::check_body_say,
+        decode: super::checks::decode_say,
+        scan: super::scan::scan_body_say,
     },
-    crate::model::KindInfo {
-        rules: crate::kind::KindRules {
+    ::agh_protocol::model::KindInfo {
+        rules: ::agh_protocol::kind::KindRules {
             kind: "capability",
             profile: "agh-network/v0",
-            surface: crate::kind::Presence::Required,
-            work_id: crate::kind::Presence::Optional,
-            to: crate::kind::Presence::Optional,
-            reply_to: crate::kind::Presence::Optional,
-            work: crate::kind::WorkRole::Opens,
+            surface: ::agh_protocol::kind::Presence::Required,
+            work_id: ::agh_protocol::kind::Presence::Optional,
+            to: ::agh_protocol::kind::Presence::Optional,
+            reply_to: ::agh_protocol::kind::Presence::Optional,
+            work: ::agh_protocol::kind::WorkRole::Opens,
             envelope_match: &[],
             verify: &[
-                crate::kind::Verify {
+                ::agh_protocol::kind::Verify {
                     body: "/capability",
                     recipe: "capability-v0",
                     reason_code: "verification_failed",
@@ -264,153 +264,153 @@ pub const KINDS: &[crate::model::KindInfo] = &[
         },
         purpose: "Transfer one full capability artifact inside a thread or direct room.",
         body_type: "CapabilityBody",
-        check: crate::generated::checks::check_body_capability,
-        decode: crate::generated::checks::decode_capability,
-        scan: crate::generated::scan::scan_body_capability,
+        check: super::checks::check_body_capability,
+        decode: super::checks::decode_capability,
+        scan: super::scan::scan_body_capability,
     },
-    crate::model::KindInfo {
-        rules: crate::kind::KindRules {
+    ::agh_protocol::model::KindInfo {
+        rules: ::agh_protocol::kind::KindRules {
             kind: "receipt",
             profile: "agh-network/v0",
-            surface: crate::kind::Presence::Required,
-            work_id: crate::kind::Presence::Required,
-            to: crate::kind::Presence::Recommended,
-            reply_to: crate::kind::Presence::Optional,
-            work: crate::kind::WorkRole::Updates,
+            surface: ::agh_protocol::kind::Presence::Required,
+            work_id: ::agh_protocol::kind::Presence::Required,
+            to: ::agh_protocol::kind::Presence::Recommended,
+            reply_to: ::agh_protocol::kind::Presence::Optional,
+            work: ::agh_protocol::kind::WorkRole::Updates,
             envelope_match: &[],
             verify: &[],
         },
         purpose: "Acknowledge admission, rejection, duplicate, expiration, unsupported, or canceled work.",
         body_type: "ReceiptBody",
-        check: crate::generated::checks::check_body_receipt,
-        decode: crate::generated::checks::decode_receipt,
-        scan: crate::generated::scan::scan_body_receipt,
+        check: super::checks::check_body_receipt,
+        decode: super::checks::decode_receipt,
+        scan: super::scan::scan_body_receipt,
     },
-    crate::model::KindInfo {
-        rules: crate::kind::KindRules {
+    ::agh_protocol::model::KindInfo {
+        rules: ::agh_protocol::kind::KindRules {
             kind: "trace",
             profile: "agh-network/v0",
-            surface: crate::kind::Presence::Required,
-            work_id: crate::kind::Presence::Required,
-            to: crate::kind::Presence::Recommended,
-            reply_to: crate::kind::Presence::Optional,
-            work: crate::kind::WorkRole::Updates,
+            surface: ::agh_protocol::kind::Presence::Required,
+            work_id: ::agh_protocol::kind::Presence::Required,
+            to: ::agh_protocol::kind::Presence::Recommended,
+            reply_to: ::agh_protocol::kind::Presence::Optional,
+            work: ::agh_protocol::kind::WorkRole::Updates,
             envelope_match: &[],
             verify: &[],
         },
         purpose: "Report lifecycle state, progress, results, or artifact references for work.",
         body_type: "TraceBody",
-        check: crate::generated::checks::check_body_trace,
-        decode: crate::generated::checks::decode_trace,
-        scan: crate::generated::scan::scan_body_trace,
+        check: super::checks::check_body_trace,
+        decode: super::checks::decode_trace,
+        scan: super::scan::scan_body_trace,
     },
 ];
 /// The rules of `kind`, if the schema set defines it.
-pub fn kind_rules(kind: &str) -> Option<&'static crate::kind::KindRules> {
+pub fn kind_rules(kind: &str) -> Option<&'static ::agh_protocol::kind::KindRules> {
     KINDS.iter().find(|k| k.rules.kind == kind).map(|k| &k.rules)
 }
 /// The envelope member that names the conversation surface.
 pub const SURFACE_MEMBER: &str = "surface";
 /// The container member each surface value requires (`x-agh-container`).
-pub const CONTAINERS: &[crate::model::Container] = &[
-    crate::model::Container {
+pub const CONTAINERS: &[::agh_protocol::model::Container] = &[
+    ::agh_protocol::model::Container {
         surface: "thread",
         member: "thread_id",
     },
-    crate::model::Container {
+    ::agh_protocol::model::Container {
         surface: "direct",
         member: "direct_id",
     },
 ];
 /// The decision a receipt reports. Values and meanings (`x-agh-enum-descriptions`).
-pub const RECEIPT_STATUS_VALUES: &[crate::model::ValueDoc] = &[
-    crate::model::ValueDoc {
+pub const RECEIPT_STATUS_VALUES: &[::agh_protocol::model::ValueDoc] = &[
+    ::agh_protocol::model::ValueDoc {
         value: "accepted",
         description: "The receiver admitted the message or took responsibility for the work. `reason_code` MUST be absent.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "rejected",
         description: "The receiver refused the message or the work. `reason_code` is REQUIRED.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "duplicate",
         description: "The receiver already processed this envelope ID. `reason_code` is REQUIRED.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "expired",
         description: "The message failed freshness validation. `reason_code` is REQUIRED.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "unsupported",
         description: "The receiver does not support what the message asks for. `reason_code` is REQUIRED.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "canceled",
         description: "The work was canceled, typically by its initiator. `reason_code` is OPTIONAL.",
     },
 ];
 /// The conversation container shape of a conversation-bearing envelope. Values and meanings (`x-agh-enum-descriptions`).
-pub const SURFACE_VALUES: &[crate::model::ValueDoc] = &[
-    crate::model::ValueDoc {
+pub const SURFACE_VALUES: &[::agh_protocol::model::ValueDoc] = &[
+    ::agh_protocol::model::ValueDoc {
         value: "thread",
         description: "Public N-to-N conversation inside one workspace channel, named by `thread_id`. Visible to every channel member in that workspace.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "direct",
         description: "Restricted two-party conversation inside one workspace channel, named by `direct_id`. Visible to the two room peers and the daemon's audit path.",
     },
 ];
 /// The lifecycle state of one work unit. Values and meanings (`x-agh-enum-descriptions`).
-pub const WORK_STATE_VALUES: &[crate::model::ValueDoc] = &[
-    crate::model::ValueDoc {
+pub const WORK_STATE_VALUES: &[::agh_protocol::model::ValueDoc] = &[
+    ::agh_protocol::model::ValueDoc {
         value: "submitted",
         description: "Opened by a directed `say` or `capability` carrying a new `work_id`; not yet acknowledged.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "working",
         description: "The target accepted the work and is working on it.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "needs_input",
         description: "The target is blocked until the initiator sends more input.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "completed",
         description: "The work finished successfully. Terminal.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "failed",
         description: "The work was rejected or failed. Terminal.",
     },
-    crate::model::ValueDoc {
+    ::agh_protocol::model::ValueDoc {
         value: "canceled",
         description: "The work was canceled. Terminal; a repeated cancel leaves it canceled.",
     },
 ];
 /// The work lifecycle (`x-agh-lifecycle`).
-pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
+pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::Lifecycle {
     states: &[
-        crate::model::ValueDoc {
+        ::agh_protocol::model::ValueDoc {
             value: "submitted",
             description: "Opened by a directed `say` or `capability` carrying a new `work_id`; not yet acknowledged.",
         },
-        crate::model::ValueDoc {
+        ::agh_protocol::model::ValueDoc {
             value: "working",
             description: "The target accepted the work and is working on it.",
         },
-        crate::model::ValueDoc {
+        ::agh_protocol::model::ValueDoc {
             value: "needs_input",
             description: "The target is blocked until the initiator sends more input.",
         },
-        crate::model::ValueDoc {
+        ::agh_protocol::model::ValueDoc {
             value: "completed",
             description: "The work finished successfully. Terminal.",
         },
-        crate::model::ValueDoc {
+        ::agh_protocol::model::ValueDoc {
             value: "failed",
             description: "The work was rejected or failed. Terminal.",
         },
-        crate::model::ValueDoc {
+        ::agh_protocol::model::ValueDoc {
             value: "canceled",
             description: "The work was canceled. Terminal; a repeated cancel leaves it canceled.",
         },
@@ -419,21 +419,21 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
     terminal: &["completed", "failed", "canceled"],
     opened_by: &["say", "capability"],
     transitions: &[
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "submitted",
             to: "working",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "receipt",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "status",
                         value: "accepted",
                     }),
                     sender: None,
                 },
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "working",
                     }),
@@ -441,21 +441,21 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "submitted",
             to: "failed",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "receipt",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "status",
                         value: "rejected",
                     }),
                     sender: None,
                 },
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "failed",
                     }),
@@ -463,21 +463,21 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "submitted",
             to: "canceled",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "receipt",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "status",
                         value: "canceled",
                     }),
                     sender: None,
                 },
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "canceled",
                     }),
@@ -485,13 +485,13 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "working",
             to: "working",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "working",
                     }),
@@ -499,13 +499,13 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "working",
             to: "needs_input",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "needs_input",
                     }),
@@ -513,13 +513,13 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "working",
             to: "completed",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "completed",
                     }),
@@ -527,13 +527,13 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "working",
             to: "failed",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "failed",
                     }),
@@ -541,21 +541,21 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "working",
             to: "canceled",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "receipt",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "status",
                         value: "canceled",
                     }),
                     sender: None,
                 },
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "canceled",
                     }),
@@ -563,29 +563,29 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "needs_input",
             to: "working",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "say",
                     body: None,
-                    sender: Some(crate::model::Sender::Initiator),
+                    sender: Some(::agh_protocol::model::Sender::Initiator),
                 },
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "capability",
                     body: None,
-                    sender: Some(crate::model::Sender::Initiator),
+                    sender: Some(::agh_protocol::model::Sender::Initiator),
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "needs_input",
             to: "completed",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "completed",
                     }),
@@ -593,13 +593,13 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "needs_input",
             to: "failed",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "failed",
                     }),
@@ -607,21 +607,21 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "needs_input",
             to: "canceled",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "receipt",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "status",
                         value: "canceled",
                     }),
                     sender: None,
                 },
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "canceled",
                     }),
@@ -629,21 +629,21 @@ pub const LIFECYCLE: crate::model::Lifecycle = crate::model::Lifecycle {
                 },
             ],
         },
-        crate::model::Transition {
+        ::agh_protocol::model::Transition {
             from: "canceled",
             to: "canceled",
             on: &[
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "receipt",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "status",
                         value: "canceled",
                     }),
                     sender: None,
                 },
-                crate::model::Trigger {
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
-                    body: Some(crate::model::BodyMatch {
+                    body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "canceled",
                     }),

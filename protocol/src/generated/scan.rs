@@ -3,9 +3,9 @@
 //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
 //! exact validators in `checks.rs` say why.
 use std::borrow::Cow;
-use crate::check as c;
-use crate::model::BodyOverrides;
-use crate::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+use ::agh_protocol::check as c;
+use ::agh_protocol::model::BodyOverrides;
+use ::agh_protocol::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeRef<'a> {
@@ -1643,8 +1643,8 @@ pub fn scan_body_whois<'a>(
                 return None;
             }
         }
-        overrides.to = Some(crate::kind::Presence::Recommended);
-        overrides.reply_to = Some(crate::kind::Presence::Required);
+        overrides.to = Some(::agh_protocol::kind::Presence::Recommended);
+        overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
     }
     if m0
         .is_some_and(|v| {

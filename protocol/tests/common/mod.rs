@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// `../shared/seeds/` beside the repository.
 pub fn seeds_dir() -> PathBuf {
@@ -78,4 +78,78 @@ pub fn seed_envelope_examples() -> Vec<(String, Value)> {
         }
     }
     out
+}
+
+/// Every value at every depth of `v` (itself included).
+pub fn all_values(v: &Value, out: &mut Vec<Value>) {
+    out.push(v.clone());
+    match v {
+        Value::Object(m) => m.values().for_each(|x| all_values(x, out)),
+        Value::Array(a) => a.iter().for_each(|x| all_values(x, out)),
+        _ => {}
+    }
+}
+
+/// Small edits of a value that the schemas' rules care about: members removed or given another
+/// type, array items repeated (as they are, and padded with white space), strings blank or
+/// padded.
+pub fn edits(v: &Value) -> Vec<Value> {
+    let others = [
+        Value::Null,
+        json!(0),
+        json!(-1),
+        json!(1.5),
+        json!(""),
+        json!(" "),
+        json!("x"),
+        json!([]),
+        json!({}),
+        json!(true),
+    ];
+    let mut out = Vec::new();
+    match v {
+        Value::Object(m) => {
+            for (k, _) in m {
+                let mut without = m.clone();
+                without.remove(k);
+                out.push(Value::Object(without));
+                for o in &others {
+                    let mut changed = m.clone();
+                    changed.insert(k.clone(), o.clone());
+                    out.push(Value::Object(changed));
+                }
+            }
+        }
+        Value::Array(a) => {
+            out.push(json!([]));
+            for (i, item) in a.iter().enumerate() {
+                let mut again = a.clone();
+                again.insert(i + 1, item.clone());
+                out.push(Value::Array(again));
+                if let Some(s) = item.as_str() {
+                    let mut padded = a.clone();
+                    padded.push(json!(format!(" {s}\u{a0}")));
+                    out.push(Value::Array(padded));
+                }
+            }
+        }
+        Value::String(s) => {
+            out.push(json!(format!(" {s} ")));
+            out.push(json!(s.to_uppercase()));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// `values` and their [`edits`], each with its JSON text, sorted by that text and without repeats.
+pub fn cases_from(values: &[Value]) -> Vec<(String, Value)> {
+    let mut cases: Vec<(String, Value)> = values
+        .iter()
+        .flat_map(|v| std::iter::once(v.clone()).chain(edits(v)))
+        .map(|v| (serde_json::to_string(&v).unwrap(), v))
+        .collect();
+    cases.sort_by(|a, b| a.0.cmp(&b.0));
+    cases.dedup_by(|a, b| a.0 == b.0);
+    cases
 }
