@@ -699,6 +699,12 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
 /// ASCII), and, when `ordered`, in strictly increasing byte order (so distinct and sorted, as
 /// `requirements` are written).
 fn canonical_list(text: &str, ordered: bool) -> bool {
+    !any_in(text.as_bytes(), escape_in) && list_shape(text, ordered)
+}
+
+/// [`canonical_list`] for a text already known to hold nothing [`escape_in`] finds: the shape
+/// alone (compact, every item plain at both ends, in order when `ordered`).
+fn list_shape(text: &str, ordered: bool) -> bool {
     let b = text.as_bytes();
     if b.first() != Some(&b'[') {
         return false;
@@ -732,13 +738,11 @@ fn canonical_list(text: &str, ordered: bool) -> bool {
         true
     };
     // The quotes, a word at a time (the last word padded with a byte that is not one), every
-    // one of them. With no escapes (and nothing to escape) in the text every `"` delimits a
-    // string; white space between values fails the shape.
+    // one of them. With no escapes in the text every `"` delimits a string; white space between
+    // values fails the shape.
     let words = b.chunks_exact(8);
     let tail = word::load_short(words.remainder(), b'a');
-    let mut escapes = 0;
     for (w, at) in words.map(word::load).chain([tail]).zip((0..).step_by(8)) {
-        escapes |= escape_in(w);
         let mut quotes = word::eq_each(w, b'"');
         while quotes != 0 {
             if !quote_at(at + word::first(quotes)) {
@@ -747,7 +751,42 @@ fn canonical_list(text: &str, ordered: bool) -> bool {
             quotes &= quotes - 1;
         }
     }
-    done && escapes == 0
+    done
+}
+
+/// The canonical text of a document without its closing `}`, when that text stands in the
+/// document as it is: the covered members present (`members`, values borrowed from `doc`) come
+/// first, in canonical order, compact (`{"id":…,"summary":…`), each with a value the recipe
+/// writes as it stands (strings and lists as [`canonical_list`] says, nothing to omit), and
+/// nothing Go escapes anywhere in that run. Most senders write documents so; then the digest is
+/// one hash of one slice of the document. `None`: the recipe must be written member by member.
+fn canonical_run<'a>(doc: &'a str, members: &[Option<RawJson<'a>>]) -> Option<&'a str> {
+    let base = doc.as_ptr() as usize;
+    let mut end = 0usize;
+    for (k, (name, value)) in DIGEST_MEMBERS.iter().zip(members).enumerate() {
+        let Some(value) = value else { continue };
+        let value = value.get();
+        let at = (value.as_ptr() as usize).checked_sub(base)?;
+        // Between the last value (or the opening brace) and this one: `,"name":` (`{"name":`)
+        // and nothing else. The length says it: the member name read there is this one (the
+        // scanner matched it), and an escape in it, white space or another member in between
+        // would make the gap longer.
+        if at.checked_sub(end)? != name.len() + 4 || at + value.len() > doc.len() {
+            return None;
+        }
+        let plain = if k < FIRST_LIST {
+            let inner = unquoted(value).as_bytes();
+            value.starts_with('"') && plain_end(inner.first()) && plain_end(inner.last())
+        } else {
+            list_shape(value, k == REQUIREMENTS)
+        };
+        if !plain {
+            return None;
+        }
+        end = at + value.len();
+    }
+    let run = doc.get(..end)?;
+    (end > 0 && !any_in(run.as_bytes(), escape_in)).then_some(run)
 }
 
 /// Whether a string that starts (or ends) with this byte has nothing to trim at that end:
@@ -1141,6 +1180,12 @@ pub fn verify_fields(doc: RawJson<'_>, fields: Option<&Fields<'_>>) -> bool {
     let Ok(Some(carried)) = d.text(DIGEST_MEMBERS.len()) else {
         return false;
     };
+    if let Some(run) = canonical_run(doc.get(), &d.members[..DIGEST_MEMBERS.len()]) {
+        let mut hash = Sha256::new();
+        hash.update(run.as_bytes());
+        hash.update(b"}");
+        return is_digest_of(carried.value(), &hash.finalize().into());
+    }
     let mut hashing = Spans::new(doc.get());
     write_canonical(&d, &mut hashing).is_ok() && is_digest_of(carried.value(), &hashing.finish())
 }
@@ -1371,6 +1416,77 @@ mod tests {
         let mut other = Fields::default();
         other.keep(&["id"], [fields.value(0)]);
         assert!(RawDocument::of_fields(&other).is_none());
+    }
+
+    /// A document whose canonical text stands in it as one run is hashed from that run; any
+    /// departure (layout, order, a member the recipe omits or rewrites, an escape, a repeat in
+    /// `requirements`) takes the member-by-member writer. Both give `verify`'s answer.
+    #[test]
+    fn canonical_runs_are_taken_exactly_when_they_are_the_canonical_text() {
+        let canonical = r#"{"id":"fix","summary":"Fix it.","outcome":"Fixed.","version":"1.0","context_needed":["repo","logs"],"examples":["a b"],"requirements":["a","b"]"#;
+        // The document: `doc` closed, then the digest it carries (its canonical digest, or
+        // zeros when it has none) and a member the recipe does not cover.
+        let with_digest = |doc: &str| {
+            let v: Value = serde_json::from_str(&format!("{doc}}}")).unwrap_or_default();
+            let digest =
+                capability_digest(&v).unwrap_or_else(|_| format!("sha256:{}", "0".repeat(64)));
+            let text = format!(r#"{doc},"digest":"{digest}","x":[1]}}"#);
+            let mut v = v;
+            v["digest"] = Value::from(digest);
+            (text, v)
+        };
+        let run_of = |text: &str| {
+            let raw = RawJson::parse(text).unwrap_or_else(|| panic!("{text}"));
+            let d = RawDocument::read(raw);
+            canonical_run(raw.get(), &d.members[..DIGEST_MEMBERS.len()]).map(str::to_owned)
+        };
+        let (text, v) = with_digest(canonical);
+        assert_eq!(run_of(&text).as_deref(), Some(canonical));
+        assert_eq!(canonical_json(&v).ok(), Some(format!("{canonical}}}")));
+        assert!(verify_raw(
+            RawJson::parse(&text).unwrap_or_else(|| panic!("json"))
+        ));
+        // Each of these changes the text so that it is not the canonical text as it stands.
+        for (from, to) in [
+            (r#"{"id""#, r#"{ "id""#),
+            (r#""id":"fix""#, r#""id": "fix""#),
+            (r#","summary""#, r#", "summary""#),
+            (r#""fix""#, r#"" fix""#),
+            (r#""fix""#, r#""fi\u0078""#),
+            (r#""Fixed.""#, r#""Fixed <now>""#),
+            (r#""Fixed.""#, "\"Fixed\u{2028}\""),
+            (r#""Fixed.""#, r#""Fixed.é""#),
+            (r#""1.0""#, r#""""#),
+            (r#""1.0""#, "null"),
+            (r#"["repo","logs"]"#, "[]"),
+            (r#"["repo","logs"]"#, r#"["repo", "logs"]"#),
+            (r#"["repo","logs"]"#, r#"["repo",""]"#),
+            (r#"["repo","logs"]"#, r#"["repo"," logs"]"#),
+            (r#"["a","b"]"#, r#"["b","a"]"#),
+            (r#"["a","b"]"#, r#"["a","a"]"#),
+            (r#""examples""#, r#""\u0065xamples""#),
+            (r#","examples""#, r#","x-first":0,"examples""#),
+            (
+                r#""outcome":"Fixed.","version":"1.0""#,
+                r#""version":"1.0","outcome":"Fixed.""#,
+            ),
+        ] {
+            assert!(canonical.contains(from), "{from}");
+            let changed = canonical.replacen(from, to, 1);
+            let (text, v) = with_digest(&changed);
+            assert_eq!(run_of(&text), None, "{text}");
+            let raw = RawJson::parse(&text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(verify_raw(raw), verify(&v).is_ok(), "{text}");
+        }
+        // The digest member first: the covered members do not open the document.
+        let (text, v) = with_digest(canonical);
+        let digest = v["digest"].as_str().unwrap_or_default();
+        let digest_first = format!(r#"{{"digest":"{digest}",{}}}"#, &canonical[1..]);
+        assert_eq!(run_of(&digest_first), None);
+        assert!(verify_raw(
+            RawJson::parse(&digest_first).unwrap_or_else(|| panic!("{digest_first}"))
+        ));
+        assert_ne!(text, digest_first);
     }
 
     #[test]
