@@ -266,6 +266,20 @@ pub fn compile(src: &str) -> Option<TokenStream> {
     }
     let t = test(&last.set);
     let min = last.min;
+    if bytes {
+        // One byte per character: the count is the length of what is left, known before any
+        // byte is tested, and the tests are one loop with no counter.
+        let count = match last.max {
+            None if min == 0 => quote!(),
+            None => quote!(if chars.len() < #min { return false; }),
+            Some(max) => quote!(if !(#min..=#max).contains(&chars.len()) { return false; }),
+        };
+        body.extend(quote! {
+            #count
+            chars.all(|c| #t)
+        });
+        return Some(body);
+    }
     body.extend(match (min, last.max) {
         (0, None) => quote! {
             chars.all(|c| #t)

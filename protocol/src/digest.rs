@@ -699,59 +699,48 @@ fn write_canonical<'a>(doc: &impl Covered<'a>, out: &mut impl Sink) -> Result<()
 /// ASCII), and, when `ordered`, in strictly increasing byte order (so distinct and sorted, as
 /// `requirements` are written).
 fn canonical_list(text: &str, ordered: bool) -> bool {
-    !any_in(text.as_bytes(), escape_in) && list_shape(text, ordered)
+    !has_escapes(text.as_bytes()) && list_shape(text, ordered)
 }
 
-/// [`canonical_list`] for a text already known to hold nothing [`escape_in`] finds: the shape
-/// alone (compact, every item plain at both ends, in order when `ordered`).
+/// [`canonical_list`] for a text already known to hold no escape (nor anything Go escapes): the
+/// shape alone (compact, every item plain at both ends, in order when `ordered`). With no escape
+/// in the text, an item's closing quote is the next `"` after its opening one.
 fn list_shape(text: &str, ordered: bool) -> bool {
     let b = text.as_bytes();
     if b.first() != Some(&b'[') {
         return false;
     }
-    // Where the next item's opening quote must stand; where the open item starts.
-    let mut next = 1usize;
-    let mut open: Option<usize> = None;
+    let mut at = 1usize;
     let mut last: &[u8] = &[];
-    let mut done = false;
-    let mut quote_at = |i: usize| {
-        let Some(start) = open.take() else {
-            if i != next || done {
-                return false;
-            }
-            open = Some(i + 1);
-            return true;
+    loop {
+        let (Some(b'"'), Some(rest)) = (b.get(at), b.get(at + 1..)) else {
+            return false;
         };
-        let item = b.get(start..i).unwrap_or_default();
+        let Some(len) = memchr::memchr(b'"', rest) else {
+            return false;
+        };
+        let item = &rest[..len];
         if !plain_end(item.first())
             || !plain_end(item.last())
-            || (ordered && next > 1 && item <= last)
+            || (ordered && at > 1 && item <= last)
         {
             return false;
         }
         last = item;
-        match b.get(i + 1) {
-            Some(b',') => next = i + 2,
-            Some(b']') if i + 2 == b.len() => done = true,
+        let after = at + 2 + len;
+        match b.get(after) {
+            Some(b',') => at = after + 1,
+            Some(b']') => return after + 1 == b.len(),
             _ => return false,
         }
-        true
-    };
-    // The quotes, a word at a time (the last word padded with a byte that is not one), every
-    // one of them. With no escapes in the text every `"` delimits a string; white space between
-    // values fails the shape.
-    let words = b.chunks_exact(8);
-    let tail = word::load_short(words.remainder(), b'a');
-    for (w, at) in words.map(word::load).chain([tail]).zip((0..).step_by(8)) {
-        let mut quotes = word::eq_each(w, b'"');
-        while quotes != 0 {
-            if !quote_at(at + word::first(quotes)) {
-                return false;
-            }
-            quotes &= quotes - 1;
-        }
     }
-    done
+}
+
+/// Whether `bytes` hold an escape or something Go's encoder escapes (what [`escape_in`] finds, a
+/// vector at a time: for whole runs of a document).
+fn has_escapes(bytes: &[u8]) -> bool {
+    memchr::memchr3(b'\\', b'<', b'>', bytes).is_some()
+        || memchr::memchr2(b'&', 0xE2, bytes).is_some()
 }
 
 /// The canonical text of a document without its closing `}`, when that text stands in the
@@ -786,7 +775,7 @@ fn canonical_run<'a>(doc: &'a str, members: &[Option<RawJson<'a>>]) -> Option<&'
         end = at + value.len();
     }
     let run = doc.get(..end)?;
-    (end > 0 && !any_in(run.as_bytes(), escape_in)).then_some(run)
+    (end > 0 && !has_escapes(run.as_bytes())).then_some(run)
 }
 
 /// Whether a string that starts (or ends) with this byte has nothing to trim at that end:

@@ -343,14 +343,6 @@ pub(crate) mod word {
         w
     }
 
-    /// Bytes equal to `b`, every one of them: unlike [`eq`], no borrow runs from byte to byte
-    /// (each byte's low seven bits plus 0x7f stay within the byte).
-    #[inline(always)]
-    pub(crate) fn eq_each(w: u64, b: u8) -> u64 {
-        let x = w ^ (ONES * u64::from(b));
-        !(((x & !HIGH) + (ONES * 0x7f)) | x) & HIGH
-    }
-
     /// Bytes equal to `b`.
     #[inline(always)]
     pub(crate) fn eq(w: u64, b: u8) -> u64 {
@@ -868,23 +860,9 @@ impl Reader<'_> {
 mod tests {
     use super::{plain_run, word};
 
-    /// `eq_each` finds every byte equal to the target and no other, whatever its neighbours
-    /// (a borrow from an equal byte must not mark the next one, as `eq` may); `load_short`
-    /// fills what the bytes leave.
+    /// `load_short` fills what the bytes leave.
     #[test]
-    fn word_tests_on_every_byte() {
-        for target in [b'"', 0x00, 0x01, 0x7f, 0x80, 0xff] {
-            for a in 0..=255u8 {
-                for b in 0..=255u8 {
-                    let bytes = [a, b, target, a, b, b, a, target];
-                    let found = word::eq_each(word::load(&bytes), target);
-                    let expected = bytes.iter().enumerate().fold(0u64, |m, (i, &c)| {
-                        m | (u64::from(c == target) << (8 * i + 7))
-                    });
-                    assert_eq!(found, expected, "{bytes:?} {target}");
-                }
-            }
-        }
+    fn short_words_are_filled() {
         for len in 0..8 {
             let bytes: Vec<u8> = (1..=len as u8).collect();
             let mut expected = [b'z'; 8];

@@ -23,22 +23,16 @@ pub fn pattern_1(s: &str) -> bool {
         return false;
     };
     let mut chars = rest.bytes();
-    let mut n = 0usize;
-    for c in chars {
-        if !({
+    if !(64usize..=64usize).contains(&chars.len()) {
+        return false;
+    }
+    chars
+        .all(|c| {
             const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'f'), (b'0', b'9')],
             );
             SET[c as usize]
-        }) {
-            return false;
-        }
-        n += 1;
-        if n > 64usize {
-            return false;
-        }
-    }
-    n >= 64usize
+        })
 }
 /// Whether a string matches `^[a-z0-9][a-z0-9_-]{0,63}$` (compiled to code).
 pub fn pattern_2(s: &str) -> bool {
@@ -56,22 +50,16 @@ pub fn pattern_2(s: &str) -> bool {
             _ => return false,
         }
     }
-    let mut n = 0usize;
-    for c in chars {
-        if !({
+    if !(0usize..=63usize).contains(&chars.len()) {
+        return false;
+    }
+    chars
+        .all(|c| {
             const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
             );
             SET[c as usize]
-        }) {
-            return false;
-        }
-        n += 1;
-        if n > 63usize {
-            return false;
-        }
-    }
-    true
+        })
 }
 /// Whether a string matches `^direct_[a-f0-9]{32}$` (compiled to code).
 pub fn pattern_3(s: &str) -> bool {
@@ -79,22 +67,16 @@ pub fn pattern_3(s: &str) -> bool {
         return false;
     };
     let mut chars = rest.bytes();
-    let mut n = 0usize;
-    for c in chars {
-        if !({
+    if !(32usize..=32usize).contains(&chars.len()) {
+        return false;
+    }
+    chars
+        .all(|c| {
             const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'f'), (b'0', b'9')],
             );
             SET[c as usize]
-        }) {
-            return false;
-        }
-        n += 1;
-        if n > 32usize {
-            return false;
-        }
-    }
-    n >= 32usize
+        })
 }
 /// Whether a string matches `^[a-z0-9][a-z0-9._-]{0,127}$` (compiled to code).
 pub fn pattern_4(s: &str) -> bool {
@@ -112,22 +94,16 @@ pub fn pattern_4(s: &str) -> bool {
             _ => return false,
         }
     }
-    let mut n = 0usize;
-    for c in chars {
-        if !({
+    if !(0usize..=127usize).contains(&chars.len()) {
+        return false;
+    }
+    chars
+        .all(|c| {
             const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'z'), (b'0', b'9'), (b'.', b'.'), (b'_', b'_'), (b'-', b'-')],
             );
             SET[c as usize]
-        }) {
-            return false;
-        }
-        n += 1;
-        if n > 127usize {
-            return false;
-        }
-    }
-    true
+        })
 }
 /// Whether a string matches `^work_[a-zA-Z0-9_-]{1,64}$` (compiled to code).
 pub fn pattern_5(s: &str) -> bool {
@@ -135,22 +111,16 @@ pub fn pattern_5(s: &str) -> bool {
         return false;
     };
     let mut chars = rest.bytes();
-    let mut n = 0usize;
-    for c in chars {
-        if !({
+    if !(1usize..=64usize).contains(&chars.len()) {
+        return false;
+    }
+    chars
+        .all(|c| {
             const SET: [bool; 256] = ::agh_protocol::check::byte_set(
                 &[(b'a', b'z'), (b'A', b'Z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
             );
             SET[c as usize]
-        }) {
-            return false;
-        }
-        n += 1;
-        if n > 64usize {
-            return false;
-        }
-    }
-    n >= 1usize
+        })
 }
 /// Whether a string matches `^[^.*> \u0000-\u001f\u007f]+$` (compiled to code).
 pub fn pattern_6(s: &str) -> bool {

@@ -9,14 +9,10 @@ use super::types::*;
 /// Whether a string matches `^[a-z]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     let mut chars = s.bytes();
-    let mut n = 0usize;
-    for c in chars {
-        if !(matches!(c, b'a'..= b'z')) {
-            return false;
-        }
-        n += 1;
+    if chars.len() < 1usize {
+        return false;
     }
-    n >= 1usize
+    chars.all(|c| matches!(c, b'a'..= b'z'))
 }
 /// Whether a string matches `\S` (compiled to code).
 pub fn pattern_1(s: &str) -> bool {
