@@ -736,8 +736,9 @@ fn list_shape(text: &str, ordered: bool) -> bool {
     }
 }
 
-/// Whether `bytes` hold an escape or something Go's encoder escapes (what [`escape_in`] finds, a
-/// vector at a time: for whole runs of a document).
+/// Whether `bytes` hold an escape or something Go's encoder escapes: the bytes [`escape_in`]
+/// finds (a test holds the two to the same set), a vector at a time, for whole runs of a
+/// document.
 fn has_escapes(bytes: &[u8]) -> bool {
     memchr::memchr3(b'\\', b'<', b'>', bytes).is_some()
         || memchr::memchr2(b'&', 0xE2, bytes).is_some()
@@ -767,6 +768,8 @@ fn canonical_run<'a>(doc: &'a str, members: &[Option<RawJson<'a>>]) -> Option<&'
             let inner = unquoted(value).as_bytes();
             value.starts_with('"') && plain_end(inner.first()) && plain_end(inner.last())
         } else {
+            // Read as if the text had no escape: an escape would mislead it, but then the scan
+            // of the whole run below refuses the run anyway.
             list_shape(value, k == REQUIREMENTS)
         };
         if !plain {
@@ -1364,6 +1367,17 @@ mod tests {
     }
 
     /// Strings with nothing to decode or escape are written as their JSON text stands.
+    /// The vector scan ([`has_escapes`]) and the word test ([`escape_in`]) find the same bytes.
+    #[test]
+    fn both_escape_tests_find_the_same_bytes() {
+        for b in 0..=255u8 {
+            let word = u64::from_le_bytes([b, b'a', b'a', b'a', b'a', b'a', b'a', b'a']);
+            assert_eq!(has_escapes(&[b]), escape_in(word) != 0, "{b:#04x}");
+            let long = [[b'a'; 40].as_slice(), &[b]].concat();
+            assert_eq!(has_escapes(&long), has_escapes(&[b]), "{b:#04x}");
+        }
+    }
+
     #[test]
     fn plain_strings_are_their_text() {
         assert!(matches!(
