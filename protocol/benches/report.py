@@ -31,6 +31,12 @@ def interleaved():
             n, d["a_ns"], d["b_ns"], d["parse_ref_ns"], d["parse_ref_over_a"], d["b_over_parse_ref"],
             d["parse_ns"], d["parse_over_a"]))
     print("\nworst parse_ref / (a): %.2fx (target <= 0.5x); worst (b) / parse_ref: %.2fx (target >= 4x)\n" % (worst_a, worst_b))
+    cap = data.get("capability", {})
+    if "c_over_parse_ref" in cap:
+        print("capability, in the same rounds (context, not targets): (c) = (b) + the digest recipe on the Value "
+              "%.0f ns, (c) / parse_ref %.2fx; the digest recipe alone as parse_ref runs it %.0f ns; "
+              "(b) / (parse_ref - recipe) %.2fx\n" % (
+                  cap["c_ns"], cap["c_over_parse_ref"], cap["recipe_ns"], cap["b_over_parse_ref_less_recipe"]))
     print("Criterion (each function measured for seconds, one after the other):\n")
 
 

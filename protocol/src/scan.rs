@@ -831,6 +831,77 @@ mod tests {
         assert_eq!(s.string().as_deref(), Some("esc\"apedé"));
     }
 
+    /// What [`Scanner::string`] must return for the string opening at `text[0]`, read byte by
+    /// byte: `Some((value, end))` with `end` just past the closing quote.
+    fn naive_string(text: &str) -> Option<(String, usize)> {
+        let b = text.as_bytes();
+        let mut i = 1;
+        let mut out = String::new();
+        loop {
+            match *b.get(i)? {
+                b'"' => return Some((out, i + 1)),
+                b'\\' => {
+                    let (c, next) = decode_escape(b, i).ok()?;
+                    out.push(c);
+                    i = next;
+                }
+                0x00..=0x1f => return None,
+                _ => {
+                    let len = text[i..].chars().next()?.len_utf8();
+                    out.push_str(&text[i..i + len]);
+                    i += len;
+                }
+            }
+        }
+    }
+
+    /// [`Scanner::string`]'s word-at-a-time and 64-byte-block reading: strings of every length
+    /// from every offset (ending within the first word, in whole words, after whole blocks, at
+    /// the end of the input), with a special byte, an escape or a multi-byte character at each
+    /// position, and a second string after the first, agree with a byte-by-byte reading.
+    #[test]
+    fn strings_end_where_a_byte_by_byte_reading_ends_them() {
+        let mut cases = 0usize;
+        for offset in [0usize, 1, 59, 63, 64, 127] {
+            for len in (0..140).chain([190, 200, 255, 256, 257, 300]) {
+                let body: String = "abcdefghij".chars().cycle().take(len).collect();
+                let mut variants = vec![body.clone()];
+                for at in (0..len).step_by(if len > 72 { 11 } else { 1 }) {
+                    for special in [
+                        "\"", "\\n", "\\u00e9", "\\x", "\u{1}", "\u{1f}", "\u{7f}", "é",
+                    ] {
+                        let mut v = body.clone();
+                        v.replace_range(at..at + 1, special);
+                        variants.push(v);
+                    }
+                }
+                for v in variants {
+                    for tail in ["", " \"second\"", "\\"] {
+                        let text = format!("{}\"{v}\"{tail}", " ".repeat(offset));
+                        let mut s = Scanner::new(&text, 4);
+                        let expected = naive_string(&text[offset..]);
+                        let got = s.string();
+                        assert_eq!(
+                            got.as_deref(),
+                            expected.as_ref().map(|(v, _)| v.as_str()),
+                            "{text:?}"
+                        );
+                        cases += 1;
+                        if let Some((_, end)) = expected {
+                            let after = &text[offset + end..];
+                            let again = after.trim_start();
+                            if again.starts_with('"') {
+                                let expected = naive_string(again).map(|(v, _)| v);
+                                assert_eq!(s.string().as_deref(), expected.as_deref(), "{text:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases > 100_000, "{cases}");
+    }
+
     #[test]
     fn kept_members_answer_pointers_below_them() {
         let card = RawJson(r#"{"peer_id":"a","x":[1,2]}"#);
