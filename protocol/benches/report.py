@@ -31,6 +31,7 @@ def interleaved():
             n, d["a_ns"], d["b_ns"], d["parse_ref_ns"], d["parse_ref_over_a"], d["b_over_parse_ref"],
             d["parse_ns"], d["parse_over_a"]))
     print("\nworst parse_ref / (a): %.2fx (target <= 0.5x); worst (b) / parse_ref: %.2fx (target >= 4x)\n" % (worst_a, worst_b))
+    print("calls per batch: " + ", ".join("%s %d" % (n, data[n]["batch"]) for n in sorted(data)) + "\n")
     cap = data.get("capability", {})
     if "c_over_parse_ref" in cap:
         print("capability, in the same rounds (context, not targets): (c) = (b) + the digest recipe on the Value "
