@@ -161,6 +161,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
     let mut out = serde_json::Map::new();
     for (name, bytes) in corpus() {
         let bytes = bytes.as_slice();
+        let context = name == "capability";
         let doc = capability_document(bytes);
         // (a), (b), parse_ref, parse; for `capability` also (c) and the digest recipe alone as
         // parse_ref runs it (context for the (b) target: neither (a) nor (b) checks the digest).
@@ -170,7 +171,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
             Box::new(|| drop(black_box(parse_ref(black_box(bytes), &options)))),
             Box::new(|| drop(black_box(parse(black_box(bytes), &options)))),
         ];
-        if name == "capability" {
+        if context {
             let (raw, fields) = recipe_input(&doc);
             fns.push(Box::new(|| {
                 black_box(baseline_c(&validator, black_box(bytes)));
@@ -217,7 +218,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
             ratio_a.push(ns[2] / ns[0]);
             ratio_b.push(ns[1] / ns[2]);
             owned_a.push(ns[3] / ns[0]);
-            if n == 6 {
+            if context {
                 ratio_c.push(ns[4] / ns[2]);
                 ratio_b_less_recipe.push(ns[1] / (ns[2] - ns[5]));
             }
@@ -230,7 +231,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
             "parse_over_a": median(owned_a),
             "rounds": ROUNDS, "batch": batch,
         });
-        if n == 6 {
+        if context {
             entry["c_ns"] = json!(medians[4]);
             entry["recipe_ns"] = json!(medians[5]);
             entry["c_over_parse_ref"] = json!(median(ratio_c));
