@@ -857,7 +857,8 @@ mod tests {
 
     /// [`Scanner::string`]'s word-at-a-time and 64-byte-block reading: strings of every length
     /// from every offset (ending within the first word, in whole words, after whole blocks, at
-    /// the end of the input), with a special byte, an escape or a multi-byte character at each
+    /// the end of the input), with a special byte, an escape, a lone backslash (which escapes
+    /// the next character or, at the end, the closing quote) or a multi-byte character at each
     /// position, and a second string after the first, agree with a byte-by-byte reading.
     #[test]
     fn strings_end_where_a_byte_by_byte_reading_ends_them() {
@@ -868,7 +869,7 @@ mod tests {
                 let mut variants = vec![body.clone()];
                 for at in (0..len).step_by(if len > 72 { 11 } else { 1 }) {
                     for special in [
-                        "\"", "\\n", "\\u00e9", "\\x", "\u{1}", "\u{1f}", "\u{7f}", "é",
+                        "\"", "\\", "\\n", "\\u00e9", "\\x", "\u{1}", "\u{1f}", "\u{7f}", "é",
                     ] {
                         let mut v = body.clone();
                         v.replace_range(at..at + 1, special);
