@@ -6,8 +6,11 @@
 //!    (otherwise it is not addressed to this receiver: ignored, nothing answered), a directed
 //!    envelope's `to` must be the local peer (`not_target`), and a direct room's `direct_id` must
 //!    be the room of its two peers, the sender and the target (`malformed` at `/direct_id`);
-//! 3. deduplication by envelope `id` within the replay window ([`DedupWindow`]: bounded memory,
-//!    O(1) per message, oldest evicted first): a repeat is `duplicate`;
+//! 3. deduplication by `(from, id)` within the replay window ([`DedupWindow`]: bounded memory,
+//!    O(1) per message, oldest evicted first): a repeat from the same sender is `duplicate`; the
+//!    same `id` from another sender is another message (the envelope page makes `id` unique
+//!    "within the sender's replay window"), so no peer can suppress another's message by sending
+//!    its id first;
 //! 4. the work lifecycle (step 7, [`WorkTracker`]): `work_closed`, `work_container_mismatch`,
 //!    `internal` refusals, or ignored messages from non-participants.
 //!
@@ -28,23 +31,36 @@ use crate::parse::{Head, Message, Options, Registry, Rejection};
 use crate::problem::ReasonCode;
 use crate::ReceiptBody;
 
-/// Remembers envelope ids for the replay window, within a fixed memory cap.
+/// Remembers `(from, id)` pairs for the replay window, within a fixed memory cap.
 ///
-/// Each id is kept until it is older than the window or until `cap` newer ids push it out (the
-/// oldest goes first). Lookups and inserts are O(1) (amortized).
+/// An envelope `id` is unique within its *sender's* replay window (envelope page), so the key is
+/// the pair: the same `id` from two senders is two messages. Each pair is kept until it is older
+/// than the window or until `cap` newer pairs push it out (the oldest goes first). Lookups and
+/// inserts are O(1) (amortized); one key string per remembered pair.
 #[derive(Clone, Debug)]
 pub struct DedupWindow {
     cap: usize,
     window_secs: i64,
-    /// id -> the sequence number of its entry in `order`.
-    seen: HashMap<String, u64>,
-    /// (sequence number, id, time seen), oldest first.
-    order: VecDeque<(u64, String, i64)>,
+    /// key (see [`dedup_key`]) -> the sequence number of its entry in `order`.
+    seen: HashMap<Box<str>, u64>,
+    /// (sequence number, key, time seen), oldest first.
+    order: VecDeque<(u64, Box<str>, i64)>,
     next: u64,
 }
 
+/// The window's key for `(from, id)`: the length of `from`, a colon, `from`, then `id`, so that
+/// no two pairs share a key whatever characters they hold.
+fn dedup_key(from: &str, id: &str) -> String {
+    let mut key = String::with_capacity(from.len() + id.len() + 4);
+    key.push_str(&from.len().to_string());
+    key.push(':');
+    key.push_str(from);
+    key.push_str(id);
+    key
+}
+
 impl DedupWindow {
-    /// A window of `window_secs` seconds holding at most `cap` ids (`cap` of at least 1).
+    /// A window of `window_secs` seconds holding at most `cap` pairs (`cap` of at least 1).
     pub fn new(cap: usize, window_secs: u64) -> Self {
         let cap = cap.max(1);
         DedupWindow {
@@ -56,27 +72,27 @@ impl DedupWindow {
         }
     }
 
-    /// How many ids are remembered.
+    /// How many `(from, id)` pairs are remembered.
     pub fn len(&self) -> usize {
         self.seen.len()
     }
 
-    /// Whether no id is remembered.
+    /// Whether nothing is remembered.
     pub fn is_empty(&self) -> bool {
         self.seen.is_empty()
     }
 
-    /// The memory cap, in ids.
+    /// The memory cap, in pairs.
     pub fn cap(&self) -> usize {
         self.cap
     }
 
-    /// Whether `id` was seen inside the window.
-    pub fn contains(&self, id: &str) -> bool {
-        self.seen.contains_key(id)
+    /// Whether `id` from `from` was seen inside the window.
+    pub fn contains(&self, from: &str, id: &str) -> bool {
+        self.seen.contains_key(dedup_key(from, id).as_str())
     }
 
-    /// Forgets ids seen before `now - window`.
+    /// Forgets pairs seen before `now - window`.
     pub fn expire(&mut self, now: i64) {
         let horizon = now.saturating_sub(self.window_secs);
         while let Some((seq, _, at)) = self.order.front() {
@@ -84,18 +100,20 @@ impl DedupWindow {
                 break;
             }
             let seq = *seq;
-            if let Some((_, id, _)) = self.order.pop_front() {
-                if self.seen.get(&id) == Some(&seq) {
-                    self.seen.remove(&id);
+            if let Some((_, key, _)) = self.order.pop_front() {
+                if self.seen.get(&key) == Some(&seq) {
+                    self.seen.remove(&key);
                 }
             }
         }
     }
 
-    /// Records `id` seen at `now`; returns `false` if it was already inside the window.
-    pub fn insert(&mut self, id: &str, now: i64) -> bool {
+    /// Records `id` from `from` seen at `now`; returns `false` if that sender's `id` was already
+    /// inside the window.
+    pub fn insert(&mut self, from: &str, id: &str, now: i64) -> bool {
         self.expire(now);
-        if self.seen.contains_key(id) {
+        let key = dedup_key(from, id);
+        if self.seen.contains_key(key.as_str()) {
             return false;
         }
         while self.seen.len() >= self.cap {
@@ -110,8 +128,9 @@ impl DedupWindow {
         }
         let seq = self.next;
         self.next += 1;
-        self.seen.insert(id.to_owned(), seq);
-        self.order.push_back((seq, id.to_owned(), now));
+        let key: Box<str> = key.into_boxed_str();
+        self.seen.insert(key.clone(), seq);
+        self.order.push_back((seq, key, now));
         true
     }
 }
@@ -127,12 +146,12 @@ pub struct ReceiverConfig {
     pub local_peer: String,
     /// Replay age in seconds (freshness and the dedup window).
     pub replay_age_secs: u64,
-    /// Most envelope ids the dedup window holds.
+    /// Most `(from, id)` pairs the dedup window holds.
     pub dedup_cap: usize,
 }
 
 impl ReceiverConfig {
-    /// The protocol defaults (replay age 300 s) and a dedup cap of 100,000 ids.
+    /// The protocol defaults (replay age 300 s) and a dedup cap of 100,000 `(from, id)` pairs.
     pub fn new(workspace_id: &str, channel: &str, local_peer: &str) -> Self {
         ReceiverConfig {
             workspace_id: workspace_id.to_owned(),
@@ -288,8 +307,11 @@ impl Receiver {
                 return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
             }
         }
-        if !self.dedup.insert(&env.id, now) {
-            let m = format!("envelope `{}` was already received", *env.id);
+        if !self.dedup.insert(&env.from, &env.id, now) {
+            let m = format!(
+                "envelope `{}` from `{}` was already received",
+                *env.id, *env.from
+            );
             return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
         }
         match self.work.apply_message(&message) {

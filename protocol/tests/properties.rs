@@ -129,24 +129,31 @@ proptest! {
     #[test]
     fn dedup_window_is_bounded_and_exact(
         cap in 1usize..20,
-        ops in prop::collection::vec((0u32..40, 0i64..5), 1..300),
+        ops in prop::collection::vec((0u32..3, 0u32..40, 0i64..5), 1..300),
     ) {
         let window = 30i64;
         let mut dedup = DedupWindow::new(cap, window as u64);
-        // Reference model: (id, time) of the remembered ids, oldest first.
-        let mut model: VecDeque<(u32, i64)> = VecDeque::new();
+        // Reference model: (sender, id, time) of the remembered pairs, oldest first. The key is
+        // the pair: the same id from another sender is another message. Sender "1" with id "1x"
+        // and sender "11" with id "x" would collide under a plain concatenation.
+        let senders = ["1", "11", "peer-b"];
+        let mut model: VecDeque<(u32, u32, i64)> = VecDeque::new();
         let mut now = 0i64;
-        for (id, step) in ops {
+        for (from, id, step) in ops {
             now += step;
-            model.retain(|&(_, t)| t >= now - window);
-            let repeat = model.iter().any(|&(i, _)| i == id);
-            let fresh = dedup.insert(&id.to_string(), now);
-            prop_assert_eq!(fresh, !repeat, "id {} at {}", id, now);
+            model.retain(|&(_, _, t)| t >= now - window);
+            let repeat = model.iter().any(|&(f, i, _)| f == from && i == id);
+            let sender = senders[from as usize];
+            let id_text = if from == 0 { format!("1{id}") } else { id.to_string() };
+            dedup.expire(now);
+            prop_assert_eq!(dedup.contains(sender, &id_text), repeat);
+            let fresh = dedup.insert(sender, &id_text, now);
+            prop_assert_eq!(fresh, !repeat, "id {} from {} at {}", id, from, now);
             if fresh {
                 if model.len() >= cap {
                     model.pop_front();
                 }
-                model.push_back((id, now));
+                model.push_back((from, id, now));
             }
             prop_assert!(dedup.len() <= cap);
             prop_assert_eq!(dedup.len(), model.len());
