@@ -55,7 +55,7 @@ fn type_test(t: JsonType) -> TokenStream {
     match t {
         JsonType::String => quote!(v.is_string()),
         JsonType::Integer => quote!(c::is_integer(v)),
-        JsonType::Number => quote!(v.is_number()),
+        JsonType::Number => quote!(c::is_number(v)),
         JsonType::Boolean => quote!(v.is_boolean()),
         JsonType::Object => quote!(v.is_object()),
         JsonType::Array => quote!(v.is_array()),
@@ -237,10 +237,9 @@ impl<'m> Emitter<'m> {
         if let Some(p) = &c.pattern {
             let i = self.pattern(p);
             let matcher = format_ident!("pattern_{i}");
-            let msg = if p == "\\S" {
-                "must contain a non-whitespace character".to_string()
-            } else {
-                format!("does not match `{p}`")
+            let msg = match crate::pattern::meaning(p) {
+                Some((problem, _)) => problem,
+                None => format!("does not match `{p}`"),
             };
             string_checks.extend(quote! {
                 if !#matcher(s) {
@@ -255,7 +254,7 @@ impl<'m> Emitter<'m> {
         if let Some(min) = c.minimum {
             let msg = format!("must be at least {min}");
             body.extend(quote! {
-                if v.as_f64().is_some_and(|n| n < #min) {
+                if c::number_value(v).is_some_and(|n| n < #min) {
                     c::value_problem(out, #malformed, at, #rule, #msg, v);
                     break #label;
                 }

@@ -183,12 +183,24 @@ fn constraint_notes(model: &Model, shape: &Shape, description: &str) -> Vec<Stri
             notes.push(format!("One of {}.", list.join(", ")));
         }
     }
-    match c.pattern.as_deref() {
-        Some("\\S") if !said("Non-blank") && !said("non-empty after trimming") => {
-            notes.push("Non-blank.".into());
+    let meaning = c.pattern.as_deref().and_then(crate::pattern::meaning);
+    match (c.pattern.as_deref(), meaning) {
+        (Some(_), Some((_, notes_of_pattern))) => {
+            // Each note unless the description says it already.
+            for note in notes_of_pattern {
+                let said_already = if note.starts_with("Non-blank") {
+                    said("Non-blank") || said("non-empty after trimming")
+                } else if note.starts_with("One line") {
+                    said("one line") || said("one-line")
+                } else {
+                    false
+                };
+                if !said_already {
+                    notes.push(note);
+                }
+            }
         }
-        Some("\\S") => {}
-        Some(p) if !said(p.trim_start_matches('^').trim_end_matches('$')) => {
+        (Some(p), None) if !said(p.trim_start_matches('^').trim_end_matches('$')) => {
             notes.push(format!("Matches `{p}`."));
         }
         _ => {}
@@ -1302,7 +1314,7 @@ fn lifecycle_page(model: &Model, header: &str) -> Option<String> {
         .collect();
     let _ = writeln!(
         out,
-        "Work opens in `{}` on the first {} carrying `to` and a new `work_id`; its sender is the initiator and its `to` the target. Only those two move it. A message of an updating kind that matches no transition from the current state is refused; a message for terminal work is refused with `work_closed` unless a transition allows it.\n",
+        "Work opens in `{}` on the first {} carrying `to` and a new `work_id`; its sender is the initiator and its `to` the target. Only those two move it. A message of an updating kind that matches no transition from the current state is refused; terminal work is final: every later lifecycle message for it (a second cancel included) is refused with `work_closed`.\n",
         l.initial,
         or_list(&opened),
     );

@@ -1934,6 +1934,13 @@ impl<'a> Builder<'a> {
         for (i, tr) in ts.iter().enumerate() {
             let tp = format!("{p}/transitions/{i}");
             let from = state("from", tr.get("from"), format!("{tp}/from"))?;
+            if terminal.contains(&from) {
+                return Err(self.err(
+                    id,
+                    &format!("{tp}/from"),
+                    format!("{from:?} is terminal: terminal work is final (every later lifecycle message is refused with `work_closed`), so no transition leaves it"),
+                ));
+            }
             let to = state("to", tr.get("to"), format!("{tp}/to"))?;
             let Some(Value::Array(on)) = tr.get("on") else {
                 return Err(self.err(id, &format!("{tp}/on"), "`on` must list triggers"));

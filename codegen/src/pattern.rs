@@ -2,11 +2,16 @@
 //! `^[a-z0-9][a-z0-9._-]{0,127}$`) to straight-line Rust, so that the generated checks do not run
 //! a regex engine for them. Anything outside the subset below is left to `regress`.
 //!
-//! The subset: `^`, then atoms, then `$`. An atom is a literal ASCII character or a class
-//! `[...]` / `[^...]` of ASCII characters, ranges and `\uXXXX` escapes, with an optional
-//! quantifier. Every atom but the last must have a fixed width (no quantifier, or `{n}`); the
-//! last may take `{m,n}`, `{m,}`, `+`, `*` or `?`. With fixed-width atoms before it, greedy
-//! matching is exact, so no backtracking is needed.
+//! The subset:
+//! - `^`, then atoms, then `$`. An atom is a literal ASCII character or a class `[...]` /
+//!   `[^...]` of characters, ranges and `\uXXXX` escapes, with an optional quantifier. Every atom
+//!   but the last must have a fixed width (no quantifier, or `{n}`); the last may take `{m,n}`,
+//!   `{m,}`, `+`, `*` or `?`. With fixed-width atoms before it, greedy matching is exact, so no
+//!   backtracking is needed.
+//! - `^[A]*[B][A]*$` where every character of class `B` is in class `A`: every character is in
+//!   `A` and some character is in `B` (the one-line, non-blank text of a capability `summary`).
+//! - One class, unanchored (`[^...]`): some character is in it (non-blank text, with the white
+//!   space set spelled out); and `\S`, the same with ECMA-262's white space.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -50,6 +55,17 @@ fn parse_class_char(chars: &[char], i: &mut usize) -> Option<char> {
 }
 
 fn parse(src: &str) -> Option<Vec<Atom>> {
+    let atoms = parse_atoms(src)?;
+    // Only the last atom may vary in width.
+    let fixed = |a: &Atom| a.max == Some(a.min);
+    if atoms.iter().rev().skip(1).any(|a| !fixed(a)) {
+        return None;
+    }
+    Some(atoms)
+}
+
+/// The atoms of an anchored pattern, of any widths.
+fn parse_atoms(src: &str) -> Option<Vec<Atom>> {
     let chars: Vec<char> = src.chars().collect();
     if chars.first() != Some(&'^') || chars.last() != Some(&'$') || chars.len() < 2 {
         return None;
@@ -80,7 +96,7 @@ fn parse(src: &str) -> Option<Vec<Atom>> {
                     } else {
                         lo
                     };
-                    if !lo.is_ascii() || !hi.is_ascii() || lo > hi {
+                    if lo > hi {
                         return None;
                     }
                     ranges.push((lo, hi));
@@ -129,12 +145,171 @@ fn parse(src: &str) -> Option<Vec<Atom>> {
         }
         atoms.push(Atom { set, min, max });
     }
-    // Only the last atom may vary in width.
-    let fixed = |a: &Atom| a.max == Some(a.min);
-    if atoms.iter().rev().skip(1).any(|a| !fixed(a)) {
+    Some(atoms)
+}
+
+/// The highest Unicode scalar value.
+const MAX_CHAR: u32 = 0x10_ffff;
+
+/// The characters of `set` as sorted, disjoint, non-adjacent ranges of code points (a negated
+/// class is complemented over all of Unicode).
+fn code_points(set: &Set) -> Vec<(u32, u32)> {
+    let (negated, mut ranges): (bool, Vec<(u32, u32)>) = match set {
+        Set::Char(c) => (false, vec![(u32::from(*c), u32::from(*c))]),
+        Set::Class { negated, ranges } => (
+            *negated,
+            ranges
+                .iter()
+                .map(|(lo, hi)| (u32::from(*lo), u32::from(*hi)))
+                .collect(),
+        ),
+    };
+    ranges.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::new();
+    for (lo, hi) in ranges {
+        match merged.last_mut() {
+            Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+            _ => merged.push((lo, hi)),
+        }
+    }
+    if !negated {
+        return merged;
+    }
+    let mut out = Vec::new();
+    let mut next = 0u32;
+    for (lo, hi) in merged {
+        if lo > next {
+            out.push((next, lo - 1));
+        }
+        next = hi + 1;
+    }
+    if next <= MAX_CHAR {
+        out.push((next, MAX_CHAR));
+    }
+    out
+}
+
+/// Whether every character of `inner` is in `outer`.
+fn is_subset(inner: &Set, outer: &Set) -> bool {
+    let outer = code_points(outer);
+    code_points(inner)
+        .iter()
+        .all(|(lo, hi)| outer.iter().any(|(olo, ohi)| olo <= lo && hi <= ohi))
+}
+
+/// The character set of an unanchored one-class pattern (`[...]` or `[^...]`).
+fn unanchored_class(src: &str) -> Option<Set> {
+    if !src.starts_with('[') || !src.ends_with(']') {
         return None;
     }
-    Some(atoms)
+    match parse_atoms(&format!("^{src}$"))?.as_slice() {
+        [Atom {
+            set: set @ Set::Class { .. },
+            min: 1,
+            max: Some(1),
+        }] => Some(set.clone()),
+        _ => None,
+    }
+}
+
+/// The classes `(A, B)` of a pattern `^[A]*[B][A]*$` whose `B` lies inside `A`.
+fn all_and_some(src: &str) -> Option<(Set, Set)> {
+    match parse_atoms(src)?.as_slice() {
+        [Atom {
+            set: all,
+            min: 0,
+            max: None,
+        }, Atom {
+            set: some,
+            min: 1,
+            max: Some(1),
+        }, Atom {
+            set: again,
+            min: 0,
+            max: None,
+        }] if all == again && is_subset(some, all) => Some((all.clone(), some.clone())),
+        _ => None,
+    }
+}
+
+/// Whether `set` is exactly Unicode White_Space (Rust's `char::is_whitespace`, the trim of the
+/// digest recipe), or its complement when `negated`.
+fn is_white_space(set: &Set, negated: bool) -> bool {
+    let mut white = Vec::new();
+    for c in (0..=MAX_CHAR).filter_map(char::from_u32) {
+        if c.is_whitespace() {
+            white.push((c, c));
+        }
+    }
+    code_points(set)
+        == code_points(&Set::Class {
+            negated,
+            ranges: white,
+        })
+}
+
+/// `U+000A, U+000D or U+0085`: the characters a negated class leaves out.
+fn excluded_list(set: &Set) -> Option<String> {
+    let Set::Class {
+        negated: true,
+        ranges,
+    } = set
+    else {
+        return None;
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (lo, hi) in ranges {
+        if lo == hi {
+            names.push(format!("U+{:04X}", u32::from(*lo)));
+        } else {
+            names.push(format!(
+                "U+{:04X}..U+{:04X}",
+                u32::from(*lo),
+                u32::from(*hi)
+            ));
+        }
+    }
+    Some(match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => return None,
+    })
+}
+
+/// What a pattern of one of the recognized text shapes means, for messages and docs:
+/// the problem message, and the docs notes (each opens with its topic: `Non-blank`, `One line`).
+/// `None` for other patterns (identifier grammars: the docs show the pattern itself).
+pub fn meaning(src: &str) -> Option<(String, Vec<String>)> {
+    const NON_BLANK: &str = "must contain a character that is not white space";
+    const NON_BLANK_NOTE: &str =
+        "Non-blank: at least one character that is not Unicode White_Space.";
+    if src == "\\S" {
+        return Some((
+            "must contain a non-whitespace character".to_owned(),
+            vec!["Non-blank.".to_owned()],
+        ));
+    }
+    if let Some(set) = unanchored_class(src) {
+        if is_white_space(&set, true) {
+            return Some((
+                format!("{NON_BLANK} (Unicode White_Space)"),
+                vec![NON_BLANK_NOTE.to_owned()],
+            ));
+        }
+        return None;
+    }
+    let (all, some) = all_and_some(src)?;
+    let excluded = excluded_list(&all)?;
+    if !is_white_space(&some, true) {
+        return None;
+    }
+    Some((
+        format!("must be one line (no {excluded}) and {NON_BLANK} (Unicode White_Space)"),
+        vec![
+            format!("One line: no {excluded}."),
+            NON_BLANK_NOTE.to_owned(),
+        ],
+    ))
 }
 
 /// The test of `c` against `set`; with `bytes`, `c` is a `u8` (every character of the set is
@@ -203,8 +378,7 @@ const ECMA_SPACE: &[(char, char)] = &[
     ('\u{feff}', '\u{feff}'),
 ];
 
-/// The body of `fn(s: &str) -> bool` matching `src`, when `src` is in the subset (or is the
-/// unanchored `\S`: some character that is not ECMA-262 white space).
+/// The body of `fn(s: &str) -> bool` matching `src`, when `src` is in the subset.
 pub fn compile(src: &str) -> Option<TokenStream> {
     if src == "\\S" {
         let set = test_as(
@@ -215,6 +389,35 @@ pub fn compile(src: &str) -> Option<TokenStream> {
             false,
         );
         return Some(quote!(s.chars().any(|c| #set)));
+    }
+    if let Some(set) = unanchored_class(src) {
+        let t = test_as(&set, false);
+        return Some(quote!(s.chars().any(|c| #t)));
+    }
+    if let Some((all, some)) = all_and_some(src) {
+        // Every character in `all` and one in `some`: as `some` lies inside `all`, the one in
+        // `some` can stand between the two runs of `all`, so no backtracking is needed.
+        let outside = match all {
+            Set::Char(c) => Set::Class {
+                negated: true,
+                ranges: vec![(c, c)],
+            },
+            Set::Class { negated, ranges } => Set::Class {
+                negated: !negated,
+                ranges,
+            },
+        };
+        let (outside, some) = (test_as(&outside, false), test_as(&some, false));
+        return Some(quote! {
+            let mut some = false;
+            for c in s.chars() {
+                if #outside {
+                    return false;
+                }
+                some = some || (#some);
+            }
+            some
+        });
     }
     let atoms = parse(src)?;
     let (last, fixed) = atoms.split_last()?;
@@ -351,10 +554,64 @@ mod tests {
             "^a.b$",
             "[a-z]+",
             "^\\d+$",
-            "^[é]$",
             "^a{3,1}$",
         ] {
             assert!(parse(p).is_none(), "{p}");
         }
+        for p in [
+            // The middle class is not inside the outer one: a match may need backtracking.
+            "^[a-z]*[0-9][a-z]*$",
+            // The runs differ.
+            "^[a-z]*[a][b-z]*$",
+            // Two classes unanchored.
+            "[a][b]",
+            "[^a]+",
+        ] {
+            assert!(super::compile(p).is_none(), "{p}");
+        }
+    }
+
+    const NON_BLANK: &str = "[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+
+    #[test]
+    fn non_ascii_classes_are_in_the_subset() {
+        assert!(parse("^[é]$").is_some());
+        assert!(parse("^[^\\u2028]{1,4}$").is_some());
+    }
+
+    #[test]
+    fn the_white_space_class_is_recognized_only_when_it_is_exactly_white_space() {
+        let (problem, notes) = super::meaning(NON_BLANK).unwrap();
+        assert!(problem.contains("not white space"), "{problem}");
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("Non-blank"));
+        // One character short of White_Space (no U+0085), or one too many (U+FEFF): a plain class.
+        assert!(super::meaning(&NON_BLANK.replace("\\u0085", "")).is_none());
+        assert!(super::meaning(&NON_BLANK.replace("\\u3000", "\\u3000\\ufeff")).is_none());
+        assert!(super::compile(NON_BLANK).is_some());
+    }
+
+    #[test]
+    fn one_line_non_blank_text_is_compiled_and_described() {
+        let line = "[^\\u000a\\u000d\\u0085\\u2028\\u2029]";
+        let src = format!("^{line}*{NON_BLANK}{line}*$");
+        assert!(super::compile(&src).is_some());
+        let (problem, notes) = super::meaning(&src).unwrap();
+        assert!(
+            problem.contains("U+000A, U+000D, U+0085, U+2028 or U+2029"),
+            "{problem}"
+        );
+        assert!(notes[0].starts_with("One line"), "{notes:?}");
+        assert!(notes[1].starts_with("Non-blank"), "{notes:?}");
+    }
+
+    #[test]
+    fn code_points_complement_and_merge() {
+        use super::{code_points, Set};
+        let set = Set::Class {
+            negated: true,
+            ranges: vec![('b', 'c'), ('a', 'a'), ('\u{10ffff}', '\u{10ffff}')],
+        };
+        assert_eq!(code_points(&set), vec![(0, 0x60), (0x64, 0x10_fffe)]);
     }
 }

@@ -328,3 +328,28 @@ fn schema_errors_name_the_file_and_pointer() {
     assert!(err.contains("say.schema.json"), "{err}");
     assert!(err.contains("/properties/text"), "{err}");
 }
+
+#[test]
+fn a_transition_out_of_a_terminal_state_is_a_schema_error() {
+    // NOTES 4: terminal work is final; a second cancel is `work_closed`, not a self-loop.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("agh-network-v0");
+    copy_dir(&schemas(), &dir);
+    let defs_path = dir.join("defs.schema.json");
+    let mut defs = read_json(&defs_path);
+    let transitions = defs["$defs"]["work_state"]["x-agh-lifecycle"]["transitions"]
+        .as_array_mut()
+        .unwrap();
+    transitions.push(serde_json::json!({
+        "from": "canceled", "to": "canceled", "on": [{ "kind": "receipt", "status": "canceled" }]
+    }));
+    let last = transitions.len() - 1;
+    std::fs::write(&defs_path, serde_json::to_string(&defs).unwrap()).unwrap();
+    let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+    assert!(err.contains("defs.schema.json"), "{err}");
+    assert!(
+        err.contains(&format!("/x-agh-lifecycle/transitions/{last}/from")),
+        "{err}"
+    );
+    assert!(err.contains("terminal"), "{err}");
+}

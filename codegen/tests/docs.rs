@@ -147,11 +147,18 @@ fn the_lifecycle_diagram_comes_from_the_annotation() {
     assert!(
         lifecycle.contains("    [*] --> submitted: say / capability with to and a new work_id\n")
     );
-    assert!(lifecycle.contains(
-        "    needs_input --> working: say from the initiator, capability from the initiator\n"
-    ));
-    assert!(lifecycle
-        .contains("    canceled --> canceled: receipt status canceled, trace state canceled\n"));
+    // NOTES 4 (corrected): a trace moves active work to any non-`submitted` state, from either
+    // participant; a fast worker may go straight from `submitted` to `completed`.
+    assert!(lifecycle.contains("    submitted --> completed: trace state completed\n"));
+    assert!(lifecycle.contains("    submitted --> needs_input: trace state needs_input\n"));
+    assert!(
+        lifecycle.contains("    needs_input --> working: trace state working, say, capability\n")
+    );
+    // Terminal work is final: no edge leaves a terminal state (no idempotent cancel).
+    for t in ["completed", "failed", "canceled"] {
+        assert!(!lifecycle.contains(&format!("    {t} --> {t}")), "{t}");
+    }
+    assert!(!lifecycle.contains("trace state submitted"));
     assert!(lifecycle.contains("    completed --> [*]\n"));
     assert!(lifecycle.contains(
         "| `submitted` | `completed`, `failed`, `canceled` | `say`, `capability` | `receipt`, `trace` |"

@@ -358,6 +358,46 @@ cap_ws = copy.deepcopy(CAPABILITY)
 cap_ws.update({"summary": "  Padded <b>summary</b> & more  ", "examples": ["", "e.g. \u2028 line"], "requirements": ["zeta", "alpha"], "version": ""})
 cap_ws["digest"] = digest(cap_ws)
 case(K, "accept_capability_digest_normalized", "NOTES 6: digest over trimmed strings, blank entries dropped, requirements sorted, Go escaping", "capability", {"body/capability": cap_ws})
+# Unicode White_Space (NOTES 2): the trim of the digest recipe; ECMA-262's \\s differs on both.
+case(K, "reject_say_text_nel_only", "NOTES 2: say text of U+0085 (NEL, Unicode White_Space) alone is blank", "say", {"body/text": "\u0085"}, reject=(M, "/body/text"))
+case(K, "reject_say_text_white_space_mix", "NOTES 2: say text of Unicode White_Space alone is blank", "say", {"body/text": "\u2028\u00a0\u3000\u0085 \t"}, reject=(M, "/body/text"))
+case(K, "accept_say_text_bom_only", "NOTES 2: U+FEFF (BOM) is not Unicode White_Space: say text of it alone is not blank", "say", {"body/text": "\ufeff"})
+case(K, "reject_capability_requirement_nel_only", "NOTES 2: a requirements entry of U+0085 alone is blank", "capability", {"body/capability/requirements": ["\u0085"]}, reject=(M, "/body/capability/requirements/0"))
+for label, brk in [("lf", "\n"), ("cr", "\r"), ("nel", "\u0085"), ("line_separator", "\u2028"), ("paragraph_separator", "\u2029")]:
+    cap_lines = copy.deepcopy(CAPABILITY)
+    cap_lines["summary"] = "Repair failing tests." + brk + "Explain the change."
+    cap_lines["digest"] = digest(cap_lines)
+    case(K, "reject_capability_summary_multi_line_%s" % label, "message kinds / NOTES 2: capability summary MUST be one line (no U+000A, U+000D, U+0085, U+2028, U+2029)", "capability",
+         {"body/capability": cap_lines}, reject=(M, "/body/capability/summary"))
+cap_bom = copy.deepcopy(CAPABILITY)
+cap_bom["summary"] = "\ufeff"
+cap_bom["digest"] = digest(cap_bom)
+case(K, "accept_capability_summary_bom_only", "NOTES 2: a summary of U+FEFF alone is one line and not blank", "capability", {"body/capability": cap_bom})
+cap_tab = copy.deepcopy(CAPABILITY)
+cap_tab["summary"] = "Repair\tfailing tests\u00a0now."
+cap_tab["digest"] = digest(cap_tab)
+case(K, "accept_capability_summary_tab_and_nbsp", "NOTES 2: a tab or no-break space is not a line break: still one line", "capability", {"body/capability": cap_tab})
+
+
+# Numbers in open content (NOTES 1, issue #20): any valid JSON number, kept as written; range rules
+# only for the members the schemas type as integers.
+def with_number(base, changes, number):
+    return json.dumps(mutate(base, changes), ensure_ascii=False).replace('"__NUMBER__"', number)
+
+
+for label, number in [("integer_beyond_64_bits", "18446744073709551616"), ("beyond_f64", "1e400")]:
+    case(X, "accept_ext_%s" % label, "envelope: receivers MUST ignore unknown extension keys, whatever valid JSON they hold (%s)" % number, None,
+         raw=with_number("say", {"ext": {"acme.count": "__NUMBER__", "acme.nested": {"n": ["__NUMBER__"]}}}, number), kind="say")
+    case(K, "accept_trace_result_%s" % label, "message kinds: trace result is an open object; any JSON number in it is kept (%s)" % number, None,
+         raw=with_number("trace", {"body/result": {"passed": True, "count": "__NUMBER__"}}, number), kind="trace")
+    case(K, "accept_peer_card_unknown_member_%s" % label, "NOTES 1: Peer Cards are open objects; an unknown member may hold any JSON number (%s)" % number, None,
+         raw=with_number("greet", {"body/peer_card/acme.load": "__NUMBER__"}, number), kind="greet")
+    case(K, "accept_artifact_descriptor_%s" % label, "message kinds: artifact descriptors are open objects (%s)" % number, None,
+         raw=with_number("say", {"body/artifacts/0/size": "__NUMBER__"}, number), kind="say")
+case(E, "reject_ts_beyond_64_bits", "envelope: ts is an integer (Unix seconds); beyond 64 bits it is out of range", None,
+     raw=with_number("say", {"ts": "__NUMBER__"}, "18446744073709551616"), reject=(M, "/ts"), schema_agrees=False)
+case(E, "reject_expires_at_beyond_f64", "envelope: expires_at is an integer (Unix seconds)", None,
+     raw=with_number("say", {"expires_at": "__NUMBER__"}, "1e400"), reject=(M, "/expires_at"))
 # --- receipt body ---
 case(K, "reject_receipt_status_unknown", "message kinds: receipt status enum", "receipt", {"body/status": "ok"}, reject=(M, "/body/status"))
 case(K, "reject_receipt_for_id_missing", "message kinds: receipt for_id is required", "receipt", {"body/for_id": DELETE}, reject=(M, "/body/for_id"))
@@ -479,11 +519,11 @@ lifecycle("rejected_receipt_fails_work", "lifecycle: submitted -> failed on a re
     (receipt(P, O, "rejected", reason="busy"), "transitioned", "failed"),
     (say(O, P, "Again?"), "refused", "work_closed"),
 ])
-lifecycle("cancel_is_idempotent", "lifecycle: a second cancel leaves the work canceled", [
+lifecycle("second_cancel_is_work_closed", "lifecycle (NOTES 4): terminal work is final; a second cancel is work_closed (no idempotent cancel)", [
     (say(O, P), "opened", "submitted"),
     (receipt(O, P, "canceled"), "transitioned", "canceled"),
-    (receipt(O, P, "canceled"), "unchanged", "canceled"),
-    (trace(P, O, "canceled"), "unchanged", "canceled"),
+    (receipt(O, P, "canceled"), "refused", "work_closed"),
+    (trace(P, O, "canceled"), "refused", "work_closed"),
     (trace(P, O, "completed"), "refused", "work_closed"),
 ])
 lifecycle("cancel_while_working", "lifecycle: working -> canceled", [
@@ -516,12 +556,12 @@ lifecycle("non_participant_changes_nothing", "lifecycle: only the initiator and 
     (receipt(X, P, "canceled"), "ignored", None),
     (receipt(P, O, "accepted"), "transitioned", "working"),
 ])
-lifecycle("input_only_from_the_initiator", "lifecycle: needs_input -> working only on the initiator's say", [
+lifecycle("input_from_a_participant_resumes_work", "lifecycle (NOTES 4): a say or capability from a participant moves needs_input back to working", [
     (say(O, P), "opened", "submitted"),
     (receipt(P, O, "accepted"), "transitioned", "working"),
     (trace(P, O, "needs_input"), "transitioned", "needs_input"),
-    (say(P, O, "Still waiting."), "unchanged", "needs_input"),
-    (say(O, P, "Input."), "transitioned", "working"),
+    (say(P, O, "Still waiting."), "transitioned", "working"),
+    (say(O, P, "Input."), "unchanged", "working"),
 ])
 lifecycle("cross_container_continuation", "lifecycle: same work_id in another container while active is work_container_mismatch", [
     (say(O, P), "opened", "submitted"),
@@ -535,7 +575,8 @@ lifecycle("same_work_id_two_channels_of_work", "lifecycle: the key includes the 
     (say(O, P, work_id="work_a"), "opened", "submitted"),
     (say(O, P, work_id="work_b"), "opened", "submitted"),
     (receipt(P, O, "accepted", work_id="work_b"), "transitioned", "working"),
-    (trace(P, O, "completed", work_id="work_a"), "refused", "internal"),
+    (trace(P, O, "completed", work_id="work_a"), "transitioned", "completed"),
+    (trace(P, O, "working", work_id="work_a"), "refused", "work_closed"),
 ])
 lifecycle("submitted_cancel_by_trace", "lifecycle: submitted -> canceled by a trace", [
     (say(O, P), "opened", "submitted"),
@@ -662,6 +703,62 @@ delivery("dedup_cap_evicts_oldest", "delivery: the dedup window is bounded; the 
     (NOW, cap_msgs[0], "delivered"),
 ], cap=3)
 
+# The corrected transitions (NOTES 4, issue #20): a trace moves active work to any state but
+# `submitted`, from either participant; terminal work refuses everything with work_closed.
+lifecycle("trace_completes_submitted_work", "lifecycle (NOTES 4): a fast worker's trace goes straight from submitted to completed", [
+    (say(O, P), "opened", "submitted"),
+    (trace(P, O, "completed"), "transitioned", "completed"),
+    (trace(P, O, "working"), "refused", "work_closed"),
+])
+lifecycle("trace_submitted_to_needs_input", "lifecycle (NOTES 4): a trace moves submitted work to needs_input; input resumes it", [
+    (say(O, P), "opened", "submitted"),
+    (trace(P, O, "needs_input"), "transitioned", "needs_input"),
+    (trace(P, O, "needs_input"), "unchanged", "needs_input"),
+    (say(O, P, "Here is the input."), "transitioned", "working"),
+    (trace(P, O, "failed"), "transitioned", "failed"),
+])
+lifecycle("trace_from_the_initiator", "lifecycle (NOTES 4): a trace moves work from either participant, the initiator included", [
+    (say(O, P), "opened", "submitted"),
+    (trace(O, P, "working"), "transitioned", "working"),
+    (trace(O, P, "needs_input"), "transitioned", "needs_input"),
+    (trace(O, P, "working"), "transitioned", "working"),
+    (trace(O, P, "canceled"), "transitioned", "canceled"),
+])
+lifecycle("trace_state_submitted_refused", "message kinds: a trace MUST NOT move existing work back to submitted (nor keep it there), in any active state", [
+    (say(O, P), "opened", "submitted"),
+    (trace(O, P, "submitted"), "refused", "internal"),
+    (trace(P, O, "needs_input"), "transitioned", "needs_input"),
+    (trace(P, O, "submitted"), "refused", "internal"),
+    (trace(P, O, "working"), "transitioned", "working"),
+])
+lifecycle("trace_after_cancel_is_work_closed", "lifecycle (NOTES 4): after a cancel every trace is work_closed", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(O, P, "canceled"), "transitioned", "canceled"),
+    (trace(P, O, "working"), "refused", "work_closed"),
+    (trace(P, O, "completed"), "refused", "work_closed"),
+])
+lifecycle("receipts_on_active_work", "lifecycle (NOTES 4): rejected fails and canceled cancels active work; accepted, duplicate, expired, unsupported change nothing", [
+    (say(O, P), "opened", "submitted"),
+    (receipt(P, O, "duplicate", reason="duplicate"), "unchanged", "submitted"),
+    (receipt(P, O, "accepted"), "transitioned", "working"),
+    (receipt(P, O, "accepted"), "unchanged", "working"),
+    (receipt(P, O, "expired", reason="expired"), "unchanged", "working"),
+    (receipt(P, O, "unsupported", reason="unsupported_kind"), "unchanged", "working"),
+    (receipt(P, O, "rejected", reason="busy"), "transitioned", "failed"),
+    (receipt(P, O, "accepted"), "refused", "work_closed"),
+])
+same_a = say(O, P, ts=NOW, work_id=None, mid="msg_shared_id")
+same_b = say(X, P, "From another sender.", ts=NOW, work_id=None, mid="msg_shared_id")
+same_a_work = say(O, P, ts=NOW, mid="msg_shared_work")
+delivery("same_id_from_two_senders", "envelope page / NOTES 3: id is unique within the sender's replay window; dedup keys by (from, id)", [
+    (NOW, same_a, "delivered"),
+    (NOW + 1, same_b, "delivered"),
+    (NOW + 2, same_b, "refused", "duplicate", None),
+    (NOW + 3, same_a, "refused", "duplicate", None),
+    (NOW + 4, same_a_work, "delivered"),
+    (NOW + 5, same_a_work, "refused", "duplicate", {"status": "duplicate", "reason_code": "duplicate", "for_id": "msg_shared_work", "to": O, "work_id": "work_w1"}),
+])
+
 
 # ---------- capability digest vectors (protocol/tests/fixtures/digest/vectors.json) ----------
 DIGEST_VECTORS = [
@@ -669,8 +766,9 @@ DIGEST_VECTORS = [
     ("page_example", {k: v for k, v in CAPABILITY.items() if k != "digest"}),
     ("html_characters", {"id": "x", "summary": "<b>bold</b> & 'quoted' \"double\"", "outcome": "a>b<c&d"}),
     ("non_ascii", {"id": "café", "summary": "naïve résumé — 日本語 🚀", "outcome": "ok"}),
-    ("line_separators", {"id": "x", "summary": "a\u2028b\u2029c", "outcome": "\u0085 next line"}),
-    ("controls", {"id": "x", "summary": "tab\there\nnl\rcr\bbs\fff", "outcome": "\u0001\u001f\u007f"}),
+    # Line breaks only where a document may hold them (`summary` is one line: NOTES 2).
+    ("line_separators", {"id": "x", "summary": "a b c", "outcome": "a\u2028b\u2029c\u0085 next line"}),
+    ("controls", {"id": "x", "summary": "tab\there\bbs\fff", "outcome": "nl\ncr\r\u0001\u001f\u007f"}),
     ("padded_whitespace", {"id": "  x\t", "summary": "\u00a0 padded \u3000", "outcome": "\n o \n", "version": "  1.0  "}),
     ("file_separators_kept", {"id": "x\u001c", "summary": "\u001dy\u001e", "outcome": "\u001f"}),
     ("blank_list_entries_dropped", {"id": "x", "summary": "y", "outcome": "z", "context_needed": ["", "  ", "repo", " "], "examples": ["   "]}),

@@ -27,9 +27,77 @@ pub fn push_index(at: &mut String, index: usize) -> usize {
     mark
 }
 
-/// Whether `v` is a JSON integer (a number without fraction or exponent that fits 64 bits).
+/// Whether `v` is a JSON integer (a number without fraction or exponent, not `-0`) that fits 64
+/// bits: the range the schemas' `integer` members (`ts`, `expires_at`) have in Rust.
 pub fn is_integer(v: &Value) -> bool {
-    v.is_i64() || v.is_u64()
+    match v {
+        Value::Number(n) => {
+            let text = n.to_string();
+            integer_text(&text) && (n.is_u64() || n.is_i64())
+        }
+        _ => false,
+    }
+}
+
+/// Whether `v` is a number within the range of `f64` (a schema `number` member holds an `f64`).
+/// Numbers in open content are not held to it: any JSON number is kept there, as written.
+pub fn is_number(v: &Value) -> bool {
+    v.as_f64().is_some()
+}
+
+/// The value of a number as `f64`, saturating to an infinity beyond its range (for `minimum`).
+pub fn number_value(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.to_string().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Whether the JSON number text `text` is an integer as JSON Schema's grammar counts it here:
+/// no fraction, no exponent, not `-0`.
+fn integer_text(text: &str) -> bool {
+    text != "-0" && !text.contains(['.', 'e', 'E'])
+}
+
+/// The canonical form of a JSON number's mathematical value: the significant digits with the
+/// sign and a decimal exponent (`1`, `1.0` and `10e-1` all give `1`; `1.5` gives `15e-1`), exact
+/// at any size.
+fn canonical_number(text: &str) -> String {
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(i) => (&unsigned[..i], &unsigned[i + 1..]),
+        None => (unsigned, "0"),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: String = int.chars().chain(frac.chars()).collect();
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return "0".to_owned();
+    }
+    let trimmed = digits.trim_end_matches('0');
+    // The exponent may exceed any machine integer: add in i128, saturating (a JSON text of at
+    // most a few MiB cannot reach it).
+    let exp: i128 =
+        exponent
+            .trim_start_matches('+')
+            .parse()
+            .unwrap_or(if exponent.starts_with('-') {
+                i128::MIN / 2
+            } else {
+                i128::MAX / 2
+            });
+    let shift = i128::try_from(digits.len() - trimmed.len()).unwrap_or(0)
+        - i128::try_from(frac.len()).unwrap_or(0);
+    let exp = exp.saturating_add(shift);
+    let sign = if negative { "-" } else { "" };
+    if exp == 0 {
+        format!("{sign}{trimmed}")
+    } else {
+        format!("{sign}{trimmed}e{exp}")
+    }
 }
 
 /// The table of a byte class given as inclusive ranges (for the compiled pattern matchers):
@@ -74,23 +142,11 @@ pub fn json_eq(v: &Value, json: &str) -> bool {
 /// `uniqueItems`): numbers by their mathematical value (`1` and `1.0` are equal), objects
 /// whatever the order of their members, strings, arrays, booleans and `null` as they are. It is
 /// JSON text itself: strings escaped, object members sorted by name, each number in one form
-/// (an integer when it has no fraction, the shortest round-trip form otherwise).
+/// (its significant digits and a decimal exponent, exact at any size: `canonical_number`).
 pub fn equality_key(v: &Value) -> String {
     fn write(v: &Value, out: &mut String) {
         match v {
-            Value::Number(n) => {
-                let integral = n
-                    .as_f64()
-                    .filter(|f| f.fract() == 0.0 && f.abs() <= u64::MAX as f64);
-                match (n.as_u64(), n.as_i64(), integral) {
-                    (Some(u), _, _) => out.push_str(&u.to_string()),
-                    (_, Some(i), _) => out.push_str(&i.to_string()),
-                    // A float with no fraction in the 64-bit range reads as the integer it is
-                    // (`-0.0` as `0`); an `i128` holds every such value exactly.
-                    (_, _, Some(f)) => out.push_str(&(f as i128).to_string()),
-                    _ => out.push_str(&n.to_string()),
-                }
-            }
+            Value::Number(n) => out.push_str(&canonical_number(&n.to_string())),
             Value::Array(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -171,7 +227,9 @@ pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        v @ Value::Number(_) if is_integer(v) => "an integer",
+        Value::Number(n) if integer_text(&n.to_string()) => "an integer beyond 64 bits",
+        Value::Number(n) if n.as_f64().is_none() => "a number beyond the range of a 64-bit float",
         Value::Number(_) => "a non-integer number",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
@@ -316,5 +374,60 @@ mod tests {
             first_duplicate(&[json!({"p": 1}), json!(2), json!({"p": 1.0}), json!(2)]),
             Some((0, 2))
         );
+    }
+
+    fn number(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn numbers_beyond_64_bits_compare_by_exact_value() {
+        for (a, b) in [
+            ("18446744073709551616", "1.8446744073709551616e19"),
+            ("1e400", "10e399"),
+            ("1e400", "1.0E+400"),
+            ("-0.00100", "-1e-3"),
+            ("0.0", "-0e5"),
+        ] {
+            assert_eq!(
+                equality_key(&number(a)),
+                equality_key(&number(b)),
+                "{a} {b}"
+            );
+        }
+        for (a, b) in [
+            ("18446744073709551616", "18446744073709551617"),
+            ("1e400", "1e401"),
+            ("1e400", "-1e400"),
+            ("1e-400", "0"),
+        ] {
+            assert_ne!(
+                equality_key(&number(a)),
+                equality_key(&number(b)),
+                "{a} {b}"
+            );
+        }
+    }
+
+    #[test]
+    fn integers_are_the_64_bit_ones_without_fraction_or_exponent() {
+        for yes in ["0", "-1", "18446744073709551615", "-9223372036854775808"] {
+            assert!(is_integer(&number(yes)), "{yes}");
+            assert_eq!(type_name(&number(yes)), "an integer");
+        }
+        for no in ["-0", "1.0", "1e3", "18446744073709551616", "1e400"] {
+            assert!(!is_integer(&number(no)), "{no}");
+        }
+        assert_eq!(
+            type_name(&number("18446744073709551616")),
+            "an integer beyond 64 bits"
+        );
+        assert_eq!(
+            type_name(&number("1e400")),
+            "a number beyond the range of a 64-bit float"
+        );
+        assert_eq!(type_name(&number("-0")), "a non-integer number");
+        assert!(!is_number(&number("-1e400")));
+        assert_eq!(number_value(&number("-1e400")), Some(f64::NEG_INFINITY));
     }
 }

@@ -8,7 +8,10 @@
 //! * a UTF-8 byte order mark and invalid UTF-8 are refused;
 //! * duplicate member names are refused at every depth (serde_json would keep the last one);
 //! * nesting deeper than [`JsonLimits::max_depth`] is refused without deep recursion;
-//! * integers that do not fit in `i64`/`u64` are refused instead of silently becoming lossy `f64`s;
+//! * numbers are kept exactly as written (serde_json's `arbitrary_precision`), whatever their size:
+//!   an integer beyond 64 bits or `1e400` in open content (an unknown `ext` key, `trace.result`)
+//!   is valid JSON and is preserved byte for byte; range rules belong to the members the schemas
+//!   type as integers (`ts`, `expires_at`), checked by later stages;
 //! * anything after the top-level value except whitespace is refused, and the top-level value must
 //!   be an object.
 //!
@@ -16,20 +19,21 @@
 //!
 //! # Numbers
 //!
-//! The reader is hand-written (recursive descent, bounded depth). Numbers become the
-//! [`serde_json::Number`] that serde_json itself would produce (no `arbitrary_precision`):
+//! The reader is hand-written (recursive descent, bounded depth). Each number becomes a
+//! [`serde_json::Number`] holding its text as written (the crate enables serde_json's
+//! `arbitrary_precision`), so it serializes back byte for byte:
 //!
 //! | JSON text | `Value` |
 //! | --- | --- |
-//! | `0`, `42`, `18446744073709551615` | `u64` (`is_u64()`) |
-//! | `-1`, `-9223372036854775808` | `i64` (`is_i64()`) |
-//! | `-0` | `f64` `-0.0` (as serde_json does: not `is_i64()`/`is_u64()`) |
-//! | `1.0`, `1e3`, `1E3`, `0.5` | `f64` (`1.0`, `1000.0`, ...): not `is_i64()`/`is_u64()` |
-//! | `18446744073709551616`, `-9223372036854775809` | refused: [`JsonErrorKind::IntegerOutOfRange`] |
-//! | `1e400` | refused ("out of range for a 64-bit float"): [`JsonErrorKind::Syntax`] |
+//! | `0`, `42`, `18446744073709551615` | `is_u64()` |
+//! | `-1`, `-9223372036854775808` | `is_i64()` |
+//! | `-0`, `1.0`, `1e3`, `1E3`, `0.5` | kept as written; not an integer to [`crate::check::is_integer`] |
+//! | `18446744073709551616`, `-9223372036854775809` | kept as written; not `is_u64()`/`is_i64()` |
+//! | `1e400` | kept as written; `as_f64()` is `None` (beyond the `f64` range) |
 //!
-//! A later stage that decides integer-ness from the `Value` therefore sees `1.0`, `1e3` and `-0` as
-//! non-integers.
+//! A later stage that decides integer-ness ([`crate::check::is_integer`]) sees `1.0`, `1e3` and
+//! `-0` as non-integers, and integers beyond 64 bits as out of range for the schemas' `integer`
+//! members.
 //!
 //! # Strings
 //!
@@ -85,8 +89,8 @@ pub enum JsonErrorKind {
     Bom,
     /// The input is not valid UTF-8.
     InvalidUtf8,
-    /// The input is not JSON (includes raw control characters in strings, lone surrogate escapes
-    /// and numbers beyond the `f64` range).
+    /// The input is not JSON (includes raw control characters in strings and lone surrogate
+    /// escapes).
     Syntax,
     /// The input ends in the middle of a value (or is empty).
     Eof,
@@ -95,8 +99,6 @@ pub enum JsonErrorKind {
     /// Arrays/objects are nested deeper than [`JsonLimits::max_depth`]; the pointer names the first
     /// container beyond the limit.
     TooDeep,
-    /// An integer literal does not fit in `i64`/`u64` and would silently lose precision as `f64`.
-    IntegerOutOfRange,
     /// The top-level value is valid JSON but not an object.
     NotAnObject,
     /// Something other than whitespace follows the top-level value.
@@ -114,7 +116,6 @@ impl JsonErrorKind {
             JsonErrorKind::Eof => "eof",
             JsonErrorKind::DuplicateKey => "duplicate_key",
             JsonErrorKind::TooDeep => "too_deep",
-            JsonErrorKind::IntegerOutOfRange => "integer_out_of_range",
             JsonErrorKind::NotAnObject => "not_an_object",
             JsonErrorKind::TrailingData => "trailing_data",
         }
@@ -825,34 +826,10 @@ impl Reader<'_> {
     fn number(&mut self) -> Result<Value, Fail> {
         let token = NumberToken::read(self.text, self.pos).map_err(|e| self.lex(e))?;
         self.pos = token.end;
-        let start = token.start;
-        let out_of_range = || {
-            self.fail(
-                JsonErrorKind::Syntax,
-                start,
-                format!(
-                    "number {} is out of range for a 64-bit float",
-                    token.text(self.text)
-                ),
-            )
-        };
-        let n = match token.value(self.text) {
-            NumberValue::Unsigned(u) => Number::from(u),
-            NumberValue::Signed(i) => Number::from(i),
-            NumberValue::Float(f) => Number::from_f64(f).ok_or_else(out_of_range)?,
-            NumberValue::FloatOutOfRange => return Err(out_of_range()),
-            NumberValue::IntegerOutOfRange => {
-                return Err(self.fail(
-                    JsonErrorKind::IntegerOutOfRange,
-                    start,
-                    format!(
-                        "integer literal of {} characters does not fit in a 64-bit integer and would lose precision",
-                        token.end - start
-                    ),
-                ))
-            }
-        };
-        Ok(Value::Number(n))
+        // The token is checked JSON number grammar: kept as written, whatever its size.
+        Ok(Value::Number(Number::from_string_unchecked(
+            token.text(self.text).to_owned(),
+        )))
     }
 }
 

@@ -20,13 +20,15 @@
 //!   then the message continues that unit in the wrong container and a participant's message is
 //!   refused with `work_container_mismatch`. Once that unit is terminal, the `work_id` may open a
 //!   new unit in another container (at most one active unit per `(workspace, channel, work_id)`).
-//! - A message is applied through the first transition from the current state whose trigger
-//!   matches its kind, body value (receipt `status`, trace `state`) and sender role. A self-loop
-//!   (repeated cancel, progress trace while working) is [`Outcome::Unchanged`].
-//! - No matching transition: terminal work is refused with `work_closed`; an `opened_by` kind on
-//!   active work is a plain continuation ([`Outcome::Unchanged`]); any other message is an
-//!   impossible transition, refused with `internal` (for example trace `submitted` on existing
-//!   work: a trace never moves work back to `submitted`).
+//! - Terminal work is final: every later lifecycle message for it (a second cancel included) is
+//!   refused with `work_closed` (codegen refuses a table with a transition out of a terminal state).
+//! - Otherwise a message is applied through the first transition from the current state whose
+//!   trigger matches its kind, body value (receipt `status`, trace `state`) and sender role. A
+//!   self-loop (progress trace while working, a `duplicate` receipt) is [`Outcome::Unchanged`].
+//! - No matching transition: an `opened_by` kind on active work is a plain continuation
+//!   ([`Outcome::Unchanged`]); any other message is an impossible transition, refused with
+//!   `internal` (a trace with state `submitted`: work never moves back to, or stays by trace at,
+//!   `submitted`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -196,7 +198,7 @@ pub enum Outcome {
         /// The state after.
         to: &'static str,
     },
-    /// Accepted without a state change (repeated cancel, progress trace, continuation).
+    /// Accepted without a state change (progress trace, continuation).
     Unchanged {
         /// The unit.
         key: WorkKey,
@@ -460,6 +462,12 @@ impl WorkTracker {
             return Outcome::Ignored(IgnoreReason::NotParticipant);
         };
         let from = unit.state;
+        if self.lifecycle.is_terminal(from) {
+            return Outcome::Refused {
+                code: ReasonCode::WorkClosed,
+                message: format!("work `{}` is already {from}", key.work_id),
+            };
+        }
         let next = self
             .lifecycle
             .transitions_from(from)
@@ -468,10 +476,6 @@ impl WorkTracker {
         match next {
             Some(to) if to == from => Outcome::Unchanged { key, state: to },
             Some(to) => Outcome::Transitioned { key, from, to },
-            None if self.lifecycle.is_terminal(from) => Outcome::Refused {
-                code: ReasonCode::WorkClosed,
-                message: format!("work `{}` is already {from}", key.work_id),
-            },
             None if opens => Outcome::Unchanged { key, state: from },
             None => Outcome::Refused {
                 code: ReasonCode::Internal,

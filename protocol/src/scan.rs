@@ -1,7 +1,8 @@
 //! The fast path of the parser: one pass over the bytes that accepts an envelope or declines it.
 //!
 //! [`Scanner`] reads the same strict JSON as [`crate::json`] (no BOM, no duplicate member names at
-//! any depth, bounded depth, 64-bit integers, raw control characters and lone surrogates refused)
+//! any depth, bounded depth, raw control characters and lone surrogates refused; numbers of any
+//! size in open content, 64-bit integers where a schema types a member `integer`)
 //! but builds no tree: the generated scanners (`generated::scan`, emitted from the same schema
 //! model as the exact validators) drive it member by member and check each value against its
 //! schema while it is read. Strings come out borrowed from the input unless they contain escapes;
@@ -25,7 +26,7 @@ pub struct RawJson<'a>(&'a str);
 
 impl<'a> RawJson<'a> {
     /// `text` as a checked JSON value: one strict JSON value (the parser's grammar: no duplicate
-    /// member names, 64-bit integers, no lone surrogates, at most
+    /// member names, no lone surrogates, numbers of any size, at most
     /// [`JsonLimits::DEFAULT_MAX_DEPTH`](crate::json::JsonLimits::DEFAULT_MAX_DEPTH) levels)
     /// with nothing but white space around it.
     pub fn parse(text: &'a str) -> Option<Self> {
@@ -531,7 +532,15 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Any JSON value, checked (duplicate names, depth, numbers, strings) but not kept.
+    /// Any number, of any size (its grammar checked): open content keeps every valid JSON number.
+    fn any_number(&mut self) -> Option<()> {
+        self.ws();
+        let token = NumberToken::read(self.text, self.pos).ok()?;
+        self.pos = token.end;
+        Some(())
+    }
+
+    /// Any JSON value, checked (duplicate names, depth, number grammar, strings) but not kept.
     pub fn skip(&mut self) -> Option<()> {
         match self.peek()? {
             b'{' => {
@@ -550,7 +559,7 @@ impl<'a> Scanner<'a> {
                 Some(())
             }
             b'"' => self.string().map(drop),
-            b'-' | b'0'..=b'9' => self.number().map(drop),
+            b'-' | b'0'..=b'9' => self.any_number(),
             b't' | b'f' => self.boolean().map(drop),
             b'n' => self.null().then_some(()),
             _ => None,
@@ -778,6 +787,11 @@ mod tests {
             " { \"a\" : { \"b\" : [ ] } } ",
             "18446744073709551615",
             "-9223372036854775808",
+            // Numbers in open content: any size (JSON allows it; they are kept as written).
+            "18446744073709551616",
+            "-9223372036854775809",
+            "1e400",
+            r#"{"a":[-1e400,1E-400,123456789012345678901234567890]}"#,
         ] {
             assert!(skip(ok), "{ok}");
         }
@@ -797,9 +811,9 @@ mod tests {
             "1.",
             "1e",
             "-",
-            "18446744073709551616",
-            "-9223372036854775809",
-            "1e400",
+            "+1",
+            ".5",
+            "0x10",
             "\"\\ud800\"",
             "\"\\udc00\"",
             "\"a\nb\"",

@@ -296,7 +296,7 @@ fn escaping_and_ordering_in_the_vectors() {
     assert!(seps["canonical"]
         .as_str()
         .unwrap()
-        .contains(r#""summary":"line\u2028break","outcome":"para\u2029graph""#));
+        .contains(r#""summary":"one line","outcome":"line\u2028break para\u2029graph""#));
     let sorted = vector("unsorted_requirements");
     assert!(sorted["canonical"].as_str().unwrap().ends_with(
         r#""requirements":["10","9","Beta","Zed","_under","a","a.b","alpha","beta","zeta","éclair"]}"#

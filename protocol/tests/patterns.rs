@@ -13,8 +13,8 @@ fn regex_says(pattern: &str, s: &str) -> bool {
 
 #[test]
 fn every_schema_pattern_is_compiled() {
-    // The six identifier grammars and `\S` (non-blank text).
-    assert_eq!(COMPILED_PATTERNS.len(), 7);
+    // The six identifier grammars, non-blank text and one-line non-blank text (summary).
+    assert_eq!(COMPILED_PATTERNS.len(), 8);
 }
 
 #[test]
@@ -61,6 +61,8 @@ fn edge_cases_agree() {
     ] {
         cases.push(c.to_string());
         cases.push(format!("{c}{c}x{c}"));
+        cases.push(format!("x{c}"));
+        cases.push(format!("{c}\u{feff}"));
     }
     for (pattern, matcher) in COMPILED_PATTERNS {
         for s in &cases {

@@ -6,19 +6,35 @@ use ::agh_protocol::check as c;
 use ::agh_protocol::model::BodyOverrides;
 use ::agh_protocol::problem::Problems;
 use super::types::*;
-/// Whether a string matches `\S` (compiled to code).
+/// Whether a string matches `[^\u0009-\u000d\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     s.chars()
         .any(|c| {
             !matches!(
-                c, '\t'..= '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..= '\u{200a}'
-                | '\u{2028}'..= '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' |
-                '\u{feff}'
+                c, '\t'..= '\r' | ' ' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..=
+                '\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' |
+                '\u{3000}'
             )
         })
 }
-/// Whether a string matches `^sha256:[a-f0-9]{64}$` (compiled to code).
+/// Whether a string matches `^[^\u000a\u000d\u0085\u2028\u2029]*[^\u0009-\u000d\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u000a\u000d\u0085\u2028\u2029]*$` (compiled to code).
 pub fn pattern_1(s: &str) -> bool {
+    let mut some = false;
+    for c in s.chars() {
+        if matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+            return false;
+        }
+        some = some
+            || (!matches!(
+                c, '\t'..= '\r' | ' ' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..=
+                '\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' |
+                '\u{3000}'
+            ));
+    }
+    some
+}
+/// Whether a string matches `^sha256:[a-f0-9]{64}$` (compiled to code).
+pub fn pattern_2(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("sha256:") else {
         return false;
     };
@@ -35,7 +51,7 @@ pub fn pattern_1(s: &str) -> bool {
         })
 }
 /// Whether a string matches `^[a-z0-9][a-z0-9_-]{0,63}$` (compiled to code).
-pub fn pattern_2(s: &str) -> bool {
+pub fn pattern_3(s: &str) -> bool {
     let mut chars = s.bytes();
     for _ in 0..1usize {
         match chars.next() {
@@ -62,7 +78,7 @@ pub fn pattern_2(s: &str) -> bool {
         })
 }
 /// Whether a string matches `^direct_[a-f0-9]{32}$` (compiled to code).
-pub fn pattern_3(s: &str) -> bool {
+pub fn pattern_4(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("direct_") else {
         return false;
     };
@@ -79,7 +95,7 @@ pub fn pattern_3(s: &str) -> bool {
         })
 }
 /// Whether a string matches `^[a-z0-9][a-z0-9._-]{0,127}$` (compiled to code).
-pub fn pattern_4(s: &str) -> bool {
+pub fn pattern_5(s: &str) -> bool {
     let mut chars = s.bytes();
     for _ in 0..1usize {
         match chars.next() {
@@ -106,7 +122,7 @@ pub fn pattern_4(s: &str) -> bool {
         })
 }
 /// Whether a string matches `^work_[a-zA-Z0-9_-]{1,64}$` (compiled to code).
-pub fn pattern_5(s: &str) -> bool {
+pub fn pattern_6(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("work_") else {
         return false;
     };
@@ -123,7 +139,7 @@ pub fn pattern_5(s: &str) -> bool {
         })
 }
 /// Whether a string matches `^[^.*> \u0000-\u001f\u007f]+$` (compiled to code).
-pub fn pattern_6(s: &str) -> bool {
+pub fn pattern_7(s: &str) -> bool {
     let mut chars = s.chars();
     let mut n = 0usize;
     for c in chars {
@@ -137,13 +153,20 @@ pub fn pattern_6(s: &str) -> bool {
 /// The patterns compiled to code, with their matchers (the tests compare them with the
 /// regex engine).
 pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
-    ("\\S", pattern_0 as fn(&str) -> bool),
-    ("^sha256:[a-f0-9]{64}$", pattern_1 as fn(&str) -> bool),
-    ("^[a-z0-9][a-z0-9_-]{0,63}$", pattern_2 as fn(&str) -> bool),
-    ("^direct_[a-f0-9]{32}$", pattern_3 as fn(&str) -> bool),
-    ("^[a-z0-9][a-z0-9._-]{0,127}$", pattern_4 as fn(&str) -> bool),
-    ("^work_[a-zA-Z0-9_-]{1,64}$", pattern_5 as fn(&str) -> bool),
-    ("^[^.*> \\u0000-\\u001f\\u007f]+$", pattern_6 as fn(&str) -> bool),
+    (
+        "[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]",
+        pattern_0 as fn(&str) -> bool,
+    ),
+    (
+        "^[^\\u000a\\u000d\\u0085\\u2028\\u2029]*[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u000a\\u000d\\u0085\\u2028\\u2029]*$",
+        pattern_1 as fn(&str) -> bool,
+    ),
+    ("^sha256:[a-f0-9]{64}$", pattern_2 as fn(&str) -> bool),
+    ("^[a-z0-9][a-z0-9_-]{0,63}$", pattern_3 as fn(&str) -> bool),
+    ("^direct_[a-f0-9]{32}$", pattern_4 as fn(&str) -> bool),
+    ("^[a-z0-9][a-z0-9._-]{0,127}$", pattern_5 as fn(&str) -> bool),
+    ("^work_[a-zA-Z0-9_-]{1,64}$", pattern_6 as fn(&str) -> bool),
+    ("^[^.*> \\u0000-\\u001f\\u007f]+$", pattern_7 as fn(&str) -> bool),
 ];
 /// Checks a value against `ArtifactDescriptor` (`artifact-descriptor.schema.json#`).
 pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems) {
@@ -309,7 +332,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                                 ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-brief-entry.schema.json#/properties/id",
-                                "must contain a non-whitespace character",
+                                "must contain a character that is not white space (Unicode White_Space)",
                                 v,
                             );
                             break 'c1;
@@ -478,7 +501,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/id",
-                                "must contain a non-whitespace character",
+                                "must contain a character that is not white space (Unicode White_Space)",
                                 v,
                             );
                             break 'c1;
@@ -505,13 +528,13 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !pattern_0(s) {
+                        if !pattern_1(s) {
                             c::value_problem(
                                 out,
                                 ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/summary",
-                                "must contain a non-whitespace character",
+                                "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
                                 v,
                             );
                             break 'c1;
@@ -544,7 +567,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/outcome",
-                                "must contain a non-whitespace character",
+                                "must contain a character that is not white space (Unicode White_Space)",
                                 v,
                             );
                             break 'c1;
@@ -604,7 +627,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !pattern_1(s) {
+                        if !pattern_2(s) {
                             c::value_problem(
                                 out,
                                 ::agh_protocol::ReasonCode::Malformed,
@@ -958,7 +981,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                             ::agh_protocol::ReasonCode::Malformed,
                                             at,
                                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements/items",
-                                            "must contain a non-whitespace character",
+                                            "must contain a character that is not white space (Unicode White_Space)",
                                             v,
                                         );
                                         break 'c2;
@@ -1064,7 +1087,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/id",
-                                "must contain a non-whitespace character",
+                                "must contain a character that is not white space (Unicode White_Space)",
                                 v,
                             );
                             break 'c1;
@@ -1091,13 +1114,13 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !pattern_0(s) {
+                        if !pattern_1(s) {
                             c::value_problem(
                                 out,
                                 ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/summary",
-                                "must contain a non-whitespace character",
+                                "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
                                 v,
                             );
                             break 'c1;
@@ -1130,7 +1153,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/outcome",
-                                "must contain a non-whitespace character",
+                                "must contain a character that is not white space (Unicode White_Space)",
                                 v,
                             );
                             break 'c1;
@@ -1157,7 +1180,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
-                        if !pattern_1(s) {
+                        if !pattern_2(s) {
                             c::value_problem(
                                 out,
                                 ::agh_protocol::ReasonCode::Malformed,
@@ -1486,7 +1509,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                             ::agh_protocol::ReasonCode::Malformed,
                                             at,
                                             "capability-document.schema.json#/properties/requirements/items",
-                                            "must contain a non-whitespace character",
+                                            "must contain a character that is not white space (Unicode White_Space)",
                                             v,
                                         );
                                         break 'c2;
@@ -1523,7 +1546,7 @@ pub fn check_channel(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !pattern_2(s) {
+            if !pattern_3(s) {
                 c::value_problem(
                     out,
                     ::agh_protocol::ReasonCode::Malformed,
@@ -1552,7 +1575,7 @@ pub fn check_direct_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !pattern_3(s) {
+            if !pattern_4(s) {
                 c::value_problem(
                     out,
                     ::agh_protocol::ReasonCode::Malformed,
@@ -2412,7 +2435,7 @@ pub fn check_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !pattern_4(s) {
+            if !pattern_5(s) {
                 c::value_problem(
                     out,
                     ::agh_protocol::ReasonCode::Malformed,
@@ -2687,7 +2710,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 ::agh_protocol::ReasonCode::Malformed,
                                 at,
                                 "body/say.schema.json#/properties/text",
-                                "must contain a non-whitespace character",
+                                "must contain a character that is not white space (Unicode White_Space)",
                                 v,
                             );
                             break 'c1;
@@ -2989,7 +3012,7 @@ pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if v.as_f64().is_some_and(|n| n < 0f64) {
+        if c::number_value(v).is_some_and(|n| n < 0f64) {
             c::value_problem(
                 out,
                 ::agh_protocol::ReasonCode::Malformed,
@@ -3115,7 +3138,7 @@ pub fn check_work_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !pattern_5(s) {
+            if !pattern_6(s) {
                 c::value_problem(
                     out,
                     ::agh_protocol::ReasonCode::Malformed,
@@ -3174,7 +3197,7 @@ pub fn check_workspace_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !pattern_6(s) {
+            if !pattern_7(s) {
                 c::value_problem(
                     out,
                     ::agh_protocol::ReasonCode::Malformed,

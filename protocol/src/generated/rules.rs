@@ -368,11 +368,11 @@ pub const WORK_STATE_VALUES: &[::agh_protocol::model::ValueDoc] = &[
     },
     ::agh_protocol::model::ValueDoc {
         value: "working",
-        description: "The target accepted the work and is working on it.",
+        description: "The work was accepted or reported in progress.",
     },
     ::agh_protocol::model::ValueDoc {
         value: "needs_input",
-        description: "The target is blocked until the initiator sends more input.",
+        description: "The work is blocked until a participant sends more input (a `say` or `capability`, or a `trace` with state `working`).",
     },
     ::agh_protocol::model::ValueDoc {
         value: "completed",
@@ -384,7 +384,7 @@ pub const WORK_STATE_VALUES: &[::agh_protocol::model::ValueDoc] = &[
     },
     ::agh_protocol::model::ValueDoc {
         value: "canceled",
-        description: "The work was canceled. Terminal; a repeated cancel leaves it canceled.",
+        description: "The work was canceled. Terminal: a second cancel is refused with `work_closed`.",
     },
 ];
 /// The work lifecycle (`x-agh-lifecycle`).
@@ -396,11 +396,11 @@ pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::L
         },
         ::agh_protocol::model::ValueDoc {
             value: "working",
-            description: "The target accepted the work and is working on it.",
+            description: "The work was accepted or reported in progress.",
         },
         ::agh_protocol::model::ValueDoc {
             value: "needs_input",
-            description: "The target is blocked until the initiator sends more input.",
+            description: "The work is blocked until a participant sends more input (a `say` or `capability`, or a `trace` with state `working`).",
         },
         ::agh_protocol::model::ValueDoc {
             value: "completed",
@@ -412,7 +412,7 @@ pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::L
         },
         ::agh_protocol::model::ValueDoc {
             value: "canceled",
-            description: "The work was canceled. Terminal; a repeated cancel leaves it canceled.",
+            description: "The work was canceled. Terminal: a second cancel is refused with `work_closed`.",
         },
     ],
     initial: "submitted",
@@ -436,6 +436,64 @@ pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::L
                     body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
                         value: "working",
+                    }),
+                    sender: None,
+                },
+            ],
+        },
+        ::agh_protocol::model::Transition {
+            from: "submitted",
+            to: "submitted",
+            on: &[
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "duplicate",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "expired",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "unsupported",
+                    }),
+                    sender: None,
+                },
+            ],
+        },
+        ::agh_protocol::model::Transition {
+            from: "submitted",
+            to: "needs_input",
+            on: &[
+                ::agh_protocol::model::Trigger {
+                    kind: "trace",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "state",
+                        value: "needs_input",
+                    }),
+                    sender: None,
+                },
+            ],
+        },
+        ::agh_protocol::model::Transition {
+            from: "submitted",
+            to: "completed",
+            on: &[
+                ::agh_protocol::model::Trigger {
+                    kind: "trace",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "state",
+                        value: "completed",
                     }),
                     sender: None,
                 },
@@ -497,6 +555,38 @@ pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::L
                     }),
                     sender: None,
                 },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "accepted",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "duplicate",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "expired",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "unsupported",
+                    }),
+                    sender: None,
+                },
             ],
         },
         ::agh_protocol::model::Transition {
@@ -531,6 +621,14 @@ pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::L
             from: "working",
             to: "failed",
             on: &[
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "rejected",
+                    }),
+                    sender: None,
+                },
                 ::agh_protocol::model::Trigger {
                     kind: "trace",
                     body: Some(::agh_protocol::model::BodyMatch {
@@ -568,14 +666,68 @@ pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::L
             to: "working",
             on: &[
                 ::agh_protocol::model::Trigger {
+                    kind: "trace",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "state",
+                        value: "working",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
                     kind: "say",
                     body: None,
-                    sender: Some(::agh_protocol::model::Sender::Initiator),
+                    sender: None,
                 },
                 ::agh_protocol::model::Trigger {
                     kind: "capability",
                     body: None,
-                    sender: Some(::agh_protocol::model::Sender::Initiator),
+                    sender: None,
+                },
+            ],
+        },
+        ::agh_protocol::model::Transition {
+            from: "needs_input",
+            to: "needs_input",
+            on: &[
+                ::agh_protocol::model::Trigger {
+                    kind: "trace",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "state",
+                        value: "needs_input",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "accepted",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "duplicate",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "expired",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "unsupported",
+                    }),
+                    sender: None,
                 },
             ],
         },
@@ -598,6 +750,14 @@ pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::L
             to: "failed",
             on: &[
                 ::agh_protocol::model::Trigger {
+                    kind: "receipt",
+                    body: Some(::agh_protocol::model::BodyMatch {
+                        member: "status",
+                        value: "rejected",
+                    }),
+                    sender: None,
+                },
+                ::agh_protocol::model::Trigger {
                     kind: "trace",
                     body: Some(::agh_protocol::model::BodyMatch {
                         member: "state",
@@ -609,28 +769,6 @@ pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::L
         },
         ::agh_protocol::model::Transition {
             from: "needs_input",
-            to: "canceled",
-            on: &[
-                ::agh_protocol::model::Trigger {
-                    kind: "receipt",
-                    body: Some(::agh_protocol::model::BodyMatch {
-                        member: "status",
-                        value: "canceled",
-                    }),
-                    sender: None,
-                },
-                ::agh_protocol::model::Trigger {
-                    kind: "trace",
-                    body: Some(::agh_protocol::model::BodyMatch {
-                        member: "state",
-                        value: "canceled",
-                    }),
-                    sender: None,
-                },
-            ],
-        },
-        ::agh_protocol::model::Transition {
-            from: "canceled",
             to: "canceled",
             on: &[
                 ::agh_protocol::model::Trigger {

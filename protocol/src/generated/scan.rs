@@ -216,7 +216,7 @@ pub fn scan_envelope<'a>(
                 seen |= 4u64;
                 f_workspace_id = Some({
                     let v = s.string()?;
-                    if !super::checks::pattern_6(&v) {
+                    if !super::checks::pattern_7(&v) {
                         return None;
                     }
                     v
@@ -239,7 +239,7 @@ pub fn scan_envelope<'a>(
                 seen |= 16u64;
                 f_channel = Some({
                     let v = s.string()?;
-                    if !super::checks::pattern_2(&v) {
+                    if !super::checks::pattern_3(&v) {
                         return None;
                     }
                     v
@@ -289,7 +289,7 @@ pub fn scan_envelope<'a>(
                 } else {
                     Some({
                         let v = s.string()?;
-                        if !super::checks::pattern_3(&v) {
+                        if !super::checks::pattern_4(&v) {
                             return None;
                         }
                         v
@@ -303,7 +303,7 @@ pub fn scan_envelope<'a>(
                 seen |= 256u64;
                 f_from = Some({
                     let v = s.string()?;
-                    if !super::checks::pattern_4(&v) {
+                    if !super::checks::pattern_5(&v) {
                         return None;
                     }
                     v
@@ -319,7 +319,7 @@ pub fn scan_envelope<'a>(
                 } else {
                     Some({
                         let v = s.string()?;
-                        if !super::checks::pattern_4(&v) {
+                        if !super::checks::pattern_5(&v) {
                             return None;
                         }
                         v
@@ -336,7 +336,7 @@ pub fn scan_envelope<'a>(
                 } else {
                     Some({
                         let v = s.string()?;
-                        if !super::checks::pattern_5(&v) {
+                        if !super::checks::pattern_6(&v) {
                             return None;
                         }
                         v
@@ -542,7 +542,7 @@ pub fn scan_capability_document_fields<'a>(
                 seen |= 2u64;
                 let m = s.mark();
                 let v = s.string()?;
-                if !super::checks::pattern_0(&v) {
+                if !super::checks::pattern_1(&v) {
                     return None;
                 }
                 f1 = Some(s.since(m));
@@ -566,7 +566,7 @@ pub fn scan_capability_document_fields<'a>(
                 seen |= 8u64;
                 let m = s.mark();
                 let v = s.string()?;
-                if !super::checks::pattern_1(&v) {
+                if !super::checks::pattern_2(&v) {
                     return None;
                 }
                 f3 = Some(s.since(m));
@@ -843,7 +843,7 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 2u64;
                 let v = s.string()?;
-                if !super::checks::pattern_0(&v) {
+                if !super::checks::pattern_1(&v) {
                     return None;
                 }
             }
@@ -873,7 +873,7 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 16u64;
                 let v = s.string()?;
-                if !super::checks::pattern_1(&v) {
+                if !super::checks::pattern_2(&v) {
                     return None;
                 }
             }
@@ -1008,7 +1008,7 @@ pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `Channel` value (`defs.schema.json#/$defs/channel`); `None` declines.
 pub fn scan_channel<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if !super::checks::pattern_2(&v) {
+    if !super::checks::pattern_3(&v) {
         return None;
     }
     Some(())
@@ -1016,7 +1016,7 @@ pub fn scan_channel<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `DirectId` value (`defs.schema.json#/$defs/direct_id`); `None` declines.
 pub fn scan_direct_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if !super::checks::pattern_3(&v) {
+    if !super::checks::pattern_4(&v) {
         return None;
     }
     Some(())
@@ -1181,7 +1181,7 @@ pub fn scan_peer_card_ext<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `PeerId` value (`defs.schema.json#/$defs/peer_id`); `None` declines.
 pub fn scan_peer_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if !super::checks::pattern_4(&v) {
+    if !super::checks::pattern_5(&v) {
         return None;
     }
     Some(())
@@ -1466,7 +1466,7 @@ pub fn scan_whois_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `WorkId` value (`defs.schema.json#/$defs/work_id`); `None` declines.
 pub fn scan_work_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if !super::checks::pattern_5(&v) {
+    if !super::checks::pattern_6(&v) {
         return None;
     }
     Some(())
@@ -1485,7 +1485,7 @@ pub fn scan_work_state<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `WorkspaceId` value (`defs.schema.json#/$defs/workspace_id`); `None` declines.
 pub fn scan_workspace_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if !super::checks::pattern_6(&v) {
+    if !super::checks::pattern_7(&v) {
         return None;
     }
     Some(())

@@ -64,7 +64,10 @@ impl ::std::str::FromStr for CapabilityBriefEntryId {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+            return Err(
+                "doesn't match pattern \"[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -163,7 +166,7 @@ impl ::std::str::FromStr for CapabilityCatalogEntryDigest {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_1(value) {
+        if !super::checks::pattern_2(value) {
             return Err("doesn't match pattern \"^sha256:[a-f0-9]{64}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -218,7 +221,10 @@ impl ::std::str::FromStr for CapabilityCatalogEntryId {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+            return Err(
+                "doesn't match pattern \"[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -272,7 +278,10 @@ impl ::std::str::FromStr for CapabilityCatalogEntryOutcome {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+            return Err(
+                "doesn't match pattern \"[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -327,7 +336,10 @@ impl ::std::str::FromStr for CapabilityCatalogEntryRequirementsItem {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+            return Err(
+                "doesn't match pattern \"[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -381,8 +393,11 @@ impl ::std::str::FromStr for CapabilityCatalogEntrySummary {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+        if !super::checks::pattern_1(value) {
+            return Err(
+                "doesn't match pattern \"^[^\\u000a\\u000d\\u0085\\u2028\\u2029]*[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u000a\\u000d\\u0085\\u2028\\u2029]*$\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -528,7 +543,7 @@ impl ::std::str::FromStr for CapabilityDocumentDigest {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_1(value) {
+        if !super::checks::pattern_2(value) {
             return Err("doesn't match pattern \"^sha256:[a-f0-9]{64}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -583,7 +598,10 @@ impl ::std::str::FromStr for CapabilityDocumentId {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+            return Err(
+                "doesn't match pattern \"[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -637,7 +655,10 @@ impl ::std::str::FromStr for CapabilityDocumentOutcome {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+            return Err(
+                "doesn't match pattern \"[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -691,7 +712,10 @@ impl ::std::str::FromStr for CapabilityDocumentRequirementsItem {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+            return Err(
+                "doesn't match pattern \"[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -745,8 +769,11 @@ impl ::std::str::FromStr for CapabilityDocumentSummary {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+        if !super::checks::pattern_1(value) {
+            return Err(
+                "doesn't match pattern \"^[^\\u000a\\u000d\\u0085\\u2028\\u2029]*[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u000a\\u000d\\u0085\\u2028\\u2029]*$\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -799,7 +826,7 @@ impl ::std::str::FromStr for Channel {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_2(value) {
+        if !super::checks::pattern_3(value) {
             return Err("doesn't match pattern \"^[a-z0-9][a-z0-9_-]{0,63}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -853,7 +880,7 @@ impl ::std::str::FromStr for DirectId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_3(value) {
+        if !super::checks::pattern_4(value) {
             return Err("doesn't match pattern \"^direct_[a-f0-9]{32}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -1071,7 +1098,7 @@ impl ::std::str::FromStr for PeerId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_4(value) {
+        if !super::checks::pattern_5(value) {
             return Err("doesn't match pattern \"^[a-z0-9][a-z0-9._-]{0,127}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -1394,7 +1421,10 @@ impl ::std::str::FromStr for SayBodyText {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_0(value) {
-            return Err("doesn't match pattern \"\\S\"".into());
+            return Err(
+                "doesn't match pattern \"[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -1727,7 +1757,7 @@ impl ::std::str::FromStr for WorkId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_5(value) {
+        if !super::checks::pattern_6(value) {
             return Err("doesn't match pattern \"^work_[a-zA-Z0-9_-]{1,64}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -1852,7 +1882,7 @@ impl ::std::str::FromStr for WorkspaceId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_6(value) {
+        if !super::checks::pattern_7(value) {
             return Err(
                 "doesn't match pattern \"^[^.*> \\u0000-\\u001f\\u007f]+$\"".into(),
             );

@@ -302,7 +302,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                         );
                         break 'c1;
                     }
-                    if v.as_f64().is_some_and(|n| n < 0f64) {
+                    if c::number_value(v).is_some_and(|n| n < 0f64) {
                         c::value_problem(
                             out,
                             ::agh_protocol::ReasonCode::Malformed,
@@ -333,7 +333,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                         );
                         break 'c1;
                     }
-                    if v.as_f64().is_some_and(|n| n < 0f64) {
+                    if c::number_value(v).is_some_and(|n| n < 0f64) {
                         c::value_problem(
                             out,
                             ::agh_protocol::ReasonCode::Malformed,
@@ -623,7 +623,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                                 );
                                                 break 'c3;
                                             }
-                                            if v.as_f64().is_some_and(|n| n < 0f64) {
+                                            if c::number_value(v).is_some_and(|n| n < 0f64) {
                                                 c::value_problem(
                                                     out,
                                                     ::agh_protocol::ReasonCode::Malformed,
@@ -751,7 +751,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         for (i, v) in items.iter().enumerate() {
                             let mark = c::push_index(at, i);
                             'c2: {
-                                if !(v.is_number()) {
+                                if !(c::is_number(v)) {
                                     c::wrong_type(
                                         out,
                                         ::agh_protocol::ReasonCode::Malformed,
@@ -762,7 +762,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     );
                                     break 'c2;
                                 }
-                                if v.as_f64().is_some_and(|n| n < 0f64) {
+                                if c::number_value(v).is_some_and(|n| n < 0f64) {
                                     c::value_problem(
                                         out,
                                         ::agh_protocol::ReasonCode::Malformed,
