@@ -43,6 +43,7 @@
 //! to a lone UTF-16 surrogate (`"\ud800"`) are refused ([`JsonErrorKind::Syntax`],
 //! message "lone surrogate ...").
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::{Map, Number, Value};
@@ -586,6 +587,80 @@ impl NumberToken {
             }
         }
     }
+}
+
+/// How serde_json spells a number it reads (with `arbitrary_precision`): as written, except that
+/// the exponent marker becomes `e` and takes a sign (`1E3` -> `1e+3`, `1e400` -> `1e+400`).
+fn serde_spelling(number: &str) -> Cow<'_, str> {
+    let Some(at) = number.find(['e', 'E']) else {
+        return Cow::Borrowed(number);
+    };
+    let (mantissa, rest) = number.split_at(at);
+    let exponent = &rest[1..];
+    if rest.starts_with('e') && exponent.starts_with(['+', '-']) {
+        return Cow::Borrowed(number);
+    }
+    let sign = if exponent.starts_with(['+', '-']) {
+        ""
+    } else {
+        "+"
+    };
+    Cow::Owned(format!("{mantissa}e{sign}{exponent}"))
+}
+
+/// The numbers of the checked JSON `text` (a value found at `base`) that serde_json may spell
+/// otherwise when it decodes them: an exponent ([`serde_spelling`]), and `-0` (read into a typed
+/// value through a `Value`, it becomes the integer `0`). `(JSON Pointer, text as written)`, in
+/// document order. Empty (and no tree is built) unless `text` has a digit followed by `e`/`E`,
+/// or `-0`.
+pub(crate) fn respelled_numbers(text: &str, base: &str) -> Vec<(String, String)> {
+    let bytes = text.as_bytes();
+    let candidate = bytes
+        .windows(2)
+        .any(|w| (w[0].is_ascii_digit() && matches!(w[1], b'e' | b'E')) || w == b"-0");
+    if !candidate {
+        return Vec::new();
+    }
+    fn walk(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
+        match v {
+            Value::Number(n) => {
+                let text = n.to_string();
+                if text == "-0" || serde_spelling(&text) != text {
+                    out.push((at.clone(), text));
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let mark = at.len();
+                    at.push('/');
+                    at.push_str(&i.to_string());
+                    walk(item, at, out);
+                    at.truncate(mark);
+                }
+            }
+            Value::Object(members) => {
+                for (name, item) in members {
+                    let mark = at.len();
+                    push_pointer_token(at, name);
+                    walk(item, at, out);
+                    at.truncate(mark);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut reader = Reader {
+        text,
+        bytes,
+        pos: 0,
+        depth: 0,
+        max_depth: MAX_SUPPORTED_DEPTH,
+    };
+    let mut out = Vec::new();
+    if let Ok(value) = reader.value() {
+        walk(&value, &mut base.to_owned(), &mut out);
+    }
+    out
 }
 
 /// A recursive-descent reader over UTF-8 text (already checked), one byte of lookahead.

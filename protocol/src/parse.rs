@@ -276,6 +276,12 @@ pub struct Message {
     envelope: Envelope,
     body: MessageBody,
     rules: KindRules,
+    /// The numbers of the input that serde_json spells otherwise when it decodes them (an
+    /// exponent written `E` or without a sign: `1e400` reads as `1e+400`; `-0` in `ext` reads as
+    /// `0`), by JSON Pointer with
+    /// their text as written; [`Message::to_value`] writes them back, so that re-serialization
+    /// keeps every number byte for byte. Usually empty.
+    respelled: Vec<(String, String)>,
 }
 
 impl Message {
@@ -320,13 +326,16 @@ impl Message {
         }
     }
 
-    /// Splits the message into the envelope (with an empty `body` map) and the body.
+    /// Splits the message into the envelope (with an empty `body` map) and the body. (The typed
+    /// parts hold every number as serde_json reads it: an exponent spelled `1E3` or `1e400` reads
+    /// as `1e+3` or `1e+400`, the same value. Only [`Message::to_value`] restores the spelling.)
     pub fn into_parts(self) -> (Envelope, MessageBody) {
         (self.envelope, self.body)
     }
 
     /// The envelope as JSON: members in schema order, `to` and `proof` written as `null` when
-    /// absent, unknown `ext` keys and unknown body members preserved.
+    /// absent, unknown `ext` keys and unknown body members preserved, every number of a parsed
+    /// envelope as it was written (of any size: `18446744073709551616`, `1e400`).
     pub fn to_value(&self) -> Result<Value, serde_json::Error> {
         let Value::Object(mut members) = serde_json::to_value(&self.envelope)? else {
             return Err(serde::ser::Error::custom(
@@ -344,7 +353,20 @@ impl Message {
             }
         }
         ordered.extend(members);
-        Ok(Value::Object(ordered))
+        let mut value = Value::Object(ordered);
+        for (pointer, written) in &self.respelled {
+            if let Some(v @ Value::Number(_)) = value.pointer_mut(pointer) {
+                let same = || {
+                    serde_json::from_str::<Value>(written).is_ok_and(|w| {
+                        crate::check::equality_key(&w) == crate::check::equality_key(v)
+                    })
+                };
+                if v.to_string() != *written && same() {
+                    *v = Value::Number(serde_json::Number::from_string_unchecked(written.clone()));
+                }
+            }
+        }
+        Ok(value)
     }
 
     /// The envelope as compact JSON bytes.
@@ -912,10 +934,23 @@ impl<'a> MessageRef<'a> {
                 self.head(),
             )
         })?;
+        // The open members a number can stand in: the body, `ext` and `proof` (every other
+        // member is a string or a typed integer).
+        let mut respelled =
+            crate::json::respelled_numbers(self.envelope.body.get(), &format!("/{BODY_MEMBER}"));
+        for name in ["ext", "proof"] {
+            if let Member::Raw(raw) = self.envelope.member(name) {
+                respelled.extend(crate::json::respelled_numbers(
+                    raw.get(),
+                    &format!("/{name}"),
+                ));
+            }
+        }
         Ok(Message {
             envelope,
             body,
             rules: self.entry.rules,
+            respelled,
         })
     }
 }

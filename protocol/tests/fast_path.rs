@@ -264,3 +264,105 @@ fn every_named_scanner_agrees_with_its_validator() {
         assert!(*n > 0, "{name} accepted nothing");
     }
 }
+
+/// Issue #20's rules on both paths: non-blank text is "some character outside Unicode
+/// White_Space" (U+0085 alone is blank, U+FEFF alone is not), a capability `summary` is one line,
+/// and open content holds any JSON number while `ts` and `expires_at` keep their 64-bit range.
+/// Every White_Space character, its ECMA-262 neighbours and each line break go through `say.text`,
+/// the capability `summary` / `outcome` / `requirements`, alone and around text; every number
+/// spelling goes into each open member and each typed integer member.
+#[test]
+fn both_paths_agree_on_white_space_line_breaks_and_numbers_in_open_content() {
+    let say = r#"{"protocol":"agh-network/v0","id":"m1","workspace_id":"ws","kind":"say","channel":"c","surface":"thread","thread_id":"t1","from":"a","ts":1776366000,"body":{"text":@TEXT@,"artifacts":[{"type":"t","size":@N@}],"acme.n":@N@},"ext":{"acme.n":@N@,"acme.deep":[{"n":@N@}]}}"#;
+    let trace = r#"{"protocol":"agh-network/v0","id":"m1","workspace_id":"ws","kind":"trace","channel":"c","surface":"thread","thread_id":"t1","from":"a","to":"b","work_id":"work_1","ts":1776366000,"body":{"state":"working","result":{"n":@N@,"list":[@N@,@N@]},"artifact_refs":[{"type":"t","n":@N@}]}}"#;
+    let greet = r#"{"protocol":"agh-network/v0","id":"m1","workspace_id":"ws","kind":"greet","channel":"c","from":"a","ts":1776366000,"body":{"peer_card":{"peer_id":"a","profiles_supported":[],"capabilities":[],"artifacts_supported":[],"trust_modes_supported":[],"acme.n":@N@,"ext":{"acme.n":@N@}}}}"#;
+    let typed = r#"{"protocol":"agh-network/v0","id":"m1","workspace_id":"ws","kind":"say","channel":"c","surface":"thread","thread_id":"t1","from":"a","ts":@TS@,"expires_at":@EXP@,"body":{"text":"hi"}}"#;
+    let numbers = [
+        "0",
+        "-0",
+        "1.0",
+        "1e3",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-9223372036854775809",
+        "123456789012345678901234567890",
+        "1e400",
+        "-1e400",
+        "1E-400",
+        "1.5e+308",
+    ];
+    let mut checked = 0;
+    for n in numbers {
+        for template in [say, trace, greet] {
+            let text = template.replace("@TEXT@", r#""hi""#).replace("@N@", n);
+            agree(n, text.as_bytes(), NOW);
+            // Open content: any valid JSON number is accepted, whatever its size.
+            assert!(
+                Registry::v0().fast_accepts(text.as_bytes(), &Options::at(NOW)),
+                "{n} in open content: {text}"
+            );
+            checked += 1;
+        }
+        for (ts, exp) in [(n, "1776366100"), ("1776366000", n)] {
+            let text = typed.replace("@TS@", ts).replace("@EXP@", exp);
+            agree(n, text.as_bytes(), NOW);
+            agree(n, text.as_bytes(), i64::MAX);
+            checked += 1;
+        }
+    }
+    let mut spaces: Vec<char> = (0..=0x10_ffff_u32)
+        .filter_map(char::from_u32)
+        .filter(|c| c.is_whitespace())
+        .collect();
+    // Not White_Space, but white space to ECMA-262 `\s` or to other definitions.
+    spaces.extend(['\u{feff}', '\u{180e}', '\u{200b}', '\u{1c}', '\u{1f}', 'x']);
+    let capability = |summary: &str, outcome: &str, requirement: &str| {
+        let mut doc = serde_json::json!({
+            "id": "cap", "summary": summary, "outcome": outcome, "requirements": [requirement],
+        });
+        if let Ok(digest) = agh_protocol::digest::capability_digest(&doc) {
+            doc["digest"] = Value::from(digest);
+        }
+        let envelope = serde_json::json!({
+            "protocol": "agh-network/v0", "id": "m1", "workspace_id": "ws", "kind": "capability",
+            "channel": "c", "surface": "thread", "thread_id": "t1", "from": "a", "ts": NOW,
+            "body": { "capability": doc },
+        });
+        serde_json::to_vec(&envelope).unwrap()
+    };
+    for c in &spaces {
+        for s in [
+            c.to_string(),
+            format!("{c}{c}"),
+            format!("a{c}b"),
+            format!("{c}a{c}"),
+        ] {
+            let blank = s.chars().all(char::is_whitespace);
+            let say = say
+                .replace("@TEXT@", &Value::from(s.as_str()).to_string())
+                .replace("@N@", "1");
+            agree(&s, say.as_bytes(), NOW);
+            assert_eq!(
+                Registry::v0().fast_accepts(say.as_bytes(), &Options::at(NOW)),
+                !blank,
+                "say text {s:?}"
+            );
+            let line_break = s.contains(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']);
+            for (bytes, valid) in [
+                (capability(&s, "o", "r"), !blank && !line_break),
+                (capability("s", &s, "r"), !blank),
+                (capability("s", "o", &s), !blank),
+            ] {
+                agree(&s, &bytes, NOW);
+                assert_eq!(
+                    Registry::v0().fast_accepts(&bytes, &Options::at(NOW)),
+                    valid,
+                    "{s:?} in {}",
+                    String::from_utf8_lossy(&bytes)
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 300, "{checked}");
+}

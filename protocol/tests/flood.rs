@@ -38,3 +38,44 @@ fn a_million_distinct_ids_keep_the_dedup_window_at_its_cap() {
         Delivery::Delivered { .. }
     ));
 }
+
+#[test]
+fn a_flood_reusing_ids_across_senders_keeps_the_window_at_its_cap() {
+    // Dedup keys by (from, id): 50 senders sending the same 4,000 ids are 200,000 messages, all
+    // delivered; the window still holds at most CAP pairs, and a repeat from one sender inside the
+    // window is a duplicate while the same id from a sender whose pair was evicted is new.
+    const CAP: usize = 10_000;
+    const SENDERS: usize = 50;
+    const IDS: usize = 4_000;
+    let mut config = ReceiverConfig::new("ws", "c", "me");
+    config.dedup_cap = CAP;
+    let mut receiver = Receiver::new(config);
+    let now = 1_776_366_000;
+    let envelope = |from: usize, id: usize| {
+        format!(
+            r#"{{"protocol":"agh-network/v0","workspace_id":"ws","kind":"say","channel":"c","surface":"thread","thread_id":"t","from":"peer-{from}","ts":1776366000,"body":{{"text":"hi"}},"id":"{id}"}}"#
+        )
+    };
+    for id in 0..IDS {
+        for from in 0..SENDERS {
+            match receiver.receive(envelope(from, id).as_bytes(), now) {
+                Delivery::Delivered { .. } => {}
+                other => panic!("peer-{from} id {id}: {other:?}"),
+            }
+            assert!(receiver.dedup().len() <= CAP);
+        }
+    }
+    assert_eq!(receiver.dedup().len(), CAP);
+    assert!(receiver.dedup().contains("peer-0", &(IDS - 1).to_string()));
+    assert_eq!(
+        receiver
+            .receive(envelope(SENDERS - 1, IDS - 1).as_bytes(), now)
+            .code(),
+        Some(ReasonCode::Duplicate)
+    );
+    assert!(!receiver.dedup().contains("peer-0", "0"));
+    assert!(matches!(
+        receiver.receive(envelope(0, 0).as_bytes(), now),
+        Delivery::Delivered { .. }
+    ));
+}
