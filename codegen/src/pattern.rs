@@ -581,7 +581,7 @@ mod tests {
 
     #[test]
     fn the_white_space_class_is_recognized_only_when_it_is_exactly_white_space() {
-        let (problem, notes) = super::meaning(NON_BLANK).unwrap();
+        let (problem, notes) = super::meaning(NON_BLANK).expect("recognized");
         assert!(problem.contains("not white space"), "{problem}");
         assert_eq!(notes.len(), 1);
         assert!(notes[0].starts_with("Non-blank"));
@@ -596,7 +596,7 @@ mod tests {
         let line = "[^\\u000a\\u000d\\u0085\\u2028\\u2029]";
         let src = format!("^{line}*{NON_BLANK}{line}*$");
         assert!(super::compile(&src).is_some());
-        let (problem, notes) = super::meaning(&src).unwrap();
+        let (problem, notes) = super::meaning(&src).expect("recognized");
         assert!(
             problem.contains("U+000A, U+000D, U+0085, U+2028 or U+2029"),
             "{problem}"

@@ -376,6 +376,7 @@ mod tests {
         );
     }
 
+    #[allow(clippy::unwrap_used)]
     fn number(text: &str) -> Value {
         serde_json::from_str(text).unwrap()
     }

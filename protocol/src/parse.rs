@@ -355,13 +355,12 @@ impl Message {
         ordered.extend(members);
         let mut value = Value::Object(ordered);
         for (pointer, written) in &self.respelled {
-            if let Some(v @ Value::Number(_)) = value.pointer_mut(pointer) {
-                let same = || {
-                    serde_json::from_str::<Value>(written).is_ok_and(|w| {
-                        crate::check::equality_key(&w) == crate::check::equality_key(v)
-                    })
-                };
-                if v.to_string() != *written && same() {
+            if let Some(v) = value.pointer_mut(pointer) {
+                let differs = matches!(&*v, Value::Number(n) if n.as_str() != written);
+                // The same number, spelled otherwise by serde_json: the written text goes back.
+                let same = serde_json::from_str::<Value>(written)
+                    .is_ok_and(|w| crate::check::equality_key(&w) == crate::check::equality_key(v));
+                if differs && same {
                     *v = Value::Number(serde_json::Number::from_string_unchecked(written.clone()));
                 }
             }
