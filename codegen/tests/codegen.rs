@@ -176,19 +176,30 @@ fn a_second_schema_set_with_invented_kinds_generates() {
     assert_eq!(files, agh_codegen::generate(&dir).unwrap());
 }
 
-#[test]
-fn a_property_added_to_the_say_schema_flows_into_the_generated_type() {
+/// A copy of the schema set in a temporary folder (`(folder guard, set dir)`), with `file` (a
+/// path inside the set) edited by `edit`.
+fn edited_schemas(
+    file: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("agh-network-v0");
     copy_dir(&schemas(), &dir);
+    let path = dir.join(file);
+    let mut schema = read_json(&path);
+    edit(&mut schema);
+    std::fs::write(&path, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
+    (tmp, dir)
+}
 
-    let say_path = dir.join("body/say.schema.json");
-    let mut say = read_json(&say_path);
-    say["properties"]["mood"] = serde_json::json!({
-        "description": "MAY tell how the sender feels about the text.",
-        "type": ["string", "null"]
+#[test]
+fn a_property_added_to_the_say_schema_flows_into_the_generated_type() {
+    let (tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+        say["properties"]["mood"] = serde_json::json!({
+            "description": "MAY tell how the sender feels about the text.",
+            "type": ["string", "null"]
+        });
     });
-    std::fs::write(&say_path, serde_json::to_string_pretty(&say).unwrap()).unwrap();
 
     let before = agh_codegen::generate(schemas()).unwrap();
     let after = agh_codegen::generate(&dir).unwrap();
@@ -317,13 +328,9 @@ fn the_object_a_verify_recipe_reads_gets_a_fields_scanner() {
 
 #[test]
 fn schema_errors_name_the_file_and_pointer() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("agh-network-v0");
-    copy_dir(&schemas(), &dir);
-    let say_path = dir.join("body/say.schema.json");
-    let mut say = read_json(&say_path);
-    say["properties"]["text"]["$ref"] = serde_json::json!("../nowhere.schema.json");
-    std::fs::write(&say_path, serde_json::to_string(&say).unwrap()).unwrap();
+    let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+        say["properties"]["text"]["$ref"] = serde_json::json!("../nowhere.schema.json");
+    });
     let err = agh_codegen::generate(&dir).unwrap_err().to_string();
     assert!(err.contains("say.schema.json"), "{err}");
     assert!(err.contains("/properties/text"), "{err}");
@@ -332,19 +339,16 @@ fn schema_errors_name_the_file_and_pointer() {
 #[test]
 fn a_transition_out_of_a_terminal_state_is_a_schema_error() {
     // NOTES 4: terminal work is final; a second cancel is `work_closed`, not a self-loop.
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("agh-network-v0");
-    copy_dir(&schemas(), &dir);
-    let defs_path = dir.join("defs.schema.json");
-    let mut defs = read_json(&defs_path);
-    let transitions = defs["$defs"]["work_state"]["x-agh-lifecycle"]["transitions"]
-        .as_array_mut()
-        .unwrap();
-    transitions.push(serde_json::json!({
-        "from": "canceled", "to": "canceled", "on": [{ "kind": "receipt", "status": "canceled" }]
-    }));
-    let last = transitions.len() - 1;
-    std::fs::write(&defs_path, serde_json::to_string(&defs).unwrap()).unwrap();
+    let mut last = 0;
+    let (_tmp, dir) = edited_schemas("defs.schema.json", |defs| {
+        let transitions = defs["$defs"]["work_state"]["x-agh-lifecycle"]["transitions"]
+            .as_array_mut()
+            .unwrap();
+        transitions.push(serde_json::json!({
+            "from": "canceled", "to": "canceled", "on": [{ "kind": "receipt", "status": "canceled" }]
+        }));
+        last = transitions.len() - 1;
+    });
     let err = agh_codegen::generate(&dir).unwrap_err().to_string();
     assert!(err.contains("defs.schema.json"), "{err}");
     assert!(

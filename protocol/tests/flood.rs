@@ -4,13 +4,18 @@
 
 use agh_protocol::{Delivery, ReasonCode, Receiver, ReceiverConfig};
 
+/// A receiver for `me` in workspace `ws`, channel `c`, with a dedup window of `cap` pairs.
+fn receiver(cap: usize) -> Receiver {
+    let mut config = ReceiverConfig::new("ws", "c", "me");
+    config.dedup_cap = cap;
+    Receiver::new(config)
+}
+
 #[test]
 fn a_million_distinct_ids_keep_the_dedup_window_at_its_cap() {
     const CAP: usize = 10_000;
     const N: usize = 1_000_000;
-    let mut config = ReceiverConfig::new("ws", "c", "me");
-    config.dedup_cap = CAP;
-    let mut receiver = Receiver::new(config);
+    let mut receiver = receiver(CAP);
     let now = 1_776_366_000;
     let head = r#"{"protocol":"agh-network/v0","workspace_id":"ws","kind":"say","channel":"c","surface":"thread","thread_id":"t","from":"peer","ts":1776366000,"body":{"text":"hi"},"id":""#;
     let mut envelope = String::with_capacity(head.len() + 16);
@@ -47,9 +52,7 @@ fn a_flood_reusing_ids_across_senders_keeps_the_window_at_its_cap() {
     const CAP: usize = 10_000;
     const SENDERS: usize = 50;
     const IDS: usize = 4_000;
-    let mut config = ReceiverConfig::new("ws", "c", "me");
-    config.dedup_cap = CAP;
-    let mut receiver = Receiver::new(config);
+    let mut receiver = receiver(CAP);
     let now = 1_776_366_000;
     let envelope = |from: usize, id: usize| {
         format!(
