@@ -31,10 +31,7 @@ pub fn push_index(at: &mut String, index: usize) -> usize {
 /// bits: the range the schemas' `integer` members (`ts`, `expires_at`) have in Rust.
 pub fn is_integer(v: &Value) -> bool {
     match v {
-        Value::Number(n) => {
-            let text = n.to_string();
-            integer_text(&text) && (n.is_u64() || n.is_i64())
-        }
+        Value::Number(n) => integer_text(n.as_str()) && (n.is_u64() || n.is_i64()),
         _ => false,
     }
 }
@@ -48,7 +45,7 @@ pub fn is_number(v: &Value) -> bool {
 /// The value of a number as `f64`, saturating to an infinity beyond its range (for `minimum`).
 pub fn number_value(v: &Value) -> Option<f64> {
     match v {
-        Value::Number(n) => n.to_string().parse().ok(),
+        Value::Number(n) => n.as_str().parse().ok(),
         _ => None,
     }
 }
@@ -146,7 +143,7 @@ pub fn json_eq(v: &Value, json: &str) -> bool {
 pub fn equality_key(v: &Value) -> String {
     fn write(v: &Value, out: &mut String) {
         match v {
-            Value::Number(n) => out.push_str(&canonical_number(&n.to_string())),
+            Value::Number(n) => out.push_str(&canonical_number(n.as_str())),
             Value::Array(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -228,7 +225,7 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         v @ Value::Number(_) if is_integer(v) => "an integer",
-        Value::Number(n) if integer_text(&n.to_string()) => "an integer beyond 64 bits",
+        Value::Number(n) if integer_text(n.as_str()) => "an integer beyond 64 bits",
         Value::Number(n) if n.as_f64().is_none() => "a number beyond the range of a 64-bit float",
         Value::Number(_) => "a non-integer number",
         Value::String(_) => "a string",

@@ -615,18 +615,18 @@ fn serde_spelling(number: &str) -> Cow<'_, str> {
 /// or `-0`.
 pub(crate) fn respelled_numbers(text: &str, base: &str) -> Vec<(String, String)> {
     let bytes = text.as_bytes();
-    let candidate = bytes
-        .windows(2)
-        .any(|w| (w[0].is_ascii_digit() && matches!(w[1], b'e' | b'E')) || w == b"-0");
+    let candidate = memchr::memchr2_iter(b'e', b'E', bytes)
+        .any(|i| i > 0 && bytes[i - 1].is_ascii_digit())
+        || memchr::memmem::find(bytes, b"-0").is_some();
     if !candidate {
         return Vec::new();
     }
     fn walk(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
         match v {
             Value::Number(n) => {
-                let text = n.to_string();
-                if text == "-0" || serde_spelling(&text) != text {
-                    out.push((at.clone(), text));
+                let text = n.as_str();
+                if text == "-0" || serde_spelling(text) != text {
+                    out.push((at.clone(), text.to_owned()));
                 }
             }
             Value::Array(items) => {
