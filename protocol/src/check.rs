@@ -254,7 +254,17 @@ pub fn wrong_type(
     expected: &str,
     v: &Value,
 ) {
-    let message = format!("{} must be {expected}, found {}", name_of(at), type_name(v));
+    let found = type_name(v);
+    let message = if expected.contains("an integer") && found == "an integer beyond 64 bits" {
+        // JSON allows it; the member's Rust type (and the protocol's range) is 64 bits.
+        format!(
+            "{} must be {expected} within the 64-bit range, found {}",
+            name_of(at),
+            preview(v)
+        )
+    } else {
+        format!("{} must be {expected}, found {found}", name_of(at))
+    };
     out.push(Problem::new(code, at, rule, message));
 }
 

@@ -910,6 +910,35 @@ impl Reader<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn serde_spelling_is_the_exponent_with_e_and_a_sign() {
+        for (written, read) in [
+            ("1e400", "1e+400"),
+            ("1E3", "1e+3"),
+            ("1E-3", "1e-3"),
+            ("-2.5E+7", "-2.5e+7"),
+            ("1e+3", "1e+3"),
+            ("18446744073709551616", "18446744073709551616"),
+            ("-0", "-0"),
+        ] {
+            assert_eq!(super::serde_spelling(written), read, "{written}");
+        }
+    }
+
+    #[test]
+    fn respelled_numbers_are_found_by_pointer() {
+        let text = r#"{"a":[1,1e3,{"b~/":-0}],"c":1.5E2,"d":"1e3 in a string","e":1e+3}"#;
+        assert_eq!(
+            super::respelled_numbers(text, "/body"),
+            vec![
+                ("/body/a/1".to_owned(), "1e3".to_owned()),
+                ("/body/a/2/b~0~1".to_owned(), "-0".to_owned()),
+                ("/body/c".to_owned(), "1.5E2".to_owned()),
+            ]
+        );
+        assert!(super::respelled_numbers(r#"{"x":"ace","n":-1.5}"#, "").is_empty());
+    }
+
     use super::{plain_run, word};
 
     /// `load_short` fills what the bytes leave.
