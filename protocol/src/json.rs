@@ -611,16 +611,10 @@ fn serde_spelling(number: &str) -> Cow<'_, str> {
 /// The numbers of the checked JSON `text` (a value found at `base`) that serde_json may spell
 /// otherwise when it decodes them: an exponent ([`serde_spelling`]), and `-0` (read into a typed
 /// value through a `Value`, it becomes the integer `0`). `(JSON Pointer, text as written)`, in
-/// document order. Empty (and no tree is built) unless `text` has a digit followed by `e`/`E`,
-/// or `-0`.
+/// document order. (The fast path's scanner says whether an envelope has any: only then is
+/// this walk run.)
 pub(crate) fn respelled_numbers(text: &str, base: &str) -> Vec<(String, String)> {
     let bytes = text.as_bytes();
-    let candidate = memchr::memchr2_iter(b'e', b'E', bytes)
-        .any(|i| i > 0 && bytes[i - 1].is_ascii_digit())
-        || memchr::memmem::find(bytes, b"-0").is_some();
-    if !candidate {
-        return Vec::new();
-    }
     fn walk(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
         match v {
             Value::Number(n) => {

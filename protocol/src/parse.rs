@@ -656,6 +656,8 @@ impl Registry {
             s.raw_object().map(drop)
         })?;
         s.end()?;
+        // Every byte of the envelope went through `s` (the body through its scanner or `skip`).
+        let respelled = s.respelled();
 
         let kind: &str = &envelope.kind;
         if FORBIDDEN_KINDS.iter().any(|f| f.name == kind) {
@@ -693,8 +695,13 @@ impl Registry {
             }
         };
         overridden_rules(&envelope, &entry.rules, &overrides, &mut out);
-        (out.is_empty() && cross_checks_hold(&envelope, body, &kept, &entry.rules))
-            .then_some(MessageRef { envelope, entry })
+        (out.is_empty() && cross_checks_hold(&envelope, body, &kept, &entry.rules)).then_some(
+            MessageRef {
+                envelope,
+                entry,
+                respelled,
+            },
+        )
     }
 
     /// The exact path on an envelope the fast path declined: its first problem.
@@ -850,6 +857,8 @@ impl Registry {
 pub struct MessageRef<'a> {
     envelope: EnvelopeRef<'a>,
     entry: Entry,
+    /// Whether the envelope holds a number serde_json spells otherwise (see [`Message`]).
+    respelled: bool,
 }
 
 impl<'a> MessageRef<'a> {
@@ -935,14 +944,19 @@ impl<'a> MessageRef<'a> {
         })?;
         // The open members a number can stand in: the body, `ext` and `proof` (every other
         // member is a string or a typed integer).
-        let mut respelled =
-            crate::json::respelled_numbers(self.envelope.body.get(), &format!("/{BODY_MEMBER}"));
-        for name in ["ext", "proof"] {
-            if let Member::Raw(raw) = self.envelope.member(name) {
-                respelled.extend(crate::json::respelled_numbers(
-                    raw.get(),
-                    &format!("/{name}"),
-                ));
+        let mut respelled = Vec::new();
+        if self.respelled {
+            respelled = crate::json::respelled_numbers(
+                self.envelope.body.get(),
+                &format!("/{BODY_MEMBER}"),
+            );
+            for name in ["ext", "proof"] {
+                if let Member::Raw(raw) = self.envelope.member(name) {
+                    respelled.extend(crate::json::respelled_numbers(
+                        raw.get(),
+                        &format!("/{name}"),
+                    ));
+                }
             }
         }
         Ok(Message {

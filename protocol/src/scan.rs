@@ -255,6 +255,9 @@ pub struct Scanner<'a> {
     max_depth: usize,
     /// Undeclared member names of the objects being read, innermost last.
     names: Vec<Cow<'a, str>>,
+    /// Whether a number read so far is one serde_json spells otherwise when it decodes it (an
+    /// exponent, or `-0`): the owned message then keeps its spelling (`Message::to_value`).
+    respelled: bool,
 }
 
 impl<'a> Scanner<'a> {
@@ -268,7 +271,27 @@ impl<'a> Scanner<'a> {
             depth: 0,
             max_depth,
             names: Vec::new(),
+            respelled: false,
         }
+    }
+
+    /// Whether a number read so far has an exponent or is `-0` (serde_json spells those
+    /// otherwise when it decodes them).
+    pub(crate) fn respelled(&self) -> bool {
+        self.respelled
+    }
+
+    /// Reads the number token at the current position (its grammar checked) and notes whether
+    /// serde_json would spell it otherwise.
+    fn number_token(&mut self) -> Option<NumberToken> {
+        self.ws();
+        let token = NumberToken::read(self.text, self.pos).ok()?;
+        self.pos = token.end;
+        if !token.integer {
+            let text = token.text(self.text);
+            self.respelled |= text == "-0" || text.contains(['e', 'E']);
+        }
+        Some(token)
     }
 
     /// A scanner for a value nested `depth` levels deep in a document with `max_depth` levels.
@@ -506,9 +529,7 @@ impl<'a> Scanner<'a> {
     }
 
     fn number_value(&mut self) -> Option<(NumberToken, NumberValue)> {
-        self.ws();
-        let token = NumberToken::read(self.text, self.pos).ok()?;
-        self.pos = token.end;
+        let token = self.number_token()?;
         Some((token, token.value(self.text)))
     }
 
@@ -534,10 +555,7 @@ impl<'a> Scanner<'a> {
 
     /// Any number, of any size (its grammar checked): open content keeps every valid JSON number.
     fn any_number(&mut self) -> Option<()> {
-        self.ws();
-        let token = NumberToken::read(self.text, self.pos).ok()?;
-        self.pos = token.end;
-        Some(())
+        self.number_token().map(drop)
     }
 
     /// Any JSON value, checked (duplicate names, depth, number grammar, strings) but not kept.
