@@ -1,0 +1,414 @@
+//! The sans-I/O core of one peer: inbound bytes and the clock in, outputs out (events for the
+//! application, envelopes to publish with their subjects). No I/O, no timers of its own: the
+//! shell ([`crate::Peer`]) calls [`PeerCore::on_inbound`] for every payload, [`PeerCore::tick`]
+//! on its timer and [`PeerCore::greet`] on join, every interval and after every reconnect.
+//!
+//! Every protocol rule is `agh-protocol`'s: [`Receiver`] (strict parse, freshness, dedup,
+//! routing, lifecycle, refusal receipts), [`PresenceRegistry`], [`answer_whois`], the subject
+//! recipe and [`MessageBuilder`]. This module only wires them.
+
+use std::collections::BTreeSet;
+
+use agh_protocol::discovery::{answer_whois, Catalog, PeerCardBuilder, PresenceRegistry};
+use agh_protocol::identity::{broadcast_subject, direct_id, peer_subject};
+use agh_protocol::{
+    GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReasonCode, Receiver,
+    ReceiverConfig, WhoisBodyType, WorkKey, WorkTracker,
+};
+use bytes::Bytes;
+
+use crate::error::PeerError;
+
+/// One envelope to publish.
+#[derive(Clone, Debug)]
+pub struct Publish {
+    /// The subject (NOTES 9: broadcast when `to` is null, the target's peer subject otherwise).
+    pub subject: String,
+    /// The envelope bytes.
+    pub payload: Bytes,
+    /// The envelope id.
+    pub id: String,
+}
+
+/// What the application is told.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// A valid message for this peer (greets, whois traffic and receipts included).
+    Message(Message),
+    /// A peer appeared in the channel (first greet or whois response, or again after it left).
+    PeerJoined(PeerCard),
+    /// A peer's presence expired (no greet within 2 x the greet interval).
+    PeerLeft(String),
+    /// A work unit opened, moved or was continued, by a received message or one this peer sent.
+    Work {
+        /// The envelope that did it.
+        message_id: String,
+        /// What the lifecycle did.
+        outcome: Outcome,
+        /// Whether this peer sent it.
+        local: bool,
+    },
+    /// An inbound payload was refused (nothing is delivered; a receipt is sent when the
+    /// envelope can be addressed).
+    Refused {
+        /// The protocol reason code.
+        code: ReasonCode,
+        /// JSON Pointer of the offending member.
+        pointer: String,
+        /// Why.
+        message: String,
+        /// Who sent it, when that could be read.
+        from: Option<String>,
+        /// Whether a receipt was sent back.
+        answered: bool,
+    },
+    /// A valid envelope that is not acted on (another channel, a lifecycle message from a
+    /// non-participant, ...).
+    Ignored {
+        /// Its id, when it parsed.
+        id: Option<String>,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What one step of the core produced.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    /// Envelopes to publish, in order.
+    pub publish: Vec<Publish>,
+    /// Events for the application, in order.
+    pub events: Vec<Event>,
+}
+
+/// A conversation container to send in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Container {
+    /// A public thread.
+    Thread(String),
+    /// The direct room of this peer and the message's target (`direct_id` from the recipe).
+    Direct,
+}
+
+/// The identity and settings the core needs.
+#[derive(Clone, Debug)]
+pub struct CoreConfig {
+    /// Workspace.
+    pub workspace_id: String,
+    /// Channel.
+    pub channel: String,
+    /// The local peer id.
+    pub peer_id: String,
+    /// Peer Card display name.
+    pub display_name: Option<String>,
+    /// The local capability catalog (brief projection in the card, rich one on request).
+    pub catalog: Option<Catalog>,
+    /// Greet interval in whole seconds (presence expiry is 2 x this; at least 1).
+    pub greet_interval_secs: u64,
+    /// Replay age, seconds.
+    pub replay_age_secs: u64,
+    /// A per-run nonce that makes generated envelope ids unique across restarts.
+    pub nonce: u64,
+}
+
+/// The pure state of one local peer.
+#[derive(Debug)]
+pub struct PeerCore {
+    config: CoreConfig,
+    receiver: Receiver,
+    presence: PresenceRegistry,
+    card: PeerCard,
+    known: BTreeSet<String>,
+    broadcast: String,
+    own: String,
+    seq: u64,
+}
+
+impl PeerCore {
+    /// A core for `config`; checks the identifiers and builds the Peer Card.
+    pub fn new(config: CoreConfig) -> Result<PeerCore, PeerError> {
+        let broadcast = broadcast_subject(&config.workspace_id, &config.channel)
+            .map_err(|e| PeerError::Config(e.to_string()))?;
+        let own = peer_subject(&config.workspace_id, &config.channel, &config.peer_id)
+            .map_err(|e| PeerError::Config(e.to_string()))?;
+        let mut card = PeerCardBuilder::new(&config.peer_id).artifact("capability");
+        if let Some(name) = &config.display_name {
+            card = card.display_name(name);
+        }
+        let card = card
+            .build(config.catalog.as_ref())
+            .map_err(|p| PeerError::Config(p.to_string()))?;
+        let mut rc = ReceiverConfig::new(&config.workspace_id, &config.channel, &config.peer_id);
+        rc.replay_age_secs = config.replay_age_secs;
+        Ok(PeerCore {
+            receiver: Receiver::new(rc),
+            presence: PresenceRegistry::new(config.greet_interval_secs.max(1)),
+            card,
+            known: BTreeSet::new(),
+            broadcast,
+            own,
+            seq: 0,
+            config,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CoreConfig {
+        &self.config
+    }
+
+    /// The broadcast subject and this peer's own subject (both subscribed on join).
+    pub fn subjects(&self) -> (&str, &str) {
+        (&self.broadcast, &self.own)
+    }
+
+    /// This peer's card.
+    pub fn card(&self) -> &PeerCard {
+        &self.card
+    }
+
+    /// The work units this peer knows.
+    pub fn work(&self) -> &WorkTracker {
+        self.receiver.work()
+    }
+
+    /// Remote peers present at `now`, by peer id.
+    pub fn peers(&self, now: i64) -> Vec<PeerCard> {
+        self.presence
+            .peers(&self.config.channel, now)
+            .into_iter()
+            .map(|e| e.card.clone())
+            .collect()
+    }
+
+    /// A fresh envelope id (`<prefix>-<peer>-<nonce>-<seq>`).
+    pub fn next_id(&mut self, prefix: &str) -> String {
+        self.seq += 1;
+        format!(
+            "{prefix}-{}-{:x}-{}",
+            self.config.peer_id, self.config.nonce, self.seq
+        )
+    }
+
+    /// A builder for an envelope from this peer at `now`, with a fresh id.
+    pub fn builder(&mut self, prefix: &str, now: i64) -> MessageBuilder {
+        let id = self.next_id(prefix);
+        MessageBuilder::new(
+            &self.config.workspace_id,
+            &self.config.channel,
+            &self.config.peer_id,
+        )
+        .id(&id)
+        .ts(now)
+    }
+
+    /// `builder` placed in `container`, directed to `to` when given.
+    pub fn builder_in(
+        &mut self,
+        prefix: &str,
+        container: &Container,
+        to: Option<&str>,
+        now: i64,
+    ) -> Result<MessageBuilder, PeerError> {
+        let mut b = self.builder(prefix, now);
+        if let Some(to) = to {
+            b = b.to(to);
+        }
+        Ok(match container {
+            Container::Thread(id) => b.thread(id),
+            Container::Direct => {
+                let to = to.ok_or_else(|| {
+                    PeerError::Config("a direct-room message needs a target peer (`to`)".into())
+                })?;
+                let room = direct_id(
+                    &self.config.workspace_id,
+                    &self.config.channel,
+                    &self.config.peer_id,
+                    to,
+                )
+                .map_err(|e| PeerError::Config(e.to_string()))?;
+                b.direct(&room)
+            }
+        })
+    }
+
+    /// The greet to publish now (on join, every interval, after every reconnect).
+    pub fn greet(&mut self, now: i64) -> Result<Publish, PeerError> {
+        let body: GreetBody = serde_json::from_value(serde_json::json!({ "peer_card": self.card }))
+            .map_err(|e| PeerError::Config(e.to_string()))?;
+        let message = self.builder("greet", now).body(&body)?;
+        self.prepare(&message).map(|(p, _)| p)
+    }
+
+    /// The subject of a message by its `to` (NOTES 9).
+    pub fn subject_for(&self, to: Option<&str>) -> Result<String, PeerError> {
+        match to {
+            None => Ok(self.broadcast.clone()),
+            Some(to) => peer_subject(&self.config.workspace_id, &self.config.channel, to)
+                .map_err(|e| PeerError::Config(e.to_string())),
+        }
+    }
+
+    /// Readies a message this peer sends: it must be from this peer in its workspace channel;
+    /// the lifecycle records it (opening or moving work). Returns what to publish and what the
+    /// lifecycle did; a lifecycle refusal (sending on closed work, ...) is an error and nothing
+    /// is published.
+    pub fn prepare(&mut self, message: &Message) -> Result<(Publish, Outcome), PeerError> {
+        let env = message.envelope();
+        if *env.from != self.config.peer_id
+            || *env.workspace_id != self.config.workspace_id
+            || *env.channel != self.config.channel
+        {
+            return Err(PeerError::Config(format!(
+                "envelope `{}` is from `{}` in `{}` `{}`, not from this peer `{}` in `{}` `{}`",
+                *env.id,
+                *env.from,
+                *env.workspace_id,
+                *env.channel,
+                self.config.peer_id,
+                self.config.workspace_id,
+                self.config.channel
+            )));
+        }
+        let subject = self.subject_for(env.to.as_deref().map(String::as_str))?;
+        let check = self.receiver.work().check(&agh_protocol::WorkEvent::of(message));
+        if let Outcome::Refused { code, message: m } = check {
+            return Err(PeerError::Refused {
+                code,
+                message: format!("not sent: {m}"),
+            });
+        }
+        let outcome = self.receiver.record_sent(message);
+        let payload = message
+            .to_vec()
+            .map_err(|e| PeerError::Config(format!("serializing `{}`: {e}", *env.id)))?;
+        Ok((
+            Publish {
+                subject,
+                payload: Bytes::from(payload),
+                id: env.id.to_string(),
+            },
+            outcome,
+        ))
+    }
+
+    /// One inbound payload at `now`.
+    pub fn on_inbound(&mut self, payload: &[u8], now: i64) -> Outputs {
+        let mut out = Outputs::default();
+        match self.receiver.receive(payload, now) {
+            agh_protocol::Delivery::Delivered { message, work } => {
+                if *message.envelope().from == self.config.peer_id {
+                    return out; // our own broadcast, echoed by NATS
+                }
+                self.observe(&message, now, &mut out);
+                if work.is_accepted() {
+                    out.events.push(Event::Work {
+                        message_id: message.id().to_owned(),
+                        outcome: work,
+                        local: false,
+                    });
+                }
+                out.events.push(Event::Message(message));
+            }
+            agh_protocol::Delivery::Ignored { message, reason } => {
+                let own = message
+                    .as_ref()
+                    .is_some_and(|m| *m.envelope().from == self.config.peer_id);
+                if !own {
+                    out.events.push(Event::Ignored {
+                        id: message.map(|m| m.id().to_owned()),
+                        reason,
+                    });
+                }
+            }
+            agh_protocol::Delivery::Refused(refusal) => {
+                let to = refusal
+                    .receipt
+                    .as_ref()
+                    .and_then(|r| r.envelope().to.as_deref().cloned());
+                if to.as_deref() == Some(self.config.peer_id.as_str()) {
+                    return out; // an echo of our own envelope
+                }
+                let mut answered = false;
+                if let Some(receipt) = &refusal.receipt {
+                    if let (Ok(subject), Ok(bytes)) =
+                        (self.subject_for(to.as_deref()), receipt.to_vec())
+                    {
+                        out.publish.push(Publish {
+                            subject,
+                            payload: Bytes::from(bytes),
+                            id: receipt.id().to_owned(),
+                        });
+                        answered = true;
+                    }
+                }
+                out.events.push(Event::Refused {
+                    code: refusal.code,
+                    pointer: refusal.pointer,
+                    message: refusal.message,
+                    from: to,
+                    answered,
+                });
+            }
+        }
+        out
+    }
+
+    /// Presence and whois answering for a delivered message.
+    fn observe(&mut self, message: &Message, now: i64, out: &mut Outputs) {
+        let card = match message.known() {
+            Some(KnownBody::Greet(g)) => Some(g.peer_card.clone()),
+            Some(KnownBody::Whois(w)) if w.type_ == WhoisBodyType::Response => w.peer_card.clone(),
+            Some(KnownBody::Whois(_)) => {
+                let id = self.next_id("whois-res");
+                match answer_whois(message, &self.card, self.config.catalog.as_ref(), &id, now) {
+                    Ok(Some(response)) => {
+                        if let Ok((p, _)) = self.prepare(&response) {
+                            out.publish.push(p);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(r) => out.events.push(Event::Refused {
+                        code: r.code,
+                        pointer: r.pointer,
+                        message: format!("could not answer whois `{}`: {}", message.id(), r.message),
+                        from: Some(message.envelope().from.to_string()),
+                        answered: false,
+                    }),
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some(card) = card {
+            let id = card.peer_id.to_string();
+            self.presence.refresh(&self.config.channel, card.clone(), now);
+            if self.known.insert(id) {
+                out.events.push(Event::PeerJoined(card));
+            }
+        }
+    }
+
+    /// Expires presence at `now`: a `PeerLeft` for each peer that is gone.
+    pub fn tick(&mut self, now: i64) -> Outputs {
+        let mut out = Outputs::default();
+        self.presence.expire(now);
+        let channel = self.config.channel.clone();
+        let gone: Vec<String> = self
+            .known
+            .iter()
+            .filter(|id| self.presence.get(&channel, id, now).is_none())
+            .cloned()
+            .collect();
+        for id in gone {
+            self.known.remove(&id);
+            out.events.push(Event::PeerLeft(id));
+        }
+        out
+    }
+
+    /// The key of the work unit `message` belongs to, if any.
+    pub fn work_key(message: &Message) -> Option<WorkKey> {
+        agh_protocol::WorkEvent::of(message).key()
+    }
+}

@@ -1,0 +1,722 @@
+//! `agh-peer`: an async AGH Network v0 peer runtime on tokio, and the protocol's NATS binding
+//! (NOTES section 9).
+//!
+//! [`Peer::join`] runs one local peer in one `(workspace_id, channel)`: it subscribes to the
+//! broadcast subject and to its own peer subject, greets, greets again every interval and after
+//! every reconnect, keeps presence, answers whois, runs every inbound envelope through
+//! [`agh_protocol::Receiver`] and sends back the receipts it produces, and hands the
+//! application a [`Stream`](futures_util::Stream) of [`Event`]s. Sending goes through
+//! [`agh_protocol::MessageBuilder`], so nothing invalid leaves.
+//!
+//! The design is a sans-I/O core ([`core::PeerCore`]: bytes + clock in, envelopes and events
+//! out) driven by a thin tokio shell (this module), over a [`Transport`]: [`NatsTransport`]
+//! (the real binding) or [`Bus`] (in-process, for single-process use and examples).
+//!
+//! ```no_run
+//! use agh_peer::{Container, NatsTransport, Peer, PeerConfig};
+//! use futures_util::StreamExt;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let nats = NatsTransport::connect("nats://127.0.0.1:4222").await?;
+//! let (peer, mut events) = Peer::join(PeerConfig::new("ws_demo", "builders", "ops.one"), nats).await?;
+//! peer.say(&Container::Thread("thread_hello".into()), None, "hello").await?;
+//! while let Some(event) = events.next().await {
+//!     println!("{event:?}");
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod core;
+mod error;
+pub mod transport;
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use agh_protocol::discovery::{Catalog, CATALOG_KEY, IDS_KEY, INCLUDE_CATALOG, INCLUDE_KEY};
+use agh_protocol::{
+    CapabilityBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReceiptBody,
+    ReceiptStatus, SayBody, TraceBody, WhoisBody, WhoisBodyType, WorkState,
+};
+use bytes::Bytes;
+use futures_util::stream::{select, StreamExt};
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
+
+pub use crate::core::{Container, Event, Publish};
+pub use crate::error::PeerError;
+pub use crate::transport::{Bus, Inbound, LinkEvent, NatsTransport, Transport, TransportError};
+
+/// The clock: Unix seconds.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The system clock.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    })
+}
+
+/// How a [`Peer`] joins.
+#[derive(Clone)]
+pub struct PeerConfig {
+    /// Workspace.
+    pub workspace_id: String,
+    /// Channel.
+    pub channel: String,
+    /// The local peer id.
+    pub peer_id: String,
+    /// Peer Card display name.
+    pub display_name: Option<String>,
+    /// The capability catalog to advertise (brief) and hand out on request (rich).
+    pub catalog: Option<Catalog>,
+    /// How often to greet (the heartbeat; default 30 s). Presence of others expires after
+    /// 2 x this, counted in whole seconds (at least 1 s).
+    pub greet_interval: Duration,
+    /// Replay age, seconds (default 300).
+    pub replay_age_secs: u64,
+    /// The clock (default: the system clock).
+    pub clock: Clock,
+}
+
+impl std::fmt::Debug for PeerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerConfig")
+            .field("workspace_id", &self.workspace_id)
+            .field("channel", &self.channel)
+            .field("peer_id", &self.peer_id)
+            .field("display_name", &self.display_name)
+            .field("catalog", &self.catalog.as_ref().map(Catalog::len))
+            .field("greet_interval", &self.greet_interval)
+            .field("replay_age_secs", &self.replay_age_secs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PeerConfig {
+    /// Peer `peer_id` in `workspace_id` / `channel` with the protocol defaults.
+    pub fn new(workspace_id: &str, channel: &str, peer_id: &str) -> Self {
+        PeerConfig {
+            workspace_id: workspace_id.to_owned(),
+            channel: channel.to_owned(),
+            peer_id: peer_id.to_owned(),
+            display_name: None,
+            catalog: None,
+            greet_interval: Duration::from_secs(30),
+            replay_age_secs: agh_protocol::DEFAULT_REPLAY_AGE_SECS,
+            clock: system_clock(),
+        }
+    }
+
+    /// Sets the greet interval.
+    pub fn greet_interval(mut self, interval: Duration) -> Self {
+        self.greet_interval = interval;
+        self
+    }
+
+    /// Sets the catalog.
+    pub fn catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = Some(catalog);
+        self
+    }
+
+    /// Sets the display name.
+    pub fn display_name(mut self, name: &str) -> Self {
+        self.display_name = Some(name.to_owned());
+        self
+    }
+}
+
+/// The application's events, as a [`Stream`](futures_util::Stream). Unbounded: nothing is
+/// dropped while the application is slow. It ends when the peer shuts down.
+#[derive(Debug)]
+pub struct Events {
+    rx: mpsc::UnboundedReceiver<Event>,
+}
+
+impl Events {
+    /// The next event (`None` once the peer is shut down).
+    pub async fn recv(&mut self) -> Option<Event> {
+        self.rx.recv().await
+    }
+}
+
+impl futures_util::Stream for Events {
+    type Item = Event;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+/// A sent message: the envelope, its bytes and subject (for a retry with the same `id`), and
+/// what the local lifecycle did.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    /// The envelope.
+    pub message: Message,
+    /// What was published.
+    pub publish: Publish,
+    /// What the lifecycle did.
+    pub outcome: Outcome,
+}
+
+/// One whois answer.
+#[derive(Clone, Debug)]
+pub struct WhoisAnswer {
+    /// The responder's Peer Card.
+    pub card: PeerCard,
+    /// The rich catalog (`ext["agh.capability_catalog"]`), when asked for and sent.
+    pub catalog: Option<Value>,
+    /// The response envelope.
+    pub message: Message,
+}
+
+/// A whois request.
+#[derive(Clone, Debug, Default)]
+pub struct WhoisQuery {
+    /// The query (`None`: everyone).
+    pub query: Option<String>,
+    /// Directed to one peer (answered even when nothing matches).
+    pub to: Option<String>,
+    /// Ask for the rich catalog (`agh.include: ["capability_catalog"]`).
+    pub include_catalog: bool,
+    /// Narrow the rich catalog to these ids (`agh.capability_ids`).
+    pub capability_ids: Option<Vec<String>>,
+}
+
+struct Shared {
+    core: Mutex<core::PeerCore>,
+    transport: Arc<dyn Transport>,
+    events: mpsc::UnboundedSender<Event>,
+    delivered: broadcast::Sender<Message>,
+    clock: Clock,
+}
+
+impl Shared {
+    fn now(&self) -> i64 {
+        (self.clock)()
+    }
+
+    fn core(&self) -> Result<std::sync::MutexGuard<'_, core::PeerCore>, PeerError> {
+        self.core
+            .lock()
+            .map_err(|_| PeerError::Config("the peer state is poisoned".into()))
+    }
+
+    async fn publish(&self, p: &Publish) -> Result<(), PeerError> {
+        self.transport
+            .publish(p.subject.clone(), p.payload.clone())
+            .await
+            .map_err(PeerError::from)
+    }
+
+    async fn run(&self, out: core::Outputs) {
+        for p in &out.publish {
+            if let Err(e) = self.publish(p).await {
+                let _ = self.events.send(Event::Refused {
+                    code: agh_protocol::ReasonCode::Internal,
+                    pointer: String::new(),
+                    message: format!("could not publish `{}`: {e}", p.id),
+                    from: None,
+                    answered: false,
+                });
+            }
+        }
+        for e in out.events {
+            if let Event::Message(m) = &e {
+                let _ = self.delivered.send(m.clone());
+            }
+            let _ = self.events.send(e);
+        }
+    }
+
+    async fn greet(&self) -> Result<(), PeerError> {
+        let now = self.now();
+        let p = self.core()?.greet(now)?;
+        self.publish(&p).await
+    }
+
+    async fn on_inbound(&self, payload: &[u8]) {
+        let now = self.now();
+        let out = match self.core() {
+            Ok(mut core) => core.on_inbound(payload, now),
+            Err(_) => return,
+        };
+        self.run(out).await;
+    }
+
+    async fn tick(&self) {
+        let now = self.now();
+        let out = match self.core() {
+            Ok(mut core) => core.tick(now),
+            Err(_) => return,
+        };
+        self.run(out).await;
+    }
+}
+
+/// A running local peer. Cheap to share behind an `Arc`; every method takes `&self`.
+pub struct Peer {
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    peer_id: String,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer")
+            .field("peer_id", &self.peer_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Peer {
+    /// Joins: subscribes to the broadcast subject and the own peer subject, flushes, greets,
+    /// and starts the inbound loop and the greet / presence timer.
+    pub async fn join<T: Transport>(
+        config: PeerConfig,
+        transport: T,
+    ) -> Result<(Peer, Events), PeerError> {
+        Peer::join_shared(config, Arc::new(transport)).await
+    }
+
+    /// [`Peer::join`] over a transport shared with other peers of the process.
+    pub async fn join_shared(
+        config: PeerConfig,
+        transport: Arc<dyn Transport>,
+    ) -> Result<(Peer, Events), PeerError> {
+        let nonce = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let interval = config.greet_interval.max(Duration::from_millis(10));
+        let core = core::PeerCore::new(core::CoreConfig {
+            workspace_id: config.workspace_id.clone(),
+            channel: config.channel.clone(),
+            peer_id: config.peer_id.clone(),
+            display_name: config.display_name.clone(),
+            catalog: config.catalog.clone(),
+            greet_interval_secs: interval.as_secs_f64().ceil() as u64,
+            replay_age_secs: config.replay_age_secs,
+            nonce,
+        })?;
+        let (broadcast_subject, own_subject) = {
+            let (b, o) = core.subjects();
+            (b.to_owned(), o.to_owned())
+        };
+        let links = transport.link_events();
+        let subs = select(
+            transport.subscribe(broadcast_subject).await?,
+            transport.subscribe(own_subject).await?,
+        );
+        transport.flush().await?;
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (delivered, _) = broadcast::channel(4096);
+        let shared = Arc::new(Shared {
+            core: Mutex::new(core),
+            transport,
+            events: events_tx,
+            delivered,
+            clock: config.clock.clone(),
+        });
+        let (stop, stop_rx) = watch::channel(false);
+
+        let inbound = {
+            let shared = shared.clone();
+            let mut stop_rx = stop_rx.clone();
+            let mut subs = subs;
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        _ = stop_rx.changed() => break,
+                        next = subs.next() => match next {
+                            Some(m) => shared.on_inbound(&m.payload).await,
+                            None => break,
+                        },
+                    }
+                }
+                // Dropping `subs` here unsubscribes.
+            })
+        };
+        let timer = {
+            let shared = shared.clone();
+            let mut stop_rx = stop_rx.clone();
+            let mut links = links;
+            tokio::spawn(async move {
+                let mut greet = tokio::time::interval(interval);
+                greet.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                greet.tick().await; // the first tick is immediate: join greets below
+                let mut expiry = tokio::time::interval(interval.min(Duration::from_secs(1)));
+                let mut down = false;
+                loop {
+                    let link = async {
+                        match links.as_mut() {
+                            Some(l) => l.recv().await.ok(),
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = stop_rx.changed() => break,
+                        _ = greet.tick() => { let _ = shared.greet().await; }
+                        _ = expiry.tick() => shared.tick().await,
+                        event = link => match event {
+                            Some(LinkEvent::Disconnected) => down = true,
+                            Some(LinkEvent::Connected) => {
+                                if down {
+                                    let _ = shared.greet().await;
+                                }
+                                down = false;
+                            }
+                            None => links = None,
+                        },
+                    }
+                }
+            })
+        };
+        shared.greet().await?;
+        let peer = Peer {
+            shared,
+            stop,
+            tasks: Mutex::new(vec![inbound, timer]),
+            peer_id: config.peer_id,
+        };
+        Ok((peer, Events { rx: events_rx }))
+    }
+
+    /// The local peer id.
+    pub fn peer_id(&self) -> &str {
+        &self.peer_id
+    }
+
+    /// The clock's current time, Unix seconds.
+    pub fn now(&self) -> i64 {
+        self.shared.now()
+    }
+
+    /// This peer's card.
+    pub fn card(&self) -> Result<PeerCard, PeerError> {
+        Ok(self.shared.core()?.card().clone())
+    }
+
+    /// Remote peers present now, by peer id.
+    pub fn peers(&self) -> Result<Vec<PeerCard>, PeerError> {
+        let now = self.now();
+        Ok(self.shared.core()?.peers(now))
+    }
+
+    /// The state of a work unit, if known (`submitted`, `working`, ...).
+    pub fn work_state(&self, key: &agh_protocol::WorkKey) -> Result<Option<&'static str>, PeerError> {
+        Ok(self.shared.core()?.work().get(key).map(|u| u.state))
+    }
+
+    /// All known work units and their states.
+    pub fn work_units(&self) -> Result<Vec<(agh_protocol::WorkKey, &'static str)>, PeerError> {
+        Ok(self
+            .shared
+            .core()?
+            .work()
+            .units()
+            .map(|(k, u)| (k.clone(), u.state))
+            .collect())
+    }
+
+    /// A builder for an envelope from this peer, now, with a fresh id (for kinds and members the
+    /// helpers below do not cover); send the result with [`Peer::send`].
+    pub fn builder(&self, prefix: &str) -> Result<MessageBuilder, PeerError> {
+        let now = self.now();
+        Ok(self.shared.core()?.builder(prefix, now))
+    }
+
+    /// Sends a built message: to the broadcast subject when `to` is null, to the target's
+    /// peer subject otherwise. The lifecycle records it first; a refused one is not sent.
+    pub async fn send(&self, message: Message) -> Result<Sent, PeerError> {
+        let (publish, outcome) = self.shared.core()?.prepare(&message)?;
+        self.shared.publish(&publish).await?;
+        if outcome.is_accepted() {
+            let _ = self.shared.events.send(Event::Work {
+                message_id: message.id().to_owned(),
+                outcome: outcome.clone(),
+                local: true,
+            });
+        }
+        Ok(Sent {
+            message,
+            publish,
+            outcome,
+        })
+    }
+
+    /// Publishes a sent message again, byte for byte (same `id`: receivers deduplicate it).
+    pub async fn resend(&self, sent: &Sent) -> Result<(), PeerError> {
+        self.shared.publish(&sent.publish).await
+    }
+
+    fn build<B: agh_protocol::Body + Send + Sync + 'static>(
+        &self,
+        prefix: &str,
+        container: &Container,
+        to: Option<&str>,
+        work_id: Option<&str>,
+        body: &B,
+    ) -> Result<Message, PeerError> {
+        let now = self.now();
+        let mut b = self.shared.core()?.builder_in(prefix, container, to, now)?;
+        if let Some(w) = work_id {
+            b = b.work_id(w);
+        }
+        Ok(b.body(body)?)
+    }
+
+    /// Says `text` in `container`, to everyone (`to` = `None`) or to one peer.
+    pub async fn say(
+        &self,
+        container: &Container,
+        to: Option<&str>,
+        text: &str,
+    ) -> Result<Sent, PeerError> {
+        let body: SayBody = body_of(json!({ "text": text }))?;
+        let m = self.build("say", container, to, None, &body)?;
+        self.send(m).await
+    }
+
+    /// Opens work `work_id` with `to`: a `say` carrying `work_id` and `to`.
+    pub async fn open_work(
+        &self,
+        container: &Container,
+        to: &str,
+        work_id: &str,
+        text: &str,
+    ) -> Result<Sent, PeerError> {
+        let body: SayBody = body_of(json!({ "text": text }))?;
+        let m = self.build("work", container, Some(to), Some(work_id), &body)?;
+        self.send(m).await
+    }
+
+    /// Answers `message` with a receipt: same surface, container and `work_id`, `reply_to` and
+    /// `for_id` = its id, `to` = its sender.
+    pub async fn receipt(
+        &self,
+        message: &Message,
+        status: ReceiptStatus,
+        reason_code: Option<&str>,
+        detail: Option<&str>,
+    ) -> Result<Sent, PeerError> {
+        let head = agh_protocol::Head::of_message(message);
+        let (Some(surface), Some(container), Some(work_id)) =
+            (head.surface, head.container_id, head.work_id)
+        else {
+            return Err(PeerError::Config(format!(
+                "`{}` has no surface, container or work_id: a receipt cannot answer it",
+                message.id()
+            )));
+        };
+        let mut body = json!({ "for_id": message.id(), "status": status });
+        if let Some(code) = reason_code {
+            body["reason_code"] = code.into();
+        }
+        if let Some(d) = detail {
+            body["detail"] = d.into();
+        }
+        let body: ReceiptBody = body_of(body)?;
+        let now = self.now();
+        let m = self
+            .shared
+            .core()?
+            .builder("rcpt", now)
+            .to(&message.envelope().from)
+            .container(&surface, &container)
+            .work_id(&work_id)
+            .reply_to(message.id())
+            .body(&body)?;
+        self.send(m).await
+    }
+
+    /// Sends a trace for the work unit of `message` (any message of that unit) to the other
+    /// participant.
+    pub async fn trace(
+        &self,
+        message: &Message,
+        state: WorkState,
+        text: Option<&str>,
+    ) -> Result<Sent, PeerError> {
+        let key = core::PeerCore::work_key(message).ok_or_else(|| {
+            PeerError::Config(format!("`{}` belongs to no work unit", message.id()))
+        })?;
+        let other = {
+            let core = self.shared.core()?;
+            let unit = core.work().get(&key).ok_or_else(|| {
+                PeerError::Config(format!("work unit {key} is not known to this peer"))
+            })?;
+            if unit.initiator == self.peer_id {
+                unit.target.clone()
+            } else {
+                unit.initiator.clone()
+            }
+        };
+        let mut body = json!({ "state": state });
+        if let Some(t) = text {
+            body["message"] = t.into();
+        }
+        let body: TraceBody = body_of(body)?;
+        let now = self.now();
+        let m = self
+            .shared
+            .core()?
+            .builder("trace", now)
+            .to(&other)
+            .container(&key.surface, &key.container_id)
+            .work_id(&key.work_id)
+            .causation_id(message.id())
+            .body(&body)?;
+        self.send(m).await
+    }
+
+    /// Transfers a capability document (its digest is computed, or checked when present),
+    /// optionally directed and bound to work.
+    pub async fn capability(
+        &self,
+        container: &Container,
+        to: Option<&str>,
+        work_id: Option<&str>,
+        document: Value,
+    ) -> Result<Sent, PeerError> {
+        let catalog = Catalog::new(vec![document]).map_err(|p| PeerError::Config(p.to_string()))?;
+        let doc = catalog.documents().first().cloned().unwrap_or(Value::Null);
+        let body: CapabilityBody = body_of(json!({ "capability": doc }))?;
+        let m = self.build("cap", container, to, work_id, &body)?;
+        self.send(m).await
+    }
+
+    /// Sends a whois request and collects the responses that arrive before `wait` has passed
+    /// (a directed request returns as soon as its target answered).
+    pub async fn whois(
+        &self,
+        query: &WhoisQuery,
+        wait: Duration,
+    ) -> Result<Vec<WhoisAnswer>, PeerError> {
+        let mut body = json!({ "type": "request" });
+        if let Some(q) = &query.query {
+            body["query"] = q.clone().into();
+        }
+        let body: WhoisBody = body_of(body)?;
+        let mut b = self.builder("whois")?;
+        if let Some(to) = &query.to {
+            b = b.to(to);
+        }
+        if query.include_catalog {
+            b = b.ext(INCLUDE_KEY, json!([INCLUDE_CATALOG]));
+            if let Some(ids) = &query.capability_ids {
+                b = b.ext(IDS_KEY, json!(ids));
+            }
+        }
+        let m = b.body(&body)?;
+        let mut rx = self.shared.delivered.subscribe();
+        let sent = self.send(m).await?;
+        let id = sent.message.id().to_owned();
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut out: Vec<WhoisAnswer> = Vec::new();
+        loop {
+            let next = match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Err(_) => break,
+                Ok(Err(broadcast::error::RecvError::Closed)) => break,
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+                Ok(Ok(m)) => m,
+            };
+            if next.envelope().reply_to.as_deref().map(String::as_str) != Some(id.as_str()) {
+                continue;
+            }
+            let Some(KnownBody::Whois(w)) = next.known() else {
+                continue;
+            };
+            if w.type_ != WhoisBodyType::Response {
+                continue;
+            }
+            let Some(card) = w.peer_card.clone() else {
+                continue;
+            };
+            if out.iter().any(|a| a.card.peer_id == card.peer_id) {
+                continue;
+            }
+            let catalog = next.envelope().ext.get(CATALOG_KEY).cloned();
+            out.push(WhoisAnswer {
+                card,
+                catalog,
+                message: next,
+            });
+            if query.to.is_some() {
+                break;
+            }
+        }
+        out.sort_by(|a, b| a.card.peer_id.cmp(&b.card.peer_id));
+        Ok(out)
+    }
+
+    /// Waits up to `wait` for a delivered message answering `id` (a receipt whose `for_id`, or
+    /// any message whose `reply_to`, is `id`). Subscribe before sending with
+    /// [`Peer::send_and_wait`] to miss nothing.
+    pub async fn send_and_wait(
+        &self,
+        message: Message,
+        wait: Duration,
+    ) -> Result<(Sent, Option<Message>), PeerError> {
+        let mut rx = self.shared.delivered.subscribe();
+        let sent = self.send(message).await?;
+        let id = sent.message.id().to_owned();
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let next = match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => return Ok((sent, None)),
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+                Ok(Ok(m)) => m,
+            };
+            if answers(&next, &id) {
+                return Ok((sent, Some(next)));
+            }
+        }
+    }
+
+    /// Stops the loops, unsubscribes (the subscriptions are dropped) and flushes what was
+    /// published. The event stream ends after the events already queued.
+    pub async fn shutdown(self) -> Result<(), PeerError> {
+        let _ = self.stop.send(true);
+        let tasks = match self.tasks.lock() {
+            Ok(mut t) => std::mem::take(&mut *t),
+            Err(_) => Vec::new(),
+        };
+        for t in tasks {
+            let _ = t.await;
+        }
+        self.shared.transport.flush().await?;
+        Ok(())
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Whether `m` answers envelope `id`: a receipt for it, or a message replying to it.
+pub fn answers(m: &Message, id: &str) -> bool {
+    if let Some(KnownBody::Receipt(r)) = m.known() {
+        if r.for_id.as_str() == id {
+            return true;
+        }
+    }
+    m.envelope().reply_to.as_deref().map(String::as_str) == Some(id)
+}
+
+fn body_of<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, PeerError> {
+    serde_json::from_value(v).map_err(|e| PeerError::Config(format!("body: {e}")))
+}
+
+/// Bytes of a payload, for [`Transport::publish`].
+pub fn payload(bytes: impl Into<Bytes>) -> Bytes {
+    bytes.into()
+}

@@ -1,0 +1,283 @@
+//! What carries envelopes: the [`Transport`] trait, the NATS binding ([`NatsTransport`], the real
+//! one, NOTES section 9) and an in-process bus ([`Bus`], for single-process use and examples).
+//!
+//! A transport moves opaque payloads on exact subjects (no wildcards are needed by the binding):
+//! one envelope per message, the payload being the envelope's bytes.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use futures_util::stream::{BoxStream, StreamExt};
+use tokio::sync::{broadcast, mpsc};
+
+/// One message received on a subscription.
+#[derive(Clone, Debug)]
+pub struct Inbound {
+    /// The subject it arrived on.
+    pub subject: String,
+    /// The payload (one envelope's bytes, or whatever someone published).
+    pub payload: Bytes,
+}
+
+/// A change of the connection that the runtime reacts to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkEvent {
+    /// The connection was lost.
+    Disconnected,
+    /// The connection is (again) up; the runtime greets again.
+    Connected,
+}
+
+/// Why a transport operation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransportError {
+    /// What failed, naming the server or subject.
+    pub message: String,
+}
+
+impl TransportError {
+    fn new(message: impl Into<String>) -> Self {
+        TransportError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TransportError {}
+
+/// A subscription: a stream of inbound messages; dropping it unsubscribes.
+pub type Subscription = BoxStream<'static, Inbound>;
+
+/// Moves payloads on subjects.
+pub trait Transport: Send + Sync + 'static {
+    /// Publishes `payload` on `subject`.
+    fn publish(&self, subject: String, payload: Bytes) -> BoxFuture<'_, Result<(), TransportError>>;
+    /// Subscribes to exactly `subject`.
+    fn subscribe(&self, subject: String) -> BoxFuture<'_, Result<Subscription, TransportError>>;
+    /// Waits until everything published so far has left the process.
+    fn flush(&self) -> BoxFuture<'_, Result<(), TransportError>>;
+    /// Connection changes (reconnects); `None` for a transport that never disconnects.
+    fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>>;
+}
+
+/// The NATS binding: NATS Core publish/subscribe through `async-nats`. Reconnects are the
+/// client's (subscriptions are restored by it); each reconnect is reported as
+/// [`LinkEvent::Connected`] so that the peer greets again.
+#[derive(Clone)]
+pub struct NatsTransport {
+    client: async_nats::Client,
+    url: String,
+    links: broadcast::Sender<LinkEvent>,
+}
+
+impl fmt::Debug for NatsTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NatsTransport")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NatsTransport {
+    /// Connects to the NATS server at `url` (`nats://127.0.0.1:4222`, or several URLs of one
+    /// cluster separated by commas). Fails with a message naming the URL when no server answers.
+    pub async fn connect(url: &str) -> Result<NatsTransport, TransportError> {
+        let (links, _) = broadcast::channel(64);
+        let tx = links.clone();
+        let options = async_nats::ConnectOptions::new()
+            .connection_timeout(Duration::from_secs(3))
+            .reconnect_delay_callback(|attempts| {
+                Duration::from_millis(50 * (attempts.min(20) as u64 + 1))
+            })
+            .max_reconnects(None)
+            .event_callback(move |event| {
+                let tx = tx.clone();
+                async move {
+                    let link = match event {
+                        async_nats::Event::Connected => Some(LinkEvent::Connected),
+                        async_nats::Event::Disconnected => Some(LinkEvent::Disconnected),
+                        _ => None,
+                    };
+                    if let Some(link) = link {
+                        // No receiver yet (or any more) is fine.
+                        let _ = tx.send(link);
+                    }
+                }
+            });
+        let addrs: Vec<async_nats::ServerAddr> = url
+            .split(',')
+            .map(|u| {
+                u.trim().parse().map_err(|e| {
+                    TransportError::new(format!("`{u}` is not a NATS server URL: {e}"))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let client = options.connect(addrs).await.map_err(|e| {
+            TransportError::new(format!(
+                "no NATS server reachable at {url}: {e} (start one with `nats-server -p PORT`, \
+                 or install it with `apt-get install nats-server`)"
+            ))
+        })?;
+        Ok(NatsTransport {
+            client,
+            url: url.to_owned(),
+            links,
+        })
+    }
+
+    /// The server URL(s) given to [`NatsTransport::connect`].
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The underlying client.
+    pub fn client(&self) -> &async_nats::Client {
+        &self.client
+    }
+}
+
+impl Transport for NatsTransport {
+    fn publish(&self, subject: String, payload: Bytes) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            self.client
+                .publish(subject.clone(), payload)
+                .await
+                .map_err(|e| TransportError::new(format!("publish on `{subject}`: {e}")))
+        })
+    }
+
+    fn subscribe(&self, subject: String) -> BoxFuture<'_, Result<Subscription, TransportError>> {
+        Box::pin(async move {
+            let sub = self
+                .client
+                .subscribe(subject.clone())
+                .await
+                .map_err(|e| TransportError::new(format!("subscribe to `{subject}`: {e}")))?;
+            Ok(sub
+                .map(|m| Inbound {
+                    subject: m.subject.to_string(),
+                    payload: m.payload,
+                })
+                .boxed())
+        })
+    }
+
+    fn flush(&self) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            self.client
+                .flush()
+                .await
+                .map_err(|e| TransportError::new(format!("flush to {}: {e}", self.url)))
+        })
+    }
+
+    fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>> {
+        Some(self.links.subscribe())
+    }
+}
+
+type Routes = HashMap<String, Vec<(u64, mpsc::UnboundedSender<Inbound>)>>;
+
+/// An in-process bus: exact-subject publish/subscribe between peers of one process, for
+/// single-process use, tests of applications and examples. It never disconnects and delivers
+/// every message to every current subscriber of its subject, in publish order. It is not a
+/// NATS server and stands in for none: the NATS binding is [`NatsTransport`].
+#[derive(Clone, Debug, Default)]
+pub struct Bus {
+    routes: Arc<Mutex<(u64, Routes)>>,
+}
+
+impl Bus {
+    /// An empty bus.
+    pub fn new() -> Self {
+        Bus::default()
+    }
+}
+
+struct BusSubscription {
+    bus: Bus,
+    subject: String,
+    key: u64,
+    rx: mpsc::UnboundedReceiver<Inbound>,
+}
+
+impl futures_util::Stream for BusSubscription {
+    type Item = Inbound;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Inbound>> {
+        self.rx.poll_recv(cx)
+    }
+}
+
+impl Drop for BusSubscription {
+    fn drop(&mut self) {
+        if let Ok(mut routes) = self.bus.routes.lock() {
+            if let Some(subs) = routes.1.get_mut(&self.subject) {
+                subs.retain(|(k, _)| *k != self.key);
+            }
+        }
+    }
+}
+
+impl Transport for Bus {
+    fn publish(&self, subject: String, payload: Bytes) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            let routes = self
+                .routes
+                .lock()
+                .map_err(|_| TransportError::new("the in-process bus is poisoned"))?;
+            if let Some(subs) = routes.1.get(&subject) {
+                for (_, tx) in subs {
+                    let _ = tx.send(Inbound {
+                        subject: subject.clone(),
+                        payload: payload.clone(),
+                    });
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn subscribe(&self, subject: String) -> BoxFuture<'_, Result<Subscription, TransportError>> {
+        Box::pin(async move {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let key = {
+                let mut routes = self
+                    .routes
+                    .lock()
+                    .map_err(|_| TransportError::new("the in-process bus is poisoned"))?;
+                routes.0 += 1;
+                let key = routes.0;
+                routes.1.entry(subject.clone()).or_default().push((key, tx));
+                key
+            };
+            Ok(BusSubscription {
+                bus: self.clone(),
+                subject,
+                key,
+                rx,
+            }
+            .boxed())
+        })
+    }
+
+    fn flush(&self) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>> {
+        None
+    }
+}
