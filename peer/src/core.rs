@@ -271,17 +271,23 @@ impl PeerCore {
             )));
         }
         let subject = self.subject_for(env.to.as_deref().map(String::as_str))?;
-        let check = self.receiver.work().check(&agh_protocol::WorkEvent::of(message));
+        let check = self
+            .receiver
+            .work()
+            .check(&agh_protocol::WorkEvent::of(message));
         if let Outcome::Refused { code, message: m } = check {
             return Err(PeerError::Refused {
                 code,
                 message: format!("not sent: {m}"),
             });
         }
-        let outcome = self.receiver.record_sent(message);
         let payload = message
             .to_vec()
             .map_err(|e| PeerError::Config(format!("serializing `{}`: {e}", *env.id)))?;
+        // The wire form (with `to` and `proof` written as null) must fit the size limit too.
+        agh_protocol::discovery::check_encoded_size(payload.len())
+            .map_err(|p| PeerError::Invalid(agh_protocol::Rejection::from_problem(p)))?;
+        let outcome = self.receiver.record_sent(message);
         Ok((
             Publish {
                 subject,
@@ -330,7 +336,15 @@ impl PeerCore {
                     return out; // an echo of our own envelope
                 }
                 let mut answered = false;
-                if let Some(receipt) = &refusal.receipt {
+                // A refused receipt is never answered with a receipt: two peers that disagree
+                // about a unit (one saw it close) would otherwise bounce receipts forever.
+                // (Only refusals pay for this second look at the bytes.)
+                let refused_kind =
+                    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(payload)
+                        .ok()
+                        .and_then(|m| agh_protocol::Head::of(&m).kind);
+                let answerable = refused_kind.as_deref() != Some("receipt");
+                if let Some(receipt) = refusal.receipt.as_ref().filter(|_| answerable) {
                     if let (Ok(subject), Ok(bytes)) =
                         (self.subject_for(to.as_deref()), receipt.to_vec())
                     {
@@ -371,7 +385,11 @@ impl PeerCore {
                     Err(r) => out.events.push(Event::Refused {
                         code: r.code,
                         pointer: r.pointer,
-                        message: format!("could not answer whois `{}`: {}", message.id(), r.message),
+                        message: format!(
+                            "could not answer whois `{}`: {}",
+                            message.id(),
+                            r.message
+                        ),
                         from: Some(message.envelope().from.to_string()),
                         answered: false,
                     }),
@@ -382,7 +400,8 @@ impl PeerCore {
         };
         if let Some(card) = card {
             let id = card.peer_id.to_string();
-            self.presence.refresh(&self.config.channel, card.clone(), now);
+            self.presence
+                .refresh(&self.config.channel, card.clone(), now);
             if self.known.insert(id) {
                 out.events.push(Event::PeerJoined(card));
             }

@@ -410,7 +410,10 @@ impl Peer {
     }
 
     /// The state of a work unit, if known (`submitted`, `working`, ...).
-    pub fn work_state(&self, key: &agh_protocol::WorkKey) -> Result<Option<&'static str>, PeerError> {
+    pub fn work_state(
+        &self,
+        key: &agh_protocol::WorkKey,
+    ) -> Result<Option<&'static str>, PeerError> {
         Ok(self.shared.core()?.work().get(key).map(|u| u.state))
     }
 

@@ -61,7 +61,8 @@ pub type Subscription = BoxStream<'static, Inbound>;
 /// Moves payloads on subjects.
 pub trait Transport: Send + Sync + 'static {
     /// Publishes `payload` on `subject`.
-    fn publish(&self, subject: String, payload: Bytes) -> BoxFuture<'_, Result<(), TransportError>>;
+    fn publish(&self, subject: String, payload: Bytes)
+        -> BoxFuture<'_, Result<(), TransportError>>;
     /// Subscribes to exactly `subject`.
     fn subscribe(&self, subject: String) -> BoxFuture<'_, Result<Subscription, TransportError>>;
     /// Waits until everything published so far has left the process.
@@ -147,7 +148,11 @@ impl NatsTransport {
 }
 
 impl Transport for NatsTransport {
-    fn publish(&self, subject: String, payload: Bytes) -> BoxFuture<'_, Result<(), TransportError>> {
+    fn publish(
+        &self,
+        subject: String,
+        payload: Bytes,
+    ) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
             self.client
                 .publish(subject.clone(), payload)
@@ -232,7 +237,11 @@ impl Drop for BusSubscription {
 }
 
 impl Transport for Bus {
-    fn publish(&self, subject: String, payload: Bytes) -> BoxFuture<'_, Result<(), TransportError>> {
+    fn publish(
+        &self,
+        subject: String,
+        payload: Bytes,
+    ) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
             let routes = self
                 .routes

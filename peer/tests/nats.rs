@@ -1,0 +1,596 @@
+//! The peer runtime against real `nats-server` processes on 127.0.0.1 (started and stopped by
+//! each test; never the in-process bus).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/nats_server.rs"]
+mod nats_server;
+
+use std::time::Duration;
+
+use agh_peer::{Container, Event, Events, NatsTransport, Peer, PeerConfig, WhoisQuery};
+use agh_protocol::discovery::Catalog;
+use agh_protocol::identity::{direct_id, peer_subject};
+use agh_protocol::{
+    KnownBody, Message, MessageBuilder, ReasonCode, ReceiptStatus, SayBody, WorkState,
+};
+use nats_server::{Cluster, NatsServer};
+use serde_json::json;
+
+const WS: &str = "ws_test";
+const CH: &str = "builders";
+const WAIT: Duration = Duration::from_secs(10);
+
+fn config(peer: &str) -> PeerConfig {
+    PeerConfig::new(WS, CH, peer).greet_interval(Duration::from_millis(300))
+}
+
+async fn join(url: &str, peer: &str) -> (Peer, Events) {
+    join_with(url, config(peer)).await
+}
+
+async fn join_with(url: &str, config: PeerConfig) -> (Peer, Events) {
+    let nats = NatsTransport::connect(url).await.expect("connect");
+    tokio::time::timeout(WAIT, Peer::join(config, nats))
+        .await
+        .expect("join in time")
+        .expect("join")
+}
+
+/// The first event that `pick` maps to something, within `WAIT`.
+async fn wait_for<T>(
+    events: &mut Events,
+    what: &str,
+    mut pick: impl FnMut(&Event) -> Option<T>,
+) -> T {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut seen = Vec::new();
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Err(_) => panic!("timed out waiting for {what}; saw {seen:#?}"),
+            Ok(None) => panic!("event stream ended while waiting for {what}"),
+            Ok(Some(e)) => {
+                if let Some(t) = pick(&e) {
+                    return t;
+                }
+                if !matches!(&e, Event::Message(m) if m.kind() == "greet") {
+                    seen.push(e);
+                }
+            }
+        }
+    }
+}
+
+async fn joined(events: &mut Events, peer: &str) {
+    wait_for(events, &format!("{peer} to join"), |e| match e {
+        Event::PeerJoined(c) if c.peer_id.as_str() == peer => Some(()),
+        _ => None,
+    })
+    .await
+}
+
+async fn refused(events: &mut Events, code: ReasonCode) {
+    wait_for(events, &format!("a {code} refusal"), |e| match e {
+        Event::Refused { code: c, .. } if *c == code => Some(()),
+        _ => None,
+    })
+    .await
+}
+
+fn is_message(e: &Event, kind: &str) -> Option<Message> {
+    match e {
+        Event::Message(m) if m.kind() == kind => Some(m.clone()),
+        _ => None,
+    }
+}
+
+fn receipt_of(m: &Message) -> (String, ReceiptStatus, Option<String>) {
+    match m.known() {
+        Some(KnownBody::Receipt(r)) => (
+            r.for_id.to_string(),
+            r.status,
+            r.reason_code.as_ref().map(|c| c.to_string()),
+        ),
+        _ => panic!("not a receipt: {}", m.kind()),
+    }
+}
+
+async fn raw_client(url: &str) -> async_nats::Client {
+    async_nats::connect(url).await.expect("raw client")
+}
+
+/// Subscribes (raw) to `peer`'s subject: receipts sent to a peer that is not a runtime.
+async fn raw_inbox(raw: &async_nats::Client, peer: &str) -> async_nats::Subscriber {
+    let sub = raw
+        .subscribe(peer_subject(WS, CH, peer).unwrap())
+        .await
+        .unwrap();
+    raw.flush().await.unwrap();
+    sub
+}
+
+/// The next receipt on a raw inbox for envelope `for_id`.
+async fn raw_receipt(
+    inbox: &mut async_nats::Subscriber,
+    for_id: &str,
+) -> (String, ReceiptStatus, Option<String>) {
+    use futures_util::StreamExt;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let m = tokio::time::timeout_at(deadline, inbox.next())
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for the receipt for {for_id}"))
+            .expect("inbox open");
+        let m = agh_protocol::parse(&m.payload, &agh_protocol::Options::at(now()))
+            .expect("a valid receipt");
+        if m.kind() == "receipt" && receipt_of(&m).0 == for_id {
+            return receipt_of(&m);
+        }
+    }
+}
+
+fn now() -> i64 {
+    agh_peer::system_clock()()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn greet_presence_join_expiry_and_regreet() {
+    let server = NatsServer::start();
+    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    joined(&mut b_events, "ops.a").await; // from a's periodic greet
+    assert_eq!(a.peers().unwrap().len(), 1);
+    // b leaves: a forgets it after 2 x the interval (whole seconds: 2 s here).
+    b.shutdown().await.unwrap();
+    wait_for(&mut a_events, "patch.b to leave", |e| match e {
+        Event::PeerLeft(p) if p == "patch.b" => Some(()),
+        _ => None,
+    })
+    .await;
+    assert!(a.peers().unwrap().is_empty());
+    // and b comes back: its greet makes it present again.
+    let (_b, _b_events) = join(&server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    a.shutdown().await.unwrap();
+}
+
+fn catalog() -> Catalog {
+    Catalog::new(vec![
+        json!({"id": "fix-tests", "summary": "Repair failing tests.", "outcome": "A passing suite."}),
+        json!({"id": "review-diff", "summary": "Review a diff.", "outcome": "Comments.", "requirements": ["diff"]}),
+    ])
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whois_broadcast_directed_and_rich_catalog() {
+    let server = NatsServer::start();
+    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    let (_b, _be) = join_with(&server.url(), config("patch.b").catalog(catalog())).await;
+    let (_c, _ce) = join_with(&server.url(), config("docs.c").display_name("Docs")).await;
+    joined(&mut a_events, "patch.b").await;
+    joined(&mut a_events, "docs.c").await;
+    let wait = Duration::from_millis(1500);
+
+    // Broadcast, empty query: everyone answers.
+    let all = a.whois(&WhoisQuery::default(), wait).await.unwrap();
+    let ids: Vec<&str> = all.iter().map(|x| x.card.peer_id.as_str()).collect();
+    assert_eq!(ids, ["docs.c", "patch.b"]);
+    assert_eq!(all[1].card.capabilities, ["fix-tests", "review-diff"]);
+    assert!(all.iter().all(|x| x.catalog.is_none()));
+
+    // Broadcast with a capability query: only b matches.
+    let q = WhoisQuery {
+        query: Some("review-diff".into()),
+        ..Default::default()
+    };
+    let some = a.whois(&q, wait).await.unwrap();
+    assert_eq!(some.len(), 1);
+    assert_eq!(some[0].card.peer_id.as_str(), "patch.b");
+
+    // Directed to c with a query that matches nothing: c answers anyway.
+    let q = WhoisQuery {
+        query: Some("nothing-like-this".into()),
+        to: Some("docs.c".into()),
+        ..Default::default()
+    };
+    let directed = a.whois(&q, WAIT).await.unwrap();
+    assert_eq!(directed.len(), 1);
+    assert_eq!(directed[0].card.display_name.as_deref(), Some("Docs"));
+
+    // Rich catalog, narrowed by agh.capability_ids.
+    let q = WhoisQuery {
+        to: Some("patch.b".into()),
+        include_catalog: true,
+        capability_ids: Some(vec!["review-diff".into()]),
+        ..Default::default()
+    };
+    let rich = a.whois(&q, WAIT).await.unwrap();
+    let cat = rich[0].catalog.as_ref().expect("rich catalog");
+    let caps = cat["capabilities"].as_array().unwrap();
+    assert_eq!(caps.len(), 1);
+    assert_eq!(caps[0]["id"], "review-diff");
+    assert!(caps[0]["digest"].as_str().unwrap().starts_with("sha256:"));
+    // Without agh.include, no catalog.
+    let q = WhoisQuery {
+        to: Some("patch.b".into()),
+        ..Default::default()
+    };
+    assert!(a.whois(&q, WAIT).await.unwrap()[0].catalog.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_room_say_between_two_peers() {
+    let server = NatsServer::start();
+    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    a.say(&Container::Direct, Some("patch.b"), "just between us")
+        .await
+        .unwrap();
+    let m = wait_for(&mut b_events, "the direct say", |e| is_message(e, "say")).await;
+    let room = direct_id(WS, CH, "ops.a", "patch.b").unwrap();
+    assert_eq!(
+        m.envelope().direct_id.as_deref().map(String::as_str),
+        Some(room.as_str())
+    );
+    match m.known() {
+        Some(KnownBody::Say(s)) => assert_eq!(s.text.as_str(), "just between us"),
+        _ => panic!("not a say"),
+    }
+    // and back, in the same room.
+    b.say(&Container::Direct, Some("ops.a"), "agreed")
+        .await
+        .unwrap();
+    let back = wait_for(&mut a_events, "the reply", |e| is_message(e, "say")).await;
+    assert_eq!(back.envelope().direct_id, m.envelope().direct_id);
+}
+
+/// Runs a work unit from `a` to `b` (both joined); returns the opening message as b saw it.
+async fn work_unit(
+    a: &Peer,
+    a_events: &mut Events,
+    b: &Peer,
+    b_events: &mut Events,
+    work: &str,
+) -> Message {
+    let thread = Container::Thread("thread_release".into());
+    let opened = a
+        .open_work(&thread, b.peer_id(), work, "run the smoke tests")
+        .await
+        .unwrap();
+    let req = wait_for(b_events, "the work request", |e| is_message(e, "say")).await;
+    assert_eq!(req.id(), opened.message.id());
+    b.receipt(&req, ReceiptStatus::Accepted, None, None)
+        .await
+        .unwrap();
+    let r = wait_for(a_events, "the accepted receipt", |e| {
+        is_message(e, "receipt")
+    })
+    .await;
+    assert_eq!(
+        receipt_of(&r),
+        (req.id().to_owned(), ReceiptStatus::Accepted, None)
+    );
+    b.trace(&req, WorkState::Working, Some("running"))
+        .await
+        .unwrap();
+    let t = wait_for(a_events, "trace working", |e| is_message(e, "trace")).await;
+    assert!(matches!(t.known(), Some(KnownBody::Trace(t)) if t.state == WorkState::Working));
+    b.trace(&req, WorkState::Completed, Some("all green"))
+        .await
+        .unwrap();
+    wait_for(a_events, "trace completed", |e| match e {
+        Event::Work {
+            outcome,
+            local: false,
+            ..
+        } if outcome.state() == Some("completed") => Some(()),
+        _ => None,
+    })
+    .await;
+    let key = agh_peer::core::PeerCore::work_key(&req).unwrap();
+    assert_eq!(a.work_state(&key).unwrap(), Some("completed"));
+    assert_eq!(b.work_state(&key).unwrap(), Some("completed"));
+    req
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_work_unit_then_work_closed_and_duplicate() {
+    let server = NatsServer::start();
+    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    let req = work_unit(&a, &mut a_events, &b, &mut b_events, "work_smoke").await;
+
+    // A later message on the closed unit, published raw (a's own lifecycle would refuse to
+    // send it): b answers work_closed.
+    let late_id = "late-1";
+    let body: SayBody = serde_json::from_value(json!({"text": "one more thing"})).unwrap();
+    let late = MessageBuilder::new(WS, CH, "ops.a")
+        .id(late_id)
+        .ts(now())
+        .to("patch.b")
+        .thread("thread_release")
+        .work_id("work_smoke")
+        .body(&body)
+        .unwrap();
+    assert!(matches!(
+        a.send(late.clone()).await,
+        Err(agh_peer::PeerError::Refused {
+            code: ReasonCode::WorkClosed,
+            ..
+        })
+    ));
+    let raw = raw_client(&server.url()).await;
+    let mut inbox = raw_inbox(&raw, "ops.a").await;
+    let subject = peer_subject(WS, CH, "patch.b").unwrap();
+    raw.publish(subject, late.to_vec().unwrap().into())
+        .await
+        .unwrap();
+    raw.flush().await.unwrap();
+    let r = raw_receipt(&mut inbox, late_id).await;
+    assert_eq!(
+        (r.1, r.2.as_deref()),
+        (ReceiptStatus::Rejected, Some("work_closed"))
+    );
+    // a, whose unit is closed too, refuses that receipt and does not answer it (no ping-pong).
+    wait_for(
+        &mut a_events,
+        "a's refusal of the late receipt",
+        |e| match e {
+            Event::Refused {
+                code: ReasonCode::WorkClosed,
+                answered,
+                ..
+            } => Some(assert!(!answered)),
+            _ => None,
+        },
+    )
+    .await;
+    let _ = req;
+
+    // A duplicate republished by the sender (same id): receipt `duplicate`.
+    let sent = a
+        .open_work(
+            &Container::Thread("thread_release".into()),
+            "patch.b",
+            "work_second",
+            "again",
+        )
+        .await
+        .unwrap();
+    wait_for(&mut b_events, "the second request", |e| {
+        is_message(e, "say")
+    })
+    .await;
+    a.resend(&sent).await.unwrap();
+    // Observed on a's subject (a's own lifecycle on main refuses a `duplicate` receipt while
+    // the unit is `submitted`; NOTES 4 says it changes nothing, a correction under way in
+    // agh-protocol; either way a does not answer it).
+    let r = raw_receipt(&mut inbox, sent.message.id()).await;
+    assert_eq!(
+        r,
+        (
+            sent.message.id().to_owned(),
+            ReceiptStatus::Duplicate,
+            Some("duplicate".to_owned())
+        )
+    );
+    wait_for(&mut b_events, "the duplicate refusal", |e| match e {
+        Event::Refused {
+            code: ReasonCode::Duplicate,
+            answered: true,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+}
+
+fn envelope(id: &str, ts: i64, to: &str, text: &str) -> Message {
+    envelope_from("tester.x", id, ts, to, text)
+}
+
+fn envelope_from(from: &str, id: &str, ts: i64, to: &str, text: &str) -> Message {
+    let body: SayBody = serde_json::from_value(json!({ "text": text })).unwrap();
+    MessageBuilder::new(WS, CH, from)
+        .id(id)
+        .ts(ts)
+        .to(to)
+        .thread("thread_x")
+        .work_id("work_x")
+        .body(&body)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_target_expired_and_hostile_payloads() {
+    let server = NatsServer::start();
+    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    let raw = raw_client(&server.url()).await;
+    let mut inbox = raw_inbox(&raw, "tester.x").await;
+    let b_subject = peer_subject(WS, CH, "patch.b").unwrap();
+
+    // not_target: an envelope for someone else, published on b's subject.
+    let m = envelope("nt-1", now(), "someone.else", "hi");
+    raw.publish(b_subject.clone(), m.to_vec().unwrap().into())
+        .await
+        .unwrap();
+    let r = raw_receipt(&mut inbox, "nt-1").await;
+    refused(&mut b_events, ReasonCode::NotTarget).await;
+    assert_eq!(
+        r,
+        (
+            "nt-1".to_owned(),
+            ReceiptStatus::Rejected,
+            Some("not_target".to_owned())
+        )
+    );
+
+    // expired: ts far in the past.
+    let m = envelope("old-1", now() - 3600, "patch.b", "stale");
+    raw.publish(b_subject.clone(), m.to_vec().unwrap().into())
+        .await
+        .unwrap();
+    let r = raw_receipt(&mut inbox, "old-1").await;
+    refused(&mut b_events, ReasonCode::Expired).await;
+    assert_eq!(
+        r,
+        (
+            "old-1".to_owned(),
+            ReceiptStatus::Expired,
+            Some("expired".to_owned())
+        )
+    );
+
+    // Garbage and invalid envelopes: refused with a reason, answered when addressable.
+    let bad_text = {
+        let mut v = envelope("bad-1", now(), "patch.b", "x").to_value().unwrap();
+        v["body"]["text"] = json!("   ");
+        serde_json::to_vec(&v).unwrap()
+    };
+    let unknown_member = {
+        let mut v = envelope("bad-2", now(), "patch.b", "x").to_value().unwrap();
+        v["surprise"] = json!(1);
+        serde_json::to_vec(&v).unwrap()
+    };
+    let payloads: Vec<(Vec<u8>, ReasonCode)> = vec![
+        (b"\xff\xfe garbage".to_vec(), ReasonCode::Malformed),
+        (b"{\"not\": \"an envelope\"".to_vec(), ReasonCode::Malformed),
+        (Vec::new(), ReasonCode::Malformed),
+        (b"[1,2,3]".to_vec(), ReasonCode::Malformed),
+        (bad_text, ReasonCode::Malformed),
+        (unknown_member, ReasonCode::Malformed),
+    ];
+    for (p, code) in &payloads {
+        raw.publish(b_subject.clone(), p.clone().into())
+            .await
+            .unwrap();
+        let got = wait_for(&mut b_events, "a refusal", |e| match e {
+            Event::Refused { code, message, .. } => Some((*code, message.clone())),
+            _ => None,
+        })
+        .await;
+        assert_eq!(got.0, *code, "{}", got.1);
+        assert!(!got.1.is_empty());
+    }
+    // The two parseable-enough ones were answered.
+    for id in ["bad-1", "bad-2"] {
+        let r = raw_receipt(&mut inbox, id).await;
+        assert_eq!(r.2.as_deref(), Some("malformed"));
+    }
+    // b is still running: a say reaches it.
+    a.say(
+        &Container::Thread("thread_x".into()),
+        Some("patch.b"),
+        "still there?",
+    )
+    .await
+    .unwrap();
+    wait_for(&mut b_events, "a say after the garbage", |e| {
+        is_message(e, "say")
+    })
+    .await;
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_mebibyte_envelope() {
+    let server = NatsServer::start();
+    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    let (_b, mut b_events) = join(&server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    let small = envelope_from("ops.a", "big-1", now(), "patch.b", "x")
+        .to_vec()
+        .unwrap()
+        .len();
+    let text = "y".repeat(agh_protocol::MAX_ENVELOPE_BYTES - small + 1);
+    let big = envelope_from("ops.a", "big-1", now(), "patch.b", &text);
+    assert_eq!(
+        big.to_vec().unwrap().len(),
+        agh_protocol::MAX_ENVELOPE_BYTES
+    );
+    a.send(big).await.unwrap();
+    let m = wait_for(&mut b_events, "the 1 MiB say", |e| is_message(e, "say")).await;
+    match m.known() {
+        Some(KnownBody::Say(s)) => assert_eq!(s.text.len(), text.len()),
+        _ => panic!("not a say"),
+    }
+    // One byte more is refused before publishing: nothing invalid leaves.
+    let over = envelope_from("ops.a", "big-2", now(), "patch.b", &format!("{text}y"));
+    match a.send(over).await {
+        Err(agh_peer::PeerError::Invalid(r)) => assert_eq!(r.code, ReasonCode::Malformed),
+        other => panic!("a 1 MiB + 1 envelope was not refused: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_restart_mid_run() {
+    let mut server = NatsServer::start();
+    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    joined(&mut b_events, "ops.a").await;
+    let thread = Container::Thread("thread_restart".into());
+    a.open_work(&thread, "patch.b", "work_restart", "survive a restart")
+        .await
+        .unwrap();
+    let req = wait_for(&mut b_events, "the request", |e| is_message(e, "say")).await;
+    b.receipt(&req, ReceiptStatus::Accepted, None, None)
+        .await
+        .unwrap();
+    wait_for(&mut a_events, "the receipt", |e| is_message(e, "receipt")).await;
+    let key = agh_peer::core::PeerCore::work_key(&req).unwrap();
+
+    server.restart();
+
+    // Both reconnect and greet again; presence recovers (fresh greets after the restart).
+    let greet_from = |peer: &'static str| {
+        move |e: &Event| is_message(e, "greet").filter(|m| m.envelope().from.as_str() == peer)
+    };
+    wait_for(
+        &mut a_events,
+        "b's greet after the restart",
+        greet_from("patch.b"),
+    )
+    .await;
+    wait_for(
+        &mut b_events,
+        "a's greet after the restart",
+        greet_from("ops.a"),
+    )
+    .await;
+    assert_eq!(a.peers().unwrap().len(), 1);
+    // No work state lost: the unit continues where it was.
+    assert_eq!(a.work_state(&key).unwrap(), Some("working"));
+    assert_eq!(b.work_state(&key).unwrap(), Some("working"));
+    b.trace(&req, WorkState::Completed, Some("done after restart"))
+        .await
+        .unwrap();
+    wait_for(&mut a_events, "completed after restart", |e| match e {
+        Event::Work {
+            outcome,
+            local: false,
+            ..
+        } if outcome.state() == Some("completed") => Some(()),
+        _ => None,
+    })
+    .await;
+    assert_eq!(a.work_state(&key).unwrap(), Some("completed"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_server_cluster_work_unit() {
+    let cluster = Cluster::start();
+    let (a, mut a_events) = join(&cluster.servers[0].url(), "ops.a").await;
+    let (b, mut b_events) = join(&cluster.servers[2].url(), "patch.b").await;
+    let (_c, _ce) = join(&cluster.servers[1].url(), "docs.c").await;
+    // Routes form in the background; the periodic greets find the peers once they are up.
+    joined(&mut a_events, "patch.b").await;
+    joined(&mut b_events, "ops.a").await;
+    joined(&mut a_events, "docs.c").await;
+    work_unit(&a, &mut a_events, &b, &mut b_events, "work_cluster").await;
+}
