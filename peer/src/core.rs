@@ -34,7 +34,7 @@ pub struct Publish {
 #[derive(Clone, Debug)]
 pub enum Event {
     /// A valid message for this peer (greets, whois traffic and receipts included).
-    Message(Message),
+    Message(Box<Message>),
     /// A peer appeared in the channel (first greet or whois response, or again after it left).
     PeerJoined(PeerCard),
     /// A peer's presence expired (no greet within 2 x the greet interval).
@@ -314,7 +314,7 @@ impl PeerCore {
                         local: false,
                     });
                 }
-                out.events.push(Event::Message(message));
+                out.events.push(Event::Message(Box::new(message)));
             }
             agh_protocol::Delivery::Ignored { message, reason } => {
                 let own = message
@@ -429,5 +429,149 @@ impl PeerCore {
     /// The key of the work unit `message` belongs to, if any.
     pub fn work_key(message: &Message) -> Option<WorkKey> {
         agh_protocol::WorkEvent::of(message).key()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn core(peer: &str) -> PeerCore {
+        PeerCore::new(CoreConfig {
+            workspace_id: "ws_t".into(),
+            channel: "ch".into(),
+            peer_id: peer.into(),
+            display_name: None,
+            catalog: None,
+            greet_interval_secs: 30,
+            replay_age_secs: 300,
+            nonce: 7,
+        })
+        .unwrap()
+    }
+
+    const T: i64 = 1_776_366_000;
+
+    #[test]
+    fn greet_is_broadcast_and_makes_presence_until_expiry() {
+        let mut a = core("ops.a");
+        let mut b = core("patch.b");
+        let g = a.greet(T).unwrap();
+        assert_eq!(g.subject, "agh.network.v0.ws_t.ch.broadcast");
+        // Our own echo is dropped silently.
+        assert!(a.on_inbound(&g.payload, T).events.is_empty());
+        let out = b.on_inbound(&g.payload, T);
+        assert!(matches!(&out.events[0], Event::PeerJoined(c) if c.peer_id.as_str() == "ops.a"));
+        assert_eq!(b.peers(T).len(), 1);
+        // Present before last_seen + 2 x 30 s, gone at it.
+        assert!(b.tick(T + 59).events.is_empty());
+        let left = b.tick(T + 60).events;
+        assert!(matches!(&left[..], [Event::PeerLeft(p)] if p == "ops.a"));
+        // A second greet of the same peer while present is no new join.
+        let again = a.greet(T + 61).unwrap();
+        assert!(matches!(
+            b.on_inbound(&again.payload, T + 61).events[0],
+            Event::PeerJoined(_)
+        ));
+        let third = a.greet(T + 62).unwrap();
+        assert!(!b
+            .on_inbound(&third.payload, T + 62)
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::PeerJoined(_))));
+    }
+
+    #[test]
+    fn whois_is_answered_on_the_requesters_subject_and_fills_presence() {
+        let mut a = core("ops.a");
+        let mut b = core("patch.b");
+        let body: agh_protocol::WhoisBody =
+            serde_json::from_value(serde_json::json!({"type": "request"})).unwrap();
+        let req = a.builder("whois", T).body(&body).unwrap();
+        let (p, _) = a.prepare(&req).unwrap();
+        assert_eq!(p.subject, "agh.network.v0.ws_t.ch.broadcast");
+        let out = b.on_inbound(&p.payload, T);
+        assert_eq!(out.publish.len(), 1);
+        let answer = &out.publish[0];
+        assert_eq!(answer.subject, peer_subject("ws_t", "ch", "ops.a").unwrap());
+        let got = a.on_inbound(&answer.payload, T);
+        assert!(matches!(&got.events[0], Event::PeerJoined(c) if c.peer_id.as_str() == "patch.b"));
+        assert!(matches!(&got.events[1], Event::Message(m) if m.kind() == "whois"));
+    }
+
+    #[test]
+    fn refusals_are_answered_except_refused_receipts() {
+        let mut b = core("patch.b");
+        let body: agh_protocol::SayBody =
+            serde_json::from_value(serde_json::json!({"text": "hi"})).unwrap();
+        let m = MessageBuilder::new("ws_t", "ch", "ops.a")
+            .id("m1")
+            .ts(T)
+            .to("someone.else")
+            .thread("thread_x")
+            .work_id("work_x")
+            .body(&body)
+            .unwrap();
+        let out = b.on_inbound(&m.to_vec().unwrap(), T);
+        assert_eq!(out.publish.len(), 1);
+        assert_eq!(
+            out.publish[0].subject,
+            peer_subject("ws_t", "ch", "ops.a").unwrap()
+        );
+        assert!(matches!(
+            &out.events[0],
+            Event::Refused {
+                code: ReasonCode::NotTarget,
+                answered: true,
+                ..
+            }
+        ));
+        // The same refusal of a receipt: no receipt back.
+        let rb: agh_protocol::ReceiptBody =
+            serde_json::from_value(serde_json::json!({"for_id": "x", "status": "accepted"}))
+                .unwrap();
+        let r = MessageBuilder::new("ws_t", "ch", "ops.a")
+            .id("r1")
+            .ts(T)
+            .to("someone.else")
+            .thread("thread_x")
+            .work_id("work_x")
+            .body(&rb)
+            .unwrap();
+        let out = b.on_inbound(&r.to_vec().unwrap(), T);
+        assert!(out.publish.is_empty());
+        assert!(matches!(
+            &out.events[0],
+            Event::Refused {
+                code: ReasonCode::NotTarget,
+                answered: false,
+                ..
+            }
+        ));
+        // Garbage: refused, nothing to address.
+        let out = b.on_inbound(b"\x00garbage", T);
+        assert!(out.publish.is_empty());
+        assert!(matches!(
+            &out.events[0],
+            Event::Refused {
+                code: ReasonCode::Malformed,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_message_from_someone_else_is_not_ours_to_send() {
+        let mut a = core("ops.a");
+        let body: agh_protocol::SayBody =
+            serde_json::from_value(serde_json::json!({"text": "hi"})).unwrap();
+        let m = MessageBuilder::new("ws_t", "ch", "patch.b")
+            .id("m1")
+            .ts(T)
+            .thread("thread_x")
+            .body(&body)
+            .unwrap();
+        assert!(matches!(a.prepare(&m), Err(PeerError::Config(_))));
     }
 }

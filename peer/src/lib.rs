@@ -229,7 +229,7 @@ impl Shared {
         }
         for e in out.events {
             if let Event::Message(m) = &e {
-                let _ = self.delivered.send(m.clone());
+                let _ = self.delivered.send(m.as_ref().clone());
             }
             let _ = self.events.send(e);
         }

@@ -78,7 +78,7 @@ async fn refused(events: &mut Events, code: ReasonCode) {
 
 fn is_message(e: &Event, kind: &str) -> Option<Message> {
     match e {
-        Event::Message(m) if m.kind() == kind => Some(m.clone()),
+        Event::Message(m) if m.kind() == kind => Some(m.as_ref().clone()),
         _ => None,
     }
 }
@@ -335,7 +335,7 @@ async fn full_work_unit_then_work_closed_and_duplicate() {
         (ReceiptStatus::Rejected, Some("work_closed"))
     );
     // a, whose unit is closed too, refuses that receipt and does not answer it (no ping-pong).
-    wait_for(
+    let answered = wait_for(
         &mut a_events,
         "a's refusal of the late receipt",
         |e| match e {
@@ -343,11 +343,12 @@ async fn full_work_unit_then_work_closed_and_duplicate() {
                 code: ReasonCode::WorkClosed,
                 answered,
                 ..
-            } => Some(assert!(!answered)),
+            } => Some(*answered),
             _ => None,
         },
     )
     .await;
+    assert!(!answered);
     let _ = req;
 
     // A duplicate republished by the sender (same id): receipt `duplicate`.
