@@ -6,6 +6,7 @@ use std::process::ExitCode;
 mod conformance;
 mod explain;
 mod ids;
+mod net;
 mod validate;
 
 const USAGE: &str = "usage: agh <command> [args]
@@ -22,7 +23,13 @@ commands:
   direct-id WS CHANNEL PEER PEER    the direct room id of two peers
   route-token PEER                  a peer's NATS route token
   subject WS CHANNEL [PEER]         the broadcast subject, or PEER's inbox subject
-  digest [--verify] [FILE|-]        a capability document's canonical digest";
+  digest [--verify] [FILE|-]        a capability document's canonical digest
+  peer --nats URL --workspace W --channel C --id PEER [--catalog FILE] ...
+                 run a peer over NATS and print its events (JSON lines)
+  send --nats URL --workspace W --channel C --id PEER KIND ... [--wait SECS]
+                 send one say / work / trace / receipt, print what answers it
+  peers --nats URL --workspace W --channel C [--query Q]
+                 broadcast whois and list who answered";
 
 /// Output format of the commands that print results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +67,7 @@ fn main() -> ExitCode {
         Some("explain") => explain::run(rest),
         Some("conformance") => conformance::run(rest),
         Some(cmd @ ("direct-id" | "route-token" | "subject" | "digest")) => ids::run(cmd, rest),
+        Some(cmd @ ("peer" | "send" | "peers")) => net::run(cmd, rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

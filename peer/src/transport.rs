@@ -125,7 +125,7 @@ impl NatsTransport {
             .collect::<Result<_, _>>()?;
         let client = options.connect(addrs).await.map_err(|e| {
             TransportError::new(format!(
-                "no NATS server reachable at {url}: {e} (start one with `nats-server -p PORT`, \
+                "no NATS server reachable at {url}: {e} (start one with `nats-server -a 127.0.0.1 -p PORT`, \
                  or install it with `apt-get install nats-server`)"
             ))
         })?;
