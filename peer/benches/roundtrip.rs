@@ -1,0 +1,235 @@
+//! Round trip through one local `nats-server`: a sender publishes `say` envelopes (with a
+//! `work_id`, directed) of 200 B, 1 KiB and 10 KiB to a receiving [`Peer`], whose application
+//! answers each with an `accepted` receipt (`Peer::receipt`: built, validated, lifecycle-checked,
+//! published to the sender's peer subject). Baseline, in the same run and interleaved: raw
+//! `async-nats` publish/subscribe of the same bytes, the receiver answering with bytes of the
+//! receipt's size and no protocol work.
+//!
+//! Figures: messages/s with up to `WINDOW` requests in flight, and p50/p99 of sequential
+//! request -> receipt round trips. Each figure is the median of `ROUNDS` rounds.
+//!
+//! Run: `cargo bench -p agh-peer --bench roundtrip` (needs `nats-server`; started on a free
+//! 127.0.0.1 port and stopped at the end).
+
+#[path = "../tests/support/nats_server.rs"]
+mod nats_server;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agh_peer::{Event, NatsTransport, Peer, PeerConfig};
+use agh_protocol::identity::peer_subject;
+use agh_protocol::{MessageBuilder, ReceiptStatus, SayBody};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tokio::sync::Semaphore;
+
+const WS: &str = "ws_bench";
+const CH: &str = "bench";
+const SENDER: &str = "sender.bench";
+const RECEIVER: &str = "receiver.bench";
+const WINDOW: usize = 256;
+const ROUNDS: usize = 3;
+
+fn now() -> i64 {
+    agh_peer::system_clock()()
+}
+
+/// `n` distinct say envelopes of `size` bytes (ids `m-<round>-<i>`).
+fn envelopes(size: usize, n: usize, tag: &str) -> Vec<Bytes> {
+    let ts = now();
+    let build = |i: usize, text: &str| -> Vec<u8> {
+        let body: SayBody =
+            serde_json::from_value(serde_json::json!({ "text": text })).expect("body");
+        MessageBuilder::new(WS, CH, SENDER)
+            .id(&format!("m-{tag}-{i}"))
+            .ts(ts)
+            .to(RECEIVER)
+            .thread("thread_bench")
+            .work_id(&format!("work_{tag}_{i}"))
+            .body(&body)
+            .expect("valid")
+            .to_vec()
+            .expect("bytes")
+    };
+    (0..n)
+        .map(|i| {
+            let base = build(i, "x").len();
+            let text = "x".repeat(size.saturating_sub(base - 1).max(1));
+            Bytes::from(build(i, &text))
+        })
+        .collect()
+}
+
+struct Figures {
+    per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+/// Sends `throughput` (pipelined, at most WINDOW in flight) then `latency` (one at a time) on
+/// `to`, counting one answer per request on `answers`.
+async fn drive(
+    client: &async_nats::Client,
+    answers: &mut async_nats::Subscriber,
+    to: &str,
+    throughput: Vec<Bytes>,
+    latency: Vec<Bytes>,
+) -> Figures {
+    let n = throughput.len();
+    let window = Arc::new(Semaphore::new(WINDOW));
+    let start = Instant::now();
+    let sender = {
+        let client = client.clone();
+        let window = window.clone();
+        let to = to.to_owned();
+        tokio::spawn(async move {
+            for p in throughput {
+                window.acquire().await.expect("open").forget();
+                client.publish(to.clone(), p).await.expect("publish");
+            }
+            client.flush().await.expect("flush");
+        })
+    };
+    for _ in 0..n {
+        tokio::time::timeout(Duration::from_secs(30), answers.next())
+            .await
+            .expect("an answer within 30 s")
+            .expect("subscription open");
+        window.add_permits(1);
+    }
+    let elapsed = start.elapsed();
+    sender.await.expect("sender");
+    let mut lat = Vec::with_capacity(latency.len());
+    for p in latency {
+        let t = Instant::now();
+        client.publish(to.to_owned(), p).await.expect("publish");
+        tokio::time::timeout(Duration::from_secs(30), answers.next())
+            .await
+            .expect("an answer within 30 s")
+            .expect("subscription open");
+        lat.push(t.elapsed());
+    }
+    lat.sort();
+    let pct = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
+    Figures {
+        per_sec: n as f64 / elapsed.as_secs_f64(),
+        p50: pct(0.50),
+        p99: pct(0.99),
+    }
+}
+
+fn median<T: Copy>(mut v: Vec<T>, key: impl Fn(&T) -> f64) -> T {
+    v.sort_by(|a, b| key(a).total_cmp(&key(b)));
+    v[v.len() / 2]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let server = nats_server::NatsServer::start();
+    let url = server.url();
+    let client = async_nats::connect(&url).await.expect("sender client");
+    let sender_subject = peer_subject(WS, CH, SENDER).expect("subject");
+    let receiver_subject = peer_subject(WS, CH, RECEIVER).expect("subject");
+    let mut answers = client
+        .subscribe(sender_subject.clone())
+        .await
+        .expect("subscribe");
+
+    // The receiving Peer: its application accepts every request with a receipt.
+    let (peer, mut events) = Peer::join(
+        PeerConfig::new(WS, CH, RECEIVER),
+        NatsTransport::connect(&url).await.expect("peer connect"),
+    )
+    .await
+    .expect("join");
+    let peer = Arc::new(peer);
+    let app = {
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            while let Some(e) = events.recv().await {
+                if let Event::Message(m) = e {
+                    if m.kind() == "say" {
+                        peer.receipt(&m, ReceiptStatus::Accepted, None, None)
+                            .await
+                            .expect("receipt");
+                    }
+                }
+            }
+        })
+    };
+    // The raw baseline: same bytes in, bytes of a receipt's size out, no protocol work.
+    let raw_in = "bench.raw.in";
+    // Bytes of an accepted receipt as `Peer::receipt` writes it for a request of the run.
+    let receipt_len = {
+        let body: agh_protocol::ReceiptBody = serde_json::from_value(
+            serde_json::json!({ "for_id": "m-10240r2pl-999", "status": "accepted" }),
+        )
+        .expect("receipt body");
+        MessageBuilder::new(WS, CH, RECEIVER)
+            .id("rcpt-receiver.bench-18eb2b81039dbf34-100000")
+            .ts(now())
+            .to(SENDER)
+            .thread("thread_bench")
+            .work_id("work_10240r2pl_999")
+            .reply_to("m-10240r2pl-999")
+            .body(&body)
+            .expect("receipt")
+            .to_vec()
+            .expect("bytes")
+            .len()
+    };
+    let raw = async_nats::connect(&url).await.expect("raw echo client");
+    let mut raw_sub = raw.subscribe(raw_in).await.expect("subscribe");
+    let echo = {
+        let raw = raw.clone();
+        let reply = sender_subject.clone();
+        let ack = Bytes::from(vec![b'a'; receipt_len]);
+        tokio::spawn(async move {
+            while let Some(_m) = raw_sub.next().await {
+                raw.publish(reply.clone(), ack.clone()).await.expect("echo");
+            }
+        })
+    };
+    raw.flush().await.expect("flush");
+    client.flush().await.expect("flush");
+
+    println!("| size | raw msg/s | peer msg/s | peer/raw | raw p50 | raw p99 | peer p50 | peer p99 | peer p99 / raw p99 |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (size, n, m) in [
+        (200usize, 20_000usize, 2_000usize),
+        (1024, 20_000, 2_000),
+        (10 * 1024, 5_000, 1_000),
+    ] {
+        let mut raws = Vec::new();
+        let mut peers = Vec::new();
+        for round in 0..ROUNDS {
+            let tag = format!("{size}r{round}");
+            let t = envelopes(size, n, &format!("{tag}t"));
+            let l = envelopes(size, m, &format!("{tag}l"));
+            raws.push(drive(&client, &mut answers, raw_in, t.clone(), l.clone()).await);
+            let t = envelopes(size, n, &format!("{tag}pt"));
+            let l = envelopes(size, m, &format!("{tag}pl"));
+            peers.push(drive(&client, &mut answers, &receiver_subject, t, l).await);
+        }
+        let rate = |v: &Vec<Figures>| median(v.iter().map(|f| f.per_sec).collect(), |x| *x);
+        let p = |v: &Vec<Figures>, f: fn(&Figures) -> Duration| {
+            median(v.iter().map(f).collect(), |d| d.as_secs_f64())
+        };
+        let (rr, pr) = (rate(&raws), rate(&peers));
+        let (r50, r99) = (p(&raws, |f| f.p50), p(&raws, |f| f.p99));
+        let (p50, p99) = (p(&peers, |f| f.p50), p(&peers, |f| f.p99));
+        println!(
+            "| {size} B | {rr:.0} | {pr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} |",
+            pr / rr,
+            r50.as_secs_f64() * 1e6,
+            r99.as_secs_f64() * 1e6,
+            p50.as_secs_f64() * 1e6,
+            p99.as_secs_f64() * 1e6,
+            p99.as_secs_f64() / r99.as_secs_f64()
+        );
+    }
+    echo.abort();
+    app.abort();
+    drop(server);
+}
