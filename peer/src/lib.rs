@@ -228,8 +228,11 @@ impl Shared {
             }
         }
         for e in out.events {
+            // Only `whois` / `request` calls in progress listen here: no copy without them.
             if let Event::Message(m) = &e {
-                let _ = self.delivered.send(m.as_ref().clone());
+                if self.delivered.receiver_count() > 0 {
+                    let _ = self.delivered.send(m.as_ref().clone());
+                }
             }
             let _ = self.events.send(e);
         }
@@ -659,28 +662,45 @@ impl Peer {
         Ok(out)
     }
 
-    /// Waits up to `wait` for a delivered message answering `id` (a receipt whose `for_id`, or
-    /// any message whose `reply_to`, is `id`). Subscribe before sending with
-    /// [`Peer::send_and_wait`] to miss nothing.
+    /// Sends `message` and waits up to `wait` for a delivered message answering it (a receipt
+    /// whose `for_id`, or any message whose `reply_to`, is its id).
     pub async fn send_and_wait(
         &self,
         message: Message,
         wait: Duration,
     ) -> Result<(Sent, Option<Message>), PeerError> {
+        self.request(message, 1, wait).await
+    }
+
+    /// Sends `message` and waits for what answers it (see [`Peer::send_and_wait`]), publishing
+    /// the same bytes again (same `id`) after each `per_try` without an answer, `attempts`
+    /// times in all (NOTES 9: best-effort delivery; receipts are the acknowledgement, and a
+    /// receiver that already had it answers `duplicate`).
+    pub async fn request(
+        &self,
+        message: Message,
+        attempts: usize,
+        per_try: Duration,
+    ) -> Result<(Sent, Option<Message>), PeerError> {
         let mut rx = self.shared.delivered.subscribe();
         let sent = self.send(message).await?;
         let id = sent.message.id().to_owned();
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            let next = match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => return Ok((sent, None)),
-                Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
-                Ok(Ok(m)) => m,
-            };
-            if answers(&next, &id) {
-                return Ok((sent, Some(next)));
+        for attempt in 0..attempts.max(1) {
+            if attempt > 0 {
+                self.resend(&sent).await?;
+            }
+            let deadline = tokio::time::Instant::now() + per_try;
+            loop {
+                match tokio::time::timeout_at(deadline, rx.recv()).await {
+                    Err(_) => break,
+                    Ok(Err(broadcast::error::RecvError::Closed)) => return Err(PeerError::Closed),
+                    Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+                    Ok(Ok(m)) if answers(&m, &id) => return Ok((sent, Some(m))),
+                    Ok(Ok(_)) => {}
+                }
             }
         }
+        Ok((sent, None))
     }
 
     /// Stops the loops, unsubscribes (the subscriptions are dropped) and flushes what was

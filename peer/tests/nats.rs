@@ -238,6 +238,20 @@ async fn direct_room_say_between_two_peers() {
         Some(KnownBody::Say(s)) => assert_eq!(s.text.as_str(), "just between us"),
         _ => panic!("not a say"),
     }
+    // Unknown `ext` keys travel and are kept (and written again when re-serialized).
+    let body: SayBody = serde_json::from_value(json!({"text": "with ext"})).unwrap();
+    let with_ext = a
+        .builder("say")
+        .unwrap()
+        .to("patch.b")
+        .direct(&room)
+        .ext("acme.priority", json!({"level": 3}))
+        .body(&body)
+        .unwrap();
+    a.send(with_ext).await.unwrap();
+    let got = wait_for(&mut b_events, "the say with ext", |e| is_message(e, "say")).await;
+    assert_eq!(got.envelope().ext["acme.priority"], json!({"level": 3}));
+    assert_eq!(got.to_value().unwrap()["ext"]["acme.priority"]["level"], 3);
     // and back, in the same room.
     b.say(&Container::Direct, Some("ops.a"), "agreed")
         .await
@@ -415,37 +429,31 @@ async fn not_target_expired_and_hostile_payloads() {
     let mut inbox = raw_inbox(&raw, "tester.x").await;
     let b_subject = peer_subject(WS, CH, "patch.b").unwrap();
 
-    // not_target: an envelope for someone else, published on b's subject.
-    let m = envelope("nt-1", now(), "someone.else", "hi");
-    raw.publish(b_subject.clone(), m.to_vec().unwrap().into())
-        .await
-        .unwrap();
-    let r = raw_receipt(&mut inbox, "nt-1").await;
-    refused(&mut b_events, ReasonCode::NotTarget).await;
-    assert_eq!(
-        r,
+    // not_target (an envelope for someone else, on b's subject) and expired (ts far in the past).
+    for (id, ts, to, status, code) in [
         (
-            "nt-1".to_owned(),
+            "nt-1",
+            now(),
+            "someone.else",
             ReceiptStatus::Rejected,
-            Some("not_target".to_owned())
-        )
-    );
-
-    // expired: ts far in the past.
-    let m = envelope("old-1", now() - 3600, "patch.b", "stale");
-    raw.publish(b_subject.clone(), m.to_vec().unwrap().into())
-        .await
-        .unwrap();
-    let r = raw_receipt(&mut inbox, "old-1").await;
-    refused(&mut b_events, ReasonCode::Expired).await;
-    assert_eq!(
-        r,
+            ReasonCode::NotTarget,
+        ),
         (
-            "old-1".to_owned(),
+            "old-1",
+            now() - 3600,
+            "patch.b",
             ReceiptStatus::Expired,
-            Some("expired".to_owned())
-        )
-    );
+            ReasonCode::Expired,
+        ),
+    ] {
+        let m = envelope(id, ts, to, "hi");
+        raw.publish(b_subject.clone(), m.to_vec().unwrap().into())
+            .await
+            .unwrap();
+        let r = raw_receipt(&mut inbox, id).await;
+        refused(&mut b_events, code).await;
+        assert_eq!(r, (id.to_owned(), status, Some(code.as_str().to_owned())));
+    }
 
     // Garbage and invalid envelopes: refused with a reason, answered when addressable.
     let bad_text = {
@@ -526,6 +534,40 @@ async fn one_mebibyte_envelope() {
         Err(agh_peer::PeerError::Invalid(r)) => assert_eq!(r.code, ReasonCode::Malformed),
         other => panic!("a 1 MiB + 1 envelope was not refused: {other:?}"),
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_retries_with_the_same_id_until_answered() {
+    let server = NatsServer::start();
+    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    // Nobody listens yet: the first tries go nowhere (NATS Core drops them).
+    let body: SayBody = serde_json::from_value(json!({"text": "anyone?"})).unwrap();
+    let m = a
+        .builder("work")
+        .unwrap()
+        .to("patch.b")
+        .thread("thread_retry")
+        .work_id("work_retry")
+        .body(&body)
+        .unwrap();
+    let id = m.id().to_owned();
+    let url = server.url();
+    let late = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let (b, mut be) = join(&url, "patch.b").await;
+        let req = wait_for(&mut be, "the retried request", |e| is_message(e, "say")).await;
+        b.receipt(&req, ReceiptStatus::Accepted, None, None)
+            .await
+            .unwrap();
+        (b, be, req.id().to_owned())
+    });
+    let (sent, answer) = a.request(m, 20, Duration::from_millis(300)).await.unwrap();
+    let answer = answer.expect("answered after a retry");
+    assert_eq!(receipt_of(&answer).0, id);
+    let (_b, _be, seen_id) = tokio::time::timeout(WAIT, late).await.unwrap().unwrap();
+    assert_eq!(seen_id, id);
+    assert_eq!(sent.message.id(), id);
+    let _ = &mut a_events;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
