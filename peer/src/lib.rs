@@ -357,9 +357,15 @@ impl Peer {
                 let mut expiry = tokio::time::interval(interval.min(Duration::from_secs(1)));
                 let mut down = false;
                 loop {
+                    // `Some(Some(event))`, `Some(None)` when events were missed (greet to be
+                    // safe), `None` when the transport reports no more.
                     let link = async {
                         match links.as_mut() {
-                            Some(l) => l.recv().await.ok(),
+                            Some(l) => match l.recv().await {
+                                Ok(e) => Some(Some(e)),
+                                Err(broadcast::error::RecvError::Lagged(_)) => Some(None),
+                                Err(broadcast::error::RecvError::Closed) => None,
+                            },
                             None => std::future::pending().await,
                         }
                     };
@@ -368,12 +374,15 @@ impl Peer {
                         _ = greet.tick() => { let _ = shared.greet().await; }
                         _ = expiry.tick() => shared.tick().await,
                         event = link => match event {
-                            Some(LinkEvent::Disconnected) => down = true,
-                            Some(LinkEvent::Connected) => {
+                            Some(Some(LinkEvent::Disconnected)) => down = true,
+                            Some(Some(LinkEvent::Connected)) => {
                                 if down {
                                     let _ = shared.greet().await;
                                 }
                                 down = false;
+                            }
+                            Some(None) => {
+                                let _ = shared.greet().await;
                             }
                             None => links = None,
                         },
