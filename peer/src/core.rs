@@ -13,7 +13,7 @@ use agh_protocol::discovery::{answer_whois, Catalog, PeerCardBuilder, PresenceRe
 use agh_protocol::identity::{broadcast_subject, direct_id, peer_subject};
 use agh_protocol::{
     GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReasonCode, Receiver,
-    ReceiverConfig, WhoisBodyType, WorkKey, WorkTracker,
+    ReceiverConfig, WhoisBody, WhoisBodyType, WorkKey, WorkTracker,
 };
 use bytes::Bytes;
 
@@ -237,6 +237,16 @@ impl PeerCore {
         let body: GreetBody = serde_json::from_value(serde_json::json!({ "peer_card": self.card }))
             .map_err(|e| PeerError::Config(e.to_string()))?;
         let message = self.builder("greet", now).body(&body)?;
+        self.prepare(&message).map(|(p, _)| p)
+    }
+
+    /// The whois request a joining peer broadcasts (no query: everyone answers) to learn who is
+    /// already present: greets alone reach only the peers that join later, and a present peer
+    /// greets again only after its interval. The responses fill presence like greets do.
+    pub fn discover(&mut self, now: i64) -> Result<Publish, PeerError> {
+        let body: WhoisBody = serde_json::from_value(serde_json::json!({ "type": "request" }))
+            .map_err(|e| PeerError::Config(e.to_string()))?;
+        let message = self.builder("whois", now).body(&body)?;
         self.prepare(&message).map(|(p, _)| p)
     }
 

@@ -82,6 +82,9 @@ pub struct PeerConfig {
     pub replay_age_secs: u64,
     /// The clock (default: the system clock).
     pub clock: Clock,
+    /// Whether to broadcast a whois request right after the join greet, so that the peers
+    /// already present answer at once instead of at their next greet (default: yes).
+    pub discover_on_join: bool,
 }
 
 impl std::fmt::Debug for PeerConfig {
@@ -94,6 +97,7 @@ impl std::fmt::Debug for PeerConfig {
             .field("catalog", &self.catalog.as_ref().map(Catalog::len))
             .field("greet_interval", &self.greet_interval)
             .field("replay_age_secs", &self.replay_age_secs)
+            .field("discover_on_join", &self.discover_on_join)
             .finish_non_exhaustive()
     }
 }
@@ -110,7 +114,14 @@ impl PeerConfig {
             greet_interval: Duration::from_secs(30),
             replay_age_secs: agh_protocol::DEFAULT_REPLAY_AGE_SECS,
             clock: system_clock(),
+            discover_on_join: true,
         }
+    }
+
+    /// Sets whether to broadcast a whois request on join.
+    pub fn discover_on_join(mut self, discover: bool) -> Self {
+        self.discover_on_join = discover;
+        self
     }
 
     /// Sets the greet interval.
@@ -244,6 +255,12 @@ impl Shared {
         self.publish(&p).await
     }
 
+    async fn discover(&self) -> Result<(), PeerError> {
+        let now = self.now();
+        let p = self.core()?.discover(now)?;
+        self.publish(&p).await
+    }
+
     async fn on_inbound(&self, payload: &[u8]) {
         let now = self.now();
         let out = match self.core() {
@@ -280,7 +297,8 @@ impl std::fmt::Debug for Peer {
 }
 
 impl Peer {
-    /// Joins: subscribes to the broadcast subject and the own peer subject, flushes, greets,
+    /// Joins: subscribes to the broadcast subject and the own peer subject, flushes, greets, broadcasts a whois request (unless
+    /// [`PeerConfig::discover_on_join`] is off),
     /// and starts the inbound loop and the greet / presence timer.
     pub async fn join<T: Transport>(
         config: PeerConfig,
@@ -391,6 +409,9 @@ impl Peer {
             })
         };
         shared.greet().await?;
+        if config.discover_on_join {
+            shared.discover().await?;
+        }
         let peer = Peer {
             shared,
             stop,

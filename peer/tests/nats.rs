@@ -154,6 +154,26 @@ async fn greet_presence_join_expiry_and_regreet() {
     a.shutdown().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_joiner_learns_who_is_present_at_once() {
+    // Greets every 60 s: only the join whois can make the late joiner see a within WAIT.
+    let slow = |p: &str| PeerConfig::new(WS, CH, p).greet_interval(Duration::from_secs(60));
+    let server = NatsServer::start();
+    let (a, mut a_events) = join_with(&server.url(), slow("ops.a")).await;
+    let (b, mut b_events) = join_with(&server.url(), slow("patch.b")).await;
+    joined(&mut b_events, "ops.a").await; // from a's answer to b's join whois
+    joined(&mut a_events, "patch.b").await; // from b's join greet
+    assert_eq!(b.peers().unwrap()[0].peer_id.as_str(), "ops.a");
+    // Without the join whois, a late joiner only hears the greets sent after it joined.
+    let (c, _c_events) = join_with(&server.url(), slow("docs.c").discover_on_join(false)).await;
+    joined(&mut a_events, "docs.c").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(c.peers().unwrap().is_empty());
+    for p in [a, b, c] {
+        p.shutdown().await.unwrap();
+    }
+}
+
 fn catalog() -> Catalog {
     Catalog::new(vec![
         json!({"id": "fix-tests", "summary": "Repair failing tests.", "outcome": "A passing suite."}),
