@@ -8,6 +8,11 @@
 //! Figures: messages/s with up to `WINDOW` requests in flight, and p50/p99 of sequential
 //! request -> receipt round trips. Each figure is the median of `ROUNDS` rounds.
 //!
+//! A second table, from the same run, prices the protocol work alone (no I/O, one thread): per
+//! request, `parse_ref` of it, and everything the peer does for it (`PeerCore::on_inbound`, then
+//! building and preparing the receipt), against the budget the throughput target leaves:
+//! `1 / (0.85 x raw rate) - 1 / raw rate`.
+//!
 //! Run: `cargo bench -p agh-peer --bench roundtrip` (needs `nats-server`; started on a free
 //! 127.0.0.1 port and stopped at the end).
 
@@ -17,6 +22,7 @@ mod nats_server;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agh_peer::core::{CoreConfig, PeerCore};
 use agh_peer::{Event, NatsTransport, Peer, PeerConfig};
 use agh_protocol::identity::peer_subject;
 use agh_protocol::{MessageBuilder, ReceiptStatus, SayBody};
@@ -119,6 +125,42 @@ async fn drive(
     }
 }
 
+/// Per request, microseconds of one thread: `parse_ref` alone, and the peer's whole protocol
+/// work (inbound pipeline, receipt built, validated, recorded and serialized).
+fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
+    let n = requests.len() as f64;
+    let options = agh_protocol::Options::at(now());
+    let start = Instant::now();
+    for r in requests {
+        std::hint::black_box(agh_protocol::parse_ref(r, &options).expect("valid"));
+    }
+    let parse_ref = start.elapsed().as_secs_f64() * 1e6 / n;
+    let mut core = PeerCore::new(CoreConfig {
+        workspace_id: WS.into(),
+        channel: CH.into(),
+        peer_id: RECEIVER.into(),
+        display_name: None,
+        catalog: None,
+        greet_interval_secs: 30,
+        replay_age_secs: agh_protocol::DEFAULT_REPLAY_AGE_SECS,
+        nonce: 1,
+    })
+    .expect("core");
+    let start = Instant::now();
+    for r in requests {
+        let t = now();
+        for e in core.on_inbound(r, t).events {
+            if let Event::Message(m) = e {
+                let receipt = core
+                    .receipt(&m, ReceiptStatus::Accepted, None, None, t)
+                    .expect("receipt");
+                std::hint::black_box(core.prepare(&receipt).expect("prepared"));
+            }
+        }
+    }
+    (parse_ref, start.elapsed().as_secs_f64() * 1e6 / n)
+}
+
 fn median<T: Copy>(mut v: Vec<T>, key: impl Fn(&T) -> f64) -> T {
     v.sort_by(|a, b| key(a).total_cmp(&key(b)));
     v[v.len() / 2]
@@ -196,6 +238,7 @@ async fn main() {
 
     println!("| size | raw msg/s | peer msg/s | peer/raw | raw p50 | raw p99 | peer p50 | peer p99 | peer p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let mut work_rows = Vec::new();
     for (size, n, m) in [
         (200usize, 20_000usize, 2_000usize),
         (1024, 20_000, 2_000),
@@ -203,7 +246,13 @@ async fn main() {
     ] {
         let mut raws = Vec::new();
         let mut peers = Vec::new();
+        let mut works = Vec::new();
         for round in 0..ROUNDS {
+            works.push(protocol_work(&envelopes(
+                size,
+                n,
+                &format!("{size}r{round}w"),
+            )));
             let tag = format!("{size}r{round}");
             let t = envelopes(size, n, &format!("{tag}t"));
             let l = envelopes(size, m, &format!("{tag}l"));
@@ -219,6 +268,14 @@ async fn main() {
         let (rr, pr) = (rate(&raws), rate(&peers));
         let (r50, r99) = (p(&raws, |f| f.p50), p(&raws, |f| f.p99));
         let (p50, p99) = (p(&peers, |f| f.p50), p(&peers, |f| f.p99));
+        let parse_ref = median(works.iter().map(|w| w.0).collect(), |x| *x);
+        let work = median(works.iter().map(|w| w.1).collect(), |x| *x);
+        let budget = 1e6 / (0.85 * rr) - 1e6 / rr;
+        work_rows.push(format!(
+            "| {size} B | {:.2} us | {parse_ref:.2} us | {work:.2} us | {budget:.2} us | {:.1} |",
+            1e6 / rr,
+            work / budget
+        ));
         println!(
             "| {size} B | {rr:.0} | {pr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} |",
             pr / rr,
@@ -228,6 +285,12 @@ async fn main() {
             p99.as_secs_f64() * 1e6,
             p99.as_secs_f64() / r99.as_secs_f64()
         );
+    }
+    println!();
+    println!("| size | raw cost / msg | parse_ref / request | peer protocol work / request | budget at 85 % | work / budget |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for row in work_rows {
+        println!("{row}");
     }
     echo.abort();
     app.abort();

@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 use agh_protocol::discovery::{answer_whois, Catalog, PeerCardBuilder, PresenceRegistry};
 use agh_protocol::identity::{broadcast_subject, direct_id, peer_subject};
 use agh_protocol::{
-    GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReasonCode, Receiver,
-    ReceiverConfig, WhoisBody, WhoisBodyType, WorkKey, WorkTracker,
+    GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReasonCode, ReceiptBody,
+    ReceiptStatus, Receiver, ReceiverConfig, WhoisBody, WhoisBodyType, WorkKey, WorkTracker,
 };
 use bytes::Bytes;
 
@@ -248,6 +248,44 @@ impl PeerCore {
             .map_err(|e| PeerError::Config(e.to_string()))?;
         let message = self.builder("whois", now).body(&body)?;
         self.prepare(&message).map(|(p, _)| p)
+    }
+
+    /// The receipt answering `message` at `now`: same surface, container and `work_id`,
+    /// `reply_to` and `for_id` = its id, `to` = its sender. Not yet recorded: hand it to
+    /// [`PeerCore::prepare`].
+    pub fn receipt(
+        &mut self,
+        message: &Message,
+        status: ReceiptStatus,
+        reason_code: Option<&str>,
+        detail: Option<&str>,
+        now: i64,
+    ) -> Result<Message, PeerError> {
+        let head = agh_protocol::Head::of_message(message);
+        let (Some(surface), Some(container), Some(work_id)) =
+            (head.surface, head.container_id, head.work_id)
+        else {
+            return Err(PeerError::Config(format!(
+                "`{}` has no surface, container or work_id: a receipt cannot answer it",
+                message.id()
+            )));
+        };
+        let mut body = serde_json::json!({ "for_id": message.id(), "status": status });
+        if let Some(code) = reason_code {
+            body["reason_code"] = code.into();
+        }
+        if let Some(d) = detail {
+            body["detail"] = d.into();
+        }
+        let body: ReceiptBody =
+            serde_json::from_value(body).map_err(|e| PeerError::Config(format!("body: {e}")))?;
+        Ok(self
+            .builder("rcpt", now)
+            .to(&message.envelope().from)
+            .container(&surface, &container)
+            .work_id(&work_id)
+            .reply_to(message.id())
+            .body(&body)?)
     }
 
     /// The subject of a message by its `to` (NOTES 9).

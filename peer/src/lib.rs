@@ -37,8 +37,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agh_protocol::discovery::{Catalog, CATALOG_KEY, IDS_KEY, INCLUDE_CATALOG, INCLUDE_KEY};
 use agh_protocol::{
-    CapabilityBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReceiptBody,
-    ReceiptStatus, SayBody, TraceBody, WhoisBody, WhoisBodyType, WorkState,
+    CapabilityBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReceiptStatus, SayBody,
+    TraceBody, WhoisBody, WhoisBodyType, WorkState,
 };
 use bytes::Bytes;
 use futures_util::stream::{select, StreamExt};
@@ -542,33 +542,11 @@ impl Peer {
         reason_code: Option<&str>,
         detail: Option<&str>,
     ) -> Result<Sent, PeerError> {
-        let head = agh_protocol::Head::of_message(message);
-        let (Some(surface), Some(container), Some(work_id)) =
-            (head.surface, head.container_id, head.work_id)
-        else {
-            return Err(PeerError::Config(format!(
-                "`{}` has no surface, container or work_id: a receipt cannot answer it",
-                message.id()
-            )));
-        };
-        let mut body = json!({ "for_id": message.id(), "status": status });
-        if let Some(code) = reason_code {
-            body["reason_code"] = code.into();
-        }
-        if let Some(d) = detail {
-            body["detail"] = d.into();
-        }
-        let body: ReceiptBody = body_of(body)?;
         let now = self.now();
         let m = self
             .shared
             .core()?
-            .builder("rcpt", now)
-            .to(&message.envelope().from)
-            .container(&surface, &container)
-            .work_id(&work_id)
-            .reply_to(message.id())
-            .body(&body)?;
+            .receipt(message, status, reason_code, detail, now)?;
         self.send(m).await
     }
 
