@@ -525,7 +525,7 @@ impl<'m> Emitter<'m> {
 
                 #[doc = #ddoc]
                 pub fn #decode(body: &str) -> Result<KnownBody, serde_json::Error> {
-                    serde_json::from_str::<#body_type>(body).map(KnownBody::#var)
+                    #body_type::decode_checked(body).map(KnownBody::#var)
                 }
             });
             variants.push((var, body_type, kind.name.clone()));
@@ -540,6 +540,9 @@ impl<'m> Emitter<'m> {
         let ser_arms = variants
             .iter()
             .map(|(v, _, _)| quote!(KnownBody::#v(b) => serde_json::to_value(b)));
+        let write_arms = variants
+            .iter()
+            .map(|(v, _, _)| quote!(KnownBody::#v(b) => serde_json::to_writer(&mut *out, b)));
         let mut member_arms = Vec::new();
         for (kind, (v, _, _)) in self.model.kinds.iter().zip(&variants) {
             let fields = self
@@ -580,6 +583,12 @@ impl<'m> Emitter<'m> {
                 /// The body as JSON.
                 pub fn to_value(&self) -> Result<Value, serde_json::Error> {
                     match self { #(#ser_arms,)* }
+                }
+
+                /// Appends the body as compact JSON to `out` (the bytes of [`KnownBody::to_value`]
+                /// written out, without the tree).
+                pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+                    match self { #(#write_arms,)* }
                 }
 
                 /// The value of a top-level string member of the body (by its JSON name),

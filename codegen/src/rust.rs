@@ -198,7 +198,418 @@ pub fn emit_types(
             )
         })?;
     }
+    add_from_checked(&mut file);
+    let decoders = checked_decoders(&file, model);
+    file.items.extend(decoders);
+    let owned = owned_envelope(&file, model).map_err(|m| Error::new(&envelope.file, "", m))?;
+    file.items.push(owned);
     Ok(file)
+}
+
+/// The inner type of a one-field tuple struct of `file` named `name` (typify's newtypes).
+fn newtype_inner<'f>(file: &'f syn::File, name: &syn::Ident) -> Option<&'f syn::Type> {
+    file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if &s.ident == name && s.generics.params.is_empty() => {
+            match &s.fields {
+                syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => Some(&u.unnamed[0].ty),
+                _ => None,
+            }
+        }
+        _ => None,
+    })
+}
+
+/// Gives every newtype a crate-private `from_checked` constructor that skips its `FromStr`
+/// checks: the owned conversion of a scanned envelope uses it for values the generated scanner
+/// has already checked against the same schema (so no pattern runs twice).
+fn add_from_checked(file: &mut syn::File) {
+    let mut impls: Vec<syn::Item> = Vec::new();
+    for item in &file.items {
+        let syn::Item::Struct(s) = item else { continue };
+        let Some(inner) = newtype_inner(file, &s.ident) else {
+            continue;
+        };
+        let ident = &s.ident;
+        impls.push(syn::parse_quote! {
+            impl #ident {
+                /// Wraps a value that the generated scanner already checked against this type's
+                /// schema, without checking it again. For generated code only.
+                #[allow(dead_code)]
+                pub(crate) fn from_checked(value: #inner) -> Self {
+                    Self(value)
+                }
+            }
+        });
+    }
+    file.items.extend(impls);
+}
+
+/// Whether a field carries `#[serde(default)]`.
+fn serde_default(field: &syn::Field) -> bool {
+    field.attrs.iter().any(|a| {
+        a.path().is_ident("serde")
+            && quote::ToTokens::to_token_stream(&a.meta)
+                .into_iter()
+                .any(|t| match t {
+                    proc_macro2::TokenTree::Group(g) => g
+                        .stream()
+                        .into_iter()
+                        .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(i) if i == "default")),
+                    _ => false,
+                })
+    })
+}
+
+/// What a field's `#[serde(...)]` attributes say about deserializing it.
+#[derive(Default)]
+struct FieldSerde {
+    rename: Option<String>,
+    default: Option<Option<syn::Path>>,
+    flatten: bool,
+    /// An attribute this decoder generator does not know (the struct keeps serde's decoding).
+    unknown: bool,
+}
+
+fn field_serde(field: &syn::Field) -> FieldSerde {
+    let mut out = FieldSerde::default();
+    for attr in field.attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let parsed = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                let lit: syn::LitStr = meta.value()?.parse()?;
+                out.rename = Some(lit.value());
+            } else if meta.path.is_ident("default") {
+                if meta.input.peek(syn::Token![=]) {
+                    let lit: syn::LitStr = meta.value()?.parse()?;
+                    out.default = Some(Some(lit.parse()?));
+                } else {
+                    out.default = Some(None);
+                }
+            } else if meta.path.is_ident("flatten") {
+                out.flatten = true;
+            } else if meta.path.is_ident("skip_serializing_if") {
+                let _: syn::LitStr = meta.value()?.parse()?;
+            } else {
+                out.unknown = true;
+                if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+            }
+            Ok(())
+        });
+        if parsed.is_err() {
+            out.unknown = true;
+        }
+    }
+    out
+}
+
+/// A `decode_checked(text)` for every body type: the body typed from JSON text that the
+/// generated body scanner has already checked. Structs are read member by member (no serde
+/// `flatten` buffering, pattern-checked string newtypes wrapped through `from_checked` without
+/// running their patterns again, other members deserialized from their raw text, unknown members
+/// kept in the open map); any other shape, or a struct with a serde attribute this generator does
+/// not know, is deserialized by serde.
+fn checked_decoders(file: &syn::File, model: &Model) -> Vec<syn::Item> {
+    // Every struct whose fields this generator knows gets a member decoder (nested members of
+    // those types use it too); body types without one keep serde.
+    let decodable: std::collections::BTreeSet<String> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) if decodable(s) => Some(s.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for item in &file.items {
+        let syn::Item::Struct(s) = item else { continue };
+        if !decodable.contains(&s.ident.to_string()) {
+            continue;
+        }
+        let Some(body) = member_decoder(file, s, &decodable) else {
+            continue;
+        };
+        let ident = &s.ident;
+        out.push(syn::parse_quote! {
+            impl #ident {
+                /// Decodes JSON text that the generated scanner has already checked against this
+                /// type's schema, member by member (no check runs twice). For generated code
+                /// only: unchecked text goes through serde.
+                #[allow(dead_code)]
+                pub(crate) fn decode_checked(
+                    text: &str,
+                ) -> ::std::result::Result<Self, ::serde_json::Error> {
+                    #body
+                }
+            }
+        });
+    }
+    for kind in &model.kinds {
+        if decodable.contains(&kind.body_type) {
+            continue;
+        }
+        let ident = format_ident!("{}", kind.body_type);
+        out.push(syn::parse_quote! {
+            impl #ident {
+                /// Decodes a checked body (a shape without a member decoder: by serde).
+                pub(crate) fn decode_checked(
+                    text: &str,
+                ) -> ::std::result::Result<Self, ::serde_json::Error> {
+                    ::serde_json::from_str::<Self>(text)
+                }
+            }
+        });
+    }
+    out
+}
+
+/// Whether struct `s` gets a member decoder: named fields, no generics, and only the serde
+/// attributes this generator knows (`deny_unknown_fields`; `rename`, `default`, one flattened
+/// open map, `skip_serializing_if`).
+fn decodable(s: &syn::ItemStruct) -> bool {
+    let container_ok = s
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("serde"))
+        .all(|a| {
+            let text = quote::ToTokens::to_token_stream(&a.meta).to_string();
+            text.replace(' ', "") == "serde(deny_unknown_fields)"
+        });
+    let syn::Fields::Named(named) = &s.fields else {
+        return false;
+    };
+    let mut flattened = 0;
+    for field in &named.named {
+        let serde = field_serde(field);
+        if serde.unknown {
+            return false;
+        }
+        if serde.flatten {
+            flattened += 1;
+            if path_parts(&field.ty).is_none_or(|(id, _)| id != "Map") {
+                return false;
+            }
+        }
+    }
+    container_ok && s.generics.params.is_empty() && flattened <= 1
+}
+
+/// The member-by-member decoding of struct `s`, when every field is one it knows.
+fn member_decoder(
+    file: &syn::File,
+    s: &syn::ItemStruct,
+    decodable: &std::collections::BTreeSet<String>,
+) -> Option<TokenStream> {
+    let syn::Fields::Named(named) = &s.fields else {
+        return None;
+    };
+    // A type with a member decoder of its own (`T`), or a `Vec` of one.
+    let own = |ty: &syn::Type| match path_parts(ty) {
+        Some((id, None)) if decodable.contains(&id.to_string()) => Some((ty.clone(), false)),
+        Some((id, Some(inner))) if id == "Vec" => match path_parts(inner) {
+            Some((e, None)) if decodable.contains(&e.to_string()) => Some((inner.clone(), true)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut locals = Vec::new();
+    let mut arms = Vec::new();
+    let mut inits = Vec::new();
+    let mut extra = None;
+    for field in &named.named {
+        let ident = field.ident.as_ref()?;
+        let serde = field_serde(field);
+        if serde.unknown {
+            return None;
+        }
+        if serde.flatten {
+            extra = Some(ident.clone());
+            continue;
+        }
+        let json = serde.rename.clone().unwrap_or_else(|| ident.to_string());
+        let local = format_ident!("f_{ident}");
+        let (is_option, inner) = match path_parts(&field.ty) {
+            Some((id, Some(inner))) if id == "Option" => (true, inner),
+            _ => (false, &field.ty),
+        };
+        let string_newtype = match path_parts(inner) {
+            Some((id, None)) => newtype_inner(file, id)
+                .and_then(path_parts)
+                .is_some_and(|(i, _)| i == "String"),
+            _ => false,
+        };
+        let is_string = path_parts(inner).is_some_and(|(id, _)| id == "String");
+        let read = if string_newtype || is_string {
+            let wrap = if string_newtype {
+                quote!(#inner::from_checked)
+            } else {
+                quote!(::std::convert::identity)
+            };
+            quote!(match v.string_value() {
+                Some(t) => #wrap(t.into_owned()),
+                None => return Err(E::custom(concat!("`", #json, "` is not a string"))),
+            })
+        } else if let Some((t, vec)) = own(inner) {
+            if vec {
+                quote!(::agh_protocol::scan::checked_elements(v.get())
+                    .into_iter()
+                    .map(|e| #t::decode_checked(e.get()))
+                    .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?)
+            } else {
+                quote!(#t::decode_checked(v.get())?)
+            }
+        } else {
+            quote!(::serde_json::from_str::<#inner>(v.get())?)
+        };
+        let read = if is_option {
+            quote!(if v.is_null() { None } else { Some(#read) })
+        } else {
+            read
+        };
+        locals.push(quote!(let mut #local = None;));
+        arms.push(quote!(#json => #local = Some(#read),));
+        let absent = match (&serde.default, is_option) {
+            (Some(Some(path)), _) => quote!(#path()),
+            (Some(None), _) => quote!(::std::default::Default::default()),
+            (None, true) => quote!(None),
+            (None, false) => quote!(return Err(E::missing_field(#json))),
+        };
+        inits.push(quote!(#ident: match #local { Some(v) => v, None => #absent },));
+    }
+    let (extra_local, other, extra_init) = match &extra {
+        Some(e) => (
+            quote!(let mut extra = ::serde_json::Map::new();),
+            quote!(_ => { extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?); }),
+            quote!(#e: extra,),
+        ),
+        None => (
+            quote!(),
+            quote!(other => return Err(E::unknown_field(other, &[]))),
+            quote!(),
+        ),
+    };
+    Some(quote! {
+        use ::serde::de::Error as E;
+        #(#locals)*
+        #extra_local
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                #(#arms)*
+                #other
+            }
+        }
+        Ok(Self { #(#inits)* #extra_init })
+    })
+}
+
+/// The last path segment of `ty` and its single generic argument, if any.
+fn path_parts(ty: &syn::Type) -> Option<(&syn::Ident, Option<&syn::Type>)> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let arg = match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match &a.args[0] {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        },
+        _ => None,
+    };
+    Some((&last.ident, arg))
+}
+
+/// `EnvelopeRef::to_envelope`: the owned envelope built member by member from the scanned view,
+/// strings copied once, newtypes through `from_checked` (the scanner checked them), other typed
+/// members deserialized from the borrowed value, open members from their checked JSON text. The
+/// body member is left empty (the body is typed on its own).
+fn owned_envelope(file: &syn::File, model: &Model) -> std::result::Result<syn::Item, String> {
+    use crate::scan::{member_optional, member_repr, MemberRepr};
+    let env = &model.envelope;
+    let ty = format_ident!("{}", env.type_name);
+    let ref_ty = format_ident!("{}Ref", env.type_name);
+    let item = file
+        .items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Struct(s) if s.ident == env.type_name => Some(s),
+            _ => None,
+        })
+        .ok_or_else(|| format!("typify produced no struct named {}", env.type_name))?;
+    let mut inits = Vec::new();
+    for field in &item.fields {
+        let ident = field
+            .ident
+            .as_ref()
+            .ok_or_else(|| format!("{} has an unnamed field", env.type_name))?;
+        let member = env
+            .members
+            .iter()
+            .find(|m| *ident == m.rust_name)
+            .ok_or_else(|| format!("{}.{ident} is no member of the envelope", env.type_name))?;
+        let name = &member.json_name;
+        let repr = member_repr(model, member);
+        let (typ_opt, inner) = match path_parts(&field.ty) {
+            Some((id, Some(inner))) if id == "Option" => (true, inner),
+            _ => (false, &field.ty),
+        };
+        if repr == MemberRepr::Body {
+            inits.push(quote!(#ident: ::std::default::Default::default()));
+            continue;
+        }
+        let newtype = match path_parts(inner) {
+            Some((id, None)) => newtype_inner(file, id).and_then(path_parts).map(|(i, _)| i),
+            _ => None,
+        };
+        let is_string = path_parts(inner).is_some_and(|(id, _)| id == "String");
+        let err = quote!(.map_err(|e| format!("`{}`: {e}", #name)));
+        let conv = match (repr, newtype) {
+            (MemberRepr::Str, _) if is_string => quote!(::std::string::String::from(&**v)),
+            (MemberRepr::Str, Some(n)) if n == "String" => {
+                quote!(#inner::from_checked(::std::string::String::from(&**v)))
+            }
+            (MemberRepr::U64, Some(n)) if n == "u64" => quote!(#inner::from_checked(*v)),
+            (MemberRepr::Str, _) => quote!(<#inner as ::serde::Deserialize>::deserialize(
+                ::serde::de::value::StrDeserializer::<::serde::de::value::Error>::new(&**v)
+            )#err?),
+            (MemberRepr::U64, _) => quote!(<#inner as ::serde::Deserialize>::deserialize(
+                ::serde::de::value::U64Deserializer::<::serde::de::value::Error>::new(*v)
+            )#err?),
+            (MemberRepr::I128, _) => quote!(<#inner as ::serde::Deserialize>::deserialize(
+                ::serde::de::value::I128Deserializer::<::serde::de::value::Error>::new(*v)
+            )#err?),
+            (MemberRepr::Raw, _) => quote!(::serde_json::from_str::<#inner>(v.get())#err?),
+            (MemberRepr::Body, _) => unreachable!("handled above"),
+        };
+        let ref_opt = member_optional(model, member);
+        let value = match (ref_opt, typ_opt) {
+            (true, true) => quote!(match &self.#ident { Some(v) => Some(#conv), None => None }),
+            (false, false) => quote!({ let v = &self.#ident; #conv }),
+            (false, true) => quote!({ let v = &self.#ident; Some(#conv) }),
+            // Absent from the view: the serde default where the type has one (an absent `ext`
+            // is an empty map), else the envelope is not this type's.
+            (true, false) if serde_default(field) => quote!(match &self.#ident {
+                Some(v) => #conv,
+                None => ::std::default::Default::default(),
+            }),
+            (true, false) => quote!(match &self.#ident {
+                Some(v) => #conv,
+                None => return Err(format!("`{}` is absent", #name)),
+            }),
+        };
+        inits.push(quote!(#ident: #value));
+    }
+    let doc = format!(
+        " The owned `{}`, built member by member from this checked view: strings copied once, \
+         pattern-checked newtypes wrapped without checking them again, open members read from \
+         their checked JSON text. The `{}` member is left empty.",
+        env.type_name, env.body_member
+    );
+    Ok(syn::parse_quote! {
+        impl<'a> super::scan::#ref_ty<'a> {
+            #[doc = #doc]
+            pub fn to_envelope(&self) -> ::std::result::Result<#ty, ::std::string::String> {
+                Ok(#ty { #(#inits),* })
+            }
+        }
+    })
 }
 
 /// In a typify `FromStr` impl that checks a pattern with a `static PATTERN: LazyLock<Regex>`,

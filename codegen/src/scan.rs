@@ -700,15 +700,15 @@ impl Emitter<'_> {
             let local = format_ident!("f_{}", f.rust_name);
             let resolved = self.model.resolve(&f.shape);
             let nullable = f.shape.nullable || resolved.nullable;
-            let optional = !f.required || nullable;
+            let optional = member_optional(self.model, f);
             if f.required {
                 required |= bit;
             }
             let is_kind = *name == env.kind_member;
-            let is_body = *name == env.body_member;
+            let repr = member_repr(self.model, f);
             // The Rust type of the member, the code that reads it (an expression of that type)
             // and how `member()` presents it.
-            let (rust_ty, read, as_member) = if is_body {
+            let (rust_ty, read, as_member) = if repr == MemberRepr::Body {
                 (
                     quote!(RawJson<'a>),
                     quote!({
@@ -718,7 +718,7 @@ impl Emitter<'_> {
                     }),
                     quote!(Member::Raw(*v)),
                 )
-            } else if is_kind || resolved.types == [JsonType::String] && resolved.object.is_none() {
+            } else if repr == MemberRepr::Str {
                 let checks = if is_kind {
                     quote!()
                 } else {
@@ -729,10 +729,9 @@ impl Emitter<'_> {
                     quote!({ let v = s.string()?; #checks v }),
                     quote!(Member::Str(v)),
                 )
-            } else if resolved.types == [JsonType::Integer] {
+            } else if matches!(repr, MemberRepr::U64 | MemberRepr::I128) {
                 let min = Self::minimum(resolved);
-                let unsigned = resolved.constraints.minimum.is_some_and(|m| m >= 0.0);
-                if unsigned {
+                if repr == MemberRepr::U64 {
                     (
                         quote!(u64),
                         quote!({ let n = s.integer()?; #min u64::try_from(n).ok()? }),
@@ -839,6 +838,48 @@ impl Emitter<'_> {
             }
         })
     }
+}
+
+/// How the borrowed envelope view (`EnvelopeRef`) holds a member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemberRepr {
+    /// The body member: its checked JSON text.
+    Body,
+    /// A string: `Cow<'a, str>`.
+    Str,
+    /// An integer with a non-negative minimum: `u64`.
+    U64,
+    /// Any other integer: `i128`.
+    I128,
+    /// Anything else: its checked JSON text.
+    Raw,
+}
+
+/// How `EnvelopeRef` holds envelope member `f` (the scanner and the owned conversion agree
+/// through this one decision).
+pub(crate) fn member_repr(model: &Model, f: &crate::model::Field) -> MemberRepr {
+    let env = &model.envelope;
+    let resolved = model.resolve(&f.shape);
+    if f.json_name == env.body_member {
+        MemberRepr::Body
+    } else if f.json_name == env.kind_member
+        || resolved.types == [JsonType::String] && resolved.object.is_none()
+    {
+        MemberRepr::Str
+    } else if resolved.types == [JsonType::Integer] {
+        if resolved.constraints.minimum.is_some_and(|m| m >= 0.0) {
+            MemberRepr::U64
+        } else {
+            MemberRepr::I128
+        }
+    } else {
+        MemberRepr::Raw
+    }
+}
+
+/// Whether `EnvelopeRef` holds envelope member `f` as an `Option` (not required, or nullable).
+pub(crate) fn member_optional(model: &Model, f: &crate::model::Field) -> bool {
+    !f.required || f.shape.nullable || model.resolve(&f.shape).nullable
 }
 
 /// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.

@@ -43,7 +43,7 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
         fixture("core.message-kinds/accept_capability.json"),
     );
     let say = fixture("core.envelope/accept_say.json");
-    for size in [200usize, 1024, 10 * 1024] {
+    for size in [200usize, 1024, 10 * 1024, 100 * 1024, 1_040_000] {
         let mut v = say.clone();
         let words: String = "smoke test the staging branch and report "
             .chars()
@@ -161,6 +161,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
         let context = name == "capability";
         // Declared before the functions that borrow it.
         let doc: String;
+        let view = parse_ref(bytes, &options).expect("a valid corpus envelope");
         // (a), (b), parse_ref, parse; for `capability` also (c) and the digest recipe alone as
         // parse_ref runs it (context for the (b) target: neither (a) nor (b) checks the digest).
         let mut fns: Vec<Box<dyn Fn() + '_>> = vec![
@@ -168,6 +169,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
             Box::new(|| drop(black_box(baseline_b(&validator, black_box(bytes))))),
             Box::new(|| drop(black_box(parse_ref(black_box(bytes), &options)))),
             Box::new(|| drop(black_box(parse(black_box(bytes), &options)))),
+            Box::new(|| drop(black_box(black_box(&view).to_message()))),
         ];
         if context {
             doc = capability_document(bytes);
@@ -199,6 +201,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
         let mut ratio_a = Vec::with_capacity(ROUNDS);
         let mut ratio_b = Vec::with_capacity(ROUNDS);
         let mut owned_a = Vec::with_capacity(ROUNDS);
+        let mut owned_ref = Vec::with_capacity(ROUNDS);
         let mut ratio_c = Vec::with_capacity(ROUNDS);
         let mut ratio_b_less_recipe = Vec::with_capacity(ROUNDS);
         for round in 0..ROUNDS {
@@ -217,9 +220,10 @@ fn interleaved_ratios(_c: &mut Criterion) {
             ratio_a.push(ns[2] / ns[0]);
             ratio_b.push(ns[1] / ns[2]);
             owned_a.push(ns[3] / ns[0]);
+            owned_ref.push(ns[3] / ns[2]);
             if context {
-                ratio_c.push(ns[4] / ns[2]);
-                ratio_b_less_recipe.push(ns[1] / (ns[2] - ns[5]));
+                ratio_c.push(ns[5] / ns[2]);
+                ratio_b_less_recipe.push(ns[1] / (ns[2] - ns[6]));
             }
         }
         let medians: Vec<f64> = per_call.into_iter().map(median).collect();
@@ -228,11 +232,13 @@ fn interleaved_ratios(_c: &mut Criterion) {
             "parse_ref_over_a": median(ratio_a),
             "b_over_parse_ref": median(ratio_b),
             "parse_over_a": median(owned_a),
+            "to_message_ns": medians[4],
+            "parse_over_parse_ref": median(owned_ref),
             "rounds": ROUNDS, "batch": batch,
         });
         if context {
-            entry["c_ns"] = json!(medians[4]);
-            entry["recipe_ns"] = json!(medians[5]);
+            entry["c_ns"] = json!(medians[5]);
+            entry["recipe_ns"] = json!(medians[6]);
             entry["c_over_parse_ref"] = json!(median(ratio_c));
             entry["b_over_parse_ref_less_recipe"] = json!(median(ratio_b_less_recipe));
         }

@@ -21,15 +21,15 @@ def interleaved():
         data = json.load(f)
     print("Interleaved rounds (median of %d rounds; each round times a batch of every function back to back):\n"
           % next(iter(data.values()))["rounds"])
-    print("| envelope | (a) Value ns | (b) Value+jsonschema ns | agh parse_ref ns | parse_ref / (a) | (b) / parse_ref | agh parse (owned) ns | parse / (a) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| envelope | (a) Value ns | (b) Value+jsonschema ns | agh parse_ref ns | parse_ref / (a) | (b) / parse_ref | agh parse (owned) ns | parse / (a) | parse / parse_ref | to_message alone ns |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     worst_a, worst_b = 0.0, float("inf")
     for n in sorted(data):
         d = data[n]
         worst_a, worst_b = max(worst_a, d["parse_ref_over_a"]), min(worst_b, d["b_over_parse_ref"])
-        print("| %s | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.0f | %.2fx |" % (
+        print("| %s | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.0f | %.2fx | %.2fx | %.0f |" % (
             n, d["a_ns"], d["b_ns"], d["parse_ref_ns"], d["parse_ref_over_a"], d["b_over_parse_ref"],
-            d["parse_ns"], d["parse_over_a"]))
+            d["parse_ns"], d["parse_over_a"], d["parse_over_parse_ref"], d["to_message_ns"]))
     print("\nworst parse_ref / (a): %.2fx (target <= 0.5x); worst (b) / parse_ref: %.2fx (target >= 4x)\n" % (worst_a, worst_b))
     print("calls per batch: " + ", ".join("%s %d" % (n, data[n]["batch"]) for n in sorted(data)) + "\n")
     cap = data.get("capability", {})

@@ -39,8 +39,7 @@ use serde_json::{Map, Value};
 use crate::generated::checks::{check_envelope, KnownBody};
 use crate::generated::scan::{scan_envelope, EnvelopeRef};
 use crate::generated::{
-    Envelope, BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS, FORBIDDEN_KINDS,
-    KINDS,
+    Envelope, BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, FORBIDDEN_KINDS, KINDS,
 };
 use crate::json::{read_envelope_json, JsonLimits, MAX_SUPPORTED_DEPTH};
 use crate::kind::{Body, KindRules, Presence};
@@ -368,9 +367,163 @@ impl Message {
         Ok(value)
     }
 
-    /// The envelope as compact JSON bytes.
+    /// The envelope as compact JSON bytes: the bytes of [`Message::to_value`] (members in schema
+    /// order, `to` and `proof` written as `null` when absent, numbers as written), written member
+    /// by member without building the JSON tree.
     pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
-        serde_json::to_vec(&self.to_value()?)
+        let body = match &self.body {
+            MessageBody::Known(b) if self.respelled.is_empty() => b,
+            // Respelled numbers are put back on the tree; extension bodies serialize through it.
+            _ => return serde_json::to_vec(&self.to_value()?),
+        };
+        let mut spans = FieldSpans::default();
+        if serde::Serialize::serialize(&self.envelope, &mut spans).is_err() {
+            // An envelope type that is no plain struct (a flattened member): through the tree.
+            return serde_json::to_vec(&self.to_value()?);
+        }
+        let mut out = Vec::with_capacity(spans.buf.len() + 256);
+        out.push(b'{');
+        let mut first = true;
+        let mut member = |out: &mut Vec<u8>, name: &str| -> Result<(), serde_json::Error> {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, name)?;
+            out.push(b':');
+            Ok(())
+        };
+        for name in crate::generated::ENVELOPE_MEMBERS {
+            if *name == crate::generated::BODY_MEMBER {
+                member(&mut out, name)?;
+                body.write_json(&mut out)?;
+            } else if let Some((_, span)) = spans.fields.iter().find(|(n, _)| n == name) {
+                member(&mut out, name)?;
+                out.extend_from_slice(&spans.buf[span.clone()]);
+            }
+        }
+        // Members the schema order does not list (none today) follow, as `to_value` puts them.
+        for (name, span) in &spans.fields {
+            let listed = crate::generated::ENVELOPE_MEMBERS.contains(name);
+            if !listed {
+                member(&mut out, name)?;
+                out.extend_from_slice(&spans.buf[span.clone()]);
+            }
+        }
+        out.push(b'}');
+        Ok(out)
+    }
+}
+
+/// A serializer for one struct that writes each field's value as compact JSON into one buffer
+/// and records where (the fields serde skips are not recorded). [`Message::to_vec`] uses it to
+/// put the envelope members in schema order without a JSON tree.
+#[derive(Default)]
+struct FieldSpans {
+    buf: Vec<u8>,
+    fields: Vec<(&'static str, std::ops::Range<usize>)>,
+}
+
+impl FieldSpans {
+    fn not_a_struct<T>() -> Result<T, serde_json::Error> {
+        Err(serde::ser::Error::custom(
+            "field spans are taken of a struct only",
+        ))
+    }
+}
+
+impl serde::ser::SerializeStruct for &mut FieldSpans {
+    type Ok = ();
+    type Error = serde_json::Error;
+
+    fn serialize_field<T: ?Sized + serde::Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), serde_json::Error> {
+        let start = self.buf.len();
+        serde_json::to_writer(&mut self.buf, value)?;
+        self.fields.push((key, start..self.buf.len()));
+        Ok(())
+    }
+
+    fn end(self) -> Result<(), serde_json::Error> {
+        Ok(())
+    }
+}
+
+macro_rules! not_a_struct {
+    ($($method:ident($($arg:ty),*) -> $ret:ty;)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<$ret, serde_json::Error> {
+            FieldSpans::not_a_struct()
+        })*
+    };
+}
+
+impl serde::Serializer for &mut FieldSpans {
+    type Ok = ();
+    type Error = serde_json::Error;
+    type SerializeSeq = serde::ser::Impossible<(), serde_json::Error>;
+    type SerializeTuple = serde::ser::Impossible<(), serde_json::Error>;
+    type SerializeTupleStruct = serde::ser::Impossible<(), serde_json::Error>;
+    type SerializeTupleVariant = serde::ser::Impossible<(), serde_json::Error>;
+    type SerializeMap = serde::ser::Impossible<(), serde_json::Error>;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = serde::ser::Impossible<(), serde_json::Error>;
+
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self, serde_json::Error> {
+        Ok(self)
+    }
+
+    not_a_struct! {
+        serialize_bool(bool) -> ();
+        serialize_i8(i8) -> ();
+        serialize_i16(i16) -> ();
+        serialize_i32(i32) -> ();
+        serialize_i64(i64) -> ();
+        serialize_u8(u8) -> ();
+        serialize_u16(u16) -> ();
+        serialize_u32(u32) -> ();
+        serialize_u64(u64) -> ();
+        serialize_f32(f32) -> ();
+        serialize_f64(f64) -> ();
+        serialize_char(char) -> ();
+        serialize_str(&str) -> ();
+        serialize_bytes(&[u8]) -> ();
+        serialize_none() -> ();
+        serialize_unit() -> ();
+        serialize_unit_struct(&'static str) -> ();
+        serialize_unit_variant(&'static str, u32, &'static str) -> ();
+        serialize_seq(Option<usize>) -> Self::SerializeSeq;
+        serialize_tuple(usize) -> Self::SerializeTuple;
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
+        serialize_map(Option<usize>) -> Self::SerializeMap;
+        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+    }
+
+    fn serialize_some<T: ?Sized + serde::Serialize>(
+        self,
+        _value: &T,
+    ) -> Result<(), serde_json::Error> {
+        FieldSpans::not_a_struct()
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + serde::Serialize>(
+        self,
+        _name: &'static str,
+        _value: &T,
+    ) -> Result<(), serde_json::Error> {
+        FieldSpans::not_a_struct()
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + serde::Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), serde_json::Error> {
+        FieldSpans::not_a_struct()
     }
 }
 
@@ -919,19 +1072,8 @@ impl<'a> MessageRef<'a> {
     /// The owned message: the typed envelope (generated `Envelope`) and the typed body.
     pub fn to_message(&self) -> Result<Message, Rejection> {
         let body = self.body()?;
-        let mut members = Map::with_capacity(ENVELOPE_MEMBERS.len());
-        for name in ENVELOPE_MEMBERS {
-            let value = if *name == BODY_MEMBER {
-                Value::Object(Map::new())
-            } else {
-                match self.envelope.member_of(name) {
-                    Some(value) => value,
-                    None => continue,
-                }
-            };
-            members.insert((*name).to_owned(), value);
-        }
-        let envelope: Envelope = serde_json::from_value(Value::Object(members)).map_err(|e| {
+        // Member by member from the checked view: no second validation, no JSON tree.
+        let envelope = self.envelope.to_envelope().map_err(|e| {
             Rejection::new(
                 Problem::new(
                     ReasonCode::Malformed,

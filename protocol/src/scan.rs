@@ -52,6 +52,16 @@ impl<'a> RawJson<'a> {
         serde_json::from_str(self.0)
     }
 
+    /// The value as a string, when it is one (escapes decoded; borrowed when it had none).
+    pub fn string_value(&self) -> Option<Cow<'a, str>> {
+        let inner = self.0.strip_prefix('"')?.strip_suffix('"')?;
+        if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+            // Checked text: a string without escapes is its own value.
+            return Some(Cow::Borrowed(inner));
+        }
+        Scanner::new(self.0, 1).string()
+    }
+
     /// Whether the value is `null`.
     pub fn is_null(&self) -> bool {
         self.0 == "null"
@@ -594,11 +604,13 @@ impl<'a> Scanner<'a> {
                 b'"' => {
                     self.pos += 1;
                     loop {
-                        self.pos += plain_run(&self.bytes[self.pos..]);
-                        match *self.bytes.get(self.pos)? {
+                        // Checked text: no control character is left in a string, only the
+                        // closing quote and escapes matter.
+                        let rest = self.bytes.get(self.pos..)?;
+                        self.pos += memchr::memchr2(b'"', b'\\', rest)?;
+                        match self.bytes[self.pos] {
                             b'"' => break,
-                            b'\\' => self.pos += 2,
-                            _ => self.pos += 1,
+                            _ => self.pos += 2,
                         }
                     }
                     self.pos += 1;
@@ -648,6 +660,50 @@ impl<'a> Scanner<'a> {
             return None;
         }
         self.raw()
+    }
+}
+
+/// The top-level members of `text`, an object the generated scanner has already checked, in
+/// order: each name (unescaped) with its value as raw JSON text. For the generated body decoders
+/// (`decode_checked`), which type a checked body member by member; on text that was not checked
+/// the walk may end early or yield members as written, never more.
+#[doc(hidden)]
+pub fn checked_members<'a>(text: &'a str) -> Vec<(Cow<'a, str>, RawJson<'a>)> {
+    let mut out = Vec::new();
+    let mut s = Scanner::new(text, usize::MAX);
+    let Some(mut obj) = s.object() else {
+        return out;
+    };
+    while let Some(Some(name)) = s.key(&mut obj) {
+        match s.raw_checked() {
+            Some(value) => out.push((name, value)),
+            None => break,
+        }
+    }
+    out
+}
+
+/// The elements of `text`, an array the generated scanner has already checked, in order, as raw
+/// JSON text. For the generated decoders (see [`checked_members`]).
+#[doc(hidden)]
+pub fn checked_elements(text: &str) -> Vec<RawJson<'_>> {
+    let mut out = Vec::new();
+    let mut s = Scanner::new(text, usize::MAX);
+    s.ws();
+    if s.bytes.get(s.pos) != Some(&b'[') {
+        return out;
+    }
+    s.pos += 1;
+    loop {
+        s.ws();
+        match s.bytes.get(s.pos) {
+            Some(b']') | None => return out,
+            Some(b',') => s.pos += 1,
+            Some(_) => match s.raw_checked() {
+                Some(v) => out.push(v),
+                None => return out,
+            },
+        }
     }
 }
 

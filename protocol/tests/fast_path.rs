@@ -102,6 +102,97 @@ fn both_paths_agree_on_every_stored_input() {
     );
 }
 
+/// serde's typed body of `kind`, from the body text (the reference the owned decoding is held to).
+fn serde_body(kind: &str, text: &str) -> Value {
+    use agh_protocol::{CapabilityBody, GreetBody, ReceiptBody, SayBody, TraceBody, WhoisBody};
+    let typed = match kind {
+        "greet" => serde_json::from_str::<GreetBody>(text).map(serde_json::to_value),
+        "whois" => serde_json::from_str::<WhoisBody>(text).map(serde_json::to_value),
+        "say" => serde_json::from_str::<SayBody>(text).map(serde_json::to_value),
+        "capability" => serde_json::from_str::<CapabilityBody>(text).map(serde_json::to_value),
+        "receipt" => serde_json::from_str::<ReceiptBody>(text).map(serde_json::to_value),
+        "trace" => serde_json::from_str::<TraceBody>(text).map(serde_json::to_value),
+        other => panic!("no serde reference for kind {other}"),
+    };
+    typed
+        .unwrap_or_else(|e| panic!("serde refuses a checked `{kind}` body: {e}\n{text}"))
+        .unwrap()
+}
+
+/// `parse` builds the owned message from the fast path's view (no second validation, no JSON
+/// tree): on every stored input the view accepts, it equals what serde makes of the same
+/// bytes, member by member (envelope and typed body), and it keeps the view's members.
+#[test]
+fn parse_equals_serde_on_every_accepted_stored_input() {
+    let options = Options::without_freshness();
+    let mut checked = 0;
+    for (name, bytes, _) in corpus() {
+        let Ok(view) = parse_ref(&bytes, &options) else {
+            continue;
+        };
+        let owned = view
+            .to_message()
+            .unwrap_or_else(|e| panic!("{name}: the view converts: {e}"));
+        let parsed = agh_protocol::parse(&bytes, &options).expect("parse agrees with parse_ref");
+        assert_eq!(
+            serde_json::to_value(parsed.envelope()).unwrap(),
+            serde_json::to_value(owned.envelope()).unwrap(),
+            "{name}"
+        );
+        // The envelope, by serde from the JSON tree (body left empty, as `Message` keeps it).
+        let mut tree: serde_json::Map<String, Value> = serde_json::from_slice(&bytes).unwrap();
+        tree.retain(|_, v| !v.is_null());
+        let body_text = view.body_json().get().to_owned();
+        tree.insert("body".into(), Value::Object(Default::default()));
+        if !tree.contains_key("to") {
+            tree.insert("to".into(), Value::Null);
+        }
+        if !tree.contains_key("proof") {
+            tree.insert("proof".into(), Value::Null);
+        }
+        let by_serde: agh_protocol::Envelope = serde_json::from_value(Value::Object(tree))
+            .unwrap_or_else(|e| panic!("{name}: serde refuses a checked envelope: {e}"));
+        assert_eq!(
+            serde_json::to_value(&by_serde).unwrap(),
+            serde_json::to_value(owned.envelope()).unwrap(),
+            "{name}: envelope"
+        );
+        // The bytes written member by member are the bytes of the tree.
+        assert_eq!(
+            String::from_utf8(owned.to_vec().unwrap()).unwrap(),
+            serde_json::to_string(&owned.to_value().unwrap()).unwrap(),
+            "{name}: to_vec"
+        );
+        // Field by field against the view.
+        let e = view.envelope();
+        let o = owned.envelope();
+        assert_eq!(
+            (&*e.id, &*e.from, &*e.kind),
+            (o.id.as_str(), o.from.as_str(), o.kind.as_str()),
+            "{name}"
+        );
+        assert_eq!(e.ts, *o.ts, "{name}");
+        assert_eq!(
+            e.to.as_deref(),
+            o.to.as_deref().map(String::as_str),
+            "{name}"
+        );
+        assert_eq!(
+            e.work_id.as_deref(),
+            o.work_id.as_deref().map(String::as_str),
+            "{name}"
+        );
+        // The body, by serde from its text.
+        assert_eq!(
+            serde_body(view.kind(), &body_text),
+            owned.body().to_value().unwrap(),
+            "{name}: body"
+        );
+        checked += 1;
+    }
+    assert!(checked > 100, "{checked}");
+}
+
 #[test]
 fn an_accepted_view_carries_the_members_and_the_body_text() {
     let bytes = br#"{"protocol":"agh-network/v0","id":"m\u0031","workspace_id":"ws","kind":"say","channel":"c","surface":"thread","thread_id":"t1","from":"a","to":null,"ts":1776366000,"body":{"text":"hi","x":[1,{"y":null}]},"ext":{"k":1}}"#;

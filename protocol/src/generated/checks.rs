@@ -3278,7 +3278,7 @@ pub fn check_body_greet(
 }
 /// Decodes a checked `greet` body (its JSON text) into [`KnownBody::Greet`].
 pub fn decode_greet(body: &str) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_str::<GreetBody>(body).map(KnownBody::Greet)
+    GreetBody::decode_checked(body).map(KnownBody::Greet)
 }
 /// Checks the body of a `whois` envelope: `WhoisBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_whois(
@@ -3352,7 +3352,7 @@ pub fn check_body_whois(
 }
 /// Decodes a checked `whois` body (its JSON text) into [`KnownBody::Whois`].
 pub fn decode_whois(body: &str) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_str::<WhoisBody>(body).map(KnownBody::Whois)
+    WhoisBody::decode_checked(body).map(KnownBody::Whois)
 }
 /// Checks the body of a `say` envelope: `SayBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_say(v: &Value, at: &mut String, out: &mut Problems) -> BodyOverrides {
@@ -3370,7 +3370,7 @@ pub fn check_body_say(v: &Value, at: &mut String, out: &mut Problems) -> BodyOve
 }
 /// Decodes a checked `say` body (its JSON text) into [`KnownBody::Say`].
 pub fn decode_say(body: &str) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_str::<SayBody>(body).map(KnownBody::Say)
+    SayBody::decode_checked(body).map(KnownBody::Say)
 }
 /// Checks the body of a `capability` envelope: `CapabilityBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_capability(
@@ -3392,7 +3392,7 @@ pub fn check_body_capability(
 }
 /// Decodes a checked `capability` body (its JSON text) into [`KnownBody::Capability`].
 pub fn decode_capability(body: &str) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_str::<CapabilityBody>(body).map(KnownBody::Capability)
+    CapabilityBody::decode_checked(body).map(KnownBody::Capability)
 }
 /// Checks the body of a `receipt` envelope: `ReceiptBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_receipt(
@@ -3467,7 +3467,7 @@ pub fn check_body_receipt(
 }
 /// Decodes a checked `receipt` body (its JSON text) into [`KnownBody::Receipt`].
 pub fn decode_receipt(body: &str) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_str::<ReceiptBody>(body).map(KnownBody::Receipt)
+    ReceiptBody::decode_checked(body).map(KnownBody::Receipt)
 }
 /// Checks the body of a `trace` envelope: `TraceBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_trace(
@@ -3489,7 +3489,7 @@ pub fn check_body_trace(
 }
 /// Decodes a checked `trace` body (its JSON text) into [`KnownBody::Trace`].
 pub fn decode_trace(body: &str) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_str::<TraceBody>(body).map(KnownBody::Trace)
+    TraceBody::decode_checked(body).map(KnownBody::Trace)
 }
 /// The body of an envelope of one of the schema set's kinds.
 #[derive(Clone, Debug)]
@@ -3528,6 +3528,18 @@ impl KnownBody {
             KnownBody::Capability(b) => serde_json::to_value(b),
             KnownBody::Receipt(b) => serde_json::to_value(b),
             KnownBody::Trace(b) => serde_json::to_value(b),
+        }
+    }
+    /// Appends the body as compact JSON to `out` (the bytes of [`KnownBody::to_value`]
+    /// written out, without the tree).
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        match self {
+            KnownBody::Greet(b) => serde_json::to_writer(&mut *out, b),
+            KnownBody::Whois(b) => serde_json::to_writer(&mut *out, b),
+            KnownBody::Say(b) => serde_json::to_writer(&mut *out, b),
+            KnownBody::Capability(b) => serde_json::to_writer(&mut *out, b),
+            KnownBody::Receipt(b) => serde_json::to_writer(&mut *out, b),
+            KnownBody::Trace(b) => serde_json::to_writer(&mut *out, b),
         }
     }
     /// The value of a top-level string member of the body (by its JSON name),

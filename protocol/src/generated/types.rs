@@ -1950,3 +1950,1841 @@ pub mod error {
         }
     }
 }
+impl CapabilityBriefEntryId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityCatalogEntryDigest {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityCatalogEntryId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityCatalogEntryOutcome {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityCatalogEntryRequirementsItem {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityCatalogEntrySummary {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityCatalogEntryVersion {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityDocumentDigest {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityDocumentId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityDocumentOutcome {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityDocumentRequirementsItem {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl CapabilityDocumentSummary {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl Channel {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl DirectId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl EnvelopeId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl PeerId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl Protocol {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl ReasonCode {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl Reference {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl SayBodyText {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl StringList {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self(value)
+    }
+}
+impl ThreadId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl UnixSeconds {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: u64) -> Self {
+        Self(value)
+    }
+}
+impl WorkId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl WorkspaceId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl ArtifactDescriptor {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_type_ = None;
+        let mut f_uri = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "type" => {
+                    f_type_ = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "type", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "uri" => {
+                    f_uri = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "uri", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            type_: match f_type_ {
+                Some(v) => v,
+                None => None,
+            },
+            uri: match f_uri {
+                Some(v) => v,
+                None => None,
+            },
+            extra: extra,
+        })
+    }
+}
+impl CapabilityBody {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_capability = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "capability" => {
+                    f_capability = Some(CapabilityDocument::decode_checked(v.get())?);
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            capability: match f_capability {
+                Some(v) => v,
+                None => return Err(E::missing_field("capability")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl CapabilityBriefEntry {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_id = None;
+        let mut f_summary = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "id" => {
+                    f_id = Some(
+                        match v.string_value() {
+                            Some(t) => {
+                                CapabilityBriefEntryId::from_checked(t.into_owned())
+                            }
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "id", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "summary" => {
+                    f_summary = Some(
+                        match v.string_value() {
+                            Some(t) => ::std::convert::identity(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "summary", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            id: match f_id {
+                Some(v) => v,
+                None => return Err(E::missing_field("id")),
+            },
+            summary: match f_summary {
+                Some(v) => v,
+                None => return Err(E::missing_field("summary")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl CapabilityCatalog {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_capabilities = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "capabilities" => {
+                    f_capabilities = Some(
+                        ::agh_protocol::scan::checked_elements(v.get())
+                            .into_iter()
+                            .map(|e| CapabilityCatalogEntry::decode_checked(e.get()))
+                            .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            capabilities: match f_capabilities {
+                Some(v) => v,
+                None => return Err(E::missing_field("capabilities")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl CapabilityCatalogEntry {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_artifacts_expected = None;
+        let mut f_constraints = None;
+        let mut f_context_needed = None;
+        let mut f_digest = None;
+        let mut f_examples = None;
+        let mut f_execution_outline = None;
+        let mut f_id = None;
+        let mut f_outcome = None;
+        let mut f_requirements = None;
+        let mut f_summary = None;
+        let mut f_version = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "artifacts_expected" => {
+                    f_artifacts_expected = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                "constraints" => {
+                    f_constraints = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                "context_needed" => {
+                    f_context_needed = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                "digest" => {
+                    f_digest = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => {
+                                        CapabilityCatalogEntryDigest::from_checked(t.into_owned())
+                                    }
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "digest", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "examples" => {
+                    f_examples = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                "execution_outline" => {
+                    f_execution_outline = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                "id" => {
+                    f_id = Some(
+                        match v.string_value() {
+                            Some(t) => {
+                                CapabilityCatalogEntryId::from_checked(t.into_owned())
+                            }
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "id", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "outcome" => {
+                    f_outcome = Some(
+                        match v.string_value() {
+                            Some(t) => {
+                                CapabilityCatalogEntryOutcome::from_checked(t.into_owned())
+                            }
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "outcome", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "requirements" => {
+                    f_requirements = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<CapabilityCatalogEntryRequirementsItem>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "summary" => {
+                    f_summary = Some(
+                        match v.string_value() {
+                            Some(t) => {
+                                CapabilityCatalogEntrySummary::from_checked(t.into_owned())
+                            }
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "summary", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "version" => {
+                    f_version = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => {
+                                        CapabilityCatalogEntryVersion::from_checked(t.into_owned())
+                                    }
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "version", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            artifacts_expected: match f_artifacts_expected {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            constraints: match f_constraints {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            context_needed: match f_context_needed {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            digest: match f_digest {
+                Some(v) => v,
+                None => None,
+            },
+            examples: match f_examples {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            execution_outline: match f_execution_outline {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            id: match f_id {
+                Some(v) => v,
+                None => return Err(E::missing_field("id")),
+            },
+            outcome: match f_outcome {
+                Some(v) => v,
+                None => return Err(E::missing_field("outcome")),
+            },
+            requirements: match f_requirements {
+                Some(v) => v,
+                None => None,
+            },
+            summary: match f_summary {
+                Some(v) => v,
+                None => return Err(E::missing_field("summary")),
+            },
+            version: match f_version {
+                Some(v) => v,
+                None => None,
+            },
+            extra: extra,
+        })
+    }
+}
+impl CapabilityDocument {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_artifacts_expected = None;
+        let mut f_constraints = None;
+        let mut f_context_needed = None;
+        let mut f_digest = None;
+        let mut f_examples = None;
+        let mut f_execution_outline = None;
+        let mut f_id = None;
+        let mut f_outcome = None;
+        let mut f_requirements = None;
+        let mut f_summary = None;
+        let mut f_version = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "artifacts_expected" => {
+                    f_artifacts_expected = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<::std::string::String>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "constraints" => {
+                    f_constraints = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<::std::string::String>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "context_needed" => {
+                    f_context_needed = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<::std::string::String>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "digest" => {
+                    f_digest = Some(
+                        match v.string_value() {
+                            Some(t) => {
+                                CapabilityDocumentDigest::from_checked(t.into_owned())
+                            }
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "digest", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "examples" => {
+                    f_examples = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<::std::string::String>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "execution_outline" => {
+                    f_execution_outline = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<::std::string::String>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "id" => {
+                    f_id = Some(
+                        match v.string_value() {
+                            Some(t) => CapabilityDocumentId::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "id", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "outcome" => {
+                    f_outcome = Some(
+                        match v.string_value() {
+                            Some(t) => {
+                                CapabilityDocumentOutcome::from_checked(t.into_owned())
+                            }
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "outcome", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "requirements" => {
+                    f_requirements = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<CapabilityDocumentRequirementsItem>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "summary" => {
+                    f_summary = Some(
+                        match v.string_value() {
+                            Some(t) => {
+                                CapabilityDocumentSummary::from_checked(t.into_owned())
+                            }
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "summary", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "version" => {
+                    f_version = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "version", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            artifacts_expected: match f_artifacts_expected {
+                Some(v) => v,
+                None => None,
+            },
+            constraints: match f_constraints {
+                Some(v) => v,
+                None => None,
+            },
+            context_needed: match f_context_needed {
+                Some(v) => v,
+                None => None,
+            },
+            digest: match f_digest {
+                Some(v) => v,
+                None => return Err(E::missing_field("digest")),
+            },
+            examples: match f_examples {
+                Some(v) => v,
+                None => None,
+            },
+            execution_outline: match f_execution_outline {
+                Some(v) => v,
+                None => None,
+            },
+            id: match f_id {
+                Some(v) => v,
+                None => return Err(E::missing_field("id")),
+            },
+            outcome: match f_outcome {
+                Some(v) => v,
+                None => return Err(E::missing_field("outcome")),
+            },
+            requirements: match f_requirements {
+                Some(v) => v,
+                None => None,
+            },
+            summary: match f_summary {
+                Some(v) => v,
+                None => return Err(E::missing_field("summary")),
+            },
+            version: match f_version {
+                Some(v) => v,
+                None => None,
+            },
+            extra: extra,
+        })
+    }
+}
+impl Envelope {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_body = None;
+        let mut f_causation_id = None;
+        let mut f_channel = None;
+        let mut f_direct_id = None;
+        let mut f_expires_at = None;
+        let mut f_ext = None;
+        let mut f_from = None;
+        let mut f_id = None;
+        let mut f_kind = None;
+        let mut f_proof = None;
+        let mut f_protocol = None;
+        let mut f_reply_to = None;
+        let mut f_surface = None;
+        let mut f_thread_id = None;
+        let mut f_to = None;
+        let mut f_trace_id = None;
+        let mut f_ts = None;
+        let mut f_work_id = None;
+        let mut f_workspace_id = None;
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "body" => {
+                    f_body = Some(
+                        ::serde_json::from_str::<
+                            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                        >(v.get())?,
+                    );
+                }
+                "causation_id" => {
+                    f_causation_id = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => Reference::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "causation_id", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "channel" => {
+                    f_channel = Some(
+                        match v.string_value() {
+                            Some(t) => Channel::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "channel", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "direct_id" => {
+                    f_direct_id = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => DirectId::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "direct_id", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "expires_at" => {
+                    f_expires_at = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<UnixSeconds>(v.get())?)
+                        },
+                    );
+                }
+                "ext" => {
+                    f_ext = Some(
+                        ::serde_json::from_str::<
+                            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                        >(v.get())?,
+                    );
+                }
+                "from" => {
+                    f_from = Some(
+                        match v.string_value() {
+                            Some(t) => PeerId::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "from", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "id" => {
+                    f_id = Some(
+                        match v.string_value() {
+                            Some(t) => EnvelopeId::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "id", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "kind" => {
+                    f_kind = Some(
+                        match v.string_value() {
+                            Some(t) => ::std::convert::identity(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "kind", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "proof" => {
+                    f_proof = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::serde_json::Map<
+                                        ::std::string::String,
+                                        ::serde_json::Value,
+                                    >,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "protocol" => {
+                    f_protocol = Some(
+                        match v.string_value() {
+                            Some(t) => Protocol::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "protocol", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "reply_to" => {
+                    f_reply_to = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => Reference::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "reply_to", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "surface" => {
+                    f_surface = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<Surface>(v.get())?)
+                        },
+                    );
+                }
+                "thread_id" => {
+                    f_thread_id = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ThreadId::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "thread_id", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "to" => {
+                    f_to = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => PeerId::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "to", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "trace_id" => {
+                    f_trace_id = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => Reference::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "trace_id", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "ts" => f_ts = Some(::serde_json::from_str::<UnixSeconds>(v.get())?),
+                "work_id" => {
+                    f_work_id = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => WorkId::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "work_id", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "workspace_id" => {
+                    f_workspace_id = Some(
+                        match v.string_value() {
+                            Some(t) => WorkspaceId::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "workspace_id", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                other => return Err(E::unknown_field(other, &[])),
+            }
+        }
+        Ok(Self {
+            body: match f_body {
+                Some(v) => v,
+                None => return Err(E::missing_field("body")),
+            },
+            causation_id: match f_causation_id {
+                Some(v) => v,
+                None => None,
+            },
+            channel: match f_channel {
+                Some(v) => v,
+                None => return Err(E::missing_field("channel")),
+            },
+            direct_id: match f_direct_id {
+                Some(v) => v,
+                None => None,
+            },
+            expires_at: match f_expires_at {
+                Some(v) => v,
+                None => None,
+            },
+            ext: match f_ext {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            from: match f_from {
+                Some(v) => v,
+                None => return Err(E::missing_field("from")),
+            },
+            id: match f_id {
+                Some(v) => v,
+                None => return Err(E::missing_field("id")),
+            },
+            kind: match f_kind {
+                Some(v) => v,
+                None => return Err(E::missing_field("kind")),
+            },
+            proof: match f_proof {
+                Some(v) => v,
+                None => None,
+            },
+            protocol: match f_protocol {
+                Some(v) => v,
+                None => return Err(E::missing_field("protocol")),
+            },
+            reply_to: match f_reply_to {
+                Some(v) => v,
+                None => None,
+            },
+            surface: match f_surface {
+                Some(v) => v,
+                None => None,
+            },
+            thread_id: match f_thread_id {
+                Some(v) => v,
+                None => None,
+            },
+            to: match f_to {
+                Some(v) => v,
+                None => None,
+            },
+            trace_id: match f_trace_id {
+                Some(v) => v,
+                None => None,
+            },
+            ts: match f_ts {
+                Some(v) => v,
+                None => return Err(E::missing_field("ts")),
+            },
+            work_id: match f_work_id {
+                Some(v) => v,
+                None => None,
+            },
+            workspace_id: match f_workspace_id {
+                Some(v) => v,
+                None => return Err(E::missing_field("workspace_id")),
+            },
+        })
+    }
+}
+impl GreetBody {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_peer_card = None;
+        let mut f_summary = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "peer_card" => f_peer_card = Some(PeerCard::decode_checked(v.get())?),
+                "summary" => {
+                    f_summary = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "summary", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            peer_card: match f_peer_card {
+                Some(v) => v,
+                None => return Err(E::missing_field("peer_card")),
+            },
+            summary: match f_summary {
+                Some(v) => v,
+                None => None,
+            },
+            extra: extra,
+        })
+    }
+}
+impl PeerCard {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_artifacts_supported = None;
+        let mut f_capabilities = None;
+        let mut f_display_name = None;
+        let mut f_ext = None;
+        let mut f_peer_id = None;
+        let mut f_profiles_supported = None;
+        let mut f_trust_modes_supported = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "artifacts_supported" => {
+                    f_artifacts_supported = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                "capabilities" => {
+                    f_capabilities = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                "display_name" => {
+                    f_display_name = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "display_name", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "ext" => {
+                    f_ext = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(PeerCardExt::decode_checked(v.get())?)
+                        },
+                    );
+                }
+                "peer_id" => {
+                    f_peer_id = Some(
+                        match v.string_value() {
+                            Some(t) => PeerId::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "peer_id", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "profiles_supported" => {
+                    f_profiles_supported = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                "trust_modes_supported" => {
+                    f_trust_modes_supported = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            artifacts_supported: match f_artifacts_supported {
+                Some(v) => v,
+                None => return Err(E::missing_field("artifacts_supported")),
+            },
+            capabilities: match f_capabilities {
+                Some(v) => v,
+                None => return Err(E::missing_field("capabilities")),
+            },
+            display_name: match f_display_name {
+                Some(v) => v,
+                None => None,
+            },
+            ext: match f_ext {
+                Some(v) => v,
+                None => None,
+            },
+            peer_id: match f_peer_id {
+                Some(v) => v,
+                None => return Err(E::missing_field("peer_id")),
+            },
+            profiles_supported: match f_profiles_supported {
+                Some(v) => v,
+                None => return Err(E::missing_field("profiles_supported")),
+            },
+            trust_modes_supported: match f_trust_modes_supported {
+                Some(v) => v,
+                None => return Err(E::missing_field("trust_modes_supported")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl PeerCardExt {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_agh_capabilities_brief = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "agh.capabilities_brief" => {
+                    f_agh_capabilities_brief = Some(
+                        ::agh_protocol::scan::checked_elements(v.get())
+                            .into_iter()
+                            .map(|e| CapabilityBriefEntry::decode_checked(e.get()))
+                            .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            agh_capabilities_brief: match f_agh_capabilities_brief {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            extra: extra,
+        })
+    }
+}
+impl ReceiptBody {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_detail = None;
+        let mut f_for_id = None;
+        let mut f_reason_code = None;
+        let mut f_status = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "detail" => {
+                    f_detail = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "detail", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "for_id" => {
+                    f_for_id = Some(
+                        match v.string_value() {
+                            Some(t) => EnvelopeId::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "for_id", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "reason_code" => {
+                    f_reason_code = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ReasonCode::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "reason_code", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "status" => {
+                    f_status = Some(::serde_json::from_str::<ReceiptStatus>(v.get())?);
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            detail: match f_detail {
+                Some(v) => v,
+                None => None,
+            },
+            for_id: match f_for_id {
+                Some(v) => v,
+                None => return Err(E::missing_field("for_id")),
+            },
+            reason_code: match f_reason_code {
+                Some(v) => v,
+                None => None,
+            },
+            status: match f_status {
+                Some(v) => v,
+                None => return Err(E::missing_field("status")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl SayBody {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_artifacts = None;
+        let mut f_intent = None;
+        let mut f_text = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "artifacts" => {
+                    f_artifacts = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::agh_protocol::scan::checked_elements(v.get())
+                                    .into_iter()
+                                    .map(|e| ArtifactDescriptor::decode_checked(e.get()))
+                                    .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
+                            )
+                        },
+                    );
+                }
+                "intent" => {
+                    f_intent = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "intent", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "text" => {
+                    f_text = Some(
+                        match v.string_value() {
+                            Some(t) => SayBodyText::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "text", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            artifacts: match f_artifacts {
+                Some(v) => v,
+                None => None,
+            },
+            intent: match f_intent {
+                Some(v) => v,
+                None => None,
+            },
+            text: match f_text {
+                Some(v) => v,
+                None => return Err(E::missing_field("text")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl TraceBody {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_artifact_refs = None;
+        let mut f_message = None;
+        let mut f_result = None;
+        let mut f_state = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "artifact_refs" => {
+                    f_artifact_refs = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::agh_protocol::scan::checked_elements(v.get())
+                                    .into_iter()
+                                    .map(|e| ArtifactDescriptor::decode_checked(e.get()))
+                                    .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
+                            )
+                        },
+                    );
+                }
+                "message" => {
+                    f_message = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "message", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "result" => {
+                    f_result = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::serde_json::Map<
+                                        ::std::string::String,
+                                        ::serde_json::Value,
+                                    >,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "state" => f_state = Some(::serde_json::from_str::<WorkState>(v.get())?),
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            artifact_refs: match f_artifact_refs {
+                Some(v) => v,
+                None => None,
+            },
+            message: match f_message {
+                Some(v) => v,
+                None => None,
+            },
+            result: match f_result {
+                Some(v) => v,
+                None => None,
+            },
+            state: match f_state {
+                Some(v) => v,
+                None => return Err(E::missing_field("state")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl WhoisBody {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_peer_card = None;
+        let mut f_query = None;
+        let mut f_type_ = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "peer_card" => {
+                    f_peer_card = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(PeerCard::decode_checked(v.get())?)
+                        },
+                    );
+                }
+                "query" => {
+                    f_query = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "query", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "type" => {
+                    f_type_ = Some(::serde_json::from_str::<WhoisBodyType>(v.get())?);
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            peer_card: match f_peer_card {
+                Some(v) => v,
+                None => None,
+            },
+            query: match f_query {
+                Some(v) => v,
+                None => None,
+            },
+            type_: match f_type_ {
+                Some(v) => v,
+                None => return Err(E::missing_field("type")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl<'a> super::scan::EnvelopeRef<'a> {
+    /// The owned `Envelope`, built member by member from this checked view: strings copied once, pattern-checked newtypes wrapped without checking them again, open members read from their checked JSON text. The `body` member is left empty.
+    pub fn to_envelope(&self) -> ::std::result::Result<Envelope, ::std::string::String> {
+        Ok(Envelope {
+            body: ::std::default::Default::default(),
+            causation_id: match &self.causation_id {
+                Some(v) => {
+                    Some(Reference::from_checked(::std::string::String::from(&**v)))
+                }
+                None => None,
+            },
+            channel: {
+                let v = &self.channel;
+                Channel::from_checked(::std::string::String::from(&**v))
+            },
+            direct_id: match &self.direct_id {
+                Some(v) => {
+                    Some(DirectId::from_checked(::std::string::String::from(&**v)))
+                }
+                None => None,
+            },
+            expires_at: match &self.expires_at {
+                Some(v) => Some(UnixSeconds::from_checked(*v)),
+                None => None,
+            },
+            ext: match &self.ext {
+                Some(v) => {
+                    ::serde_json::from_str::<
+                        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                    >(v.get())
+                        .map_err(|e| format!("`{}`: {e}", "ext"))?
+                }
+                None => ::std::default::Default::default(),
+            },
+            from: {
+                let v = &self.from;
+                PeerId::from_checked(::std::string::String::from(&**v))
+            },
+            id: {
+                let v = &self.id;
+                EnvelopeId::from_checked(::std::string::String::from(&**v))
+            },
+            kind: {
+                let v = &self.kind;
+                ::std::string::String::from(&**v)
+            },
+            proof: match &self.proof {
+                Some(v) => {
+                    Some(
+                        ::serde_json::from_str::<
+                            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                        >(v.get())
+                            .map_err(|e| format!("`{}`: {e}", "proof"))?,
+                    )
+                }
+                None => None,
+            },
+            protocol: {
+                let v = &self.protocol;
+                Protocol::from_checked(::std::string::String::from(&**v))
+            },
+            reply_to: match &self.reply_to {
+                Some(v) => {
+                    Some(Reference::from_checked(::std::string::String::from(&**v)))
+                }
+                None => None,
+            },
+            surface: match &self.surface {
+                Some(v) => {
+                    Some(
+                        <Surface as ::serde::Deserialize>::deserialize(
+                                ::serde::de::value::StrDeserializer::<
+                                    ::serde::de::value::Error,
+                                >::new(&**v),
+                            )
+                            .map_err(|e| format!("`{}`: {e}", "surface"))?,
+                    )
+                }
+                None => None,
+            },
+            thread_id: match &self.thread_id {
+                Some(v) => {
+                    Some(ThreadId::from_checked(::std::string::String::from(&**v)))
+                }
+                None => None,
+            },
+            to: match &self.to {
+                Some(v) => Some(PeerId::from_checked(::std::string::String::from(&**v))),
+                None => None,
+            },
+            trace_id: match &self.trace_id {
+                Some(v) => {
+                    Some(Reference::from_checked(::std::string::String::from(&**v)))
+                }
+                None => None,
+            },
+            ts: {
+                let v = &self.ts;
+                UnixSeconds::from_checked(*v)
+            },
+            work_id: match &self.work_id {
+                Some(v) => Some(WorkId::from_checked(::std::string::String::from(&**v))),
+                None => None,
+            },
+            workspace_id: {
+                let v = &self.workspace_id;
+                WorkspaceId::from_checked(::std::string::String::from(&**v))
+            },
+        })
+    }
+}

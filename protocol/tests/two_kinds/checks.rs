@@ -879,7 +879,7 @@ pub fn check_body_ping(v: &Value, at: &mut String, out: &mut Problems) -> BodyOv
 }
 /// Decodes a checked `ping` body (its JSON text) into [`KnownBody::Ping`].
 pub fn decode_ping(body: &str) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_str::<PingBody>(body).map(KnownBody::Ping)
+    PingBody::decode_checked(body).map(KnownBody::Ping)
 }
 /// Checks the body of a `note` envelope: `NoteBody` and the kind's conditional rules; returns the envelope rules those conditions override.
 pub fn check_body_note(v: &Value, at: &mut String, out: &mut Problems) -> BodyOverrides {
@@ -902,7 +902,7 @@ pub fn check_body_note(v: &Value, at: &mut String, out: &mut Problems) -> BodyOv
 }
 /// Decodes a checked `note` body (its JSON text) into [`KnownBody::Note`].
 pub fn decode_note(body: &str) -> Result<KnownBody, serde_json::Error> {
-    serde_json::from_str::<NoteBody>(body).map(KnownBody::Note)
+    NoteBody::decode_checked(body).map(KnownBody::Note)
 }
 /// The body of an envelope of one of the schema set's kinds.
 #[derive(Clone, Debug)]
@@ -925,6 +925,14 @@ impl KnownBody {
         match self {
             KnownBody::Ping(b) => serde_json::to_value(b),
             KnownBody::Note(b) => serde_json::to_value(b),
+        }
+    }
+    /// Appends the body as compact JSON to `out` (the bytes of [`KnownBody::to_value`]
+    /// written out, without the tree).
+    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        match self {
+            KnownBody::Ping(b) => serde_json::to_writer(&mut *out, b),
+            KnownBody::Note(b) => serde_json::to_writer(&mut *out, b),
         }
     }
     /// The value of a top-level string member of the body (by its JSON name),

@@ -465,3 +465,415 @@ pub mod error {
         }
     }
 }
+impl MiniEnvelopeReplyTo {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl MiniPeer {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl MiniProtocol {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl MiniReason {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl NoteBodyText {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl PingBodyTagsItem {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl MiniEnvelope {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_body = None;
+        let mut f_from = None;
+        let mut f_kind = None;
+        let mut f_protocol = None;
+        let mut f_reply_to = None;
+        let mut f_to = None;
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "body" => {
+                    f_body = Some(
+                        ::serde_json::from_str::<
+                            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                        >(v.get())?,
+                    );
+                }
+                "from" => {
+                    f_from = Some(
+                        match v.string_value() {
+                            Some(t) => MiniPeer::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "from", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "kind" => {
+                    f_kind = Some(
+                        match v.string_value() {
+                            Some(t) => ::std::convert::identity(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "kind", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "protocol" => {
+                    f_protocol = Some(
+                        match v.string_value() {
+                            Some(t) => MiniProtocol::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "protocol", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "reply_to" => {
+                    f_reply_to = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => MiniEnvelopeReplyTo::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "reply_to", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "to" => {
+                    f_to = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => MiniPeer::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "to", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                other => return Err(E::unknown_field(other, &[])),
+            }
+        }
+        Ok(Self {
+            body: match f_body {
+                Some(v) => v,
+                None => return Err(E::missing_field("body")),
+            },
+            from: match f_from {
+                Some(v) => v,
+                None => return Err(E::missing_field("from")),
+            },
+            kind: match f_kind {
+                Some(v) => v,
+                None => return Err(E::missing_field("kind")),
+            },
+            protocol: match f_protocol {
+                Some(v) => v,
+                None => return Err(E::missing_field("protocol")),
+            },
+            reply_to: match f_reply_to {
+                Some(v) => v,
+                None => None,
+            },
+            to: match f_to {
+                Some(v) => v,
+                None => None,
+            },
+        })
+    }
+}
+impl MiniPoint {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_x = None;
+        let mut f_y = None;
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "x" => f_x = Some(::serde_json::from_str::<u64>(v.get())?),
+                "y" => f_y = Some(::serde_json::from_str::<u64>(v.get())?),
+                other => return Err(E::unknown_field(other, &[])),
+            }
+        }
+        Ok(Self {
+            x: match f_x {
+                Some(v) => v,
+                None => return Err(E::missing_field("x")),
+            },
+            y: match f_y {
+                Some(v) => v,
+                None => return Err(E::missing_field("y")),
+            },
+        })
+    }
+}
+impl NoteBody {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_mode = None;
+        let mut f_text = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "mode" => f_mode = Some(::serde_json::from_str::<NoteBodyMode>(v.get())?),
+                "text" => {
+                    f_text = Some(
+                        match v.string_value() {
+                            Some(t) => NoteBodyText::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "text", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            mode: match f_mode {
+                Some(v) => v,
+                None => return Err(E::missing_field("mode")),
+            },
+            text: match f_text {
+                Some(v) => v,
+                None => return Err(E::missing_field("text")),
+            },
+            extra: extra,
+        })
+    }
+}
+impl PingBody {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_grid = None;
+        let mut f_nonce = None;
+        let mut f_spots = None;
+        let mut f_tags = None;
+        let mut f_urgent = None;
+        let mut f_weights = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "grid" => {
+                    f_grid = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<::std::vec::Vec<u64>>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "nonce" => {
+                    f_nonce = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "nonce", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "spots" => {
+                    f_spots = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::agh_protocol::scan::checked_elements(v.get())
+                                    .into_iter()
+                                    .map(|e| MiniPoint::decode_checked(e.get()))
+                                    .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
+                            )
+                        },
+                    );
+                }
+                "tags" => {
+                    f_tags = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    ::std::vec::Vec<PingBodyTagsItem>,
+                                >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "urgent" => {
+                    f_urgent = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<bool>(v.get())?)
+                        },
+                    );
+                }
+                "weights" => {
+                    f_weights = Some(
+                        ::serde_json::from_str::<::std::vec::Vec<f64>>(v.get())?,
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            grid: match f_grid {
+                Some(v) => v,
+                None => None,
+            },
+            nonce: match f_nonce {
+                Some(v) => v,
+                None => None,
+            },
+            spots: match f_spots {
+                Some(v) => v,
+                None => None,
+            },
+            tags: match f_tags {
+                Some(v) => v,
+                None => None,
+            },
+            urgent: match f_urgent {
+                Some(v) => v,
+                None => None,
+            },
+            weights: match f_weights {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            extra: extra,
+        })
+    }
+}
+impl<'a> super::scan::MiniEnvelopeRef<'a> {
+    /// The owned `MiniEnvelope`, built member by member from this checked view: strings copied once, pattern-checked newtypes wrapped without checking them again, open members read from their checked JSON text. The `body` member is left empty.
+    pub fn to_envelope(
+        &self,
+    ) -> ::std::result::Result<MiniEnvelope, ::std::string::String> {
+        Ok(MiniEnvelope {
+            body: ::std::default::Default::default(),
+            from: {
+                let v = &self.from;
+                MiniPeer::from_checked(::std::string::String::from(&**v))
+            },
+            kind: {
+                let v = &self.kind;
+                ::std::string::String::from(&**v)
+            },
+            protocol: {
+                let v = &self.protocol;
+                MiniProtocol::from_checked(::std::string::String::from(&**v))
+            },
+            reply_to: match &self.reply_to {
+                Some(v) => {
+                    Some(
+                        MiniEnvelopeReplyTo::from_checked(
+                            ::std::string::String::from(&**v),
+                        ),
+                    )
+                }
+                None => None,
+            },
+            to: match &self.to {
+                Some(v) => {
+                    Some(MiniPeer::from_checked(::std::string::String::from(&**v)))
+                }
+                None => None,
+            },
+        })
+    }
+}
