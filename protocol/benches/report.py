@@ -46,6 +46,9 @@ def main():
         interleaved()
     except OSError:
         pass
+    if not os.path.isdir(os.path.join(ROOT, "parse", "agh_parse_ref")):
+        print("(no criterion figures: the run was filtered to the interleaved rounds)")
+        return
     names = sorted(os.listdir(os.path.join(ROOT, "parse", "agh_parse_ref")))
     names = [n for n in names if n != "report"]
     print("| envelope | bytes | (a) Value ns | (b) Value+jsonschema ns | agh parse_ref ns | parse_ref / (a) | (b) / parse_ref | agh parse (owned) ns | parse / (a) |")
