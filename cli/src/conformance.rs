@@ -10,7 +10,7 @@ use agh_conformance::{ChildProcess, Implementation, InProcess};
 
 use crate::usage_error;
 
-const USAGE: &str =
+pub(crate) const USAGE: &str =
     "usage: agh conformance run [--group G]... [--fixtures DIR] [--impl CMD] [--record PATH]
        agh conformance serve";
 

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::{usage_error, Format};
 
-const USAGE: &str =
+pub(crate) const USAGE: &str =
     "usage: agh explain [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]";
 
 pub fn run(args: Vec<OsString>) -> ExitCode {

@@ -18,7 +18,7 @@ use agh_protocol::identity::{broadcast_subject, checked_route_token, direct_id, 
 use agh_protocol::json::{read_envelope_json, JsonLimits};
 use serde_json::Value;
 
-const USAGE: &str = "usage: agh direct-id WS CHANNEL PEER PEER
+pub(crate) const USAGE: &str = "usage: agh direct-id WS CHANNEL PEER PEER
        agh route-token PEER
        agh subject WS CHANNEL [PEER]
        agh digest [--verify] [FILE|-]";
@@ -82,6 +82,12 @@ fn exec(
         Err(bad) => return io.usage(&format!("argument {bad:?} is not UTF-8")),
     };
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    // Options: only `digest` has one (`--verify`); an identifier never starts with `-`.
+    if cmd != "digest" {
+        if let Some(flag) = a.iter().find(|x| x.starts_with('-')) {
+            return io.usage(&format!("unknown option `{flag}` for `{cmd}`"));
+        }
+    }
     let result = match (cmd, a.as_slice()) {
         ("digest", rest) => return digest(&mut io, rest),
         ("direct-id", [ws, channel, p1, p2]) => direct_id(ws, channel, p1, p2),

@@ -10,6 +10,8 @@ mod net;
 mod validate;
 
 const USAGE: &str = "usage: agh <command> [args]
+       agh help COMMAND | agh COMMAND --help      a command's usage
+       agh --version
 
 commands:
   validate [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...
@@ -56,13 +58,56 @@ pub(crate) fn usage_error(usage: &str, message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The usage text of `command` (the commands of one module share theirs).
+fn command_usage(command: &str) -> Option<&'static str> {
+    Some(match command {
+        "validate" => validate::USAGE,
+        "explain" => explain::USAGE,
+        "conformance" => conformance::USAGE,
+        "direct-id" | "route-token" | "subject" | "digest" => ids::USAGE,
+        "peer" | "send" | "peers" => net::USAGE,
+        _ => return None,
+    })
+}
+
+/// Whether the arguments ask for help (`--help` or `-h` before any `--`).
+fn asks_for_help(args: &[OsString]) -> bool {
+    args.iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--help" || a == "-h")
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     let Some(command) = args.next() else {
         return usage_error(USAGE, "missing command");
     };
     let rest: Vec<OsString> = args.collect();
+    if let Some(usage) = command.to_str().and_then(command_usage) {
+        if asks_for_help(&rest) {
+            println!("{usage}");
+            return ExitCode::SUCCESS;
+        }
+    }
     match command.to_str() {
+        Some("--version" | "-V" | "version") => {
+            println!(
+                "agh {} (protocol {})",
+                env!("CARGO_PKG_VERSION"),
+                agh_protocol::PROFILE
+            );
+            ExitCode::SUCCESS
+        }
+        Some("help") if !rest.is_empty() => {
+            let topic = rest[0].to_string_lossy();
+            match command_usage(&topic) {
+                Some(usage) => {
+                    println!("{usage}");
+                    ExitCode::SUCCESS
+                }
+                None => usage_error(USAGE, &format!("no help for unknown command {topic:?}")),
+            }
+        }
         Some("validate") => validate::run(rest),
         Some("explain") => explain::run(rest),
         Some("conformance") => conformance::run(rest),

@@ -25,7 +25,7 @@ use agh_protocol::{KnownBody, Message, ReceiptBody, ReceiptStatus, TraceBody, Wo
 use lexopt::prelude::*;
 use serde_json::{json, Value};
 
-const USAGE: &str =
+pub(crate) const USAGE: &str =
     "usage: agh peer --nats URL --workspace W --channel C --id PEER [--catalog FILE]
                 [--name NAME] [--greet-interval SECS] [--auto-complete]
                 [--open-work PEER [--text TEXT]] [--format text|json]

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::{usage_error, Format};
 
-const USAGE: &str =
+pub(crate) const USAGE: &str =
     "usage: agh validate [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...";
 
 /// One envelope to check: where it came from and its bytes.

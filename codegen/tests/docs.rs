@@ -1,7 +1,8 @@
 //! The generated reference docs: deterministic, marked generated, linked, driven by the schemas
 //! (a description or a rule annotation edit changes them), generated for another schema set too,
-//! and in parity with the tables of the seed pages (`../../shared/seeds/`), with the differences
-//! we make on purpose listed (and each listed difference must still be needed).
+//! and in parity with the tables of the seed pages (the repository's copy of them,
+//! `docs/spec-tables.json`, itself checked against `../shared/seeds/` where present), with the
+//! differences we make on purpose listed (and each listed difference must still be needed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -288,9 +289,158 @@ fn another_schema_set_gets_its_own_docs() {
 
 // ---------- parity with the seed pages ----------
 
+/// The seed pages beside the repository (`../shared/seeds`), when this checkout has them.
+fn seed_pages_dir() -> Option<PathBuf> {
+    let dir = root().join("../shared/seeds");
+    dir.is_dir().then_some(dir)
+}
+
+/// The repository's copy of what the parity tests read from the seed pages:
+/// `docs/spec-tables.json`, the lines of each page's tables (and of the sentences checked beside
+/// them) in page order, as the page has them. `spec_tables_are_the_pages_tables` holds the copy
+/// to the pages wherever they are present.
+fn spec_tables() -> serde_json::Value {
+    read_json(&root().join("docs/spec-tables.json"))
+}
+
+/// A seed page's tables, from the repository's copy (one line per page line).
 fn seed(name: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/seeds");
-    std::fs::read_to_string(dir.join(name)).unwrap()
+    let tables = spec_tables();
+    let lines = tables["pages"][name]
+        .as_array()
+        .unwrap_or_else(|| panic!("docs/spec-tables.json has no page {name}"));
+    lines
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `line` opens a heading of the message-kinds page's pipe tables (see `pipe_tables`).
+fn pipe_table_heading(line: &str) -> bool {
+    let lower = line.trim().to_lowercase();
+    lower.ends_with(" requirements")
+        || lower.ends_with(" fields")
+        || lower == "summary"
+        || lower == "reason codes"
+}
+
+/// The lines of `text` (the seed page `name`) that its parity test reads: its tables (with the
+/// headings and markers the test looks for) and the sentences checked beside them, in order.
+fn page_excerpt(name: &str, text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut keep = vec![false; lines.len()];
+    // From the line equal to `start` through the line `end` accepts (or the page's end).
+    let range = |keep: &mut [bool], start: &str, end: &dyn Fn(&str) -> bool| {
+        let Some(from) = lines.iter().position(|l| *l == start) else {
+            return;
+        };
+        for (i, l) in lines.iter().enumerate().skip(from) {
+            keep[i] = true;
+            if i > from && end(l) {
+                break;
+            }
+        }
+    };
+    let numbered = |l: &str| {
+        l.trim_start()
+            .split_once(". ")
+            .is_some_and(|(n, _)| n.parse::<u32>().is_ok())
+    };
+    match name {
+        "message-kinds.txt" => {
+            for (i, l) in lines.iter().enumerate() {
+                keep[i] = l.contains('|') || pipe_table_heading(l);
+            }
+        }
+        "envelope.txt" => {
+            range(&mut keep, "FieldTypeRequiredRule", &|l| {
+                l.starts_with("Conversation surface fields")
+            });
+            for (i, l) in lines.iter().enumerate() {
+                keep[i] |= l.starts_with("surface:\"")
+                    || numbered(l)
+                    || l.contains("The default replay age is");
+            }
+        }
+        "peer-discovery.txt" => {
+            range(&mut keep, "FieldTypeRequiredRule", &|l| l.trim().is_empty());
+            range(&mut keep, "SettingDefault", &|l| l.trim().is_empty());
+        }
+        "capability-discovery.txt" => {
+            for (i, l) in lines.iter().enumerate() {
+                keep[i] = l.contains("agh.capabilities_brief\"] — an array of {")
+                    || l.contains("are always present.")
+                    || l.contains("are optional and MUST be omitted when empty.")
+                    || [
+                        "agh.capability_catalog",
+                        "agh.include",
+                        "agh.capability_ids",
+                    ]
+                    .iter()
+                    .any(|k| l.starts_with(k))
+                    || l.contains("RoleTriggerSurfacePayload")
+                    || l.contains("Peer implementsCaller sees");
+            }
+        }
+        other => panic!("no excerpt rule for seed page {other}"),
+    }
+    lines
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(l, _)| l.trim_end().to_owned())
+        .collect()
+}
+
+const SPEC_PAGES: [&str; 4] = [
+    "message-kinds.txt",
+    "envelope.txt",
+    "peer-discovery.txt",
+    "capability-discovery.txt",
+];
+
+/// Provenance: `docs/spec-tables.json` is exactly the pages' tables, and every parity check
+/// passes on the whole pages as on the copy. Runs only where `../shared/seeds` is beside the
+/// repository (skipped, saying so, elsewhere). `AGH_WRITE_SPEC_TABLES=1` rewrites the copy from
+/// the pages.
+#[test]
+fn spec_tables_are_the_pages_tables() {
+    let Some(dir) = seed_pages_dir() else {
+        eprintln!(
+            "skipped: ../shared/seeds is not beside this checkout; docs/spec-tables.json is not \
+             checked against the seed pages here (the parity tests still read it)"
+        );
+        return;
+    };
+    let page = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    let mut pages = serde_json::Map::new();
+    for name in SPEC_PAGES {
+        pages.insert(
+            name.to_owned(),
+            serde_json::json!(page_excerpt(name, &page(name))),
+        );
+    }
+    let fresh = serde_json::json!({
+        "about": "The lines of the seed pages' tables (and of the sentences checked beside them) that the docs parity tests in codegen/tests/docs.rs read, as the pages have them. Written by AGH_WRITE_SPEC_TABLES=1 cargo test -p agh-codegen --test docs spec_tables; checked against ../shared/seeds by that test wherever the pages are present.",
+        "pages": pages,
+    });
+    let path = root().join("docs/spec-tables.json");
+    if std::env::var_os("AGH_WRITE_SPEC_TABLES").is_some() {
+        let mut text = serde_json::to_string_pretty(&fresh).unwrap();
+        text.push('\n');
+        std::fs::write(&path, text).unwrap();
+    }
+    assert_eq!(
+        spec_tables(),
+        fresh,
+        "docs/spec-tables.json is stale: rerun with AGH_WRITE_SPEC_TABLES=1"
+    );
+    // Nothing the parity checks read was left out of the copy.
+    check_message_kinds(&page("message-kinds.txt"));
+    check_envelope(&page("envelope.txt"));
+    check_peer_card(&page("peer-discovery.txt"));
+    check_capability(&page("capability-discovery.txt"));
 }
 
 /// `[text](target)` -> `text`.
@@ -507,13 +657,8 @@ fn pipe_tables(text: &str) -> Vec<(String, Vec<Vec<String>>)> {
     for line in text.lines() {
         let l = line.trim();
         if !l.contains('|') {
-            let lower = l.to_lowercase();
-            if lower.ends_with(" requirements")
-                || lower.ends_with(" fields")
-                || lower == "summary"
-                || lower == "reason codes"
-            {
-                heading = lower;
+            if pipe_table_heading(l) {
+                heading = l.to_lowercase();
             }
             continue;
         }
@@ -536,14 +681,17 @@ fn pipe_tables(text: &str) -> Vec<(String, Vec<Vec<String>>)> {
 
 #[test]
 fn message_kinds_tables_match_the_page() {
+    check_message_kinds(&seed("message-kinds.txt"));
+}
+
+fn check_message_kinds(text: &str) {
     let files = core_docs();
     let kinds = generated_tables(page(&files, "message-kinds.md"));
     let capability = generated_tables(page(&files, "capability.md"));
     let receipts = generated_tables(page(&files, "receipts.md"));
     let lifecycle = generated_tables(page(&files, "lifecycle.md"));
-    let text = seed("message-kinds.txt");
     let mut p = Parity::new("message-kinds.txt");
-    let tables = pipe_tables(&text);
+    let tables = pipe_tables(text);
     let mut seen = BTreeSet::new();
     for (heading, rows) in &tables {
         seen.insert(heading.clone());
@@ -752,9 +900,12 @@ fn check_flat_fields(p: &mut Parity, table: &str, text: &str, ours: &[Vec<String
 
 #[test]
 fn envelope_page_tables_match_the_page() {
+    check_envelope(&seed("envelope.txt"));
+}
+
+fn check_envelope(text: &str) {
     let files = core_docs();
     let envelope = generated_tables(page(&files, "envelope.md"));
-    let text = seed("envelope.txt");
     let mut p = Parity::new("envelope.txt");
     // Every field of the page's Fields table (the lines between `FieldTypeRequiredRule` and the
     // next heading) is one of ours, and each of ours is on the page.
@@ -834,9 +985,12 @@ fn envelope_page_tables_match_the_page() {
 
 #[test]
 fn peer_card_table_matches_the_page() {
+    check_peer_card(&seed("peer-discovery.txt"));
+}
+
+fn check_peer_card(text: &str) {
     let files = core_docs();
     let peer = generated_tables(page(&files, "peer-card.md"));
-    let text = seed("peer-discovery.txt");
     let mut p = Parity::new("peer-discovery.txt");
     let section: Vec<&str> = text
         .lines()
@@ -854,10 +1008,13 @@ fn peer_card_table_matches_the_page() {
 
 #[test]
 fn capability_tables_match_the_page() {
+    check_capability(&seed("capability-discovery.txt"));
+}
+
+fn check_capability(text: &str) {
     let files = core_docs();
     let doc = page(&files, "capability.md");
     let cap = generated_tables(doc);
-    let text = seed("capability-discovery.txt");
     let mut p = Parity::new("capability-discovery.txt");
 
     // Brief entries: `{ "id", "summary" }`, both always present.
@@ -926,7 +1083,7 @@ fn capability_tables_match_the_page() {
     assert_eq!(entry_rows, 11);
 
     // Response extension: `agh.capability_catalogobjectThe request included capability_catalog in agh.include.`
-    let (ty, _) = flat_row(&text, "agh.capability_catalog", &["object"]).unwrap();
+    let (ty, _) = flat_row(text, "agh.capability_catalog", &["object"]).unwrap();
     let section = doc.split("## CapabilityCatalog\n").nth(1).unwrap();
     let described = section.contains("`ext[\"agh.capability_catalog\"]`")
         && section.contains("`capability_catalog`");
@@ -939,7 +1096,7 @@ fn capability_tables_match_the_page() {
     // Request extensions are not a schema type (listed), but the catalog page names them.
     for key in ["agh.include", "agh.capability_ids"] {
         assert!(
-            flat_row(&text, key, &["array of strings"]).is_some(),
+            flat_row(text, key, &["array of strings"]).is_some(),
             "{key}"
         );
         assert!(

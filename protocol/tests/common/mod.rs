@@ -5,9 +5,30 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-/// `../shared/seeds/` beside the repository.
-pub fn seeds_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/seeds")
+/// `../shared/seeds/` beside the repository, when this checkout has it (the provenance tests
+/// run only then; every other test reads the repository alone).
+pub fn seeds_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/seeds");
+    dir.is_dir().then_some(dir)
+}
+
+/// The repository's copies of the seed pages' envelope examples (`examples/envelopes/`), with
+/// their file names, in name order.
+pub fn example_envelopes() -> Vec<(String, Value)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/envelopes");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let v = serde_json::from_slice(&std::fs::read(dir.join(&n)).unwrap()).unwrap();
+            (n, v)
+        })
+        .collect()
 }
 
 /// This crate's `tests/fixtures/`.
@@ -60,17 +81,18 @@ pub fn json_objects(text: &str) -> Vec<Value> {
     out
 }
 
-/// Every envelope example of the seed pages (objects with a `protocol` member), with its file name.
-pub fn seed_envelope_examples() -> Vec<(String, Value)> {
-    let mut names: Vec<_> = std::fs::read_dir(seeds_dir())
-        .expect("../shared/seeds beside the repository")
+/// Every envelope example of the seed pages in `dir` (objects with a `protocol` member), with
+/// its file name.
+pub fn seed_envelope_examples(dir: &std::path::Path) -> Vec<(String, Value)> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".txt"))
         .collect();
     names.sort();
     let mut out = Vec::new();
     for name in names {
-        let text = std::fs::read_to_string(seeds_dir().join(&name)).unwrap();
+        let text = std::fs::read_to_string(dir.join(&name)).unwrap();
         for v in json_objects(&text) {
             if v.get("protocol").is_some() {
                 out.push((name.clone(), v));
