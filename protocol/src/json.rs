@@ -195,6 +195,27 @@ pub fn read_envelope_json(
     bytes: &[u8],
     limits: &JsonLimits,
 ) -> Result<Map<String, Value>, JsonError> {
+    let (value, text) = read_value(bytes, limits)?;
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(JsonError {
+            kind: JsonErrorKind::NotAnObject,
+            pointer: String::new(),
+            message: format!(
+                "the top-level value is {}, an envelope must be a JSON object",
+                type_name(&other)
+            ),
+            offset: text.find(|c: char| !c.is_ascii_whitespace()),
+        }),
+    }
+}
+
+/// Reads one JSON value (of any type) by the same strict rules as [`read_envelope_json`].
+pub fn read_json(bytes: &[u8], limits: &JsonLimits) -> Result<Value, JsonError> {
+    read_value(bytes, limits).map(|(value, _)| value)
+}
+
+fn read_value<'b>(bytes: &'b [u8], limits: &JsonLimits) -> Result<(Value, &'b str), JsonError> {
     if bytes.len() > limits.max_bytes {
         return Err(JsonError {
             kind: JsonErrorKind::TooLarge,
@@ -234,22 +255,11 @@ pub fn read_envelope_json(
         return Err(JsonError {
             kind: JsonErrorKind::TrailingData,
             pointer: String::new(),
-            message: "unexpected data after the top-level object".to_owned(),
+            message: "unexpected data after the top-level value".to_owned(),
             offset: Some(reader.pos),
         });
     }
-    match value {
-        Value::Object(map) => Ok(map),
-        other => Err(JsonError {
-            kind: JsonErrorKind::NotAnObject,
-            pointer: String::new(),
-            message: format!(
-                "the top-level value is {}, an envelope must be a JSON object",
-                type_name(&other)
-            ),
-            offset: text.find(|c: char| !c.is_ascii_whitespace()),
-        }),
-    }
+    Ok((value, text))
 }
 
 fn type_name(value: &Value) -> &'static str {

@@ -12,6 +12,7 @@ pub mod discovery;
 #[rustfmt::skip]
 pub mod generated;
 pub mod identity;
+pub mod jcs;
 pub mod json;
 pub mod kind;
 pub mod lifecycle;
@@ -20,6 +21,7 @@ pub mod parse;
 pub mod problem;
 pub mod recipes;
 pub mod scan;
+pub mod trust;
 
 pub use agh_macros::Body;
 pub use build::MessageBuilder;

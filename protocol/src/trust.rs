@@ -1,0 +1,697 @@
+//! The baseline trust profile `agh-network.trust.ed25519-jcs/v1` ("Verified Peer"): Ed25519
+//! signatures over the RFC 8785 canonical form of the envelope, and `nickname@fingerprint`
+//! identities. The one place its verification recipe lives (the schemas name it with
+//! `x-agh-trust` on the envelope's `proof` member and give the proof object's shape).
+//!
+//! Every envelope gets a [`TrustState`], evaluated after freshness and before routing:
+//! - `verified`: a proof of this profile that passes every [`Step`];
+//! - `unverified`: no proof (absent or `null`) and `from` not in the verified form, or a proof of
+//!   another, well-formed profile (a `profile` string) with a `from` not in the verified form;
+//! - `rejected`: a proof of this profile that fails a step, a malformed proof object (not an
+//!   object, no `profile` string), a verified-form `from` without a proof this receiver can check
+//!   (the proof-stripping defence; stricter than the profile's text for another profile's proof:
+//!   nothing here vouches for that identity), or the local policy ([`TrustPolicy::VerifiedOnly`]).
+//!   A rejected envelope is refused with `verification_failed`.
+//!
+//! base64url (RFC 4648 section 5) is read without padding, as JOSE writes it: a padded value, or
+//! one whose unused trailing bits are not zero, is refused (one spelling per key and signature).
+//!
+//! What it gives: integrity of every signed member and a self-certified sender identity (the
+//! fingerprint is the key). What it does not: confidentiality, key revocation, or any tie between
+//! a key and a person.
+
+use std::fmt;
+use std::path::Path;
+
+use base64::Engine as _;
+use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// The profile identifier (`proof.profile`).
+pub const PROFILE: &str = "agh-network.trust.ed25519-jcs/v1";
+/// The signature algorithm (`proof.alg`).
+pub const ALG: &str = "Ed25519";
+/// The NATS subject prefix of the profile (v0's is `agh.network.v0`).
+pub const SUBJECT_PREFIX: &str = "agh.network.v1";
+/// The members of a proof of this profile, in the order they are written.
+pub const PROOF_MEMBERS: [&str; 5] = ["profile", "alg", "key_id", "pubkey", "sig"];
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+/// A verification step, in the profile's order (any failure: `rejected`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// The proof is an object of five strings (`profile`, `alg`, `key_id`, `pubkey`, `sig`).
+    ProofShape,
+    /// 1. `proof.profile` is this profile.
+    Profile,
+    /// 2. `proof.alg` is `Ed25519`.
+    Algorithm,
+    /// 3. `pubkey` is base64url of 32 bytes (a valid curve point).
+    PublicKey,
+    /// 4-5. `key_id` is `sha256:` and the 64 hex of SHA-256(pubkey).
+    KeyId,
+    /// 6. The fingerprint in `from` is the first 32 hex of SHA-256(pubkey).
+    Fingerprint,
+    /// 7. The envelope without `proof.sig` has a canonical (JCS) form.
+    Canonical,
+    /// 8. The signature verifies (strictly) over those bytes.
+    Signature,
+    /// A verified-form `from` without a proof this receiver can check.
+    ProofStripped,
+    /// The receiver's policy refuses unverified envelopes.
+    Policy,
+}
+
+impl Step {
+    /// The step's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Step::ProofShape => "proof_shape",
+            Step::Profile => "profile",
+            Step::Algorithm => "alg",
+            Step::PublicKey => "pubkey",
+            Step::KeyId => "key_id",
+            Step::Fingerprint => "fingerprint",
+            Step::Canonical => "canonical_json",
+            Step::Signature => "signature",
+            Step::ProofStripped => "proof_stripped",
+            Step::Policy => "policy",
+        }
+    }
+
+    /// The JSON Pointer of the member the step reads.
+    pub const fn pointer(self) -> &'static str {
+        match self {
+            Step::ProofShape | Step::Canonical => "/proof",
+            Step::Profile => "/proof/profile",
+            Step::Algorithm => "/proof/alg",
+            Step::PublicKey => "/proof/pubkey",
+            Step::KeyId => "/proof/key_id",
+            Step::Fingerprint | Step::ProofStripped => "/from",
+            Step::Signature => "/proof/sig",
+            Step::Policy => "",
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The trust state of one envelope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TrustState {
+    /// Signed by the key whose fingerprint `from` carries.
+    Verified {
+        /// The sender's fingerprint (32 hex).
+        fingerprint: String,
+    },
+    /// Not signed with this profile (no proof, or another profile's).
+    Unverified {
+        /// Why (`no proof`, or the other profile).
+        reason: String,
+    },
+    /// Refused with `verification_failed`.
+    Rejected {
+        /// The step that failed.
+        step: Step,
+        /// Why.
+        message: String,
+    },
+}
+
+impl TrustState {
+    /// `verified`, `unverified` or `rejected`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TrustState::Verified { .. } => "verified",
+            TrustState::Unverified { .. } => "unverified",
+            TrustState::Rejected { .. } => "rejected",
+        }
+    }
+
+    /// Whether the state is `verified`.
+    pub fn is_verified(&self) -> bool {
+        matches!(self, TrustState::Verified { .. })
+    }
+
+    fn rejected(step: Step, message: impl Into<String>) -> TrustState {
+        TrustState::Rejected {
+            step,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TrustState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrustState::Verified { fingerprint } => write!(f, "verified ({fingerprint})"),
+            TrustState::Unverified { reason } => write!(f, "unverified ({reason})"),
+            TrustState::Rejected { step, message } => {
+                write!(f, "rejected at step {step}: {message}")
+            }
+        }
+    }
+}
+
+/// What a receiver accepts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TrustPolicy {
+    /// Verified and unverified envelopes (rejected ones never).
+    #[default]
+    AcceptUnverified,
+    /// Verified envelopes only: an unverified one is rejected (step [`Step::Policy`]).
+    VerifiedOnly,
+}
+
+impl TrustPolicy {
+    /// Applies the policy to a state.
+    pub fn apply(self, state: TrustState) -> TrustState {
+        match (self, state) {
+            (TrustPolicy::VerifiedOnly, TrustState::Unverified { reason }) => TrustState::rejected(
+                Step::Policy,
+                format!("this receiver accepts verified envelopes only ({reason})"),
+            ),
+            (_, state) => state,
+        }
+    }
+}
+
+/// `nickname@fingerprint`: nickname `[a-z0-9_-]{1,32}`, fingerprint 32 lowercase hex.
+pub fn split_verified_id(peer_id: &str) -> Option<(&str, &str)> {
+    let (nickname, fingerprint) = peer_id.split_once('@')?;
+    let nick_ok = (1..=32).contains(&nickname.len())
+        && nickname
+            .bytes()
+            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'));
+    let fp_ok = fingerprint.len() == 32
+        && fingerprint
+            .bytes()
+            .all(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9'));
+    (nick_ok && fp_ok).then_some((nickname, fingerprint))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The 64 hex of SHA-256 of a public key.
+pub fn key_digest_hex(public_key: &[u8; 32]) -> String {
+    hex(&Sha256::digest(public_key))
+}
+
+/// Whether the envelope carries a proof or a verified-form `from` (only then is there anything
+/// to evaluate; every other envelope is `unverified`, cheaply).
+pub fn needs_evaluation(from: &str, has_proof: bool) -> bool {
+    has_proof || from.contains('@')
+}
+
+/// The trust state of an envelope (its members as received).
+pub fn evaluate(envelope: &Map<String, Value>) -> TrustState {
+    let from = envelope.get("from").and_then(Value::as_str).unwrap_or("");
+    let verified_from = split_verified_id(from);
+    let proof = match envelope.get("proof") {
+        None | Some(Value::Null) => {
+            return match verified_from {
+                Some(_) => TrustState::rejected(
+                    Step::ProofStripped,
+                    format!("`from` `{from}` is a verified identity but the envelope has no proof"),
+                ),
+                None => TrustState::Unverified {
+                    reason: "no proof".into(),
+                },
+            };
+        }
+        Some(Value::Object(p)) => p,
+        Some(_) => return TrustState::rejected(Step::ProofShape, "`proof` is not an object"),
+    };
+    let Some(profile) = proof.get("profile").and_then(Value::as_str) else {
+        return TrustState::rejected(Step::ProofShape, "the proof has no `profile` string");
+    };
+    if profile != PROFILE {
+        if profile.is_empty() {
+            return TrustState::rejected(Step::Profile, "`proof.profile` is empty");
+        }
+        return match verified_from {
+            Some(_) => TrustState::rejected(
+                Step::ProofStripped,
+                format!(
+                    "`from` `{from}` is a verified identity but the proof is of profile \
+                     `{profile}`, which this receiver cannot check"
+                ),
+            ),
+            None => TrustState::Unverified {
+                reason: format!("proof of unsupported profile `{profile}`"),
+            },
+        };
+    }
+    verify_proof(envelope, proof, from)
+}
+
+fn verify_proof(
+    envelope: &Map<String, Value>,
+    proof: &Map<String, Value>,
+    from: &str,
+) -> TrustState {
+    // The shape: exactly the five members, each a string.
+    if let Some(extra) = proof.keys().find(|k| !PROOF_MEMBERS.contains(&k.as_str())) {
+        return TrustState::rejected(
+            Step::ProofShape,
+            format!("the proof has an unknown member `{extra}`"),
+        );
+    }
+    let mut s = [""; 5];
+    for (slot, name) in s.iter_mut().zip(PROOF_MEMBERS) {
+        match proof.get(name).and_then(Value::as_str) {
+            Some(v) => *slot = v,
+            None => {
+                return TrustState::rejected(
+                    Step::ProofShape,
+                    format!("`proof.{name}` is missing or not a string"),
+                )
+            }
+        }
+    }
+    let [_, alg, key_id, pubkey, sig] = s;
+    // 2.
+    if alg != ALG {
+        return TrustState::rejected(Step::Algorithm, format!("`alg` is `{alg}`, not `{ALG}`"));
+    }
+    // 3.
+    let public: [u8; 32] = match B64.decode(pubkey).map(<[u8; 32]>::try_from) {
+        Ok(Ok(k)) => k,
+        Ok(Err(v)) => {
+            return TrustState::rejected(
+                Step::PublicKey,
+                format!("`pubkey` decodes to {} bytes, not 32", v.len()),
+            )
+        }
+        Err(e) => {
+            return TrustState::rejected(
+                Step::PublicKey,
+                format!("`pubkey` is not unpadded base64url: {e}"),
+            )
+        }
+    };
+    // 4, 5.
+    let digest = key_digest_hex(&public);
+    if key_id.strip_prefix("sha256:") != Some(digest.as_str()) {
+        return TrustState::rejected(
+            Step::KeyId,
+            format!("`key_id` is not `sha256:` and the SHA-256 of `pubkey` ({digest})"),
+        );
+    }
+    // 6.
+    let fingerprint = &digest[..32];
+    match split_verified_id(from) {
+        Some((_, fp)) if fp == fingerprint => {}
+        Some((_, fp)) => {
+            return TrustState::rejected(
+                Step::Fingerprint,
+                format!("`from` names fingerprint {fp}, the key's is {fingerprint}"),
+            )
+        }
+        None => {
+            return TrustState::rejected(
+                Step::Fingerprint,
+                format!("`from` `{from}` is not `nickname@{fingerprint}`"),
+            )
+        }
+    }
+    // 7.
+    let signed = match signed_bytes(envelope) {
+        Ok(b) => b,
+        Err(e) => return TrustState::rejected(Step::Canonical, e.to_string()),
+    };
+    // 8.
+    let signature: [u8; 64] = match B64.decode(sig).map(<[u8; 64]>::try_from) {
+        Ok(Ok(s)) => s,
+        Ok(Err(v)) => {
+            return TrustState::rejected(
+                Step::Signature,
+                format!("`sig` decodes to {} bytes, not 64", v.len()),
+            )
+        }
+        Err(e) => {
+            return TrustState::rejected(
+                Step::Signature,
+                format!("`sig` is not unpadded base64url: {e}"),
+            )
+        }
+    };
+    let key = match VerifyingKey::from_bytes(&public) {
+        Ok(k) => k,
+        Err(_) => {
+            return TrustState::rejected(Step::PublicKey, "`pubkey` is not a valid Ed25519 point")
+        }
+    };
+    match key.verify_strict(&signed, &Signature::from_bytes(&signature)) {
+        Ok(()) => TrustState::Verified {
+            fingerprint: fingerprint.to_owned(),
+        },
+        Err(_) => TrustState::rejected(
+            Step::Signature,
+            "the signature does not verify over the canonical envelope without `proof.sig`",
+        ),
+    }
+}
+
+/// The bytes a signature covers: the JCS form of the envelope with only `proof.sig` removed
+/// (nothing added: absent members stay absent).
+pub fn signed_bytes(envelope: &Map<String, Value>) -> Result<Vec<u8>, crate::jcs::JcsError> {
+    let mut copy = envelope.clone();
+    if let Some(Value::Object(proof)) = copy.get_mut("proof") {
+        proof.remove("sig");
+    }
+    crate::jcs::canonicalize(&Value::Object(copy))
+}
+
+/// The trust state of envelope bytes (read strictly; unreadable JSON is a malformed proof
+/// context: `rejected` at [`Step::Canonical`]).
+pub fn evaluate_bytes(bytes: &[u8]) -> TrustState {
+    let limits = crate::json::JsonLimits::default();
+    match crate::json::read_envelope_json(bytes, &limits) {
+        Ok(map) => evaluate(&map),
+        Err(e) => TrustState::rejected(Step::Canonical, e.message),
+    }
+}
+
+/// Why a key or a signature could not be made.
+#[derive(Debug)]
+pub enum KeyError {
+    /// Reading or writing the key file.
+    Io(std::io::Error),
+    /// The key file is not a PKCS#8 Ed25519 private key in PEM.
+    Format(String),
+    /// No randomness from the operating system.
+    Random(String),
+    /// A nickname outside `[a-z0-9_-]{1,32}`.
+    Nickname(String),
+    /// The envelope cannot be signed as it is.
+    Envelope(String),
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyError::Io(e) => write!(f, "{e}"),
+            KeyError::Format(m)
+            | KeyError::Random(m)
+            | KeyError::Nickname(m)
+            | KeyError::Envelope(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for KeyError {}
+
+/// An Ed25519 signing key of this profile. Stored as a PKCS#8 PEM file (`BEGIN PRIVATE KEY`, what
+/// `openssl genpkey -algorithm ed25519` writes), written with owner-only permissions.
+#[derive(Clone)]
+pub struct Key {
+    signing: SigningKey,
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Key")
+            .field("fingerprint", &self.fingerprint())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Key {
+    /// A new key from the operating system's randomness.
+    pub fn generate() -> Result<Key, KeyError> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|e| KeyError::Random(e.to_string()))?;
+        Ok(Key::from_seed(&seed))
+    }
+
+    /// The key of a 32-byte seed (RFC 8032 private key).
+    pub fn from_seed(seed: &[u8; 32]) -> Key {
+        Key {
+            signing: SigningKey::from_bytes(seed),
+        }
+    }
+
+    /// Reads a PKCS#8 PEM private key.
+    pub fn from_pem(pem: &str) -> Result<Key, KeyError> {
+        SigningKey::from_pkcs8_pem(pem)
+            .map(|signing| Key { signing })
+            .map_err(|e| KeyError::Format(format!("not a PKCS#8 Ed25519 private key: {e}")))
+    }
+
+    /// The key as PKCS#8 PEM.
+    pub fn to_pem(&self) -> Result<String, KeyError> {
+        self.signing
+            .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
+            .map(|pem| pem.to_string())
+            .map_err(|e| KeyError::Format(e.to_string()))
+    }
+
+    /// Loads a key file.
+    pub fn load(path: &Path) -> Result<Key, KeyError> {
+        let text = std::fs::read_to_string(path).map_err(KeyError::Io)?;
+        Key::from_pem(&text).map_err(|e| KeyError::Format(format!("{}: {e}", path.display())))
+    }
+
+    /// Saves the key to a new file readable and writable by its owner only (an existing file is
+    /// not overwritten).
+    pub fn save(&self, path: &Path) -> Result<(), KeyError> {
+        use std::io::Write;
+        let pem = self.to_pem()?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut file = options.open(path).map_err(KeyError::Io)?;
+        file.write_all(pem.as_bytes()).map_err(KeyError::Io)
+    }
+
+    /// The raw public key.
+    pub fn public_key(&self) -> [u8; 32] {
+        self.signing.verifying_key().to_bytes()
+    }
+
+    /// `proof.pubkey`: base64url of the public key.
+    pub fn public_key_b64(&self) -> String {
+        B64.encode(self.public_key())
+    }
+
+    /// `proof.key_id`: `sha256:` and the 64 hex of SHA-256(pubkey).
+    pub fn key_id(&self) -> String {
+        format!("sha256:{}", key_digest_hex(&self.public_key()))
+    }
+
+    /// The fingerprint: the first 32 hex of SHA-256(pubkey).
+    pub fn fingerprint(&self) -> String {
+        key_digest_hex(&self.public_key())[..32].to_owned()
+    }
+
+    /// The verified peer id `nickname@fingerprint`.
+    pub fn peer_id(&self, nickname: &str) -> Result<String, KeyError> {
+        let id = format!("{nickname}@{}", self.fingerprint());
+        match split_verified_id(&id) {
+            Some(_) => Ok(id),
+            None => Err(KeyError::Nickname(format!(
+                "nickname `{nickname}` does not match [a-z0-9_-]{{1,32}}"
+            ))),
+        }
+    }
+
+    /// Signs an envelope in place: checks that `from` is this key's verified identity, writes
+    /// the proof's `profile`, `alg`, `key_id` and `pubkey`, then `sig` over the canonical form of
+    /// the result without `sig`. Nothing else is touched (absent members stay absent).
+    pub fn sign_envelope(&self, envelope: &mut Map<String, Value>) -> Result<(), KeyError> {
+        let from = envelope.get("from").and_then(Value::as_str).unwrap_or("");
+        match split_verified_id(from) {
+            Some((_, fp)) if fp == self.fingerprint() => {}
+            _ => {
+                return Err(KeyError::Envelope(format!(
+                    "`from` is `{from}`, not `<nickname>@{}` of this key",
+                    self.fingerprint()
+                )))
+            }
+        }
+        let mut proof = Map::new();
+        proof.insert("profile".into(), PROFILE.into());
+        proof.insert("alg".into(), ALG.into());
+        proof.insert("key_id".into(), self.key_id().into());
+        proof.insert("pubkey".into(), self.public_key_b64().into());
+        envelope.insert("proof".into(), Value::Object(proof));
+        let signed = signed_bytes(envelope).map_err(|e| KeyError::Envelope(e.to_string()))?;
+        let sig = B64.encode(self.signing.sign(&signed).to_bytes());
+        if let Some(Value::Object(proof)) = envelope.get_mut("proof") {
+            proof.insert("sig".into(), sig.into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn envelope(from: &str) -> Map<String, Value> {
+        let Value::Object(m) = json!({
+            "protocol": "agh-network/v0", "id": "m1", "workspace_id": "ws", "kind": "say",
+            "channel": "c", "surface": "thread", "thread_id": "t", "from": from, "ts": 1776366000,
+            "body": {"text": "hi", "n": 1.50}, "ext": {"acme.x": [1e2, "é"]}
+        }) else {
+            unreachable!()
+        };
+        m
+    }
+
+    fn key() -> Key {
+        Key::from_seed(&[7u8; 32])
+    }
+
+    fn signed() -> Map<String, Value> {
+        let k = key();
+        let mut e = envelope(&k.peer_id("ops").unwrap());
+        k.sign_envelope(&mut e).unwrap();
+        e
+    }
+
+    fn step(state: TrustState) -> Step {
+        match state {
+            TrustState::Rejected { step, .. } => step,
+            other => panic!("not rejected: {other}"),
+        }
+    }
+
+    #[test]
+    fn a_signed_envelope_verifies_and_every_tamper_is_caught_at_its_step() {
+        let e = signed();
+        assert!(evaluate(&e).is_verified(), "{}", evaluate(&e));
+        // One member of the body changed.
+        let mut t = e.clone();
+        t["body"]["text"] = "ho".into();
+        assert_eq!(step(evaluate(&t)), Step::Signature);
+        // An ext member added.
+        let mut t = e.clone();
+        t["ext"]["acme.y"] = true.into();
+        assert_eq!(step(evaluate(&t)), Step::Signature);
+        // `to: null` inserted: absent members are signed by their absence.
+        let mut t = e.clone();
+        t.insert("to".into(), Value::Null);
+        assert_eq!(step(evaluate(&t)), Step::Signature);
+        // Proof stripped.
+        let mut t = e.clone();
+        t.remove("proof");
+        assert_eq!(step(evaluate(&t)), Step::ProofStripped);
+        // Another key swapped in (its own key_id too): the fingerprint no longer matches.
+        let other = Key::from_seed(&[9u8; 32]);
+        let mut t = e.clone();
+        t["proof"]["pubkey"] = other.public_key_b64().into();
+        t["proof"]["key_id"] = other.key_id().into();
+        assert_eq!(step(evaluate(&t)), Step::Fingerprint);
+        // key_id of another key.
+        let mut t = e.clone();
+        t["proof"]["key_id"] = other.key_id().into();
+        assert_eq!(step(evaluate(&t)), Step::KeyId);
+        // alg, profile of ours misspelled, unknown member, padded base64url.
+        let mut t = e.clone();
+        t["proof"]["alg"] = "EdDSA".into();
+        assert_eq!(step(evaluate(&t)), Step::Algorithm);
+        let mut t = e.clone();
+        t["proof"]["extra"] = 1.into();
+        assert_eq!(step(evaluate(&t)), Step::ProofShape);
+        let mut t = e.clone();
+        let padded = format!("{}=", t["proof"]["pubkey"].as_str().unwrap());
+        t["proof"]["pubkey"] = padded.into();
+        assert_eq!(step(evaluate(&t)), Step::PublicKey);
+        let mut t = e.clone();
+        let padded = format!("{}==", t["proof"]["sig"].as_str().unwrap());
+        t["proof"]["sig"] = padded.into();
+        assert_eq!(step(evaluate(&t)), Step::Signature);
+        // A signature reused on another envelope.
+        let mut t = envelope(&key().peer_id("ops").unwrap());
+        t["id"] = "m2".into();
+        t.insert("proof".into(), e["proof"].clone());
+        assert_eq!(step(evaluate(&t)), Step::Signature);
+    }
+
+    #[test]
+    fn a_non_canonical_s_is_refused() {
+        // S + L (the group order) verifies with a lax verifier but is not canonical.
+        let e = signed();
+        let sig = B64.decode(e["proof"]["sig"].as_str().unwrap()).unwrap();
+        let l: [u8; 32] = [
+            0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9,
+            0xde, 0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+        ];
+        let mut s = [0u8; 32];
+        let mut carry = 0u16;
+        for i in 0..32 {
+            let v = u16::from(sig[32 + i]) + u16::from(l[i]) + carry;
+            s[i] = (v & 0xff) as u8;
+            carry = v >> 8;
+        }
+        let mut bad = sig.clone();
+        bad[32..].copy_from_slice(&s);
+        let mut t = e.clone();
+        t["proof"]["sig"] = B64.encode(&bad).into();
+        assert_eq!(step(evaluate(&t)), Step::Signature);
+    }
+
+    #[test]
+    fn states_without_a_proof_of_this_profile() {
+        assert_eq!(evaluate(&envelope("ops.a")).as_str(), "unverified");
+        let mut e = envelope("ops.a");
+        e.insert(
+            "proof".into(),
+            json!({"profile": "example.other/v1", "x": 1}),
+        );
+        assert_eq!(evaluate(&e).as_str(), "unverified");
+        e.insert("proof".into(), json!({"x": 1}));
+        assert_eq!(step(evaluate(&e)), Step::ProofShape);
+        e.insert("proof".into(), json!("sig"));
+        assert_eq!(step(evaluate(&e)), Step::ProofShape);
+        let mut v = envelope(&key().peer_id("ops").unwrap());
+        v.insert("proof".into(), json!({"profile": "example.other/v1"}));
+        assert_eq!(step(evaluate(&v)), Step::ProofStripped);
+        assert_eq!(
+            step(TrustPolicy::VerifiedOnly.apply(evaluate(&envelope("ops.a")))),
+            Step::Policy
+        );
+    }
+
+    #[test]
+    fn keys_round_trip_through_pem_and_name_their_peer() {
+        let k = key();
+        let pem = k.to_pem().unwrap();
+        assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"), "{pem}");
+        assert_eq!(Key::from_pem(&pem).unwrap().public_key(), k.public_key());
+        assert!(k.peer_id("Bad Nick").is_err());
+        assert_eq!(k.peer_id("ops").unwrap().len(), "ops@".len() + 32);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ops.pem");
+        k.save(&path).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert!(
+            k.save(&path).is_err(),
+            "an existing key file is not overwritten"
+        );
+        assert_eq!(Key::load(&path).unwrap().fingerprint(), k.fingerprint());
+        assert!(Key::generate().unwrap().fingerprint() != k.fingerprint());
+    }
+}
