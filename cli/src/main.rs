@@ -7,6 +7,7 @@ mod conformance;
 mod explain;
 mod ids;
 mod net;
+mod trust;
 mod validate;
 
 const USAGE: &str = "usage: agh <command> [args]
@@ -31,7 +32,11 @@ commands:
   send --nats URL --workspace W --channel C --id PEER KIND ... [--wait SECS]
                  send one say / work / trace / receipt, print what answers it
   peers --nats URL --workspace W --channel C [--query Q]
-                 broadcast whois and list who answered";
+                 broadcast whois and list who answered
+  key new NICKNAME [--out FILE]     a new Ed25519 key (trust profile ed25519-jcs/v1)
+  key id --key FILE NICKNAME        the verified peer id NICKNAME@fingerprint of a key
+  sign --key FILE [--as NICK] [ENVELOPE|-]   the envelope signed
+  verify [ENVELOPE|-]               its trust state (verified / unverified / rejected + step)";
 
 /// Output format of the commands that print results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +71,7 @@ fn command_usage(command: &str) -> Option<&'static str> {
         "conformance" => conformance::USAGE,
         "direct-id" | "route-token" | "subject" | "digest" => ids::USAGE,
         "peer" | "send" | "peers" => net::USAGE,
+        "key" | "sign" | "verify" => trust::USAGE,
         _ => return None,
     })
 }
@@ -113,6 +119,7 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run(rest),
         Some(cmd @ ("direct-id" | "route-token" | "subject" | "digest")) => ids::run(cmd, rest),
         Some(cmd @ ("peer" | "send" | "peers")) => net::run(cmd, rest),
+        Some(cmd @ ("key" | "sign" | "verify")) => trust::run(cmd, rest),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -120,10 +120,17 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     let mut invalid = 0usize;
     for (index, input) in inputs.iter().enumerate() {
         let line = match (parse(&input.bytes, &options), format) {
-            (Ok(m), Format::Json) => {
-                json!({"index": index, "ok": true, "kind": m.kind()}).to_string()
-            }
-            (Ok(m), Format::Text) => format!("ok {} {} ({})", m.kind(), m.id(), input.source),
+            (Ok(m), Format::Json) => json!({
+                "index": index, "ok": true, "kind": m.kind(), "trust": m.trust().as_str()
+            })
+            .to_string(),
+            (Ok(m), Format::Text) => format!(
+                "ok {} {} {} ({})",
+                m.kind(),
+                m.id(),
+                m.trust().as_str(),
+                input.source
+            ),
             (Err(r), fmt) => {
                 invalid += 1;
                 match fmt {
@@ -133,6 +140,9 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
                         "reason_code": r.code.as_str(),
                         "pointer": r.pointer,
                         "message": r.message,
+                        "trust": (r.code == agh_protocol::ReasonCode::VerificationFailed
+                            && r.rule.starts_with("trust"))
+                        .then_some("rejected"),
                     })
                     .to_string(),
                     Format::Text => {

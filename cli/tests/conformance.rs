@@ -48,7 +48,7 @@ fn every_group_passes_in_process_and_the_record_says_so() {
         .as_str()
         .unwrap()
         .starts_with("sha256:"));
-    assert_eq!(record["passed_groups"].as_array().unwrap().len(), 5);
+    assert_eq!(record["passed_groups"].as_array().unwrap().len(), 6);
 }
 
 #[test]

@@ -18,6 +18,9 @@ const COMMANDS: &[(&str, &str)] = &[
     ("peer", "usage: agh peer "),
     ("send", "usage: agh peer "),
     ("peers", "usage: agh peer "),
+    ("key", "usage: agh key new "),
+    ("sign", "usage: agh key new "),
+    ("verify", "usage: agh key new "),
 ];
 
 #[test]

@@ -67,7 +67,7 @@ fn json_lines_from_stdin_in_input_order() {
     assert_eq!(lines.len(), 3, "the blank line is skipped");
     assert_eq!(
         lines[0],
-        serde_json::json!({"index": 0, "ok": true, "kind": "say"})
+        serde_json::json!({"index": 0, "ok": true, "kind": "say", "trust": "unverified"})
     );
     assert_eq!(lines[1]["index"], 1);
     assert_eq!(lines[1]["ok"], false);

@@ -378,8 +378,83 @@ const ECMA_SPACE: &[(char, char)] = &[
     ('\u{feff}', '\u{feff}'),
 ];
 
+/// The branches of a top-level alternation `^(?:A|B|...)$` whose branches hold no group or
+/// alternation of their own (a `|` inside a class does not split).
+fn top_alternation(src: &str) -> Option<Vec<&str>> {
+    let inner = src.strip_prefix("^(?:")?.strip_suffix(")$")?;
+    let mut branches = Vec::new();
+    let (mut start, mut in_class, mut escaped) = (0, false, false);
+    for (i, c) in inner.char_indices() {
+        match (escaped, in_class, c) {
+            (true, ..) => escaped = false,
+            (false, _, '\\') => escaped = true,
+            (false, false, '[') => in_class = true,
+            (false, true, ']') => in_class = false,
+            (false, false, '(' | ')') => return None,
+            (false, false, '|') => {
+                branches.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    branches.push(&inner[start..]);
+    (branches.len() > 1).then_some(branches)
+}
+
+/// `^L<c>R$` split at its first top-level literal `c` (not in a class, a count or an escape)
+/// such that no string `^L$` matches holds `c`: then a string matches when it splits at its
+/// first `c` into one matching `^L$` and one matching `^R$` (no backtracking).
+fn literal_split(src: &str) -> Option<(char, String, String)> {
+    let body = src.strip_prefix('^')?.strip_suffix('$')?;
+    let (mut in_class, mut in_count, mut escaped) = (false, false, false);
+    for (i, c) in body.char_indices() {
+        match (escaped, in_class, in_count, c) {
+            (true, ..) => escaped = false,
+            (false, _, _, '\\') => escaped = true,
+            (false, false, false, '[') => in_class = true,
+            (false, true, _, ']') => in_class = false,
+            (false, false, false, '{') => in_count = true,
+            (false, false, true, '}') => in_count = false,
+            (false, false, false, c)
+                if i > 0 && !c.is_alphanumeric() && !"()|.*+?^$".contains(c) =>
+            {
+                let left = format!("^{}$", &body[..i]);
+                let right = format!("^{}$", &body[i + c.len_utf8()..]);
+                let holds_c = parse_atoms(&left)?.iter().any(|a| {
+                    code_points(&a.set)
+                        .iter()
+                        .any(|(lo, hi)| (*lo..=*hi).contains(&u32::from(c)))
+                });
+                return (!holds_c).then_some((c, left, right));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The body of `fn(s: &str) -> bool` matching `src`, when `src` is in the subset.
 pub fn compile(src: &str) -> Option<TokenStream> {
+    if parse(src).is_none() {
+        if let Some((c, left, right)) = literal_split(src) {
+            let (left, right) = (compile(&left)?, compile(&right)?);
+            return Some(quote! {
+                match s.split_once(#c) {
+                    Some((l, r)) => (|s: &str| -> bool { #left })(l) && (|s: &str| -> bool { #right })(r),
+                    None => false,
+                }
+            });
+        }
+    }
+    if let Some(branches) = top_alternation(src) {
+        // Each branch anchored on its own; the string matches when one branch does.
+        let bodies = branches
+            .iter()
+            .map(|b| compile(&format!("^{b}$")))
+            .collect::<Option<Vec<_>>>()?;
+        return Some(quote!(#((|| -> bool { #bodies })())||*));
+    }
     if src == "\\S" {
         let set = test_as(
             &Set::Class {

@@ -84,7 +84,8 @@ fn docs_are_deterministic_and_marked_generated() {
             "lifecycle.md",
             "message-kinds.md",
             "peer-card.md",
-            "receipts.md"
+            "receipts.md",
+            "trust-proof.md"
         ]
     );
     // The index links every other page.

@@ -26,8 +26,11 @@ def parse(agh, now, text):
         return {"error": "agh validate exited %d: %s" % (out.returncode, out.stderr.strip())}
     line = json.loads(out.stdout.splitlines()[0])
     if line["ok"]:
-        return {"verdict": "accept", "kind": line["kind"]}
-    return {"verdict": "reject", "reason_code": line["reason_code"], "pointer": line["pointer"]}
+        return {"verdict": "accept", "kind": line["kind"], "trust": line["trust"]}
+    answer = {"verdict": "reject", "reason_code": line["reason_code"], "pointer": line["pointer"]}
+    if line.get("trust"):
+        answer["trust"] = line["trust"]
+    return answer
 
 
 def main():

@@ -36,9 +36,14 @@ impl InProcess {
                 "protocol": crate::PROTOCOL,
             }),
             ("parse", Some(now), Some(bytes)) => match parse(bytes, &Options::at(now)) {
-                Ok(m) => json!({"verdict": "accept", "kind": m.kind()}),
+                Ok(m) => {
+                    json!({"verdict": "accept", "kind": m.kind(), "trust": m.trust().as_str()})
+                }
                 Err(r) => json!({
                     "verdict": "reject",
+                    "trust": (r.code == agh_protocol::ReasonCode::VerificationFailed
+                        && r.rule.starts_with("trust"))
+                    .then_some("rejected"),
                     "reason_code": r.code.as_str(),
                     "pointer": r.pointer,
                     "message": r.message,

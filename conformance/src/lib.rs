@@ -340,6 +340,7 @@ fn run_single(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, Stri
     same(&got, want, "kind", &mut diffs);
     same(&got, want, "reason_code", &mut diffs);
     same(&got, want, "pointer", &mut diffs);
+    same(&got, want, "trust", &mut diffs);
     Ok(if diffs.is_empty() {
         Verdict::Pass
     } else {

@@ -794,6 +794,132 @@ def write_digest_vectors():
         f.write("\n")
 
 
+# ---------- trust: the Ed25519 + JCS profile (TRUST.md), signed here independently ----------
+# Keys from fixed seeds; canonical JSON by PyPI's `rfc8785`, Ed25519 by `cryptography`: the Rust
+# implementation verifies what this script signs (and protocol/tests/trust_python.rs checks the
+# other direction).
+T = "trust"
+TRUST_PROFILE = "agh-network.trust.ed25519-jcs/v1"
+
+
+def b64u(raw):
+    import base64
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def trust_key(seed_byte):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives import serialization
+    key = Ed25519PrivateKey.from_private_bytes(bytes([seed_byte]) * 32)
+    pub = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return key, pub, hashlib.sha256(pub).hexdigest()
+
+
+def sign(e, seed_byte, nickname="ops-coordinator", proof_edit=None, from_edit=None):
+    """`e` signed by the key of `seed_byte` (its `from` made `nickname@fingerprint` first)."""
+    import rfc8785
+    key, pub, h = trust_key(seed_byte)
+    e = copy.deepcopy(e)
+    e["from"] = from_edit if from_edit is not None else "%s@%s" % (nickname, h[:32])
+    e["proof"] = {"profile": TRUST_PROFILE, "alg": "Ed25519", "key_id": "sha256:" + h, "pubkey": b64u(pub)}
+    e["proof"]["sig"] = b64u(key.sign(rfc8785.dumps(e)))
+    return e
+
+
+def trust_case(name, rule, envelope, state, reject=None, raw=None, code="verification_failed"):
+    c = {"rule": rule, "now": NOW}
+    if raw is not None:
+        c["raw"] = raw
+    else:
+        c["envelope"] = envelope
+    if reject:
+        c["expect"] = {"verdict": "reject", "reason_code": code, "pointer": reject}
+        if code == "verification_failed":
+            c["expect"]["trust"] = "rejected"
+    else:
+        c["expect"] = {"verdict": "accept", "kind": envelope["kind"], "trust": state}
+    # Plain JSON Schema checks shapes, not signatures: it agrees on the accepted cases and on
+    # a grammar failure, not on a signature that does not verify.
+    c["schema_agrees"] = reject is None or code != "verification_failed"
+    CASES.append((T, name, c))
+
+
+def trust_cases():
+    try:
+        import rfc8785  # noqa: F401
+        import cryptography  # noqa: F401
+    except ImportError:
+        sys.exit("the trust fixtures need PyPI's rfc8785 and cryptography: pip install rfc8785 cryptography")
+    R = "trust (TRUST.md): "
+    say = BASES["say"]
+    good = sign(say, 1)
+    trust_case("accept_signed_say", R + "a proof of the profile that passes every step is verified", good, "verified")
+    greet_id = "patch-worker@" + trust_key(2)[2][:32]
+    greet = mutate("greet", {"body/peer_card/peer_id": greet_id,
+                             "body/peer_card/trust_modes_supported": [TRUST_PROFILE, "unverified"]})
+    trust_case("accept_signed_greet", R + "a Verified Peer greets signed, its Peer Card naming its verified id and advertising the profile",
+               sign(greet, 2, "patch-worker"), "verified")
+    trust_case("accept_signed_receipt_with_ext", R + "ext members are signed as received",
+               sign(mutate("receipt", {"ext": {"acme.trace": [1.5, "é", {"z": None, "a": 1e21}]}}), 3, "patch-worker"), "verified")
+    trust_case("accept_signed_without_to", R + "absent members are signed by their absence (no `to: null` injected)",
+               sign(mutate("say", {"to": DELETE}), 4), "verified")
+    trust_case("accept_unsigned", R + "no proof and a v0 `from`: unverified", say, "unverified")
+    trust_case("accept_other_profile", R + "a proof of another well-formed profile: unverified",
+               mutate("say", {"proof": {"profile": "example.other-profile/v2", "sig": "x"}}), "unverified")
+    trust_case("accept_proof_naming_no_profile", R + "a proof naming no profile: unverified (v0 receivers MUST NOT require proof processing; the seed pages win)",
+               mutate("say", {"proof": {"alg": "none"}}), "unverified")
+
+    def edit(e, path, value):
+        e = copy.deepcopy(e)
+        parts = path.strip("/").split("/")
+        t = e
+        for p in parts[:-1]:
+            t = t[p]
+        if value is DELETE:
+            t.pop(parts[-1], None)
+        else:
+            t[parts[-1]] = value
+        return e
+
+    _, other_pub, other_h = trust_key(9)
+    trust_case("reject_tampered_body", R + "step 8: one byte of the body changed", edit(good, "/body/text", good["body"]["text"] + "!"), None, reject="/proof/sig")
+    trust_case("reject_stripped_proof", R + "a verified-form `from` without a proof (proof stripping)", edit(good, "/proof", None), None, reject="/from")
+    trust_case("reject_stripped_proof_member", R + "a verified-form `from` without a proof member at all", edit(good, "/proof", DELETE), None, reject="/from")
+    trust_case("reject_other_profile_verified_from", R + "a verified-form `from` with a proof this receiver cannot check",
+               edit(good, "/proof", {"profile": "example.other-profile/v2"}), None, reject="/from")
+    trust_case("reject_wrong_profile_spelling", R + "step 1: the proof's shape is this profile's only with its exact identifier",
+               edit(edit(good, "/proof/profile", TRUST_PROFILE), "/proof/alg", "EdDSA"), None, reject="/proof/alg")
+    trust_case("reject_swapped_pubkey", R + "steps 4-6: another key swapped in (its key_id too) no longer matches `from`",
+               edit(edit(good, "/proof/pubkey", b64u(other_pub)), "/proof/key_id", "sha256:" + other_h), None, reject="/from")
+    trust_case("reject_key_id_mismatch", R + "step 5: key_id is the SHA-256 of pubkey", edit(good, "/proof/key_id", "sha256:" + other_h), None, reject="/proof/key_id")
+    trust_case("reject_fingerprint_mismatch", R + "step 6: the fingerprint in `from` is the key's",
+               edit(good, "/from", "ops-coordinator@" + other_h[:32]), None, reject="/from")
+    trust_case("reject_nickname_changed", R + "step 8: `from` is signed", edit(good, "/from", "ops-other@" + good["from"].split("@")[1]), None, reject="/proof/sig")
+    reused = sign(mutate("say", {"id": "msg_say_other"}), 1)
+    trust_case("reject_signature_reused", R + "step 8: a signature of another envelope", edit(reused, "/proof/sig", good["proof"]["sig"]), None, reject="/proof/sig")
+    trust_case("reject_padded_pubkey", R + "step 3: base64url without padding (a padded value is refused)",
+               edit(good, "/proof/pubkey", good["proof"]["pubkey"] + "="), None, reject="/proof/pubkey")
+    trust_case("reject_padded_sig", R + "step 8: base64url without padding (a padded value is refused)",
+               edit(good, "/proof/sig", good["proof"]["sig"] + "=="), None, reject="/proof/sig")
+    trust_case("reject_short_pubkey", R + "step 3: pubkey is 32 bytes", edit(good, "/proof/pubkey", good["proof"]["pubkey"][:-2]), None, reject="/proof/pubkey")
+    trust_case("reject_unknown_proof_member", R + "the proof of this profile has exactly its five members",
+               edit(good, "/proof/nonce", "1"), None, reject="/proof")
+    trust_case("reject_missing_sig", R + "the proof of this profile has exactly its five members", edit(good, "/proof/sig", DELETE), None, reject="/proof/sig")
+    # S + L: the same point equation, a non-canonical S (strict verification refuses it).
+    import base64
+    sig = bytearray(base64.urlsafe_b64decode(good["proof"]["sig"] + "=="))
+    L = 2**252 + 27742317777372353535851937790883648493
+    s_val = int.from_bytes(sig[32:], "little") + L
+    sig[32:] = s_val.to_bytes(32, "little")
+    trust_case("reject_non_canonical_s", R + "step 8: strict verification refuses a non-canonical S",
+               edit(good, "/proof/sig", b64u(bytes(sig))), None, reject="/proof/sig")
+    trust_case("reject_bad_nickname", R + "a verified identity's nickname is [a-z0-9_-]{1,32}",
+               sign(say, 1, from_edit="Ops@" + trust_key(1)[2][:32]), None, reject="/from", code="malformed")
+
+
+trust_cases()
+
+
 def main():
     write_digest_vectors()
     if os.path.isdir(OUT):

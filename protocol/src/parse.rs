@@ -46,6 +46,7 @@ use crate::kind::{Body, KindRules, Presence};
 use crate::model::{BodyCheck, BodyOverrides, BodyScan};
 use crate::problem::{Problem, Problems, ReasonCode};
 use crate::scan::{Kept, Member, RawJson, Scanner};
+use crate::trust::TrustState;
 
 /// What the parser needs besides the bytes. `now` is passed in so that results are deterministic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,9 +282,16 @@ pub struct Message {
     /// their text as written; [`Message::to_value`] writes them back, so that re-serialization
     /// keeps every number byte for byte. Usually empty.
     respelled: Vec<(String, String)>,
+    trust: TrustState,
 }
 
 impl Message {
+    /// The trust state: `verified` or `unverified` (a `rejected` envelope is refused with
+    /// `verification_failed`).
+    pub fn trust(&self) -> &TrustState {
+        &self.trust
+    }
+
     /// The envelope members. Its `body` map is empty: the body is [`Message::body`].
     pub fn envelope(&self) -> &Envelope {
         &self.envelope
@@ -763,7 +771,15 @@ impl Registry {
         options: &Options,
     ) -> Result<MessageRef<'a>, Rejection> {
         match self.scan(bytes, options) {
-            Some(message) => Ok(message),
+            Some(mut message) => match trust_of(bytes, &message.envelope) {
+                TrustState::Rejected { step, message: m } => {
+                    Err(Rejection::new(trust_problem(step, &m), message.head()))
+                }
+                state => {
+                    message.trust = state;
+                    Ok(message)
+                }
+            },
             None => Err(self.diagnose(bytes, options)),
         }
     }
@@ -780,7 +796,8 @@ impl Registry {
     /// The fast path's verdict alone (for differential tests against [`Registry::explain`]).
     #[doc(hidden)]
     pub fn fast_accepts(&self, bytes: &[u8], options: &Options) -> bool {
-        self.scan(bytes, options).is_some()
+        self.scan(bytes, options)
+            .is_some_and(|m| !matches!(trust_of(bytes, &m.envelope), TrustState::Rejected { .. }))
     }
 
     /// The fast path: `None` declines (the exact path then says why).
@@ -853,6 +870,9 @@ impl Registry {
                 envelope,
                 entry,
                 respelled,
+                trust: TrustState::Unverified {
+                    reason: String::new(),
+                },
             },
         )
     }
@@ -1000,8 +1020,35 @@ impl Registry {
             // Recipes read the body as its schema says it is: only on a valid body.
             verify(&body_at, &entry.rules, out);
         }
+        // 7. Trust (after freshness, before routing): the profile's steps on what was received.
+        if out.is_empty() {
+            if let TrustState::Rejected { step, message } = crate::trust::evaluate(&map) {
+                out.push(trust_problem(step, &message));
+            }
+        }
         Some(map)
     }
+}
+
+/// The trust state of a scanned envelope: `unverified` without a proof or a verified-form
+/// `from` (no second look at the bytes), else the profile's steps on the envelope as received.
+fn trust_of(bytes: &[u8], envelope: &EnvelopeRef<'_>) -> TrustState {
+    if !crate::trust::needs_evaluation(&envelope.from, envelope.proof.is_some()) {
+        return TrustState::Unverified {
+            reason: "no proof".into(),
+        };
+    }
+    crate::trust::evaluate_bytes(bytes)
+}
+
+/// The refusal of an envelope the trust profile rejects.
+fn trust_problem(step: crate::trust::Step, message: &str) -> Problem {
+    Problem::new(
+        ReasonCode::VerificationFailed,
+        step.pointer(),
+        "trust: agh-network.trust.ed25519-jcs/v1",
+        format!("trust step `{step}` failed: {message}"),
+    )
 }
 
 /// A valid envelope borrowed from the bytes it was parsed from (see [`Registry::parse_ref`]):
@@ -1012,9 +1059,17 @@ pub struct MessageRef<'a> {
     entry: Entry,
     /// Whether the envelope holds a number serde_json spells otherwise (see [`Message`]).
     respelled: bool,
+    /// The trust state (never `rejected`: a rejected envelope is refused).
+    trust: TrustState,
 }
 
 impl<'a> MessageRef<'a> {
+    /// The trust state: `verified` or `unverified` (a `rejected` envelope is refused with
+    /// `verification_failed`).
+    pub fn trust(&self) -> &TrustState {
+        &self.trust
+    }
+
     /// The envelope members.
     pub fn envelope(&self) -> &EnvelopeRef<'a> {
         &self.envelope
@@ -1106,6 +1161,7 @@ impl<'a> MessageRef<'a> {
             body,
             rules: self.entry.rules,
             respelled,
+            trust: self.trust.clone(),
         })
     }
 }

@@ -6,9 +6,11 @@
 //! Every envelope gets a [`TrustState`], evaluated after freshness and before routing:
 //! - `verified`: a proof of this profile that passes every [`Step`];
 //! - `unverified`: no proof (absent or `null`) and `from` not in the verified form, or a proof of
-//!   another, well-formed profile (a `profile` string) with a `from` not in the verified form;
-//! - `rejected`: a proof of this profile that fails a step, a malformed proof object (not an
-//!   object, no `profile` string), a verified-form `from` without a proof this receiver can check
+//!   another profile, or one naming no profile (v0: receivers MUST NOT require proof processing;
+//!   the seed pages win over the profile's "malformed proof" there), with a `from` not in the
+//!   verified form;
+//! - `rejected`: a proof of this profile that fails a step (its shape included), a `proof` that
+//!   is not an object, a verified-form `from` without a proof this receiver can check
 //!   (the proof-stripping defence; stricter than the profile's text for another profile's proof:
 //!   nothing here vouches for that identity), or the local policy ([`TrustPolicy::VerifiedOnly`]).
 //!   A rejected envelope is refused with `verification_failed`.
@@ -232,7 +234,18 @@ pub fn evaluate(envelope: &Map<String, Value>) -> TrustState {
         Some(_) => return TrustState::rejected(Step::ProofShape, "`proof` is not an object"),
     };
     let Some(profile) = proof.get("profile").and_then(Value::as_str) else {
-        return TrustState::rejected(Step::ProofShape, "the proof has no `profile` string");
+        // No profile named: no proof of any profile, as a v0 receiver reads it (the envelope
+        // page: v0 receivers MUST NOT require proof processing; the seed pages win over the
+        // profile's "malformed proof" here). Only a verified-form `from` makes it a refusal.
+        return match verified_from {
+            Some(_) => TrustState::rejected(
+                Step::ProofStripped,
+                format!("`from` `{from}` is a verified identity but the proof names no profile"),
+            ),
+            None => TrustState::Unverified {
+                reason: "the proof names no profile".into(),
+            },
+        };
     };
     if profile != PROFILE {
         if profile.is_empty() {
@@ -259,30 +272,41 @@ fn verify_proof(
     proof: &Map<String, Value>,
     from: &str,
 ) -> TrustState {
-    // The shape: exactly the five members, each a string.
-    if let Some(extra) = proof.keys().find(|k| !PROOF_MEMBERS.contains(&k.as_str())) {
-        return TrustState::rejected(
-            Step::ProofShape,
-            format!("the proof has an unknown member `{extra}`"),
-        );
+    // The shape, `profile`, `alg` and the spelling of each member: the schema's (`TrustProof`,
+    // trust-proof.schema.json), checked by its generated validator; the first failing step in
+    // the profile's order is reported.
+    let mut problems = crate::Problems::all();
+    let mut at = String::from("/proof");
+    crate::generated::checks::check_trust_proof(
+        &Value::Object(proof.clone()),
+        &mut at,
+        &mut problems,
+    );
+    let order = |step: Step| match step {
+        Step::ProofShape => 0,
+        Step::Profile => 1,
+        Step::Algorithm => 2,
+        Step::PublicKey => 3,
+        Step::KeyId => 4,
+        _ => 8,
+    };
+    let step_of = |pointer: &str| match pointer {
+        "/proof/profile" => Step::Profile,
+        "/proof/alg" => Step::Algorithm,
+        "/proof/pubkey" => Step::PublicKey,
+        "/proof/key_id" => Step::KeyId,
+        "/proof/sig" => Step::Signature,
+        _ => Step::ProofShape,
+    };
+    if let Some(first) = problems
+        .into_vec()
+        .into_iter()
+        .min_by_key(|p| order(step_of(&p.pointer)))
+    {
+        return TrustState::rejected(step_of(&first.pointer), first.message);
     }
-    let mut s = [""; 5];
-    for (slot, name) in s.iter_mut().zip(PROOF_MEMBERS) {
-        match proof.get(name).and_then(Value::as_str) {
-            Some(v) => *slot = v,
-            None => {
-                return TrustState::rejected(
-                    Step::ProofShape,
-                    format!("`proof.{name}` is missing or not a string"),
-                )
-            }
-        }
-    }
-    let [_, alg, key_id, pubkey, sig] = s;
-    // 2.
-    if alg != ALG {
-        return TrustState::rejected(Step::Algorithm, format!("`alg` is `{alg}`, not `{ALG}`"));
-    }
+    let text = |name: &str| proof.get(name).and_then(Value::as_str).unwrap_or("");
+    let (key_id, pubkey, sig) = (text("key_id"), text("pubkey"), text("sig"));
     // 3.
     let public: [u8; 32] = match B64.decode(pubkey).map(<[u8; 32]>::try_from) {
         Ok(Ok(k)) => k,
@@ -657,8 +681,12 @@ mod tests {
             json!({"profile": "example.other/v1", "x": 1}),
         );
         assert_eq!(evaluate(&e).as_str(), "unverified");
-        e.insert("proof".into(), json!({"x": 1}));
-        assert_eq!(step(evaluate(&e)), Step::ProofShape);
+        // A proof naming no profile is no proof of any: unverified, as v0 reads it (the seed
+        // pages win over the profile's "malformed proof"; fixture core.envelope/accept_proof_object).
+        e.insert("proof".into(), json!({"alg": "none"}));
+        assert_eq!(evaluate(&e).as_str(), "unverified");
+        e.insert("proof".into(), json!({"profile": PROFILE}));
+        assert_eq!(step(evaluate(&e)), Step::Algorithm);
         e.insert("proof".into(), json!("sig"));
         assert_eq!(step(evaluate(&e)), Step::ProofShape);
         let mut v = envelope(&key().peer_id("ops").unwrap());

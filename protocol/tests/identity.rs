@@ -151,7 +151,7 @@ fn bad_inputs_name_the_argument_and_the_schema_rule() {
     let err = direct_id("ws", "c", "Bad Peer", PATCH).unwrap_err();
     assert_eq!(
         err.to_string(),
-        r#"peer_a: "Bad Peer" doesn't match pattern "^[a-z0-9][a-z0-9._-]{0,127}$""#
+        r#"peer_a: "Bad Peer" doesn't match pattern "^(?:[a-z0-9][a-z0-9._-]{0,127}|[a-z0-9_-]{1,32}@[a-f0-9]{32})$""#
     );
     assert_eq!(direct_id("ws", "c", OPS, "").unwrap_err().field(), "peer_b");
     let err = direct_id("ws", "c", OPS, OPS).unwrap_err();

@@ -13,8 +13,10 @@ fn regex_says(pattern: &str, s: &str) -> bool {
 
 #[test]
 fn every_schema_pattern_is_compiled() {
-    // The six identifier grammars, non-blank text and one-line non-blank text (summary).
-    assert_eq!(COMPILED_PATTERNS.len(), 8);
+    // The six identifier grammars (the Peer ID with its verified form, an alternation split
+    // at `@`), the verified identity alone, non-blank text, one-line non-blank text (summary),
+    // and the trust proof's base64url public key and signature.
+    assert_eq!(COMPILED_PATTERNS.len(), 11);
 }
 
 #[test]
@@ -53,6 +55,36 @@ fn edge_cases_agree() {
         format!("work_{}", long('Z', 65)),
     ];
     cases.push("direct_0123456789abcdef0123456789abcdef".into());
+    // Verified identities (nickname@fingerprint) and the proof's base64url members.
+    let fp = "0123456789abcdef0123456789abcdef";
+    for id in [
+        format!("ops@{fp}"),
+        format!("_-@{fp}"),
+        format!("{}@{fp}", long('a', 32)),
+        format!("{}@{fp}", long('a', 33)),
+        format!("@{fp}"),
+        format!("ops@{}", &fp[1..]),
+        format!("ops@{fp}0"),
+        format!("ops@@{fp}"),
+        format!("ops@{}", fp.to_uppercase()),
+        format!("o.ps@{fp}"),
+        "ops@".into(),
+    ] {
+        cases.push(id);
+    }
+    for (n, last) in [
+        (42, "A"),
+        (42, "B"),
+        (42, "w"),
+        (41, "A"),
+        (43, "A"),
+        (85, "Q"),
+        (85, "R"),
+        (86, "A"),
+    ] {
+        cases.push(format!("{}{last}", long('_', n)));
+        cases.push(format!("{}{last}=", long('-', n)));
+    }
     // White space as ECMA-262 `\s` counts it, alone and around text.
     for c in [
         '\t', '\n', '\u{b}', '\u{c}', '\r', ' ', '\u{85}', '\u{a0}', '\u{1680}', '\u{180e}',
@@ -76,7 +108,7 @@ proptest! {
 
     #[test]
     fn random_strings_agree(
-        s in "(direct_|work_|sha256:|ws|)[a-zA-Z0-9._\\- >*\\x00-\\x1f\\x7fé😀\u{85}\u{a0}\u{1680}\u{2000}-\u{200b}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}]{0,140}",
+        s in "(direct_|work_|sha256:|ws|)[a-zA-Z0-9._\\- >*@\\x00-\\x1f\\x7fé😀\u{85}\u{a0}\u{1680}\u{2000}-\u{200b}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}]{0,140}",
     ) {
         for (pattern, matcher) in COMPILED_PATTERNS {
             prop_assert_eq!(matcher(&s), regex_says(pattern, &s), "{} on {:?}", pattern, s);

@@ -94,35 +94,193 @@ pub fn pattern_4(s: &str) -> bool {
             SET[c as usize]
         })
 }
-/// Whether a string matches `^[a-z0-9][a-z0-9._-]{0,127}$` (compiled to code).
+/// Whether a string matches `^(?:[a-z0-9][a-z0-9._-]{0,127}|[a-z0-9_-]{1,32}@[a-f0-9]{32})$` (compiled to code).
 pub fn pattern_5(s: &str) -> bool {
+    (|| -> bool {
+        let mut chars = s.bytes();
+        for _ in 0..1usize {
+            match chars.next() {
+                Some(
+                    c,
+                ) if {
+                    const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                        &[(b'a', b'z'), (b'0', b'9')],
+                    );
+                    SET[c as usize]
+                } => {}
+                _ => return false,
+            }
+        }
+        if !(0usize..=127usize).contains(&chars.len()) {
+            return false;
+        }
+        chars
+            .all(|c| {
+                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                    &[
+                        (b'a', b'z'),
+                        (b'0', b'9'),
+                        (b'.', b'.'),
+                        (b'_', b'_'),
+                        (b'-', b'-'),
+                    ],
+                );
+                SET[c as usize]
+            })
+    })()
+        || (|| -> bool {
+            match s.split_once('@') {
+                Some((l, r)) => {
+                    (|s: &str| -> bool {
+                        let mut chars = s.bytes();
+                        if !(1usize..=32usize).contains(&chars.len()) {
+                            return false;
+                        }
+                        chars
+                            .all(|c| {
+                                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                                    &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
+                                );
+                                SET[c as usize]
+                            })
+                    })(l)
+                        && (|s: &str| -> bool {
+                            let mut chars = s.bytes();
+                            if !(32usize..=32usize).contains(&chars.len()) {
+                                return false;
+                            }
+                            chars
+                                .all(|c| {
+                                    const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                                        &[(b'a', b'f'), (b'0', b'9')],
+                                    );
+                                    SET[c as usize]
+                                })
+                        })(r)
+                }
+                None => false,
+            }
+        })()
+}
+/// Whether a string matches `^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$` (compiled to code).
+pub fn pattern_6(s: &str) -> bool {
     let mut chars = s.bytes();
-    for _ in 0..1usize {
+    for _ in 0..42usize {
         match chars.next() {
             Some(
                 c,
             ) if {
                 const SET: [bool; 256] = ::agh_protocol::check::byte_set(
-                    &[(b'a', b'z'), (b'0', b'9')],
+                    &[
+                        (b'A', b'Z'),
+                        (b'a', b'z'),
+                        (b'0', b'9'),
+                        (b'_', b'_'),
+                        (b'-', b'-'),
+                    ],
                 );
                 SET[c as usize]
             } => {}
             _ => return false,
         }
     }
-    if !(0usize..=127usize).contains(&chars.len()) {
+    if !(1usize..=1usize).contains(&chars.len()) {
         return false;
     }
     chars
         .all(|c| {
             const SET: [bool; 256] = ::agh_protocol::check::byte_set(
-                &[(b'a', b'z'), (b'0', b'9'), (b'.', b'.'), (b'_', b'_'), (b'-', b'-')],
+                &[
+                    (b'A', b'A'),
+                    (b'E', b'E'),
+                    (b'I', b'I'),
+                    (b'M', b'M'),
+                    (b'Q', b'Q'),
+                    (b'U', b'U'),
+                    (b'Y', b'Y'),
+                    (b'c', b'c'),
+                    (b'g', b'g'),
+                    (b'k', b'k'),
+                    (b'o', b'o'),
+                    (b's', b's'),
+                    (b'w', b'w'),
+                    (b'0', b'0'),
+                    (b'4', b'4'),
+                    (b'8', b'8'),
+                ],
             );
             SET[c as usize]
         })
 }
+/// Whether a string matches `^[A-Za-z0-9_-]{85}[AQgw]$` (compiled to code).
+pub fn pattern_7(s: &str) -> bool {
+    let mut chars = s.bytes();
+    for _ in 0..85usize {
+        match chars.next() {
+            Some(
+                c,
+            ) if {
+                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                    &[
+                        (b'A', b'Z'),
+                        (b'a', b'z'),
+                        (b'0', b'9'),
+                        (b'_', b'_'),
+                        (b'-', b'-'),
+                    ],
+                );
+                SET[c as usize]
+            } => {}
+            _ => return false,
+        }
+    }
+    if !(1usize..=1usize).contains(&chars.len()) {
+        return false;
+    }
+    chars
+        .all(|c| {
+            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                &[(b'A', b'A'), (b'Q', b'Q'), (b'g', b'g'), (b'w', b'w')],
+            );
+            SET[c as usize]
+        })
+}
+/// Whether a string matches `^[a-z0-9_-]{1,32}@[a-f0-9]{32}$` (compiled to code).
+pub fn pattern_8(s: &str) -> bool {
+    match s.split_once('@') {
+        Some((l, r)) => {
+            (|s: &str| -> bool {
+                let mut chars = s.bytes();
+                if !(1usize..=32usize).contains(&chars.len()) {
+                    return false;
+                }
+                chars
+                    .all(|c| {
+                        const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                            &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
+                        );
+                        SET[c as usize]
+                    })
+            })(l)
+                && (|s: &str| -> bool {
+                    let mut chars = s.bytes();
+                    if !(32usize..=32usize).contains(&chars.len()) {
+                        return false;
+                    }
+                    chars
+                        .all(|c| {
+                            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                                &[(b'a', b'f'), (b'0', b'9')],
+                            );
+                            SET[c as usize]
+                        })
+                })(r)
+        }
+        None => false,
+    }
+}
 /// Whether a string matches `^work_[a-zA-Z0-9_-]{1,64}$` (compiled to code).
-pub fn pattern_6(s: &str) -> bool {
+pub fn pattern_9(s: &str) -> bool {
     let Some(rest) = s.strip_prefix("work_") else {
         return false;
     };
@@ -139,7 +297,7 @@ pub fn pattern_6(s: &str) -> bool {
         })
 }
 /// Whether a string matches `^[^.*> \u0000-\u001f\u007f]+$` (compiled to code).
-pub fn pattern_7(s: &str) -> bool {
+pub fn pattern_10(s: &str) -> bool {
     let mut chars = s.chars();
     let mut n = 0usize;
     for c in chars {
@@ -164,9 +322,15 @@ pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
     ("^sha256:[a-f0-9]{64}$", pattern_2 as fn(&str) -> bool),
     ("^[a-z0-9][a-z0-9_-]{0,63}$", pattern_3 as fn(&str) -> bool),
     ("^direct_[a-f0-9]{32}$", pattern_4 as fn(&str) -> bool),
-    ("^[a-z0-9][a-z0-9._-]{0,127}$", pattern_5 as fn(&str) -> bool),
-    ("^work_[a-zA-Z0-9_-]{1,64}$", pattern_6 as fn(&str) -> bool),
-    ("^[^.*> \\u0000-\\u001f\\u007f]+$", pattern_7 as fn(&str) -> bool),
+    (
+        "^(?:[a-z0-9][a-z0-9._-]{0,127}|[a-z0-9_-]{1,32}@[a-f0-9]{32})$",
+        pattern_5 as fn(&str) -> bool,
+    ),
+    ("^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$", pattern_6 as fn(&str) -> bool),
+    ("^[A-Za-z0-9_-]{85}[AQgw]$", pattern_7 as fn(&str) -> bool),
+    ("^[a-z0-9_-]{1,32}@[a-f0-9]{32}$", pattern_8 as fn(&str) -> bool),
+    ("^work_[a-zA-Z0-9_-]{1,64}$", pattern_9 as fn(&str) -> bool),
+    ("^[^.*> \\u0000-\\u001f\\u007f]+$", pattern_10 as fn(&str) -> bool),
 ];
 /// Checks a value against `ArtifactDescriptor` (`artifact-descriptor.schema.json#`).
 pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems) {
@@ -2441,7 +2605,7 @@ pub fn check_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
                     ::agh_protocol::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/peer_id",
-                    "does not match `^[a-z0-9][a-z0-9._-]{0,127}$`",
+                    "does not match `^(?:[a-z0-9][a-z0-9._-]{0,127}|[a-z0-9_-]{1,32}@[a-f0-9]{32})$`",
                     v,
                 );
                 break 'c0;
@@ -2998,6 +3162,239 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
         }
     }
 }
+/// Checks a value against `TrustProof` (`trust-proof.schema.json#`).
+pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
+    'c0: {
+        if !(v.is_object()) {
+            c::wrong_type(
+                out,
+                ::agh_protocol::ReasonCode::Malformed,
+                at,
+                "trust-proof.schema.json#",
+                "an object",
+                v,
+            );
+            break 'c0;
+        }
+        if let Some(m) = v.as_object() {
+            if !m.contains_key("profile") {
+                c::missing(
+                    out,
+                    ::agh_protocol::ReasonCode::Malformed,
+                    at,
+                    "trust-proof.schema.json#/required",
+                    "profile",
+                );
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if !m.contains_key("alg") {
+                c::missing(
+                    out,
+                    ::agh_protocol::ReasonCode::Malformed,
+                    at,
+                    "trust-proof.schema.json#/required",
+                    "alg",
+                );
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if !m.contains_key("key_id") {
+                c::missing(
+                    out,
+                    ::agh_protocol::ReasonCode::Malformed,
+                    at,
+                    "trust-proof.schema.json#/required",
+                    "key_id",
+                );
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if !m.contains_key("pubkey") {
+                c::missing(
+                    out,
+                    ::agh_protocol::ReasonCode::Malformed,
+                    at,
+                    "trust-proof.schema.json#/required",
+                    "pubkey",
+                );
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if !m.contains_key("sig") {
+                c::missing(
+                    out,
+                    ::agh_protocol::ReasonCode::Malformed,
+                    at,
+                    "trust-proof.schema.json#/required",
+                    "sig",
+                );
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("profile") {
+                let mark = c::push(at, "profile");
+                'c1: {
+                    if !(v.as_str() == Some("agh-network.trust.ed25519-jcs/v1")) {
+                        c::value_problem(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "trust-proof.schema.json#/properties/profile",
+                            "must be `agh-network.trust.ed25519-jcs/v1`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("alg") {
+                let mark = c::push(at, "alg");
+                'c1: {
+                    if !(v.as_str() == Some("Ed25519")) {
+                        c::value_problem(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "trust-proof.schema.json#/properties/alg",
+                            "must be `Ed25519`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("key_id") {
+                let mark = c::push(at, "key_id");
+                'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "trust-proof.schema.json#/properties/key_id",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(s) = v.as_str() {
+                        if !pattern_2(s) {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "trust-proof.schema.json#/properties/key_id",
+                                "does not match `^sha256:[a-f0-9]{64}$`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("pubkey") {
+                let mark = c::push(at, "pubkey");
+                'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "trust-proof.schema.json#/properties/pubkey",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(s) = v.as_str() {
+                        if !pattern_6(s) {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "trust-proof.schema.json#/properties/pubkey",
+                                "does not match `^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("sig") {
+                let mark = c::push(at, "sig");
+                'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "trust-proof.schema.json#/properties/sig",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(s) = v.as_str() {
+                        if !pattern_7(s) {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "trust-proof.schema.json#/properties/sig",
+                                "does not match `^[A-Za-z0-9_-]{85}[AQgw]$`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            for key in m.keys() {
+                if !matches!(
+                    key.as_str(), "profile" | "alg" | "key_id" | "pubkey" | "sig"
+                ) {
+                    c::unknown_member(
+                        out,
+                        ::agh_protocol::ReasonCode::Malformed,
+                        at,
+                        "trust-proof.schema.json#/additionalProperties",
+                        key,
+                    );
+                    if out.is_done() {
+                        break 'c0;
+                    }
+                }
+            }
+        }
+    }
+}
 /// Checks a value against `UnixSeconds` (`defs.schema.json#/$defs/unix_seconds`).
 pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
@@ -3022,6 +3419,35 @@ pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
                 v,
             );
             break 'c0;
+        }
+    }
+}
+/// Checks a value against `VerifiedPeerId` (`defs.schema.json#/$defs/verified_peer_id`).
+pub fn check_verified_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
+    'c0: {
+        if !(v.is_string()) {
+            c::wrong_type(
+                out,
+                ::agh_protocol::ReasonCode::Malformed,
+                at,
+                "defs.schema.json#/$defs/verified_peer_id",
+                "a string",
+                v,
+            );
+            break 'c0;
+        }
+        if let Some(s) = v.as_str() {
+            if !pattern_8(s) {
+                c::value_problem(
+                    out,
+                    ::agh_protocol::ReasonCode::Malformed,
+                    at,
+                    "defs.schema.json#/$defs/verified_peer_id",
+                    "does not match `^[a-z0-9_-]{1,32}@[a-f0-9]{32}$`",
+                    v,
+                );
+                break 'c0;
+            }
         }
     }
 }
@@ -3138,7 +3564,7 @@ pub fn check_work_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !pattern_6(s) {
+            if !pattern_9(s) {
                 c::value_problem(
                     out,
                     ::agh_protocol::ReasonCode::Malformed,
@@ -3197,7 +3623,7 @@ pub fn check_workspace_id(v: &Value, at: &mut String, out: &mut Problems) {
             break 'c0;
         }
         if let Some(s) = v.as_str() {
-            if !pattern_7(s) {
+            if !pattern_10(s) {
                 c::value_problem(
                     out,
                     ::agh_protocol::ReasonCode::Malformed,
@@ -3252,7 +3678,9 @@ pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] = &[
     ("Surface", check_surface as fn(&Value, &mut String, &mut Problems)),
     ("ThreadId", check_thread_id as fn(&Value, &mut String, &mut Problems)),
     ("TraceBody", check_trace_body as fn(&Value, &mut String, &mut Problems)),
+    ("TrustProof", check_trust_proof as fn(&Value, &mut String, &mut Problems)),
     ("UnixSeconds", check_unix_seconds as fn(&Value, &mut String, &mut Problems)),
+    ("VerifiedPeerId", check_verified_peer_id as fn(&Value, &mut String, &mut Problems)),
     ("WhoisBody", check_whois_body as fn(&Value, &mut String, &mut Problems)),
     ("WorkId", check_work_id as fn(&Value, &mut String, &mut Problems)),
     ("WorkState", check_work_state as fn(&Value, &mut String, &mut Problems)),

@@ -32,6 +32,7 @@ pub use self::types::{
     CapabilityDocumentId, CapabilityDocumentOutcome, CapabilityDocumentRequirementsItem,
     CapabilityDocumentSummary, Channel, DirectId, Envelope, EnvelopeId, GreetBody,
     PeerCard, PeerCardExt, PeerId, Protocol, ReceiptBody, ReceiptStatus, Reference,
-    SayBody, SayBodyText, StringList, Surface, ThreadId, TraceBody, UnixSeconds,
+    SayBody, SayBodyText, StringList, Surface, ThreadId, TraceBody, TrustProof,
+    TrustProofKeyId, TrustProofPubkey, TrustProofSig, UnixSeconds, VerifiedPeerId,
     WhoisBody, WhoisBodyType, WorkId, WorkState, WorkspaceId,
 };

@@ -216,7 +216,7 @@ pub fn scan_envelope<'a>(
                 seen |= 4u64;
                 f_workspace_id = Some({
                     let v = s.string()?;
-                    if !super::checks::pattern_7(&v) {
+                    if !super::checks::pattern_10(&v) {
                         return None;
                     }
                     v
@@ -336,7 +336,7 @@ pub fn scan_envelope<'a>(
                 } else {
                     Some({
                         let v = s.string()?;
-                        if !super::checks::pattern_6(&v) {
+                        if !super::checks::pattern_9(&v) {
                             return None;
                         }
                         v
@@ -1410,10 +1410,86 @@ pub fn scan_trace_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     }
     Some(())
 }
+/// Reads one `TrustProof` value (`trust-proof.schema.json#`); `None` declines.
+pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
+    let mut o = s.object()?;
+    let mut seen = 0u64;
+    while let Some(k) = s.key(&mut o)? {
+        match &*k {
+            "profile" => {
+                if seen & 1u64 != 0 {
+                    return None;
+                }
+                seen |= 1u64;
+                let m = s.mark();
+                s.skip()?;
+                let v = s.since(m).to_value();
+                if !(c::json_eq(&v, "\"agh-network.trust.ed25519-jcs/v1\"") && true) {
+                    return None;
+                }
+            }
+            "alg" => {
+                if seen & 2u64 != 0 {
+                    return None;
+                }
+                seen |= 2u64;
+                let m = s.mark();
+                s.skip()?;
+                let v = s.since(m).to_value();
+                if !(c::json_eq(&v, "\"Ed25519\"") && true) {
+                    return None;
+                }
+            }
+            "key_id" => {
+                if seen & 4u64 != 0 {
+                    return None;
+                }
+                seen |= 4u64;
+                let v = s.string()?;
+                if !super::checks::pattern_2(&v) {
+                    return None;
+                }
+            }
+            "pubkey" => {
+                if seen & 8u64 != 0 {
+                    return None;
+                }
+                seen |= 8u64;
+                let v = s.string()?;
+                if !super::checks::pattern_6(&v) {
+                    return None;
+                }
+            }
+            "sig" => {
+                if seen & 16u64 != 0 {
+                    return None;
+                }
+                seen |= 16u64;
+                let v = s.string()?;
+                if !super::checks::pattern_7(&v) {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    if seen & 31u64 != 31u64 {
+        return None;
+    }
+    Some(())
+}
 /// Reads one `UnixSeconds` value (`defs.schema.json#/$defs/unix_seconds`); `None` declines.
 pub fn scan_unix_seconds<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let n = s.integer()?;
     if (n as f64) < 0f64 {
+        return None;
+    }
+    Some(())
+}
+/// Reads one `VerifiedPeerId` value (`defs.schema.json#/$defs/verified_peer_id`); `None` declines.
+pub fn scan_verified_peer_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
+    let v = s.string()?;
+    if !super::checks::pattern_8(&v) {
         return None;
     }
     Some(())
@@ -1466,7 +1542,7 @@ pub fn scan_whois_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `WorkId` value (`defs.schema.json#/$defs/work_id`); `None` declines.
 pub fn scan_work_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if !super::checks::pattern_6(&v) {
+    if !super::checks::pattern_9(&v) {
         return None;
     }
     Some(())
@@ -1485,7 +1561,7 @@ pub fn scan_work_state<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `WorkspaceId` value (`defs.schema.json#/$defs/workspace_id`); `None` declines.
 pub fn scan_workspace_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let v = s.string()?;
-    if !super::checks::pattern_7(&v) {
+    if !super::checks::pattern_10(&v) {
         return None;
     }
     Some(())
@@ -1529,7 +1605,9 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
     ("Surface", scan_surface as fn(&mut Scanner<'_>) -> Option<()>),
     ("ThreadId", scan_thread_id as fn(&mut Scanner<'_>) -> Option<()>),
     ("TraceBody", scan_trace_body as fn(&mut Scanner<'_>) -> Option<()>),
+    ("TrustProof", scan_trust_proof as fn(&mut Scanner<'_>) -> Option<()>),
     ("UnixSeconds", scan_unix_seconds as fn(&mut Scanner<'_>) -> Option<()>),
+    ("VerifiedPeerId", scan_verified_peer_id as fn(&mut Scanner<'_>) -> Option<()>),
     ("WhoisBody", scan_whois_body as fn(&mut Scanner<'_>) -> Option<()>),
     ("WorkId", scan_work_id as fn(&mut Scanner<'_>) -> Option<()>),
     ("WorkState", scan_work_state as fn(&mut Scanner<'_>) -> Option<()>),

@@ -1078,7 +1078,7 @@ pub struct PeerCardExt {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-///A Peer ID: a protocol identifier, not a display label. Receivers route by Peer ID.
+///A Peer ID: a protocol identifier, not a display label. Receivers route by Peer ID. Either the v0 form `[a-z0-9][a-z0-9._-]{0,127}` or a verified identity `nickname@fingerprint` (`VerifiedPeerId`), which a receiver accepts as `from` only together with a proof that verifies.
 #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
 #[serde(transparent)]
 pub struct PeerId(::std::string::String);
@@ -1099,7 +1099,10 @@ impl ::std::str::FromStr for PeerId {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         if !super::checks::pattern_5(value) {
-            return Err("doesn't match pattern \"^[a-z0-9][a-z0-9._-]{0,127}$\"".into());
+            return Err(
+                "doesn't match pattern \"^(?:[a-z0-9][a-z0-9._-]{0,127}|[a-z0-9_-]{1,32}@[a-f0-9]{32})$\""
+                    .into(),
+            );
         }
         Ok(Self(value.to_string()))
     }
@@ -1614,6 +1617,185 @@ pub struct TraceBody {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+///The `proof` of the baseline trust profile `agh-network.trust.ed25519-jcs/v1` (the protocol's v1 RFC, "Verified Peer"): an Ed25519 signature over the RFC 8785 canonical form of the whole envelope with only `proof.sig` removed (nothing added: absent members are signed by their absence). The sender's `from` is then `nickname@fingerprint` (see `VerifiedPeerId`). A `proof` of another profile is not this object: it is kept and leaves the envelope unverified. base64url is RFC 4648 section 5 without padding, each value in its one canonical spelling.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct TrustProof {
+    ///MUST be `Ed25519`.
+    pub alg: ::serde_json::Value,
+    ///MUST be `sha256:` followed by the 64 lowercase hex digits of SHA-256 of the raw public key.
+    pub key_id: TrustProofKeyId,
+    ///MUST be `agh-network.trust.ed25519-jcs/v1`.
+    pub profile: ::serde_json::Value,
+    ///MUST be the raw 32-byte Ed25519 public key in unpadded base64url (43 characters).
+    pub pubkey: TrustProofPubkey,
+    ///MUST be the 64-byte Ed25519 signature in unpadded base64url (86 characters), over the canonical envelope without `proof.sig`.
+    pub sig: TrustProofSig,
+}
+///MUST be `sha256:` followed by the 64 lowercase hex digits of SHA-256 of the raw public key.
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[serde(transparent)]
+pub struct TrustProofKeyId(::std::string::String);
+impl ::std::ops::Deref for TrustProofKeyId {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<TrustProofKeyId> for ::std::string::String {
+    fn from(value: TrustProofKeyId) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for TrustProofKeyId {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if !super::checks::pattern_2(value) {
+            return Err("doesn't match pattern \"^sha256:[a-f0-9]{64}$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for TrustProofKeyId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TrustProofKeyId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TrustProofKeyId {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///MUST be the raw 32-byte Ed25519 public key in unpadded base64url (43 characters).
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[serde(transparent)]
+pub struct TrustProofPubkey(::std::string::String);
+impl ::std::ops::Deref for TrustProofPubkey {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<TrustProofPubkey> for ::std::string::String {
+    fn from(value: TrustProofPubkey) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for TrustProofPubkey {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if !super::checks::pattern_6(value) {
+            return Err(
+                "doesn't match pattern \"^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$\"".into(),
+            );
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for TrustProofPubkey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TrustProofPubkey {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TrustProofPubkey {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///MUST be the 64-byte Ed25519 signature in unpadded base64url (86 characters), over the canonical envelope without `proof.sig`.
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[serde(transparent)]
+pub struct TrustProofSig(::std::string::String);
+impl ::std::ops::Deref for TrustProofSig {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<TrustProofSig> for ::std::string::String {
+    fn from(value: TrustProofSig) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for TrustProofSig {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if !super::checks::pattern_7(value) {
+            return Err("doesn't match pattern \"^[A-Za-z0-9_-]{85}[AQgw]$\"".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for TrustProofSig {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for TrustProofSig {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TrustProofSig {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
 ///Unix time in seconds.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 #[serde(transparent)]
@@ -1655,6 +1837,62 @@ impl ::std::convert::TryFrom<String> for UnixSeconds {
     type Error = <u64 as ::std::str::FromStr>::Err;
     fn try_from(value: String) -> ::std::result::Result<Self, Self::Error> {
         value.parse()
+    }
+}
+///A verified sender identity of the trust profile `agh-network.trust.ed25519-jcs/v1`: `nickname@fingerprint`, the nickname `[a-z0-9_-]{1,32}` and the fingerprint the first 32 lowercase hex digits of SHA-256 of the sender's public key. It extends the Peer ID grammar (whose v0 form has no `@`): a receiver accepts it as `from` only together with a proof of the profile that verifies; without one the envelope is rejected (the proof-stripping defence).
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[serde(transparent)]
+pub struct VerifiedPeerId(::std::string::String);
+impl ::std::ops::Deref for VerifiedPeerId {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<VerifiedPeerId> for ::std::string::String {
+    fn from(value: VerifiedPeerId) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for VerifiedPeerId {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if !super::checks::pattern_8(value) {
+            return Err(
+                "doesn't match pattern \"^[a-z0-9_-]{1,32}@[a-f0-9]{32}$\"".into(),
+            );
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for VerifiedPeerId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for VerifiedPeerId {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for VerifiedPeerId {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
     }
 }
 ///`whois` discovers peers by Peer ID, display name, capability, artifact type, trust mode or profile. It has two body forms, request and response; a response is directed to the requester and links back to the request with `reply_to`.
@@ -1757,7 +1995,7 @@ impl ::std::str::FromStr for WorkId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_6(value) {
+        if !super::checks::pattern_9(value) {
             return Err("doesn't match pattern \"^work_[a-zA-Z0-9_-]{1,64}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -1882,7 +2120,7 @@ impl ::std::str::FromStr for WorkspaceId {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_7(value) {
+        if !super::checks::pattern_10(value) {
             return Err(
                 "doesn't match pattern \"^[^.*> \\u0000-\\u001f\\u007f]+$\"".into(),
             );
@@ -2126,11 +2364,43 @@ impl ThreadId {
         Self(value)
     }
 }
+impl TrustProofKeyId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl TrustProofPubkey {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl TrustProofSig {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
 impl UnixSeconds {
     /// Wraps a value that the generated scanner already checked against this type's
     /// schema, without checking it again. For generated code only.
     #[allow(dead_code)]
     pub(crate) fn from_checked(value: u64) -> Self {
+        Self(value)
+    }
+}
+impl VerifiedPeerId {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
         Self(value)
     }
 }
@@ -3607,6 +3877,93 @@ impl TraceBody {
                 None => return Err(E::missing_field("state")),
             },
             extra: extra,
+        })
+    }
+}
+impl TrustProof {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_alg = None;
+        let mut f_key_id = None;
+        let mut f_profile = None;
+        let mut f_pubkey = None;
+        let mut f_sig = None;
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "alg" => {
+                    f_alg = Some(::serde_json::from_str::<::serde_json::Value>(v.get())?);
+                }
+                "key_id" => {
+                    f_key_id = Some(
+                        match v.string_value() {
+                            Some(t) => TrustProofKeyId::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "key_id", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "profile" => {
+                    f_profile = Some(
+                        ::serde_json::from_str::<::serde_json::Value>(v.get())?,
+                    );
+                }
+                "pubkey" => {
+                    f_pubkey = Some(
+                        match v.string_value() {
+                            Some(t) => TrustProofPubkey::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "pubkey", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                "sig" => {
+                    f_sig = Some(
+                        match v.string_value() {
+                            Some(t) => TrustProofSig::from_checked(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "sig", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
+                }
+                other => return Err(E::unknown_field(other, &[])),
+            }
+        }
+        Ok(Self {
+            alg: match f_alg {
+                Some(v) => v,
+                None => return Err(E::missing_field("alg")),
+            },
+            key_id: match f_key_id {
+                Some(v) => v,
+                None => return Err(E::missing_field("key_id")),
+            },
+            profile: match f_profile {
+                Some(v) => v,
+                None => return Err(E::missing_field("profile")),
+            },
+            pubkey: match f_pubkey {
+                Some(v) => v,
+                None => return Err(E::missing_field("pubkey")),
+            },
+            sig: match f_sig {
+                Some(v) => v,
+                None => return Err(E::missing_field("sig")),
+            },
         })
     }
 }

@@ -43,8 +43,11 @@ def verify(envelope):
     nick, _, fp = frm.partition("@")
     if proof is None:
         return ("rejected", "proof stripped") if "@" in frm else ("unverified", "no proof")
-    if not isinstance(proof, dict) or not isinstance(proof.get("profile"), str):
+    if not isinstance(proof, dict):
         return ("rejected", "malformed proof")
+    if not isinstance(proof.get("profile"), str):
+        # No profile named: no proof of any (v0 receivers MUST NOT require proof processing).
+        return ("rejected", "verified-form from, no profile") if "@" in frm else ("unverified", "no profile")
     if proof["profile"] != PROFILE:
         return ("rejected", "verified-form from, other profile") if "@" in frm else ("unverified", "other profile")
     if sorted(proof) != sorted(["profile", "alg", "key_id", "pubkey", "sig"]) or not all(isinstance(v, str) for v in proof.values()):

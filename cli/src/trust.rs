@@ -1,0 +1,188 @@
+//! `agh key`, `agh sign`, `agh verify`: the trust profile `agh-network.trust.ed25519-jcs/v1` from
+//! the command line (agh_protocol::trust does the work).
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agh_protocol::json::{read_envelope_json, JsonLimits};
+use agh_protocol::trust::{evaluate, Key, TrustState};
+use serde_json::{json, Value as Json};
+
+use crate::{usage_error, Format};
+
+pub(crate) const USAGE: &str = "usage: agh key new NICKNAME [--out FILE]
+                 a new Ed25519 key, saved owner-only as PKCS#8 PEM (default NICKNAME.pem);
+                 prints the verified peer id NICKNAME@fingerprint
+       agh key id --key FILE NICKNAME
+                 the verified peer id of a key for a nickname
+       agh sign --key FILE [--as NICKNAME] [ENVELOPE|-]
+                 the envelope signed (compact JSON on stdout); `--as` sets `from` first
+       agh verify [--format text|json] [ENVELOPE|-]
+                 the trust state: verified, unverified, or rejected with the failing step
+                 (exit 0 verified, 1 unverified or rejected)";
+
+fn read_input(path: Option<&str>) -> Result<Vec<u8>, String> {
+    match path {
+        None | Some("-") => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(buf)
+        }
+        Some(p) => std::fs::read(p).map_err(|e| format!("cannot read {p}: {e}")),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("agh: {message}");
+    ExitCode::from(1)
+}
+
+/// `agh key ...`, `agh sign ...`, `agh verify ...`.
+pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
+    use lexopt::prelude::*;
+    let mut p = lexopt::Parser::from_args(args);
+    let mut positional: Vec<String> = Vec::new();
+    let (mut out, mut key, mut nickname, mut format) = (None, None, None, Format::Text);
+    let parsed = (|| -> Result<(), lexopt::Error> {
+        while let Some(arg) = p.next()? {
+            match arg {
+                Long("out") if cmd == "key" => out = Some(PathBuf::from(p.value()?)),
+                Long("key") if cmd != "verify" => key = Some(PathBuf::from(p.value()?)),
+                Long("as") if cmd == "sign" => nickname = Some(p.value()?.string()?),
+                Long("format") if cmd == "verify" => format = p.value()?.parse()?,
+                Value(v) => positional.push(v.string()?),
+                _ => return Err(arg.unexpected()),
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = parsed {
+        return usage_error(USAGE, &e.to_string());
+    }
+    let pos: Vec<&str> = positional.iter().map(String::as_str).collect();
+    match (cmd, pos.as_slice()) {
+        ("key", ["new", nick]) => {
+            let path = out.unwrap_or_else(|| PathBuf::from(format!("{nick}.pem")));
+            let key = match Key::generate() {
+                Ok(k) => k,
+                Err(e) => return fail(&format!("key new: {e}")),
+            };
+            let id = match key.peer_id(nick) {
+                Ok(id) => id,
+                Err(e) => return usage_error(USAGE, &e.to_string()),
+            };
+            if let Err(e) = key.save(&path) {
+                return fail(&format!("key new: cannot write {}: {e}", path.display()));
+            }
+            println!("{id}");
+            eprintln!("agh: secret key written to {} (owner-only)", path.display());
+            ExitCode::SUCCESS
+        }
+        ("key", ["id", nick]) => {
+            let Some(path) = key else {
+                return usage_error(USAGE, "key id needs --key FILE");
+            };
+            match Key::load(&path).and_then(|k| k.peer_id(nick)) {
+                Ok(id) => {
+                    println!("{id}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&format!("key id: {e}")),
+            }
+        }
+        ("key", _) => usage_error(USAGE, "expected `key new NICKNAME` or `key id NICKNAME`"),
+        ("sign", [] | [_]) => {
+            let Some(path) = key else {
+                return usage_error(USAGE, "sign needs --key FILE");
+            };
+            let key = match Key::load(&path) {
+                Ok(k) => k,
+                Err(e) => return fail(&format!("sign: {e}")),
+            };
+            let bytes = match read_input(pos.first().copied()) {
+                Ok(b) => b,
+                Err(e) => return fail(&format!("sign: {e}")),
+            };
+            let mut envelope = match read_envelope_json(&bytes, &JsonLimits::default()) {
+                Ok(m) => m,
+                Err(e) => {
+                    return fail(&format!(
+                        "sign: malformed {}: {}",
+                        if e.pointer.is_empty() {
+                            "/"
+                        } else {
+                            &e.pointer
+                        },
+                        e.message
+                    ))
+                }
+            };
+            if let Some(nick) = &nickname {
+                match key.peer_id(nick) {
+                    Ok(id) => {
+                        envelope.insert("from".into(), Json::String(id));
+                    }
+                    Err(e) => return usage_error(USAGE, &e.to_string()),
+                }
+            }
+            if let Err(e) = key.sign_envelope(&mut envelope) {
+                return fail(&format!("sign: {e}"));
+            }
+            let text = Json::Object(envelope).to_string();
+            let mut stdout = std::io::stdout().lock();
+            match writeln!(stdout, "{text}") {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&format!("sign: cannot write the output: {e}")),
+            }
+        }
+        ("verify", [] | [_]) => {
+            let bytes = match read_input(pos.first().copied()) {
+                Ok(b) => b,
+                Err(e) => return fail(&format!("verify: {e}")),
+            };
+            let state = match read_envelope_json(&bytes, &JsonLimits::default()) {
+                Ok(m) => evaluate(&m),
+                Err(e) => {
+                    return fail(&format!(
+                        "verify: malformed {}: {}",
+                        if e.pointer.is_empty() {
+                            "/"
+                        } else {
+                            &e.pointer
+                        },
+                        e.message
+                    ))
+                }
+            };
+            let line = match (&state, format) {
+                (TrustState::Verified { fingerprint }, Format::Json) => {
+                    json!({"trust": "verified", "fingerprint": fingerprint}).to_string()
+                }
+                (TrustState::Unverified { reason }, Format::Json) => {
+                    json!({"trust": "unverified", "reason": reason}).to_string()
+                }
+                (TrustState::Rejected { step, message }, Format::Json) => json!({
+                    "trust": "rejected", "reason_code": "verification_failed",
+                    "step": step.as_str(), "pointer": step.pointer(), "message": message
+                })
+                .to_string(),
+                (TrustState::Rejected { step, message }, Format::Text) => format!(
+                    "rejected: verification_failed at step `{step}` ({}): {message}",
+                    step.pointer()
+                ),
+                (state, Format::Text) => state.to_string(),
+            };
+            println!("{line}");
+            if state.is_verified() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        _ => usage_error(USAGE, &format!("`{cmd}` takes at most one envelope")),
+    }
+}

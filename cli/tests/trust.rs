@@ -1,0 +1,157 @@
+//! `agh key`, `agh sign`, `agh verify`: a key made and saved owner-only, an envelope signed by
+//! `agh sign` that verifies here and with the independent Python check
+//! (`protocol/tests/python/trust_check.py`), and fails both after any one-byte change.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::{agh, root, run};
+use serde_json::{json, Value};
+
+/// The Python check's state for each envelope text (`None` where its packages are missing
+/// outside CI: the test then says it was skipped).
+fn python_states(texts: &[String]) -> Option<Vec<String>> {
+    let ready = Command::new("python3")
+        .args(["-c", "import rfc8785, cryptography"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ready {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "pip install rfc8785 cryptography"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: python3 with rfc8785 and cryptography is missing"
+        );
+        return None;
+    }
+    let mut child = Command::new("python3")
+        .arg(root().join("protocol/tests/python/trust_check.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = String::new();
+    for t in texts {
+        input.push_str(&json!({"op": "verify", "text": t}).to_string());
+        input.push('\n');
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let states = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            if v["ok"] == true {
+                v["state"].as_str().unwrap().to_owned()
+            } else {
+                "rejected".to_owned()
+            }
+        })
+        .collect();
+    Some(states)
+}
+
+#[test]
+fn sign_then_verify_here_and_independently_and_every_byte_matters() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("ops.pem");
+    let (code, id, err) = run(agh().args(["key", "new", "ops", "--out"]).arg(&key), "");
+    assert_eq!(code, 0, "{err}");
+    let id = id.trim().to_owned();
+    assert!(id.starts_with("ops@") && id.len() == 36, "{id}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the secret key is owner-only");
+    }
+    // A second `key new` onto the same file refuses to overwrite it.
+    let (code, _, _) = run(agh().args(["key", "new", "ops", "--out"]).arg(&key), "");
+    assert_eq!(code, 1);
+    let (code, again, _) = run(agh().args(["key", "id", "--key"]).arg(&key).arg("ops"), "");
+    assert_eq!((code, again.trim()), (0, id.as_str()));
+
+    let envelope = root().join("examples/envelopes/say-say_thread_001.json");
+    let (code, signed, err) = run(
+        agh()
+            .args(["sign", "--key"])
+            .arg(&key)
+            .args(["--as", "ops"])
+            .arg(&envelope),
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let signed = signed.trim_end().to_owned();
+    let (code, out, _) = run(agh().arg("verify"), &signed);
+    assert_eq!(
+        (code, out.trim()),
+        (0, format!("verified ({})", &id[4..]).as_str())
+    );
+    let (code, out, _) = run(
+        agh().args([
+            "validate",
+            "--now",
+            "1776366250",
+            "--replay-age",
+            "600",
+            "-",
+        ]),
+        &signed,
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("ok say msg_say_thread_001 verified"),
+        "{out}"
+    );
+
+    // Every byte changed in turn (to its printable neighbour; the text stays UTF-8).
+    let bytes = signed.as_bytes();
+    let mut changed = Vec::new();
+    for i in 0..bytes.len() {
+        if bytes[i] >= 0x7e || bytes[i] < 0x20 {
+            continue;
+        }
+        let mut c = bytes.to_vec();
+        c[i] += 1;
+        changed.push(String::from_utf8(c).unwrap());
+    }
+    assert!(changed.len() > 300);
+    let Some(states) = python_states(
+        &std::iter::once(signed.clone())
+            .chain(changed.clone())
+            .collect::<Vec<_>>(),
+    ) else {
+        return;
+    };
+    assert_eq!(
+        states[0], "verified",
+        "the independent check verifies agh sign's output"
+    );
+    for (text, state) in changed.iter().zip(&states[1..]) {
+        assert_ne!(state, "verified", "{text}");
+    }
+    // And `agh verify` agrees on a sample of them (every 16th, to keep the test short).
+    for text in changed.iter().step_by(16) {
+        let (code, out, _) = run(agh().arg("verify"), text);
+        assert_ne!(code, 0, "{text}: {out}");
+    }
+    // Unsigned: unverified, exit 1; JSON form names the failing step of a tampered one.
+    let (code, out, _) = run(agh().arg("verify").arg(&envelope), "");
+    assert_eq!((code, out.trim()), (1, "unverified (no proof)"));
+    let tampered = signed.replacen("\"ts\":1776366120", "\"ts\":1776366121", 1);
+    assert_ne!(tampered, signed);
+    let (code, out, _) = run(agh().args(["verify", "--format", "json"]), &tampered);
+    assert_eq!(code, 1);
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["trust"], "rejected");
+    assert_eq!(v["step"], "signature");
+    assert_eq!(v["reason_code"], "verification_failed");
+}
