@@ -26,6 +26,7 @@ use crate::parse::{Message, Options, Registry, Rejection};
 pub struct MessageBuilder {
     members: Map<String, Value>,
     ext: Map<String, Value>,
+    key: Option<crate::trust::Key>,
 }
 
 impl MessageBuilder {
@@ -39,6 +40,7 @@ impl MessageBuilder {
         MessageBuilder {
             members,
             ext: Map::new(),
+            key: None,
         }
     }
 
@@ -118,6 +120,16 @@ impl MessageBuilder {
         self
     }
 
+    /// Signs the envelope with `key` (trust profile `agh-network.trust.ed25519-jcs/v1`) when it
+    /// is finished: `from` must be this key's verified identity (`Key::peer_id`), else finishing
+    /// fails with `verification_failed` at `/from`. The signed envelope writes `to` and every
+    /// member as `Message::to_vec` does (`to: null` when absent), so that the bytes a receiver
+    /// gets, and any faithful forward of them, verify.
+    pub fn sign(mut self, key: &crate::trust::Key) -> Self {
+        self.key = Some(key.clone());
+        self
+    }
+
     /// Finishes the envelope with `body` (its kind is `T`'s) and validates it with the core kinds
     /// plus `T`'s kind.
     pub fn body<T: Body + Send + Sync + 'static>(self, body: &T) -> Result<Message, Rejection> {
@@ -139,6 +151,18 @@ impl MessageBuilder {
         members.insert(crate::generated::BODY_MEMBER.into(), body);
         if !self.ext.is_empty() {
             members.insert("ext".into(), Value::Object(self.ext));
+        }
+        if let Some(key) = &self.key {
+            // The form `Message::to_vec` writes: `to` present (null when there is no target).
+            members.entry("to").or_insert(Value::Null);
+            if let Err(e) = key.sign_envelope(&mut members) {
+                return Err(Rejection::from_problem(crate::Problem::new(
+                    crate::ReasonCode::VerificationFailed,
+                    "/from",
+                    "trust: agh-network.trust.ed25519-jcs/v1",
+                    format!("cannot sign: {e}"),
+                )));
+            }
         }
         let bytes = serde_json::to_vec(&Value::Object(members)).unwrap_or_default();
         registry.parse(&bytes, &Options::without_freshness())

@@ -148,6 +148,9 @@ pub struct ReceiverConfig {
     pub replay_age_secs: u64,
     /// Most `(from, id)` pairs the dedup window holds.
     pub dedup_cap: usize,
+    /// Which trust states are accepted (default: verified and unverified; a rejected envelope
+    /// is always refused with `verification_failed`).
+    pub trust_policy: crate::trust::TrustPolicy,
 }
 
 impl ReceiverConfig {
@@ -159,6 +162,7 @@ impl ReceiverConfig {
             local_peer: local_peer.to_owned(),
             replay_age_secs: crate::generated::DEFAULT_REPLAY_AGE_SECS,
             dedup_cap: 100_000,
+            trust_policy: crate::trust::TrustPolicy::default(),
         }
     }
 }
@@ -274,6 +278,20 @@ impl Receiver {
             Ok(m) => m,
             Err(r) => return self.refuse_rejection(r, now),
         };
+        // Trust: evaluated by the parser after freshness (a rejected envelope never gets here);
+        // the local policy applies before routing.
+        if let crate::trust::TrustState::Rejected { step, message: m } =
+            self.config.trust_policy.apply(message.trust().clone())
+        {
+            let text = format!("trust step `{step}` failed: {m}");
+            return self.refuse(
+                &message,
+                ReasonCode::VerificationFailed,
+                step.pointer(),
+                text,
+                now,
+            );
+        }
         let env = message.envelope();
         if *env.workspace_id != self.config.workspace_id || *env.channel != self.config.channel {
             return Delivery::Ignored {
