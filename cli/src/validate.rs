@@ -134,17 +134,22 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             (Err(r), fmt) => {
                 invalid += 1;
                 match fmt {
-                    Format::Json => json!({
-                        "index": index,
-                        "ok": false,
-                        "reason_code": r.code.as_str(),
-                        "pointer": r.pointer,
-                        "message": r.message,
-                        "trust": (r.code == agh_protocol::ReasonCode::VerificationFailed
-                            && r.rule.starts_with("trust"))
-                        .then_some("rejected"),
-                    })
-                    .to_string(),
+                    Format::Json => {
+                        let mut line = json!({
+                            "index": index,
+                            "ok": false,
+                            "reason_code": r.code.as_str(),
+                            "pointer": r.pointer,
+                            "message": r.message,
+                        });
+                        // A refusal by the trust profile says so.
+                        if r.code == agh_protocol::ReasonCode::VerificationFailed
+                            && r.rule.starts_with("trust")
+                        {
+                            line["trust"] = "rejected".into();
+                        }
+                        line.to_string()
+                    }
                     Format::Text => {
                         let at = if r.pointer.is_empty() {
                             "/"

@@ -39,11 +39,15 @@ impl InProcess {
                 Ok(m) => {
                     json!({"verdict": "accept", "kind": m.kind(), "trust": m.trust().as_str()})
                 }
+                Err(r) if r.rule.starts_with("trust") => json!({
+                    "verdict": "reject",
+                    "trust": "rejected",
+                    "reason_code": r.code.as_str(),
+                    "pointer": r.pointer,
+                    "message": r.message,
+                }),
                 Err(r) => json!({
                     "verdict": "reject",
-                    "trust": (r.code == agh_protocol::ReasonCode::VerificationFailed
-                        && r.rule.starts_with("trust"))
-                    .then_some("rejected"),
                     "reason_code": r.code.as_str(),
                     "pointer": r.pointer,
                     "message": r.message,

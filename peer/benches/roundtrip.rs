@@ -144,6 +144,8 @@ fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
         greet_interval_secs: 30,
         replay_age_secs: agh_protocol::DEFAULT_REPLAY_AGE_SECS,
         nonce: 1,
+        key: None,
+        trust_policy: Default::default(),
     })
     .expect("core");
     let start = Instant::now();

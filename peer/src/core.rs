@@ -9,8 +9,10 @@
 
 use std::collections::BTreeSet;
 
-use agh_protocol::discovery::{answer_whois, Catalog, PeerCardBuilder, PresenceRegistry};
-use agh_protocol::identity::{broadcast_subject, direct_id, peer_subject};
+use agh_protocol::discovery::{answer_whois_signed, Catalog, PeerCardBuilder, PresenceRegistry};
+use agh_protocol::identity::{
+    broadcast_subject, direct_id, peer_subject, v1_broadcast_subject, v1_peer_subject,
+};
 use agh_protocol::{
     GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReasonCode, ReceiptBody,
     ReceiptStatus, Receiver, ReceiverConfig, WhoisBody, WhoisBodyType, WorkKey, WorkTracker,
@@ -109,6 +111,13 @@ pub struct CoreConfig {
     pub replay_age_secs: u64,
     /// A per-run nonce that makes generated envelope ids unique across restarts.
     pub nonce: u64,
+    /// The signing key of a Verified Peer (trust profile `agh-network.trust.ed25519-jcs/v1`):
+    /// everything it sends is signed, its card advertises the profile, and it speaks the
+    /// `agh.network.v1` subjects (TRUST.md). `peer_id` must then be the key's
+    /// `nickname@fingerprint`.
+    pub key: Option<agh_protocol::trust::Key>,
+    /// Which trust states inbound envelopes may have (`VerifiedOnly` refuses unverified ones).
+    pub trust_policy: agh_protocol::trust::TrustPolicy,
 }
 
 /// The pure state of one local peer.
@@ -121,17 +130,49 @@ pub struct PeerCore {
     known: BTreeSet<String>,
     broadcast: String,
     own: String,
+    /// Every subject this peer listens on (a Verified Peer: both prefixes).
+    subscriptions: Vec<String>,
     seq: u64,
 }
 
 impl PeerCore {
     /// A core for `config`; checks the identifiers and builds the Peer Card.
     pub fn new(config: CoreConfig) -> Result<PeerCore, PeerError> {
-        let broadcast = broadcast_subject(&config.workspace_id, &config.channel)
-            .map_err(|e| PeerError::Config(e.to_string()))?;
-        let own = peer_subject(&config.workspace_id, &config.channel, &config.peer_id)
-            .map_err(|e| PeerError::Config(e.to_string()))?;
+        let config_err =
+            |e: agh_protocol::identity::IdentityError| PeerError::Config(e.to_string());
+        let v0_broadcast =
+            broadcast_subject(&config.workspace_id, &config.channel).map_err(config_err)?;
+        let v0_own = peer_subject(&config.workspace_id, &config.channel, &config.peer_id)
+            .map_err(config_err)?;
+        let (broadcast, own, subscriptions) = match &config.key {
+            None => (
+                v0_broadcast.clone(),
+                v0_own.clone(),
+                vec![v0_broadcast, v0_own],
+            ),
+            Some(key) => {
+                let fingerprint = agh_protocol::trust::split_verified_id(&config.peer_id)
+                    .map(|(_, fp)| fp.to_owned());
+                if fingerprint.as_deref() != Some(key.fingerprint().as_str()) {
+                    return Err(PeerError::Config(format!(
+                        "a peer with a key is `<nickname>@{}` (its fingerprint), not `{}`",
+                        key.fingerprint(),
+                        config.peer_id
+                    )));
+                }
+                let b = v1_broadcast_subject(&config.workspace_id, &config.channel)
+                    .map_err(config_err)?;
+                let o = v1_peer_subject(&config.workspace_id, &config.channel, &config.peer_id)
+                    .map_err(config_err)?
+                    .unwrap_or_else(|| v0_own.clone());
+                // Speaking both versions: v0 peers reach it on the v0 subjects too.
+                (b.clone(), o.clone(), vec![b, o, v0_broadcast, v0_own])
+            }
+        };
         let mut card = PeerCardBuilder::new(&config.peer_id).artifact("capability");
+        if config.key.is_some() {
+            card = card.trust_mode(agh_protocol::trust::PROFILE);
+        }
         if let Some(name) = &config.display_name {
             card = card.display_name(name);
         }
@@ -140,6 +181,8 @@ impl PeerCore {
             .map_err(|p| PeerError::Config(p.to_string()))?;
         let mut rc = ReceiverConfig::new(&config.workspace_id, &config.channel, &config.peer_id);
         rc.replay_age_secs = config.replay_age_secs;
+        rc.trust_policy = config.trust_policy;
+        rc.signing_key = config.key.clone();
         Ok(PeerCore {
             receiver: Receiver::new(rc),
             presence: PresenceRegistry::new(config.greet_interval_secs.max(1)),
@@ -147,6 +190,7 @@ impl PeerCore {
             known: BTreeSet::new(),
             broadcast,
             own,
+            subscriptions,
             seq: 0,
             config,
         })
@@ -157,9 +201,29 @@ impl PeerCore {
         &self.config
     }
 
-    /// The broadcast subject and this peer's own subject (both subscribed on join).
+    /// The broadcast subject and this peer's own subject it sends and answers on (under
+    /// `agh.network.v1` for a Verified Peer).
     pub fn subjects(&self) -> (&str, &str) {
         (&self.broadcast, &self.own)
+    }
+
+    /// Every subject to subscribe to on join (a Verified Peer: both prefixes, TRUST.md).
+    pub fn subscriptions(&self) -> &[String] {
+        &self.subscriptions
+    }
+
+    /// The bytes that go on the wire for `message`. A Verified Peer sends only what it signed
+    /// (its builders, its receiver's receipts and its whois answers sign with its key).
+    fn wire(&self, message: &Message) -> Result<Vec<u8>, PeerError> {
+        if self.config.key.is_some() && !message.trust().is_verified() {
+            return Err(PeerError::Config(format!(
+                "`{}` is not signed: a Verified Peer sends signed envelopes only",
+                message.id()
+            )));
+        }
+        message
+            .to_vec()
+            .map_err(|e| PeerError::Config(format!("serializing `{}`: {e}", message.id())))
     }
 
     /// This peer's card.
@@ -193,13 +257,17 @@ impl PeerCore {
     /// A builder for an envelope from this peer at `now`, with a fresh id.
     pub fn builder(&mut self, prefix: &str, now: i64) -> MessageBuilder {
         let id = self.next_id(prefix);
-        MessageBuilder::new(
+        let builder = MessageBuilder::new(
             &self.config.workspace_id,
             &self.config.channel,
             &self.config.peer_id,
         )
         .id(&id)
-        .ts(now)
+        .ts(now);
+        match &self.config.key {
+            Some(key) => builder.sign(key),
+            None => builder,
+        }
     }
 
     /// `builder` placed in `container`, directed to `to` when given.
@@ -290,10 +358,22 @@ impl PeerCore {
 
     /// The subject of a message by its `to` (NOTES 9).
     pub fn subject_for(&self, to: Option<&str>) -> Result<String, PeerError> {
+        let config_err =
+            |e: agh_protocol::identity::IdentityError| PeerError::Config(e.to_string());
         match to {
             None => Ok(self.broadcast.clone()),
+            // A Verified Peer reaches a verified target on its v1 subject (TRUST.md).
+            Some(to) if self.config.key.is_some() => {
+                match v1_peer_subject(&self.config.workspace_id, &self.config.channel, to)
+                    .map_err(config_err)?
+                {
+                    Some(subject) => Ok(subject),
+                    None => peer_subject(&self.config.workspace_id, &self.config.channel, to)
+                        .map_err(config_err),
+                }
+            }
             Some(to) => peer_subject(&self.config.workspace_id, &self.config.channel, to)
-                .map_err(|e| PeerError::Config(e.to_string())),
+                .map_err(config_err),
         }
     }
 
@@ -329,9 +409,7 @@ impl PeerCore {
                 message: format!("not sent: {m}"),
             });
         }
-        let payload = message
-            .to_vec()
-            .map_err(|e| PeerError::Config(format!("serializing `{}`: {e}", *env.id)))?;
+        let payload = self.wire(message)?;
         // The wire form (with `to` and `proof` written as null) must fit the size limit too.
         agh_protocol::discovery::check_encoded_size(payload.len())
             .map_err(|p| PeerError::Invalid(agh_protocol::Rejection::from_problem(p)))?;
@@ -394,7 +472,7 @@ impl PeerCore {
                 let answerable = refused_kind.as_deref() != Some("receipt");
                 if let Some(receipt) = refusal.receipt.as_ref().filter(|_| answerable) {
                     if let (Ok(subject), Ok(bytes)) =
-                        (self.subject_for(to.as_deref()), receipt.to_vec())
+                        (self.subject_for(to.as_deref()), self.wire(receipt))
                     {
                         out.publish.push(Publish {
                             subject,
@@ -423,7 +501,14 @@ impl PeerCore {
             Some(KnownBody::Whois(w)) if w.type_ == WhoisBodyType::Response => w.peer_card.clone(),
             Some(KnownBody::Whois(_)) => {
                 let id = self.next_id("whois-res");
-                match answer_whois(message, &self.card, self.config.catalog.as_ref(), &id, now) {
+                match answer_whois_signed(
+                    message,
+                    &self.card,
+                    self.config.catalog.as_ref(),
+                    &id,
+                    now,
+                    self.config.key.as_ref(),
+                ) {
                     Ok(Some(response)) => {
                         if let Ok((p, _)) = self.prepare(&response) {
                             out.publish.push(p);
@@ -495,6 +580,8 @@ mod tests {
             greet_interval_secs: 30,
             replay_age_secs: 300,
             nonce: 7,
+            key: None,
+            trust_policy: Default::default(),
         })
         .unwrap()
     }

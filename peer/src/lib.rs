@@ -41,7 +41,7 @@ use agh_protocol::{
     TraceBody, WhoisBody, WhoisBodyType, WorkState,
 };
 use bytes::Bytes;
-use futures_util::stream::{select, StreamExt};
+use futures_util::stream::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -85,6 +85,10 @@ pub struct PeerConfig {
     /// Whether to broadcast a whois request right after the join greet, so that the peers
     /// already present answer at once instead of at their next greet (default: yes).
     pub discover_on_join: bool,
+    /// The key of a Verified Peer (see [`core::CoreConfig::key`]).
+    pub key: Option<agh_protocol::trust::Key>,
+    /// Which trust states inbound envelopes may have (default: verified and unverified).
+    pub trust_policy: agh_protocol::trust::TrustPolicy,
 }
 
 impl std::fmt::Debug for PeerConfig {
@@ -98,6 +102,8 @@ impl std::fmt::Debug for PeerConfig {
             .field("greet_interval", &self.greet_interval)
             .field("replay_age_secs", &self.replay_age_secs)
             .field("discover_on_join", &self.discover_on_join)
+            .field("key", &self.key)
+            .field("trust_policy", &self.trust_policy)
             .finish_non_exhaustive()
     }
 }
@@ -115,7 +121,31 @@ impl PeerConfig {
             replay_age_secs: agh_protocol::DEFAULT_REPLAY_AGE_SECS,
             clock: system_clock(),
             discover_on_join: true,
+            key: None,
+            trust_policy: agh_protocol::trust::TrustPolicy::default(),
         }
+    }
+
+    /// A Verified Peer: `nickname@fingerprint` of `key` in `workspace_id` / `channel`, signing
+    /// everything it sends (trust profile `agh-network.trust.ed25519-jcs/v1`).
+    pub fn verified(
+        workspace_id: &str,
+        channel: &str,
+        nickname: &str,
+        key: agh_protocol::trust::Key,
+    ) -> Result<Self, PeerError> {
+        let id = key
+            .peer_id(nickname)
+            .map_err(|e| PeerError::Config(e.to_string()))?;
+        let mut config = PeerConfig::new(workspace_id, channel, &id);
+        config.key = Some(key);
+        Ok(config)
+    }
+
+    /// Sets the trust policy (`TrustPolicy::VerifiedOnly`: refuse unverified envelopes).
+    pub fn trust_policy(mut self, policy: agh_protocol::trust::TrustPolicy) -> Self {
+        self.trust_policy = policy;
+        self
     }
 
     /// Sets whether to broadcast a whois request on join.
@@ -325,16 +355,15 @@ impl Peer {
             greet_interval_secs: interval.as_secs_f64().ceil() as u64,
             replay_age_secs: config.replay_age_secs,
             nonce,
+            key: config.key.clone(),
+            trust_policy: config.trust_policy,
         })?;
-        let (broadcast_subject, own_subject) = {
-            let (b, o) = core.subjects();
-            (b.to_owned(), o.to_owned())
-        };
         let links = transport.link_events();
-        let subs = select(
-            transport.subscribe(broadcast_subject).await?,
-            transport.subscribe(own_subject).await?,
-        );
+        let mut streams = Vec::new();
+        for subject in core.subscriptions() {
+            streams.push(transport.subscribe(subject.clone()).await?);
+        }
+        let subs = futures_util::stream::select_all(streams);
         transport.flush().await?;
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (delivered, _) = broadcast::channel(4096);

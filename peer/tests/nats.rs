@@ -657,3 +657,139 @@ async fn three_server_cluster_work_unit() {
     joined(&mut a_events, "docs.c").await;
     work_unit(&a, &mut a_events, &b, &mut b_events, "work_cluster").await;
 }
+
+/// The trust profile over NATS (TRUST.md): two Verified Peers (`verified_only`) find each other on
+/// the `agh.network.v1` subjects, advertise the profile, and complete a work unit with every
+/// message verified; a third party that tampers with a relayed message is refused each time
+/// with the failing step named, and an unverified peer is refused by policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verified_peers_complete_a_work_unit_and_tampering_is_refused() {
+    use agh_protocol::trust::{Key, TrustPolicy, PROFILE};
+    use futures_util::StreamExt;
+
+    let server = NatsServer::start();
+    let url = server.url();
+    let verified = |nick: &str, seed: u8| {
+        PeerConfig::verified(WS, CH, nick, Key::from_seed(&[seed; 32]))
+            .unwrap()
+            .greet_interval(Duration::from_millis(300))
+            .trust_policy(TrustPolicy::VerifiedOnly)
+    };
+    // A third party listening on the v1 broadcast subject, to capture what it will relay.
+    let raw = raw_client(&url).await;
+    let mut v1_broadcast = raw
+        .subscribe(agh_protocol::identity::v1_broadcast_subject(WS, CH).unwrap())
+        .await
+        .unwrap();
+    raw.flush().await.unwrap();
+
+    let (a, mut a_events) = join_with(&url, verified("ops", 21)).await;
+    let (b, mut b_events) = join_with(&url, verified("patch", 22)).await;
+    let (a_id, b_id) = (a.peer_id().to_owned(), b.peer_id().to_owned());
+    joined(&mut a_events, &b_id).await;
+    joined(&mut b_events, &a_id).await;
+    let b_card = a
+        .peers()
+        .unwrap()
+        .into_iter()
+        .find(|c| *c.peer_id == b_id)
+        .unwrap();
+    assert!(b_card.trust_modes_supported.iter().any(|m| m == PROFILE));
+    assert!(agh_protocol::identity::v1_peer_subject(WS, CH, &b_id)
+        .unwrap()
+        .unwrap()
+        .ends_with(&b_id[b_id.len() - 32..]));
+
+    // The work unit, every message verified.
+    let thread = Container::Thread("thread_verified".into());
+    a.open_work(&thread, &b_id, "work_verified", "run the checks")
+        .await
+        .unwrap();
+    let request = wait_for(&mut b_events, "the request", |e| is_message(e, "say")).await;
+    assert!(request.trust().is_verified(), "{}", request.trust());
+    b.receipt(&request, ReceiptStatus::Accepted, None, None)
+        .await
+        .unwrap();
+    b.trace(&request, WorkState::Completed, Some("done"))
+        .await
+        .unwrap();
+    let receipt = wait_for(&mut a_events, "the receipt", |e| is_message(e, "receipt")).await;
+    let trace = wait_for(&mut a_events, "the trace", |e| is_message(e, "trace")).await;
+    assert!(receipt.trust().is_verified() && trace.trust().is_verified());
+    let key = agh_peer::core::PeerCore::work_key(&request).unwrap();
+    assert_eq!(a.work_state(&key).unwrap(), Some("completed"));
+
+    // The third party relays a's greet to b, tampered four ways.
+    let greet = loop {
+        let m = tokio::time::timeout(WAIT, v1_broadcast.next())
+            .await
+            .expect("a greet on the v1 broadcast")
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap();
+        if v["kind"] == "greet" && v["from"] == a_id.as_str() {
+            break v;
+        }
+    };
+    let other = Key::from_seed(&[99; 32]);
+    let mut tampered = Vec::new();
+    let mut body = greet.clone();
+    body["body"]["peer_card"]["artifacts_supported"] = json!(["capabilitz"]);
+    tampered.push((body, "signature"));
+    let mut stripped = greet.clone();
+    stripped["proof"] = serde_json::Value::Null;
+    tampered.push((stripped, "proof_stripped"));
+    let mut swapped = greet.clone();
+    swapped["proof"]["pubkey"] = other.public_key_b64().into();
+    swapped["proof"]["key_id"] = other.key_id().into();
+    tampered.push((swapped, "fingerprint"));
+    let mut reused = greet.clone();
+    reused["id"] = "greet-replayed-elsewhere".into();
+    tampered.push((reused, "signature"));
+    let b_subject = agh_protocol::identity::v1_peer_subject(WS, CH, &b_id)
+        .unwrap()
+        .unwrap();
+    for (envelope, step) in tampered {
+        raw.publish(
+            b_subject.clone(),
+            serde_json::to_vec(&envelope).unwrap().into(),
+        )
+        .await
+        .unwrap();
+        let message = wait_for(
+            &mut b_events,
+            &format!("a refusal at step {step}"),
+            |e| match e {
+                Event::Refused {
+                    code: ReasonCode::VerificationFailed,
+                    message,
+                    ..
+                } => Some(message.clone()),
+                _ => None,
+            },
+        )
+        .await;
+        assert!(
+            message.contains(&format!("trust step `{step}`")),
+            "{step}: {message}"
+        );
+    }
+
+    // An unverified peer (v0 subjects) is refused by b's policy.
+    let (c, _c_events) = join(&url, "docs.c").await;
+    c.open_work(&thread, &b_id, "work_unverified", "please")
+        .await
+        .unwrap();
+    let message = wait_for(&mut b_events, "a policy refusal", |e| match e {
+        Event::Refused {
+            code: ReasonCode::VerificationFailed,
+            message,
+            ..
+        } if message.contains("policy") => Some(message.clone()),
+        _ => None,
+    })
+    .await;
+    assert!(message.contains("verified envelopes only"), "{message}");
+    for p in [a, b, c] {
+        p.shutdown().await.unwrap();
+    }
+}

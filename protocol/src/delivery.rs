@@ -151,6 +151,9 @@ pub struct ReceiverConfig {
     /// Which trust states are accepted (default: verified and unverified; a rejected envelope
     /// is always refused with `verification_failed`).
     pub trust_policy: crate::trust::TrustPolicy,
+    /// The local peer's signing key when it is a Verified Peer: the receipts this receiver
+    /// writes are signed with it (its `local_peer` is then the key's `nickname@fingerprint`).
+    pub signing_key: Option<crate::trust::Key>,
 }
 
 impl ReceiverConfig {
@@ -163,6 +166,7 @@ impl ReceiverConfig {
             replay_age_secs: crate::generated::DEFAULT_REPLAY_AGE_SECS,
             dedup_cap: 100_000,
             trust_policy: crate::trust::TrustPolicy::default(),
+            signing_key: None,
         }
     }
 }
@@ -407,6 +411,10 @@ impl Receiver {
         .to(from)
         .work_id(work_id)
         .reply_to(id);
+        let builder = match &self.config.signing_key {
+            Some(key) => builder.sign(key),
+            None => builder,
+        };
         builder
             .container(surface, head.container_id.as_deref()?)
             .body(&body)

@@ -433,6 +433,20 @@ pub fn answer_whois(
     response_id: &str,
     now: i64,
 ) -> Result<Option<Message>, Rejection> {
+    answer_whois_signed(request, card, catalog, response_id, now, None)
+}
+
+/// [`answer_whois`] for a Verified Peer: the response is signed with `key` (trust profile
+/// `agh-network.trust.ed25519-jcs/v1`; the card's `peer_id` is then the key's
+/// `nickname@fingerprint`).
+pub fn answer_whois_signed(
+    request: &Message,
+    card: &PeerCard,
+    catalog: Option<&Catalog>,
+    response_id: &str,
+    now: i64,
+    key: Option<&crate::trust::Key>,
+) -> Result<Option<Message>, Rejection> {
     let env = request.envelope();
     let Some(KnownBody::Whois(body)) = request.known() else {
         return Ok(None);
@@ -461,6 +475,9 @@ pub fn answer_whois(
         .ts(now)
         .to(&env.from)
         .reply_to(&env.id);
+    if let Some(key) = key {
+        builder = builder.sign(key);
+    }
     if let Some(rich) = requested_catalog(&env.ext, catalog) {
         let at = format!("/ext/{CATALOG_KEY}");
         if let Some(p) = first_problem(check_capability_catalog, &rich, &at) {

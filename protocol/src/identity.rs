@@ -287,6 +287,37 @@ pub fn broadcast_subject(workspace_id: &str, channel: &str) -> Result<String, Id
     ))
 }
 
+/// The channel's broadcast subject under the trust profile's prefix (TRUST.md):
+/// `agh.network.v1.<workspace_id>.<channel>.broadcast`.
+pub fn v1_broadcast_subject(workspace_id: &str, channel: &str) -> Result<String, IdentityError> {
+    let v0 = broadcast_subject(workspace_id, channel)?;
+    Ok(v0.replacen(SUBJECT_PREFIX, crate::trust::SUBJECT_PREFIX, 1))
+}
+
+/// A verified peer's inbox subject under the trust profile's prefix (TRUST.md): its route token
+/// is the fingerprint of its `nickname@fingerprint` id,
+/// `agh.network.v1.<workspace_id>.<channel>.peer.<fingerprint>`. `None` for a peer id not in the
+/// verified form.
+pub fn v1_peer_subject(
+    workspace_id: &str,
+    channel: &str,
+    peer_id: &str,
+) -> Result<Option<String>, IdentityError> {
+    let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
+    let channel: Channel = parse("channel", channel)?;
+    let peer: PeerId = parse("peer", peer_id)?;
+    Ok(
+        crate::trust::split_verified_id(&peer).map(|(_, fingerprint)| {
+            format!(
+                "{}.{}.{}.peer.{fingerprint}",
+                crate::trust::SUBJECT_PREFIX,
+                *workspace_id,
+                *channel
+            )
+        }),
+    )
+}
+
 /// A peer's inbox subject in a channel:
 /// `agh.network.v0.<workspace_id>.<channel>.peer.<route_token(peer_id)>`.
 pub fn peer_subject(
