@@ -36,6 +36,19 @@ fn read_input(path: Option<&str>) -> Result<Vec<u8>, String> {
     }
 }
 
+/// The envelope at `path` (or standard input), read strictly.
+fn read_envelope(cmd: &str, path: Option<&str>) -> Result<serde_json::Map<String, Json>, String> {
+    let bytes = read_input(path).map_err(|e| format!("{cmd}: {e}"))?;
+    read_envelope_json(&bytes, &JsonLimits::default()).map_err(|e| {
+        let at = if e.pointer.is_empty() {
+            "/"
+        } else {
+            &e.pointer
+        };
+        format!("{cmd}: malformed {at}: {}", e.message)
+    })
+}
+
 fn fail(message: &str) -> ExitCode {
     eprintln!("agh: {message}");
     ExitCode::from(1)
@@ -103,23 +116,9 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
                 Ok(k) => k,
                 Err(e) => return fail(&format!("sign: {e}")),
             };
-            let bytes = match read_input(pos.first().copied()) {
-                Ok(b) => b,
-                Err(e) => return fail(&format!("sign: {e}")),
-            };
-            let mut envelope = match read_envelope_json(&bytes, &JsonLimits::default()) {
+            let mut envelope = match read_envelope("sign", pos.first().copied()) {
                 Ok(m) => m,
-                Err(e) => {
-                    return fail(&format!(
-                        "sign: malformed {}: {}",
-                        if e.pointer.is_empty() {
-                            "/"
-                        } else {
-                            &e.pointer
-                        },
-                        e.message
-                    ))
-                }
+                Err(e) => return fail(&e),
             };
             if let Some(nick) = &nickname {
                 match key.peer_id(nick) {
@@ -140,23 +139,9 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
             }
         }
         ("verify", [] | [_]) => {
-            let bytes = match read_input(pos.first().copied()) {
-                Ok(b) => b,
-                Err(e) => return fail(&format!("verify: {e}")),
-            };
-            let state = match read_envelope_json(&bytes, &JsonLimits::default()) {
+            let state = match read_envelope("verify", pos.first().copied()) {
                 Ok(m) => evaluate(&m),
-                Err(e) => {
-                    return fail(&format!(
-                        "verify: malformed {}: {}",
-                        if e.pointer.is_empty() {
-                            "/"
-                        } else {
-                            &e.pointer
-                        },
-                        e.message
-                    ))
-                }
+                Err(e) => return fail(&e),
             };
             let line = match (&state, format) {
                 (TrustState::Verified { fingerprint }, Format::Json) => {
