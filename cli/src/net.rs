@@ -27,6 +27,7 @@ use serde_json::{json, Value};
 
 pub(crate) const USAGE: &str =
     "usage: agh peer --nats URL --workspace W --channel C --id PEER [--catalog FILE]
+                [--key FILE [--verified-only]]   (with --key, --id is the nickname)
                 [--name NAME] [--greet-interval SECS] [--auto-complete]
                 [--open-work PEER [--text TEXT]] [--format text|json]
        agh send --nats URL --workspace W --channel C --id PEER KIND [--to PEER]
@@ -37,6 +38,8 @@ pub(crate) const USAGE: &str =
 
 #[derive(Debug, Default)]
 struct Args {
+    key: Option<String>,
+    verified_only: bool,
     nats: Option<String>,
     workspace: Option<String>,
     channel: Option<String>,
@@ -82,6 +85,8 @@ fn parse_args(cmd: &str, args: Vec<OsString>) -> Result<Args, String> {
             Long("workspace") => a.workspace = Some(text(&mut p)?),
             Long("channel") => a.channel = Some(text(&mut p)?),
             Long("id") => a.id = Some(text(&mut p)?),
+            Long("key") => a.key = Some(text(&mut p)?),
+            Long("verified-only") => a.verified_only = true,
             Long("catalog") if cmd == "peer" => a.catalog = Some(text(&mut p)?),
             Long("name") if cmd == "peer" => a.name = Some(text(&mut p)?),
             Long("greet-interval") if cmd == "peer" => a.greet = Some(secs(text(&mut p)?)?),
@@ -127,7 +132,18 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
             return Err("missing --id".into());
         }
         required(&a.nats, "--nats")?;
-        let mut config = PeerConfig::new(ws, ch, &id);
+        let mut config = match &a.key {
+            // A Verified Peer: `--id` is the nickname, the peer id `nickname@fingerprint`.
+            Some(path) => {
+                let key = agh_protocol::trust::Key::load(std::path::Path::new(path))
+                    .map_err(|e| format!("--key: {e}"))?;
+                PeerConfig::verified(ws, ch, &id, key).map_err(|e| format!("--key: {e}"))?
+            }
+            None => PeerConfig::new(ws, ch, &id),
+        };
+        if a.verified_only {
+            config = config.trust_policy(agh_protocol::trust::TrustPolicy::VerifiedOnly);
+        }
         if let Some(s) = a.greet {
             config = config.greet_interval(Duration::from_secs_f64(s.max(0.05)));
         }
@@ -195,6 +211,7 @@ pub fn event_json(e: &Event) -> Value {
             "kind": m.kind(),
             "id": m.id(),
             "from": m.envelope().from.as_str(),
+            "trust": m.trust().as_str(),
             "envelope": m.to_value().unwrap_or(Value::Null),
         }),
         Event::PeerJoined(card) => {
