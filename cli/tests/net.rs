@@ -138,3 +138,83 @@ fn no_server_names_the_url_and_how_to_start_one() {
     assert!(err.contains(&url), "{err}");
     assert!(err.contains("nats-server"), "{err}");
 }
+
+/// Reads a child's JSON event lines on a thread.
+fn events(child: &mut Kill) -> std::sync::mpsc::Receiver<Value> {
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let Ok(v) = serde_json::from_str(&line) else {
+                continue;
+            };
+            if tx.send(v).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+#[test]
+fn two_verified_peers_from_the_command_line_complete_a_work_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = |nick: &str| {
+        let path = dir.path().join(format!("{nick}.pem"));
+        let out = agh()
+            .args(["key", "new", nick, "--out"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        (
+            path,
+            String::from_utf8(out.stdout).unwrap().trim().to_owned(),
+        )
+    };
+    let ((worker_key, worker_id), (ops_key, ops_id)) = (key("worker"), key("ops"));
+    let server = NatsServer::start();
+    let url = server.url();
+    let peer = |nick: &str, key: &std::path::Path, extra: &[&str]| {
+        let mut c = net("peer", &url, nick);
+        c.arg("--key")
+            .arg(key)
+            .args(["--verified-only", "--format", "json"]);
+        c.args(extra);
+        Kill(
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let mut worker = peer("worker", &worker_key, &["--auto-complete"]);
+    let _worker_events = events(&mut worker);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut ops = peer(
+        "ops",
+        &ops_key,
+        &["--open-work", &worker_id, "--text", "signed work"],
+    );
+    let rx = events(&mut ops);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut completed = None;
+    while completed.is_none() && Instant::now() < deadline {
+        if let Ok(v) = rx.recv_timeout(Duration::from_millis(200)) {
+            if v["event"] == "message"
+                && v["kind"] == "trace"
+                && v["envelope"]["body"]["state"] == "completed"
+            {
+                completed = Some(v);
+            }
+        }
+    }
+    let trace = completed.expect("ops saw the worker's completed trace");
+    assert_eq!(trace["from"], worker_id.as_str());
+    assert_eq!(trace["trust"], "verified");
+    assert_eq!(trace["envelope"]["to"], ops_id.as_str());
+    assert_eq!(
+        trace["envelope"]["proof"]["profile"],
+        "agh-network.trust.ed25519-jcs/v1"
+    );
+}
