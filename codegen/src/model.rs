@@ -125,6 +125,19 @@ pub struct Field {
     pub shape: Shape,
     /// `x-agh-serialize-null`: when absent, the member is still written, as `null`.
     pub serialize_null: bool,
+    /// `x-agh-trust`: the member carries proofs of these trust profiles.
+    pub trust: Vec<TrustProfile>,
+}
+
+/// A trust profile whose proofs a member carries (`x-agh-trust` entries).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrustProfile {
+    /// The profile identifier (`proof.profile`).
+    pub profile: String,
+    /// The Rust type of the proof object of this profile (the referenced schema's title).
+    pub proof_type: String,
+    /// The verification recipe's name (`agh_protocol::trust`).
+    pub recipe: String,
 }
 
 impl Field {
@@ -708,6 +721,52 @@ impl<'a> Builder<'a> {
         Ok(Builder { set, sites, order })
     }
 
+    /// `x-agh-trust`: `[{"profile": ID, "proof": "<schema file>", "recipe": NAME}]`.
+    fn trust_profiles(&self, id: &str, ptr: &str, prop: &Value) -> Result<Vec<TrustProfile>> {
+        let Some(v) = prop.get("x-agh-trust") else {
+            return Ok(Vec::new());
+        };
+        let at = join_pointer(ptr, "x-agh-trust");
+        let bad = || {
+            self.err(
+                id,
+                &at,
+                "`x-agh-trust` must be a list of {\"profile\", \"proof\", \"recipe\"} strings",
+            )
+        };
+        let Value::Array(items) = v else {
+            return Err(bad());
+        };
+        let mut out = Vec::new();
+        for item in items {
+            let get = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_owned);
+            let (Some(profile), Some(proof), Some(recipe)) =
+                (get("profile"), get("proof"), get("recipe"))
+            else {
+                return Err(bad());
+            };
+            // The proof schema is a file of the set: its title names the generated type.
+            let proof_type = self
+                .set
+                .files()
+                .find(|f| f.path == std::path::Path::new(&proof))
+                .and_then(|f| f.doc.get("title").and_then(Value::as_str))
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    self.err(
+                        id,
+                        &at,
+                        &format!("`x-agh-trust` names `{proof}`, no titled schema of this set"),
+                    )
+                })?;
+            out.push(TrustProfile {
+                profile,
+                proof_type,
+                recipe,
+            });
+        }
+        Ok(out)
+    }
     fn err(&self, id: &str, ptr: &str, msg: impl Into<String>) -> crate::error::Error {
         self.set.error(id, ptr, msg)
     }
@@ -924,6 +983,7 @@ impl<'a> Builder<'a> {
                         "`x-agh-serialize-null` needs a member that allows `null`",
                     ));
                 }
+                let trust = self.trust_profiles(id, &p, prop)?;
                 fields.push(Field {
                     json_name: name.clone(),
                     rust_name: rust_field_name(name),
@@ -931,6 +991,7 @@ impl<'a> Builder<'a> {
                     description,
                     shape,
                     serialize_null,
+                    trust,
                 });
             }
         }

@@ -103,6 +103,21 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         .map(|m| &m.json_name)
         .collect();
     let (kind_member, body_member) = (&env.kind_member, &env.body_member);
+    let trust = env.members.iter().flat_map(|m| {
+        let member = &m.json_name;
+        m.trust.iter().map(move |t| {
+            let (profile, proof_type, recipe) = (&t.profile, &t.proof_type, &t.recipe);
+            quote! {
+                ::agh_protocol::model::TrustProfile {
+                    member: #member, profile: #profile, proof_type: #proof_type, recipe: #recipe,
+                }
+            }
+        })
+    });
+    out.extend(quote! {
+        /// The trust profiles whose proofs envelope members carry (`x-agh-trust`).
+        pub const TRUST_PROFILES: &[::agh_protocol::model::TrustProfile] = &[#(#trust),*];
+    });
     out.extend(quote! {
         /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
         pub const MAX_ENVELOPE_BYTES: usize = #max_bytes;

@@ -154,3 +154,16 @@ impl Lifecycle {
         self.transitions.iter().filter(move |t| t.from == state)
     }
 }
+
+/// A trust profile whose proofs an envelope member carries (`x-agh-trust`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrustProfile {
+    /// The envelope member holding the proof (`proof`).
+    pub member: &'static str,
+    /// The profile identifier (`proof.profile`).
+    pub profile: &'static str,
+    /// The generated type of the proof object (its validator is `NAMED_CHECKS`' entry).
+    pub proof_type: &'static str,
+    /// The verification recipe (`agh_protocol::trust`).
+    pub recipe: &'static str,
+}

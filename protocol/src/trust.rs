@@ -31,8 +31,12 @@ use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-/// The profile identifier (`proof.profile`).
-pub const PROFILE: &str = "agh-network.trust.ed25519-jcs/v1";
+/// The name of this module's verification recipe, as `x-agh-trust` names it in the schemas.
+pub const RECIPE: &str = "ed25519-jcs";
+
+/// The profile identifier (`proof.profile`): the schemas' (`x-agh-trust` on the envelope's
+/// `proof`, the entry whose recipe is [`RECIPE`]; a test holds them together).
+pub const PROFILE: &str = crate::generated::TRUST_PROFILES[0].profile;
 /// The signature algorithm (`proof.alg`).
 pub const ALG: &str = "Ed25519";
 /// The NATS subject prefix of the profile (v0's is `agh.network.v0`).
@@ -277,11 +281,19 @@ fn verify_proof(
     // the profile's order is reported.
     let mut problems = crate::Problems::all();
     let mut at = String::from("/proof");
-    crate::generated::checks::check_trust_proof(
-        &Value::Object(proof.clone()),
-        &mut at,
-        &mut problems,
-    );
+    let proof_type = crate::generated::TRUST_PROFILES[0].proof_type;
+    match crate::generated::checks::NAMED_CHECKS
+        .iter()
+        .find(|(name, _)| *name == proof_type)
+    {
+        Some((_, check)) => check(&Value::Object(proof.clone()), &mut at, &mut problems),
+        None => {
+            return TrustState::rejected(
+                Step::ProofShape,
+                format!("no generated validator for `{proof_type}`"),
+            )
+        }
+    }
     let order = |step: Step| match step {
         Step::ProofShape => 0,
         Step::Profile => 1,
@@ -695,6 +707,20 @@ mod tests {
         assert_eq!(
             step(TrustPolicy::VerifiedOnly.apply(evaluate(&envelope("ops.a")))),
             Step::Policy
+        );
+    }
+
+    #[test]
+    fn the_schemas_name_this_recipe_for_the_profile() {
+        let entry = crate::generated::TRUST_PROFILES[0];
+        assert_eq!(
+            (entry.member, entry.profile, entry.recipe, entry.proof_type),
+            (
+                "proof",
+                "agh-network.trust.ed25519-jcs/v1",
+                RECIPE,
+                "TrustProof"
+            )
         );
     }
 

@@ -109,6 +109,15 @@ impl ::std::fmt::Display for ReasonCode {
         f.write_str(self.as_str())
     }
 }
+/// The trust profiles whose proofs envelope members carry (`x-agh-trust`).
+pub const TRUST_PROFILES: &[::agh_protocol::model::TrustProfile] = &[
+    ::agh_protocol::model::TrustProfile {
+        member: "proof",
+        profile: "agh-network.trust.ed25519-jcs/v1",
+        proof_type: "TrustProof",
+        recipe: "ed25519-jcs",
+    },
+];
 /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
 pub const MAX_ENVELOPE_BYTES: usize = 1048576usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).

@@ -43,7 +43,7 @@ pub struct EnvelopeRef<'a> {
     pub expires_at: Option<u64>,
     /// `body`: MUST be a JSON object matching the message kind.
     pub body: RawJson<'a>,
-    /// `proof`: Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing. A portable sender writes it as `null` when there is no proof.
+    /// `proof`: Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing. A portable sender writes it as `null` when there is no proof. A proof of the trust profile `agh-network.trust.ed25519-jcs/v1` is a `TrustProof` and makes the envelope verified or rejected (`verification_failed`); a proof of another profile, or naming none, leaves it unverified.
     pub proof: Option<RawJson<'a>>,
     /// `ext`: MAY contain namespaced extension keys. Receivers MUST ignore unknown extension keys and preserve them when forwarding.
     pub ext: Option<RawJson<'a>>,

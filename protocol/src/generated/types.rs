@@ -940,7 +940,7 @@ pub struct Envelope {
     pub id: EnvelopeId,
     ///MUST be one of greet, whois, say, capability, receipt, or trace. `direct` is not a kind.
     pub kind: ::std::string::String,
-    ///Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing. A portable sender writes it as `null` when there is no proof.
+    ///Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing. A portable sender writes it as `null` when there is no proof. A proof of the trust profile `agh-network.trust.ed25519-jcs/v1` is a `TrustProof` and makes the envelope verified or rejected (`verification_failed`); a proof of another profile, or naming none, leaves it unverified.
     pub proof: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,

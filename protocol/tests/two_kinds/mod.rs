@@ -20,7 +20,7 @@ pub use self::checks::KnownBody;
 pub use self::rules::{
     BODY_MEMBER, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS, FORBIDDEN_KINDS,
     FORBIDDEN_MEMBERS, KINDS, KIND_MEMBER, MAX_ENVELOPE_BYTES, MiniReason, PROFILE,
-    REQUIRED_ENVELOPE_MEMBERS, VALIDATION_ORDER, kind_rules,
+    REQUIRED_ENVELOPE_MEMBERS, TRUST_PROFILES, VALIDATION_ORDER, kind_rules,
 };
 pub use self::types::{
     MiniEnvelope, MiniEnvelopeReplyTo, MiniPeer, MiniPoint, MiniProtocol, NoteBody,

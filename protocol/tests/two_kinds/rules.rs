@@ -38,6 +38,8 @@ impl ::std::fmt::Display for MiniReason {
         f.write_str(self.as_str())
     }
 }
+/// The trust profiles whose proofs envelope members carry (`x-agh-trust`).
+pub const TRUST_PROFILES: &[::agh_protocol::model::TrustProfile] = &[];
 /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
 pub const MAX_ENVELOPE_BYTES: usize = 4096usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
