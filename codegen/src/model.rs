@@ -756,7 +756,7 @@ impl<'a> Builder<'a> {
                     self.err(
                         id,
                         &at,
-                        &format!("`x-agh-trust` names `{proof}`, no titled schema of this set"),
+                        format!("`x-agh-trust` names `{proof}`, no titled schema of this set"),
                     )
                 })?;
             out.push(TrustProfile {
