@@ -40,8 +40,8 @@ fn main() {
         let bytes = envelope(size);
         let (owned, m) = peak(|| parse(&bytes, &options).expect("valid"));
         drop(m);
-        let (borrowed, r) = peak(|| parse_ref(&bytes, &options).expect("valid").kind().len());
-        drop(r);
+        let (borrowed, _kind_len) =
+            peak(|| parse_ref(&bytes, &options).expect("valid").kind().len());
         let (value, v) =
             peak(|| serde_json::from_slice::<serde_json::Value>(&bytes).expect("json"));
         drop(v);
