@@ -125,19 +125,27 @@ pub(crate) fn overrides(envelope: &crate::model::EnvelopeOverrides) -> TokenStre
 impl<'m> Emitter<'m> {
     fn reason(&self, code: Option<&str>, rule: &str) -> Result<TokenStream> {
         let code = code.unwrap_or("malformed");
-        let known = self
-            .model
-            .known_values
-            .iter()
-            .find(|k| k.values.iter().any(|v| v.value == "malformed"))
-            .ok_or_else(|| {
-                Error::new(
-                    rule,
-                    "",
-                    "the schema set declares no reason codes (`x-agh-known-values` with `malformed`)",
-                )
-            })?;
-        if !known.values.iter().any(|v| v.value == code) {
+        // The runtime's reason codes this set names: the keys of its `x-agh-refusal-codes` (a
+        // set whose wire codes differ from the runtime's, as ACP's `error.code`), else its
+        // reason-code list (the known values that include `malformed`).
+        let runtime: Vec<&str> = match &self.model.refusal_codes {
+            Some(r) => r.entries.iter().map(|(k, _)| k.as_str()).collect(),
+            None => self
+                .model
+                .known_values
+                .iter()
+                .find(|k| k.values.iter().any(|v| v.value == "malformed"))
+                .map(|k| k.values.iter().map(|v| v.value.as_str()).collect())
+                .unwrap_or_default(),
+        };
+        if !runtime.contains(&"malformed") {
+            return Err(Error::new(
+                rule,
+                "",
+                "the schema set declares no reason codes (`x-agh-known-values` with `malformed`, or `x-agh-refusal-codes` mapping `malformed`)",
+            ));
+        }
+        if !runtime.contains(&code) {
             return Err(Error::new(
                 rule,
                 "",
@@ -318,6 +326,10 @@ impl<'m> Emitter<'m> {
                 let name = &f.json_name;
                 let field_rule = format!("{rule}/properties/{}", crate::error::escape_token(name));
                 let inner = self.shape(&f.shape, &field_rule, false, depth + 1)?;
+                if inner.is_empty() {
+                    // Any value (`{}` with a description): nothing to check.
+                    continue;
+                }
                 members.extend(quote! {
                     if let Some(v) = m.get(#name) {
                         let mark = c::push(at, #name);
@@ -480,7 +492,8 @@ impl<'m> Emitter<'m> {
                 let name = &f.json_name;
                 let field = format_ident!("{}", f.rust_name);
                 let nullable = f.shape.nullable || self.model.resolve(&f.shape).nullable;
-                if f.required && !nullable {
+                // typify types a member with a `default` without `Option`.
+                if (f.required || f.default.is_some()) && !nullable {
                     quote!(#name => Some(#recv.#field.to_string()))
                 } else {
                     quote!(#name => #recv.#field.as_ref().map(|v| v.to_string()))

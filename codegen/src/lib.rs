@@ -11,6 +11,7 @@ pub mod error;
 pub mod load;
 pub mod model;
 pub mod pattern;
+pub mod profile;
 pub mod rules;
 pub mod rust;
 pub mod scan;
@@ -73,6 +74,9 @@ pub struct Output {
 /// code generated for another set is compiled and run, not only read.
 pub const TEST_SET: &str = "codegen/tests/fixtures/two-kinds";
 
+/// The second protocol profile of the workspace: the ACP draft (`agh-acp`).
+pub const ACP_SET: &str = "schemas/acp-v0.2";
+
 /// Everything `cargo xtask codegen` writes for the workspace at `root`: the Rust code from
 /// `schemas/agh-network-v0` into `protocol/src/generated`, the reference docs (with the
 /// examples of `examples/envelopes`) into `docs/reference`, and the Rust code of [`TEST_SET`]
@@ -94,6 +98,10 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
             dir: "protocol/tests/two_kinds",
             files: generate(root.join(TEST_SET))?,
         },
+        Output {
+            dir: "acp/src/generated",
+            files: generate(root.join(ACP_SET))?,
+        },
     ])
 }
 
@@ -111,6 +119,7 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
     let scan = parse_file(scan::emit_scan(model, &emitted.matchers)?, "scan.rs")?;
     let types = rust::emit_types(set, model, &emitted.compiled)?;
     let rules = parse_file(rules::emit_rules(model), "rules.rs")?;
+    let profile = parse_file(profile::emit_profile(model), "profile.rs")?;
 
     let item_names = |file: &syn::File| -> BTreeSet<String> {
         file.items
@@ -141,7 +150,7 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
         .map(|k| format!("`{}`", k.name))
         .collect();
     let doc = format!(
-        " Generated from the schema set: types (typify), rules (kinds {}, envelope limits, containers, lifecycle).",
+        " Generated from the schema set: types (typify), rules (kinds {}, envelope limits, roles, containers, lifecycle, exchanges), validators, scanners and the runtime profile.",
         kinds.join(", ")
     );
     let mod_rs = parse_file(
@@ -161,6 +170,7 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
             )]
 
             pub mod checks;
+            pub mod profile;
             pub mod rules;
             pub mod scan;
             pub mod types;
@@ -180,6 +190,10 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
         GeneratedFile {
             path: "mod.rs".into(),
             contents: unparse(&header, &mod_rs),
+        },
+        GeneratedFile {
+            path: "profile.rs".into(),
+            contents: unparse(&header, &profile),
         },
         GeneratedFile {
             path: "rules.rs".into(),

@@ -127,6 +127,9 @@ pub struct Field {
     pub serialize_null: bool,
     /// `x-agh-trust`: the member carries proofs of these trust profiles.
     pub trust: Vec<TrustProfile>,
+    /// The member's `default`, if it has one (typify then types an optional member without
+    /// `Option`).
+    pub default: Option<Value>,
 }
 
 /// A trust profile whose proofs a member carries (`x-agh-trust` entries).
@@ -273,8 +276,11 @@ pub struct KindRules {
     pub work_id: Presence,
     /// `to` rule.
     pub to: Presence,
-    /// `reply_to` rule.
+    /// The rule of the correlation member (role `reply_to`: `reply_to` in v0, `ref` in ACP).
     pub reply_to: Presence,
+    /// Whether the body member must be present (from the envelope's `required` or the dispatch
+    /// entry: `then.required` lists it, or `anyOf: [{$ref}, {"type": "null"}]` makes it optional).
+    pub body: Presence,
     /// Lifecycle role.
     pub work: WorkRole,
     /// Body members that must equal envelope members.
@@ -333,6 +339,68 @@ pub struct Kind {
     pub rules: KindRules,
     /// Conditional body rules, in schema order.
     pub conditionals: Vec<Conditional>,
+    /// The request/response exchange this kind opens (`x-agh-kind.exchange`), if it is a request.
+    pub exchange: Option<Exchange>,
+    /// The kinds of message this kind's correlation member must name (`x-agh-kind.refers_to`:
+    /// a `cancel` names a `delegate`); empty when it answers a request or names nothing.
+    pub refers_to: Vec<String>,
+}
+
+/// The built-in state every exchange starts in.
+pub const EXCHANGE_OPEN: &str = "open";
+/// The built-in final state of every exchange.
+pub const EXCHANGE_ANSWERED: &str = "answered";
+
+/// One state of an exchange besides the built-in `open` and `answered`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExchangeState {
+    /// The state name.
+    pub name: String,
+    /// What it means (docs).
+    pub description: String,
+    /// Whether a reply is still awaited in it (the deadline applies).
+    pub awaiting: bool,
+}
+
+/// A condition on a top-level body member: it equals `value`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemberIs {
+    /// Top-level member name.
+    pub member: String,
+    /// The value it must have (a string, a boolean or a number).
+    pub value: Value,
+}
+
+/// One reply rule of an exchange: a reply of `kind`, while the exchange is in one of `states`,
+/// whose body matches `when` and whose request's body matched `request`, moves it to `to`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplyRule {
+    /// The reply kind.
+    pub kind: String,
+    /// The states it applies in (default: `open`).
+    pub states: Vec<String>,
+    /// Conditions on the reply's body.
+    pub when: Vec<MemberIs>,
+    /// Conditions on the request's body.
+    pub request: Vec<MemberIs>,
+    /// The state after.
+    pub to: String,
+}
+
+/// The request/response exchange a request kind opens (`x-agh-kind.exchange`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exchange {
+    /// Whether a reply is expected in `open` (false: replies are possible, none is awaited).
+    pub expects_reply: bool,
+    /// The request body member (JSON Pointer) that gives the reply deadline, in milliseconds
+    /// counted from the request's sent time.
+    pub deadline: Option<String>,
+    /// The deadline when the member is absent (its schema `default`).
+    pub default_deadline: Option<u64>,
+    /// States besides `open` and `answered`.
+    pub states: Vec<ExchangeState>,
+    /// Reply rules, tried in order.
+    pub replies: Vec<ReplyRule>,
 }
 
 /// A forbidden member or kind with its specific message.
@@ -378,8 +446,102 @@ pub struct Envelope {
     pub kind_member: String,
     /// The member that holds the body.
     pub body_member: String,
-    /// The profile constant (the one envelope member with a `const` string value), if any.
+    /// The profile name: `x-agh-envelope.profile`, else the one envelope member with a `const`
+    /// string value.
     pub profile: Option<String>,
+    /// The member whose `const` names the profile or version (`protocol` in v0, `v` in ACP):
+    /// the member that tells one profile's envelopes from another's.
+    pub profile_member: Option<String>,
+    /// Which envelope member plays each role the runtime knows (`x-agh-envelope.roles`).
+    pub roles: Roles,
+    /// The unit of the time roles (`x-agh-envelope.clock`).
+    pub clock: Clock,
+}
+
+/// The envelope members that play the runtime's roles (`x-agh-envelope.roles`); a role the set
+/// does not have is `None` (ACP has no `work_id` and no `expires_at`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Roles {
+    /// The message id.
+    pub id: Option<String>,
+    /// The sender.
+    pub from: Option<String>,
+    /// The target peer.
+    pub to: Option<String>,
+    /// The correlation member: the id of the message this one answers.
+    pub reply_to: Option<String>,
+    /// The work unit id (lifecycle).
+    pub work_id: Option<String>,
+    /// The sender's clock.
+    pub sent_at: Option<String>,
+    /// The expiry time.
+    pub expires_at: Option<String>,
+}
+
+impl Roles {
+    /// `(role, member)` for every role the set has, in a fixed order.
+    pub fn entries(&self) -> Vec<(&'static str, &str)> {
+        let mut out = Vec::new();
+        for (role, member) in [
+            ("id", &self.id),
+            ("from", &self.from),
+            ("to", &self.to),
+            ("reply_to", &self.reply_to),
+            ("work_id", &self.work_id),
+            ("sent_at", &self.sent_at),
+            ("expires_at", &self.expires_at),
+        ] {
+            if let Some(m) = member {
+                out.push((role, m.as_str()));
+            }
+        }
+        out
+    }
+
+    /// The role a member plays, if any.
+    pub fn role_of(&self, member: &str) -> Option<&'static str> {
+        self.entries()
+            .into_iter()
+            .find(|(_, m)| *m == member)
+            .map(|(r, _)| r)
+    }
+}
+
+/// The unit of the envelope's time members.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// Unix seconds (v0).
+    #[default]
+    Seconds,
+    /// Unix milliseconds (ACP).
+    Milliseconds,
+}
+
+impl Clock {
+    /// The annotation spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Clock::Seconds => "seconds",
+            Clock::Milliseconds => "milliseconds",
+        }
+    }
+
+    /// The `agh_protocol::model::Clock` variant name.
+    pub fn variant(self) -> &'static str {
+        match self {
+            Clock::Seconds => "Seconds",
+            Clock::Milliseconds => "Milliseconds",
+        }
+    }
+}
+
+/// How the runtime's refusals are spelled in this set (`x-agh-refusal-codes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefusalCodes {
+    /// Rust name of the code type.
+    pub type_name: String,
+    /// `(runtime code, this set's code)` in schema order.
+    pub entries: Vec<(String, String)>,
 }
 
 impl Envelope {
@@ -506,6 +668,8 @@ pub struct Model {
     pub known_values: Vec<KnownValues>,
     /// The lifecycle, if the set declares one.
     pub lifecycle: Option<Lifecycle>,
+    /// The spelling of the runtime's refusals, if the set declares one.
+    pub refusal_codes: Option<RefusalCodes>,
 }
 
 impl Model {
@@ -992,6 +1156,7 @@ impl<'a> Builder<'a> {
                     shape,
                     serialize_null,
                     trust,
+                    default: prop.get("default").cloned(),
                 });
             }
         }
@@ -1035,6 +1200,7 @@ impl<'a> Builder<'a> {
         let mut known_values = Vec::new();
         let mut containers_raw = Vec::new();
         let mut lifecycle_raw = Vec::new();
+        let mut refusal_raw = Vec::new();
         for t in &types {
             let Some(schema) = self.set.get(&t.location) else {
                 continue;
@@ -1082,11 +1248,12 @@ impl<'a> Builder<'a> {
             if let Some(l) = schema.get("x-agh-lifecycle") {
                 lifecycle_raw.push((t, l));
             }
+            if let Some(r) = schema.get("x-agh-refusal-codes") {
+                refusal_raw.push((t, r));
+            }
         }
 
         let envelope = self.envelope(&types)?;
-        let kinds = self.kinds(&envelope, &types, &known_values)?;
-
         let containers = match containers_raw.as_slice() {
             [] => None,
             [(t, c)] => Some(self.containers(&envelope, t, c)?),
@@ -1098,6 +1265,19 @@ impl<'a> Builder<'a> {
                 ))
             }
         };
+        let refusal_codes = match refusal_raw.as_slice() {
+            [] => None,
+            [(t, r)] => Some(self.refusal_codes(t, r, &known_values)?),
+            [_, (t, _), ..] => {
+                return Err(self.err(
+                    &t.location.id,
+                    &join_pointer(&t.location.pointer, "x-agh-refusal-codes"),
+                    "only one schema may declare `x-agh-refusal-codes`",
+                ))
+            }
+        };
+        let mut kinds = self.kinds(&envelope, &types, &known_values, containers.as_ref())?;
+        self.exchanges(&envelope, &types, &mut kinds)?;
         let lifecycle = match lifecycle_raw.as_slice() {
             [] => None,
             [(t, l)] => Some(self.lifecycle(t, l, &kinds, &types, &enums)?),
@@ -1117,6 +1297,7 @@ impl<'a> Builder<'a> {
             enums,
             known_values,
             lifecycle,
+            refusal_codes,
         };
         Ok(model)
     }
@@ -1198,6 +1379,31 @@ impl<'a> Builder<'a> {
         };
         let x = &file.doc["x-agh-envelope"];
         let xp = "/x-agh-envelope";
+        const ENVELOPE_KEYS: &[&str] = &[
+            "max_bytes",
+            "replay_age_seconds",
+            "forbidden_members",
+            "forbidden_kinds",
+            "validation_order",
+            "profile",
+            "roles",
+            "clock",
+        ];
+        let Value::Object(xm) = x else {
+            return Err(self.err(id, xp, "`x-agh-envelope` must be an object"));
+        };
+        for k in xm.keys() {
+            if !ENVELOPE_KEYS.contains(&k.as_str()) {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, k),
+                    format!(
+                        "unknown `x-agh-envelope` member `{k}` (expected one of {})",
+                        ENVELOPE_KEYS.join(", ")
+                    ),
+                ));
+            }
+        }
         let num = |k: &str| -> Result<u64> {
             x.get(k).and_then(Value::as_u64).ok_or_else(|| {
                 self.err(
@@ -1321,10 +1527,48 @@ impl<'a> Builder<'a> {
                     .map(str::to_string)
             })
             .collect();
-        let profile = match consts.as_slice() {
-            [one] => Some(one.clone()),
-            _ => None,
+        let profile = match x.get("profile") {
+            Some(Value::String(p)) if !p.is_empty() && !p.contains(char::is_whitespace) => {
+                Some(p.clone())
+            }
+            Some(_) => {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, "profile"),
+                    "`profile` must be a name without white space (e.g. \"acp/0.2\")",
+                ))
+            }
+            None => match consts.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            },
         };
+        let resolved = |f: &Field| {
+            let mut s = &f.shape;
+            while let Some(t) = s
+                .ref_type
+                .as_deref()
+                .and_then(|n| types.iter().find(|t| t.rust_name == n))
+            {
+                s = &t.shape;
+            }
+            s.clone()
+        };
+        let profile_member = obj
+            .fields
+            .iter()
+            .find(|f| resolved(f).constraints.const_value.is_some())
+            .map(|f| f.json_name.clone());
+        let (roles, clock) = self.roles(id, x, obj, &resolved)?;
+        for m in [&kind_member, &body_member] {
+            if let Some(role) = roles.role_of(m) {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, "roles"),
+                    format!("`{m}` is the dispatch member; it cannot also play the role `{role}`"),
+                ));
+            }
+        }
         Ok(Envelope {
             type_name: t.rust_name.clone(),
             file: t.file.clone(),
@@ -1335,10 +1579,113 @@ impl<'a> Builder<'a> {
             kind_member,
             body_member,
             profile,
+            profile_member,
+            roles,
+            clock,
         })
     }
 
-    /// Parses one dispatch entry: `(selecting member, kind value, body member, body location)`.
+    /// `x-agh-envelope.roles` and `clock`: which member plays each runtime role, checked against
+    /// the members' types.
+    fn roles(
+        &self,
+        id: &str,
+        x: &Value,
+        obj: &ObjectShape,
+        resolved: &dyn Fn(&Field) -> Shape,
+    ) -> Result<(Roles, Clock)> {
+        let rp = "/x-agh-envelope/roles";
+        let Some(Value::Object(m)) = x.get("roles") else {
+            return Err(self.err(
+                id,
+                rp,
+                "`x-agh-envelope.roles` must map the runtime's roles (id, from, to, reply_to, work_id, sent_at, expires_at) to envelope members",
+            ));
+        };
+        const ROLES: &[(&str, JsonType)] = &[
+            ("id", JsonType::String),
+            ("from", JsonType::String),
+            ("to", JsonType::String),
+            ("reply_to", JsonType::String),
+            ("work_id", JsonType::String),
+            ("sent_at", JsonType::Integer),
+            ("expires_at", JsonType::Integer),
+        ];
+        let mut roles = Roles::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for (role, member) in m {
+            let p = join_pointer(rp, role);
+            let Some((_, ty)) = ROLES.iter().find(|(r, _)| r == role) else {
+                return Err(self.err(
+                    id,
+                    &p,
+                    format!(
+                        "unknown role `{role}` (roles: {})",
+                        ROLES.iter().map(|(r, _)| *r).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            };
+            let Some(member) = member.as_str() else {
+                return Err(self.err(id, &p, "a role names an envelope member (a string)"));
+            };
+            let Some(field) = obj.fields.iter().find(|f| f.json_name == member) else {
+                return Err(self.err(
+                    id,
+                    &p,
+                    format!("`{member}` is not an envelope member"),
+                ));
+            };
+            if seen.contains(&member) {
+                return Err(self.err(id, &p, format!("`{member}` already plays another role")));
+            }
+            seen.push(member);
+            if resolved(field).types != [*ty] {
+                return Err(self.err(
+                    id,
+                    &p,
+                    format!(
+                        "the `{role}` role needs a member of type {}, and `{member}` is not one",
+                        ty.as_str()
+                    ),
+                ));
+            }
+            let member = member.to_string();
+            match role.as_str() {
+                "id" => roles.id = Some(member),
+                "from" => roles.from = Some(member),
+                "to" => roles.to = Some(member),
+                "reply_to" => roles.reply_to = Some(member),
+                "work_id" => roles.work_id = Some(member),
+                "sent_at" => roles.sent_at = Some(member),
+                _ => roles.expires_at = Some(member),
+            }
+        }
+        let clock = match x.get("clock") {
+            None if roles.sent_at.is_none() && roles.expires_at.is_none() => Clock::Seconds,
+            None => {
+                return Err(self.err(
+                    id,
+                    "/x-agh-envelope",
+                    "`clock` (seconds or milliseconds) is required with a `sent_at` or `expires_at` role",
+                ))
+            }
+            Some(v) => match v.as_str() {
+                Some("seconds") => Clock::Seconds,
+                Some("milliseconds") => Clock::Milliseconds,
+                _ => {
+                    return Err(self.err(
+                        id,
+                        "/x-agh-envelope/clock",
+                        "`clock` must be seconds or milliseconds",
+                    ))
+                }
+            },
+        };
+        Ok((roles, clock))
+    }
+
+    /// Parses one dispatch entry: `(selecting member, kind value, body member, body location)`;
+    /// see [`Builder::dispatch_body`] for the body member's presence.
     fn dispatch_entry(
         &self,
         id: &str,
@@ -1380,16 +1727,71 @@ impl<'a> Builder<'a> {
             .iter()
             .next()
             .ok_or_else(|| bad("empty `then.properties`"))?;
+        for k in then.as_object().into_iter().flatten().map(|(k, _)| k) {
+            if k != "properties" && k != "required" {
+                return Err(bad(&format!("unexpected `then.{k}`")));
+            }
+        }
+        match then.get("required").map(str_list) {
+            None => {}
+            Some(Some(r)) if r == [body.clone()] => {}
+            Some(_) => return Err(bad(&format!("`then.required` may only list `{body}`"))),
+        }
+        // `{"$ref": ...}`, or `{"anyOf": [{"$ref": ...}, {"type": "null"}]}` (the body may be
+        // absent or null).
+        let (target, rp) = match target.get("anyOf").and_then(Value::as_array) {
+            Some(items) => match items.as_slice() {
+                [inner, null] if null == &serde_json::json!({ "type": "null" }) => (
+                    inner,
+                    format!(
+                        "{p}/then/properties/{}/anyOf/0/$ref",
+                        crate::error::escape_token(body)
+                    ),
+                ),
+                _ => {
+                    return Err(bad(
+                        "the body is `{\"$ref\": ..}` or `{\"anyOf\": [{\"$ref\": ..}, {\"type\": \"null\"}]}`",
+                    ))
+                }
+            },
+            None => (
+                target,
+                format!(
+                    "{p}/then/properties/{}/$ref",
+                    crate::error::escape_token(body)
+                ),
+            ),
+        };
         let r = target
             .get("$ref")
             .and_then(Value::as_str)
             .ok_or_else(|| bad("no `$ref` in `then`"))?;
-        let rp = format!(
-            "{p}/then/properties/{}/$ref",
-            crate::error::escape_token(body)
-        );
         let loc = self.set.resolve_ref(id, &rp, r)?;
         Ok((sel.clone(), kind.to_string(), body.clone(), loc))
+    }
+
+    /// Whether a dispatch entry makes the body member required (`then.required` lists it, or the
+    /// envelope's `required` does) or optional (`anyOf` with `{"type": "null"}`).
+    fn dispatch_body(&self, id: &str, p: &str, entry: &Value, env: &Envelope) -> Result<Presence> {
+        let body = &env.body_member;
+        let then = &entry["then"];
+        let listed = then.get("required").is_some();
+        let nullable = then["properties"][body.as_str()].get("anyOf").is_some();
+        let envelope_requires = env.member(body).is_some_and(|f| f.required);
+        match (envelope_requires || listed, nullable) {
+            (true, false) => Ok(Presence::Required),
+            (false, true) => Ok(Presence::Optional),
+            (true, true) => Err(self.err(
+                id,
+                p,
+                format!("`{body}` is required here, so it cannot also be `anyOf` with null"),
+            )),
+            (false, false) => Err(self.err(
+                id,
+                p,
+                format!("the envelope does not require `{body}`: the dispatch entry must say whether this kind needs it (`\"required\": [\"{body}\"]` in `then`) or not (`anyOf: [{{\"$ref\": ..}}, {{\"type\": \"null\"}}]`)"),
+            )),
+        }
     }
 
     fn kinds(
@@ -1397,6 +1799,7 @@ impl<'a> Builder<'a> {
         env: &Envelope,
         types: &[NamedType],
         known: &[KnownValues],
+        containers: Option<&Containers>,
     ) -> Result<Vec<Kind>> {
         let env_file = self
             .set
@@ -1419,15 +1822,16 @@ impl<'a> Builder<'a> {
                 ),
             ));
         };
-        let mut dispatch: Vec<(String, Location, String)> = Vec::new();
+        let mut dispatch: Vec<(String, Location, String, Presence)> = Vec::new();
         if let Some(Value::Array(all)) = doc.get("allOf") {
             for (i, entry) in all.iter().enumerate() {
                 let p = format!("/allOf/{i}");
                 let (_, kind, _, loc) = self.dispatch_entry(&id, &p, entry)?;
-                if dispatch.iter().any(|(k, _, _)| *k == kind) {
+                if dispatch.iter().any(|(k, _, _, _)| *k == kind) {
                     return Err(self.err(&id, &p, format!("kind {kind:?} is dispatched twice")));
                 }
-                dispatch.push((kind, loc, p));
+                let body = self.dispatch_body(&id, &p, entry, env)?;
+                dispatch.push((kind, loc, p, body));
             }
         }
         for f in &env.limits.forbidden_kinds {
@@ -1439,14 +1843,14 @@ impl<'a> Builder<'a> {
                 ));
             }
         }
-        for (k, _, p) in &dispatch {
+        for (k, _, p, _) in &dispatch {
             if !enum_values.contains(k) {
                 return Err(self.err(&id, p, format!("kind mismatch: the dispatch names kind {k:?}, which the envelope `{}` enum does not list", env.kind_member)));
             }
         }
         let mut kinds = Vec::new();
         for name in &enum_values {
-            let Some((_, loc, p)) = dispatch.iter().find(|(k, _, _)| k == name) else {
+            let Some((_, loc, p, body)) = dispatch.iter().find(|(k, _, _, _)| k == name) else {
                 return Err(self.err(
                     &id,
                     &kind_ptr,
@@ -1465,7 +1869,8 @@ impl<'a> Builder<'a> {
                     format!("kind mismatch: body schema of kind {name:?} has no `x-agh-kind`"),
                 ));
             };
-            let rules = self.kind_rules(&loc.id, &xp, x, env, known)?;
+            let (rules, refers_to) =
+                self.kind_rules(&loc.id, &xp, x, env, known, containers, *body)?;
             if rules.kind != *name {
                 return Err(self.err(
                     &loc.id,
@@ -1489,7 +1894,7 @@ impl<'a> Builder<'a> {
                     ));
                 }
             }
-            let conditionals = self.conditionals(&loc.id, &loc.pointer, &schema, obj)?;
+            let conditionals = self.conditionals(&loc.id, &loc.pointer, &schema, obj, env)?;
             kinds.push(Kind {
                 name: name.clone(),
                 purpose: x
@@ -1501,6 +1906,8 @@ impl<'a> Builder<'a> {
                 body_file: t.file.clone(),
                 rules,
                 conditionals,
+                exchange: None,
+                refers_to,
             });
         }
         // Every x-agh-kind schema must be reachable through the dispatch.
@@ -1520,6 +1927,7 @@ impl<'a> Builder<'a> {
         Ok(kinds)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn kind_rules(
         &self,
         id: &str,
@@ -1527,28 +1935,51 @@ impl<'a> Builder<'a> {
         x: &Value,
         env: &Envelope,
         known: &[KnownValues],
-    ) -> Result<KindRules> {
+        containers: Option<&Containers>,
+        body: Presence,
+    ) -> Result<(KindRules, Vec<String>)> {
         let Value::Object(m) = x else {
             return Err(self.err(id, xp, "`x-agh-kind` must be an object"));
         };
-        const KEYS: &[&str] = &[
+        // The presence rules are keyed by the envelope member that plays the role: `reply_to` in
+        // v0, `ref` in ACP; a role the set does not have takes no key (and is `forbidden`).
+        let roles = &env.roles;
+        let surface_member = containers.map(|c| c.member.as_str());
+        let role_keys: Vec<(&str, &str)> = [
+            ("surface", surface_member),
+            ("work_id", roles.work_id.as_deref()),
+            ("to", roles.to.as_deref()),
+            ("reply_to", roles.reply_to.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(role, member)| member.map(|m| (role, m)))
+        .collect();
+        let mut keys: Vec<&str> = vec![
             "kind",
             "purpose",
             "profile",
-            "surface",
-            "work_id",
-            "to",
-            "reply_to",
             "work",
             "envelope_match",
             "verify",
+            "exchange",
+            "refers_to",
         ];
+        keys.extend(role_keys.iter().map(|(_, m)| *m));
         for k in m.keys() {
-            if !KEYS.contains(&k.as_str()) {
+            if !keys.contains(&k.as_str()) {
+                let why = match ["surface", "work_id", "to", "reply_to"].contains(&k.as_str()) {
+                    true => format!(
+                        " (this set has no `{k}` member: see `x-agh-envelope.roles` and `x-agh-container`)"
+                    ),
+                    false => String::new(),
+                };
                 return Err(self.err(
                     id,
                     &join_pointer(xp, k),
-                    format!("unknown `x-agh-kind` member `{k}`"),
+                    format!(
+                        "unknown `x-agh-kind` member `{k}`{why}; expected one of {}",
+                        keys.join(", ")
+                    ),
                 ));
             }
         }
@@ -1564,7 +1995,11 @@ impl<'a> Builder<'a> {
                     )
                 })
         };
-        let presence = |k: &str, allowed: &[Presence]| -> Result<Presence> {
+        use Presence::*;
+        let presence = |role: &str, allowed: &[Presence]| -> Result<Presence> {
+            let Some((_, k)) = role_keys.iter().find(|(r, _)| *r == role) else {
+                return Ok(Forbidden);
+            };
             let v = s(k)?;
             match Presence::parse(&v) {
                 Some(p) if allowed.contains(&p) => Ok(p),
@@ -1582,12 +2017,12 @@ impl<'a> Builder<'a> {
                 )),
             }
         };
-        use Presence::*;
-        let work = match s("work")?.as_str() {
-            "none" => WorkRole::None,
-            "opens" => WorkRole::Opens,
-            "updates" => WorkRole::Updates,
-            _ => {
+        let work = match m.get("work").map(|v| v.as_str()) {
+            None => WorkRole::None,
+            Some(Some("none")) => WorkRole::None,
+            Some(Some("opens")) => WorkRole::Opens,
+            Some(Some("updates")) => WorkRole::Updates,
+            Some(_) => {
                 return Err(self.err(
                     id,
                     &join_pointer(xp, "work"),
@@ -1595,13 +2030,21 @@ impl<'a> Builder<'a> {
                 ))
             }
         };
+        let work_id = presence("work_id", &[Required, Optional, Forbidden])?;
+        if work != WorkRole::None && work_id == Forbidden {
+            return Err(self.err(
+                id,
+                &join_pointer(xp, "work"),
+                "a kind that takes part in the lifecycle needs a `work_id` member (role `work_id`)",
+            ));
+        }
         let profile = match m.get("profile") {
             Some(_) => s("profile")?,
             None => env.profile.clone().ok_or_else(|| {
                 self.err(
                     id,
                     xp,
-                    "`x-agh-kind.profile` is required when the envelope has no profile constant",
+                    "`x-agh-kind.profile` is required when the envelope names no profile (`x-agh-envelope.profile` or a string constant)",
                 )
             })?,
         };
@@ -1677,17 +2120,47 @@ impl<'a> Builder<'a> {
                 reason_code,
             });
         }
-        Ok(KindRules {
+        let refers_to = match m.get("refers_to") {
+            None => Vec::new(),
+            Some(v) => {
+                let list = str_list(v).filter(|l| !l.is_empty()).ok_or_else(|| {
+                    self.err(
+                        id,
+                        &join_pointer(xp, "refers_to"),
+                        "`refers_to` must list kinds",
+                    )
+                })?;
+                if roles.reply_to.is_none() {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(xp, "refers_to"),
+                        "`refers_to` needs a correlation member (role `reply_to`)",
+                    ));
+                }
+                list
+            }
+        };
+        let rules = KindRules {
             kind: s("kind")?,
             profile,
             surface: presence("surface", &[Required, Forbidden])?,
-            work_id: presence("work_id", &[Required, Optional, Forbidden])?,
+            work_id,
             to: presence("to", &[Required, Recommended, Optional, Forbidden])?,
             reply_to: presence("reply_to", &[Required, Recommended, Optional, Forbidden])?,
+            body,
             work,
             envelope_match,
             verify,
-        })
+        };
+        if !refers_to.is_empty() && rules.reply_to != Required {
+            let k = roles.reply_to.as_deref().unwrap_or("reply_to");
+            return Err(self.err(
+                id,
+                &join_pointer(xp, k),
+                format!("a kind that `refers_to` another needs `{k}: required`"),
+            ));
+        }
+        Ok((rules, refers_to))
     }
 
     fn conditionals(
@@ -1696,6 +2169,7 @@ impl<'a> Builder<'a> {
         ptr: &str,
         schema: &Value,
         obj: &ObjectShape,
+        env: &Envelope,
     ) -> Result<Vec<Conditional>> {
         let Some(all) = schema.get("allOf") else {
             return Ok(Vec::new());
@@ -1819,16 +2293,24 @@ impl<'a> Builder<'a> {
                                     "must be required, recommended, optional or forbidden".into(),
                                 )
                             })?;
-                            match ek.as_str() {
-                                "to" => c.envelope.to = Some(pr),
-                                "reply_to" => c.envelope.reply_to = Some(pr),
+                            // Keyed by the member that plays the role (`ref` in ACP).
+                            match env.roles.role_of(ek) {
+                                Some("to") => c.envelope.to = Some(pr),
+                                Some("reply_to") => c.envelope.reply_to = Some(pr),
                                 _ => {
+                                    let members: Vec<String> =
+                                        [&env.roles.to, &env.roles.reply_to]
+                                            .into_iter()
+                                            .flatten()
+                                            .map(|m| format!("`{m}`"))
+                                            .collect();
                                     return Err(bad(
                                         "/then/x-agh-envelope",
                                         format!(
-                                            "`{ek}` cannot be overridden (only `to`, `reply_to`)"
+                                            "`{ek}` cannot be overridden (only {})",
+                                            members.join(", ")
                                         ),
-                                    ))
+                                    ));
                                 }
                             }
                         }
@@ -1839,6 +2321,363 @@ impl<'a> Builder<'a> {
             out.push(c);
         }
         Ok(out)
+    }
+
+    fn refusal_codes(
+        &self,
+        t: &NamedType,
+        r: &Value,
+        known: &[KnownValues],
+    ) -> Result<RefusalCodes> {
+        let (id, p) = (
+            &t.location.id,
+            join_pointer(&t.location.pointer, "x-agh-refusal-codes"),
+        );
+        let values: Vec<String> = match known.iter().find(|k| k.type_name == t.rust_name) {
+            Some(k) => k.values.iter().map(|v| v.value.clone()).collect(),
+            None => t
+                .shape
+                .constraints
+                .enum_values
+                .iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+        };
+        if values.is_empty() {
+            return Err(self.err(
+                id,
+                &p,
+                "`x-agh-refusal-codes` needs `x-agh-known-values` or a string `enum` beside it",
+            ));
+        }
+        let Value::Object(m) = r else {
+            return Err(self.err(
+                id,
+                &p,
+                "`x-agh-refusal-codes` must map each runtime refusal code to a value of this type",
+            ));
+        };
+        let mut entries = Vec::new();
+        for (code, v) in m {
+            let at = join_pointer(&p, code);
+            let code_ok = code.starts_with(|c: char| c.is_ascii_lowercase())
+                && code
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            if !code_ok {
+                return Err(self.err(
+                    id,
+                    &at,
+                    format!("{code:?} is not a refusal code name (`^[a-z][a-z0-9_]*$`)"),
+                ));
+            }
+            match v.as_str() {
+                Some(v) if values.iter().any(|x| x == v) => {
+                    entries.push((code.clone(), v.to_string()))
+                }
+                _ => {
+                    return Err(self.err(
+                        id,
+                        &at,
+                        format!("must be one of the values of {}", t.rust_name),
+                    ))
+                }
+            }
+        }
+        Ok(RefusalCodes {
+            type_name: t.rust_name.clone(),
+            entries,
+        })
+    }
+
+    /// `x-agh-kind.exchange` of every kind, and the `refers_to` lists, checked against the kinds.
+    fn exchanges(&self, env: &Envelope, types: &[NamedType], kinds: &mut [Kind]) -> Result<()> {
+        let body_of = |kind: &str| -> Option<(&NamedType, &ObjectShape)> {
+            let k = kinds.iter().find(|k| k.name == kind)?;
+            let t = types.iter().find(|t| t.rust_name == k.body_type)?;
+            Some((t, t.shape.object.as_ref()?))
+        };
+        let resolve = |shape: &Shape| -> Shape {
+            let mut s = shape;
+            while let Some(t) = s
+                .ref_type
+                .as_deref()
+                .and_then(|n| types.iter().find(|t| t.rust_name == n))
+            {
+                s = &t.shape;
+            }
+            s.clone()
+        };
+        let mut parsed = Vec::new();
+        for kind in kinds.iter() {
+            let Some((t, obj)) = body_of(&kind.name) else {
+                parsed.push(None);
+                continue;
+            };
+            let Some(schema) = self.set.get(&t.location) else {
+                parsed.push(None);
+                continue;
+            };
+            let xp = join_pointer(&t.location.pointer, "x-agh-kind");
+            let id = &t.location.id;
+            for (i, r) in kind.refers_to.iter().enumerate() {
+                let at = format!("{xp}/refers_to/{i}");
+                let Some(target) = kinds.iter().find(|k| &k.name == r) else {
+                    return Err(self.err(id, &at, format!("{r:?} is not a kind")));
+                };
+                if schema["x-agh-kind"].get("exchange").is_none() {
+                    return Err(self.err(
+                        id,
+                        &at,
+                        "a kind that `refers_to` another is a request itself: give it an `exchange`",
+                    ));
+                }
+                let target_schema = types
+                    .iter()
+                    .find(|t| t.rust_name == target.body_type)
+                    .and_then(|t| self.set.get(&t.location));
+                if target_schema.and_then(|s| s["x-agh-kind"].get("exchange")).is_none() {
+                    return Err(self.err(
+                        id,
+                        &at,
+                        format!("{r:?} opens no exchange, so there is nothing to refer to"),
+                    ));
+                }
+            }
+            let Some(x) = schema["x-agh-kind"].get("exchange") else {
+                parsed.push(None);
+                continue;
+            };
+            let ep = join_pointer(&xp, "exchange");
+            let Value::Object(xm) = x else {
+                return Err(self.err(id, &ep, "`exchange` must be an object"));
+            };
+            if env.roles.reply_to.is_none() {
+                return Err(self.err(
+                    id,
+                    &ep,
+                    "an exchange needs a correlation member (`x-agh-envelope.roles.reply_to`)",
+                ));
+            }
+            for k in xm.keys() {
+                if !["expects_reply", "deadline", "states", "replies"].contains(&k.as_str()) {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(&ep, k),
+                        format!("unknown `exchange` member `{k}` (expected expects_reply, deadline, states, replies)"),
+                    ));
+                }
+            }
+            let expects_reply = match xm.get("expects_reply") {
+                None => true,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(&ep, "expects_reply"),
+                        "`expects_reply` must be a boolean",
+                    ))
+                }
+            };
+            let (deadline, default_deadline) = match xm.get("deadline") {
+                None => (None, None),
+                Some(v) => {
+                    let dp = join_pointer(&ep, "deadline");
+                    let Some(ptr) = v.as_str() else {
+                        return Err(self.err(id, &dp, "`deadline` must be a JSON Pointer"));
+                    };
+                    let (member, only) = (
+                        ptr.strip_prefix('/').unwrap_or_default(),
+                        ptr.matches('/').count() == 1,
+                    );
+                    let field = obj.fields.iter().find(|f| f.json_name == member);
+                    let Some(field) = field.filter(|_| only) else {
+                        return Err(self.err(
+                            id,
+                            &dp,
+                            format!("`{ptr}` must name a top-level member of the {} body", kind.name),
+                        ));
+                    };
+                    if resolve(&field.shape).types != [JsonType::Integer] {
+                        return Err(self.err(
+                            id,
+                            &dp,
+                            format!("`{member}` must be an integer (milliseconds)"),
+                        ));
+                    }
+                    let default = schema
+                        .pointer(&format!("/properties/{}/default", crate::error::escape_token(member)))
+                        .map(|d| {
+                            d.as_u64().ok_or_else(|| {
+                                self.err(id, &dp, format!("the `default` of `{member}` must be a non-negative integer"))
+                            })
+                        })
+                        .transpose()?;
+                    (Some(ptr.to_string()), default)
+                }
+            };
+            let mut states = Vec::new();
+            if let Some(v) = xm.get("states") {
+                let sp = join_pointer(&ep, "states");
+                let Value::Object(sm) = v else {
+                    return Err(self.err(id, &sp, "`states` must map state names to {description, awaiting}"));
+                };
+                for (name, st) in sm {
+                    let at = join_pointer(&sp, name);
+                    if name == EXCHANGE_OPEN || name == EXCHANGE_ANSWERED {
+                        return Err(self.err(id, &at, format!("`{name}` is built in")));
+                    }
+                    let description = st.get("description").and_then(Value::as_str);
+                    let awaiting = st.get("awaiting").and_then(Value::as_bool);
+                    let (Some(description), Some(awaiting)) = (description, awaiting) else {
+                        return Err(self.err(
+                            id,
+                            &at,
+                            "a state needs a `description` (string) and `awaiting` (boolean)",
+                        ));
+                    };
+                    states.push(ExchangeState {
+                        name: name.clone(),
+                        description: description.to_string(),
+                        awaiting,
+                    });
+                }
+            }
+            let is_state = |n: &str| {
+                n == EXCHANGE_OPEN || n == EXCHANGE_ANSWERED || states.iter().any(|s| s.name == n)
+            };
+            let rp = join_pointer(&ep, "replies");
+            let Some(Value::Array(rs)) = xm.get("replies") else {
+                return Err(self.err(id, &rp, "`replies` must list reply rules"));
+            };
+            let mut replies = Vec::new();
+            for (i, r) in rs.iter().enumerate() {
+                let at = format!("{rp}/{i}");
+                let Value::Object(rm) = r else {
+                    return Err(self.err(id, &at, "a reply rule must be an object"));
+                };
+                for k in rm.keys() {
+                    if !["kind", "in", "when", "request", "to"].contains(&k.as_str()) {
+                        return Err(self.err(
+                            id,
+                            &join_pointer(&at, k),
+                            format!("unknown reply rule member `{k}` (expected kind, in, when, request, to)"),
+                        ));
+                    }
+                }
+                let Some(rkind) = rm.get("kind").and_then(Value::as_str) else {
+                    return Err(self.err(id, &at, "a reply rule needs a `kind`"));
+                };
+                let Some(reply) = kinds.iter().find(|k| k.name == rkind) else {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(&at, "kind"),
+                        format!("{rkind:?} is not a kind"),
+                    ));
+                };
+                if reply.rules.reply_to == Presence::Forbidden {
+                    let m = env.roles.reply_to.as_deref().unwrap_or("reply_to");
+                    return Err(self.err(
+                        id,
+                        &join_pointer(&at, "kind"),
+                        format!("`{rkind}` cannot carry `{m}`, so it cannot answer a request"),
+                    ));
+                }
+                let state_list = match rm.get("in") {
+                    None => vec![EXCHANGE_OPEN.to_string()],
+                    Some(v) => str_list(v).filter(|l| !l.is_empty()).ok_or_else(|| {
+                        self.err(id, &join_pointer(&at, "in"), "`in` must list states")
+                    })?,
+                };
+                for (j, st) in state_list.iter().enumerate() {
+                    if !is_state(st) || st == EXCHANGE_ANSWERED {
+                        return Err(self.err(
+                            id,
+                            &format!("{at}/in/{j}"),
+                            format!("{st:?} is not a state a reply can arrive in"),
+                        ));
+                    }
+                }
+                let to = match rm.get("to").and_then(Value::as_str) {
+                    Some(to) if is_state(to) => to.to_string(),
+                    _ => {
+                        return Err(self.err(
+                            id,
+                            &join_pointer(&at, "to"),
+                            "`to` must name a state (`answered`, `open` or one of `states`)",
+                        ))
+                    }
+                };
+                let conditions = |key: &str, of: &str| -> Result<Vec<MemberIs>> {
+                    let Some(v) = rm.get(key) else {
+                        return Ok(Vec::new());
+                    };
+                    let cp = join_pointer(&at, key);
+                    let Value::Object(cm) = v else {
+                        return Err(self.err(id, &cp, format!("`{key}` must map body members to values")));
+                    };
+                    let Some((_, body)) = body_of(of) else {
+                        return Err(self.err(id, &cp, format!("the {of} body is not an object")));
+                    };
+                    let mut out = Vec::new();
+                    for (member, value) in cm {
+                        let mp = join_pointer(&cp, member);
+                        let Some(field) = body.fields.iter().find(|f| &f.json_name == member) else {
+                            return Err(self.err(id, &mp, format!("`{member}` is not a member of the {of} body")));
+                        };
+                        let shape = resolve(&field.shape);
+                        let fits = match value {
+                            Value::Bool(_) => shape.types.contains(&JsonType::Boolean),
+                            Value::String(_) => shape.types.contains(&JsonType::String),
+                            Value::Number(n) => {
+                                shape.types.contains(&JsonType::Number)
+                                    || (n.is_i64() || n.is_u64()) && shape.types.contains(&JsonType::Integer)
+                            }
+                            _ => false,
+                        };
+                        let in_enum = shape
+                            .constraints
+                            .enum_values
+                            .as_ref()
+                            .is_none_or(|vals| vals.contains(value));
+                        if !fits || !in_enum {
+                            return Err(self.err(
+                                id,
+                                &mp,
+                                format!("{value} is not a value `{member}` of the {of} body can have"),
+                            ));
+                        }
+                        out.push(MemberIs {
+                            member: member.clone(),
+                            value: value.clone(),
+                        });
+                    }
+                    Ok(out)
+                };
+                replies.push(ReplyRule {
+                    kind: rkind.to_string(),
+                    states: state_list,
+                    when: conditions("when", rkind)?,
+                    request: conditions("request", &kind.name)?,
+                    to,
+                });
+            }
+            if replies.is_empty() {
+                return Err(self.err(id, &rp, "`replies` must list at least one reply rule"));
+            }
+            parsed.push(Some(Exchange {
+                expects_reply,
+                deadline,
+                default_deadline,
+                states,
+                replies,
+            }));
+        }
+        for (kind, exchange) in kinds.iter_mut().zip(parsed) {
+            kind.exchange = exchange;
+        }
+        Ok(())
     }
 
     fn containers(&self, env: &Envelope, t: &NamedType, c: &Value) -> Result<Containers> {

@@ -144,6 +144,42 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             pub const PROFILE: &str = #p;
         });
     }
+    if let Some(m) = &env.profile_member {
+        out.extend(quote! {
+            /// The envelope member whose constant names the profile (what tells this profile's
+            /// envelopes from another's).
+            pub const PROFILE_MEMBER: &str = #m;
+        });
+    }
+    let roles = &env.roles;
+    let role = |m: &Option<String>| match m {
+        Some(m) => quote!(Some(#m)),
+        None => quote!(None),
+    };
+    let (id, from, to, reply_to, work_id, sent_at, expires_at) = (
+        role(&roles.id),
+        role(&roles.from),
+        role(&roles.to),
+        role(&roles.reply_to),
+        role(&roles.work_id),
+        role(&roles.sent_at),
+        role(&roles.expires_at),
+    );
+    let clock = format_ident!("{}", env.clock.variant());
+    out.extend(quote! {
+        /// Which envelope member plays each runtime role (`x-agh-envelope.roles`), and the
+        /// unit of the time roles (`x-agh-envelope.clock`).
+        pub const ROLES: ::agh_protocol::model::Roles = ::agh_protocol::model::Roles {
+            id: #id,
+            from: #from,
+            to: #to,
+            reply_to: #reply_to,
+            work_id: #work_id,
+            sent_at: #sent_at,
+            expires_at: #expires_at,
+            clock: ::agh_protocol::model::Clock::#clock,
+        };
+    });
 
     let infos = model.kinds.iter().map(|k| {
         let r = &k.rules;
@@ -152,8 +188,13 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             let v = format_ident!("{}", p.variant());
             quote! { ::agh_protocol::kind::Presence::#v }
         };
-        let (surface, work_id, to, reply_to) =
-            (pr(r.surface), pr(r.work_id), pr(r.to), pr(r.reply_to));
+        let (surface, work_id, to, reply_to, body) = (
+            pr(r.surface),
+            pr(r.work_id),
+            pr(r.to),
+            pr(r.reply_to),
+            pr(r.body),
+        );
         let work = format_ident!("{}", r.work.variant());
         let em = r.envelope_match.iter().map(|m| {
             let (b, e) = (&m.body, &m.envelope);
@@ -176,6 +217,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
                     work_id: #work_id,
                     to: #to,
                     reply_to: #reply_to,
+                    body: #body,
                     work: ::agh_protocol::kind::WorkRole::#work,
                     envelope_match: &[#(#em),*],
                     verify: &[#(#ve),*],
@@ -222,6 +264,78 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         out.extend(quote! {
             #[doc = #doc]
             pub const #name: &[::agh_protocol::model::ValueDoc] = #vals;
+        });
+    }
+
+    let exchanges: Vec<TokenStream> = model
+        .kinds
+        .iter()
+        .filter_map(|k| k.exchange.as_ref().map(|e| (k, e)))
+        .map(|(k, e)| {
+            let kind = &k.name;
+            let expects = e.expects_reply;
+            let deadline = match &e.deadline {
+                Some(d) => quote!(Some(#d)),
+                None => quote!(None),
+            };
+            let default = match e.default_deadline {
+                Some(d) => quote!(Some(#d)),
+                None => quote!(None),
+            };
+            let states = e.states.iter().map(|s| {
+                let (name, description, awaiting) = (&s.name, &s.description, s.awaiting);
+                quote! {
+                    ::agh_protocol::model::ExchangeState { name: #name, description: #description, awaiting: #awaiting }
+                }
+            });
+            let conds = |list: &[crate::model::MemberIs]| {
+                let items = list.iter().map(|c| {
+                    let (m, v) = (&c.member, c.value.to_string());
+                    quote!(::agh_protocol::model::MemberIs { member: #m, value: #v })
+                });
+                quote!(&[#(#items),*])
+            };
+            let replies = e.replies.iter().map(|r| {
+                let (kind, states, to) = (&r.kind, &r.states, &r.to);
+                let (when, request) = (conds(&r.when), conds(&r.request));
+                quote! {
+                    ::agh_protocol::model::ReplyRule {
+                        kind: #kind, states: &[#(#states),*], when: #when, request: #request, to: #to,
+                    }
+                }
+            });
+            let refers = &k.refers_to;
+            quote! {
+                ::agh_protocol::model::Exchange {
+                    kind: #kind,
+                    expects_reply: #expects,
+                    deadline: #deadline,
+                    default_deadline_ms: #default,
+                    states: &[#(#states),*],
+                    replies: &[#(#replies),*],
+                    refers_to: &[#(#refers),*],
+                }
+            }
+        })
+        .collect();
+    if !exchanges.is_empty() {
+        out.extend(quote! {
+            /// The request/response exchanges of the request kinds (`x-agh-kind.exchange`), in
+            /// kind order: the correlation tracker's table.
+            pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[#(#exchanges),*];
+        });
+    }
+    if let Some(r) = &model.refusal_codes {
+        let entries = r.entries.iter().map(|(refusal, code)| {
+            quote!(::agh_protocol::model::RefusalCode { refusal: #refusal, code: #code })
+        });
+        let doc = format!(
+            " How this profile spells the runtime's refusals (`x-agh-refusal-codes` on `{}`).",
+            r.type_name
+        );
+        out.extend(quote! {
+            #[doc = #doc]
+            pub const REFUSAL_CODES: &[::agh_protocol::model::RefusalCode] = &[#(#entries),*];
         });
     }
 

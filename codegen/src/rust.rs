@@ -201,8 +201,13 @@ pub fn emit_types(
     add_from_checked(&mut file);
     let decoders = checked_decoders(&file, model);
     file.items.extend(decoders);
-    let owned = owned_envelope(&file, model).map_err(|m| Error::new(&envelope.file, "", m))?;
-    file.items.push(owned);
+    // An open envelope's unknown members are not in the scanned view: its owned form goes through
+    // serde (`agh_protocol::profile::MessageRef::to_message`).
+    if !model.envelope.open {
+        let owned =
+            owned_envelope(&file, model).map_err(|m| Error::new(&envelope.file, "", m))?;
+        file.items.push(owned);
+    }
     Ok(file)
 }
 
@@ -684,15 +689,39 @@ fn serialize_null(file: &mut syn::File, ty: &str, field: &str) -> std::result::R
     else {
         return Err(format!("typify's {ty} has no field {field}"));
     };
+    // Drop `skip_serializing_if` (and the `default` typify pairs with it: a missing `Option`
+    // reads as `None` anyway) from the serde attribute; keep the rest (`rename`).
     let mut found = false;
-    f.attrs.retain(|a| {
-        let skip = a.path().is_ident("serde")
-            && quote::ToTokens::to_token_stream(&a.meta)
-                .to_string()
-                .contains("skip_serializing_if");
-        found |= skip;
-        !skip
-    });
+    let mut attrs = Vec::new();
+    for a in std::mem::take(&mut f.attrs) {
+        let syn::Meta::List(list) = &a.meta else {
+            attrs.push(a);
+            continue;
+        };
+        if !a.path().is_ident("serde") {
+            attrs.push(a);
+            continue;
+        }
+        let parser = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated;
+        let Ok(metas) = syn::parse::Parser::parse2(parser, list.tokens.clone()) else {
+            attrs.push(a);
+            continue;
+        };
+        let before = metas.len();
+        let kept: Vec<syn::Meta> = metas
+            .into_iter()
+            .filter(|m| !m.path().is_ident("skip_serializing_if") && !m.path().is_ident("default"))
+            .collect();
+        if kept.len() == before {
+            attrs.push(a);
+            continue;
+        }
+        found = true;
+        if !kept.is_empty() {
+            attrs.push(syn::parse_quote!(#[serde(#(#kept),*)]));
+        }
+    }
+    f.attrs = attrs;
     if !found {
         return Err(format!(
             "typify's {ty}.{field} has no skip_serializing_if to drop"
@@ -711,6 +740,14 @@ pub fn agh_attribute(kind: &Kind) -> TokenStream {
     let to = format_ident!("{}", r.to.as_str());
     let reply_to = format_ident!("{}", r.reply_to.as_str());
     let work = format_ident!("{}", r.work.as_str());
+    // `body` is `required` unless the kind may come without one (the derive's default).
+    let body = match r.body {
+        crate::model::Presence::Required => quote!(),
+        other => {
+            let b = format_ident!("{}", other.as_str());
+            quote!(, body = #b)
+        }
+    };
     let matches = r.envelope_match.iter().map(|m| {
         let (b, e) = (&m.body, &m.envelope);
         quote! { , envelope_match(body = #b, envelope = #e) }
@@ -721,7 +758,7 @@ pub fn agh_attribute(kind: &Kind) -> TokenStream {
     });
     quote! {
         #[agh(kind = #name, profile = #profile, surface = #surface, work_id = #work_id, to = #to,
-              reply_to = #reply_to, work = #work #(#matches)* #(#verifies)*)]
+              reply_to = #reply_to #body, work = #work #(#matches)* #(#verifies)*)]
     }
 }
 

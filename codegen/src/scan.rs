@@ -730,7 +730,32 @@ impl Emitter<'_> {
                     quote!(Member::Str(v)),
                 )
             } else if matches!(repr, MemberRepr::U64 | MemberRepr::I128) {
-                let min = Self::minimum(resolved);
+                let mut min = Self::minimum(resolved);
+                // `const` / `enum` of an integer member: compare the integer read.
+                let c = &resolved.constraints;
+                let values: Vec<&Value> =
+                    c.const_value.iter().chain(c.enum_values.iter().flatten()).collect();
+                if !values.is_empty() {
+                    let ints: Vec<TokenStream> = values
+                        .iter()
+                        .map(|v| match v.as_i64() {
+                            Some(i) => {
+                                let i = proc_macro2::Literal::i128_unsuffixed(i128::from(i));
+                                quote!(n == #i)
+                            }
+                            // A value no integer equals (a string, a fraction).
+                            None => quote!(false),
+                        })
+                        .collect();
+                    let all = if c.const_value.is_some() && c.enum_values.is_some() {
+                        // Both: the constant must also be one of the values.
+                        let (first, rest) = ints.split_at(1);
+                        quote!((#(#first)*) && (#(#rest)||*))
+                    } else {
+                        quote!(#(#ints)||*)
+                    };
+                    min.extend(quote!(if !(#all) { return None; }));
+                }
                 if repr == MemberRepr::U64 {
                     (
                         quote!(u64),
@@ -816,6 +841,12 @@ impl Emitter<'_> {
                         #member_arms
                         _ => Member::Absent,
                     }
+                }
+            }
+
+            impl ::agh_protocol::profile::EnvelopeView for #ty<'_> {
+                fn member(&self, name: &str) -> Member<'_> {
+                    #ty::member(self, name)
                 }
             }
 

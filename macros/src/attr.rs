@@ -20,6 +20,7 @@ const KEYS: &[&str] = &[
     "work_id",
     "to",
     "reply_to",
+    "body",
     "work",
     "envelope_match",
     "verify",
@@ -70,6 +71,10 @@ const WORK_ID: &[(&str, Presence)] = &[
     ("required", Presence::Required),
     ("optional", Presence::Optional),
     ("forbidden", Presence::Forbidden),
+];
+const BODY: &[(&str, Presence)] = &[
+    ("required", Presence::Required),
+    ("optional", Presence::Optional),
 ];
 const TARGET: &[(&str, Presence)] = &[
     ("required", Presence::Required),
@@ -124,6 +129,7 @@ pub(crate) struct Rules {
     pub(crate) work_id: Presence,
     pub(crate) to: Presence,
     pub(crate) reply_to: Presence,
+    pub(crate) body: Presence,
     pub(crate) work: WorkRole,
     pub(crate) envelope_match: Vec<EnvelopeMatch>,
     pub(crate) verify: Vec<Verify>,
@@ -165,6 +171,7 @@ struct Builder {
     work_id: Option<Given<Presence>>,
     to: Option<Given<Presence>>,
     reply_to: Option<Given<Presence>>,
+    body: Option<Given<Presence>>,
     work: Option<Given<WorkRole>>,
     envelope_match: Vec<EnvelopeMatch>,
     verify: Vec<Verify>,
@@ -212,6 +219,7 @@ pub(crate) fn parse(attrs: &[Attribute], mut errors: Errors) -> Result<Rules> {
         work_id: presence(b.work_id, Presence::Optional),
         to: presence(b.to, Presence::Optional),
         reply_to: presence(b.reply_to, Presence::Optional),
+        body: presence(b.body, Presence::Required),
         work: b.work.map_or(WorkRole::None, |g| g.value),
         envelope_match: b.envelope_match,
         verify: b.verify,
@@ -298,6 +306,7 @@ impl Builder {
             "work_id" => choice(&expr, key, WORK_ID).map(|g| self.work_id = Some(g)),
             "to" => choice(&expr, key, TARGET).map(|g| self.to = Some(g)),
             "reply_to" => choice(&expr, key, TARGET).map(|g| self.reply_to = Some(g)),
+            "body" => choice(&expr, key, BODY).map(|g| self.body = Some(g)),
             "work" => choice(&expr, key, WORK).map(|g| self.work = Some(g)),
             _ => string(&expr, key).and_then(|lit| {
                 let path = lit.parse::<Path>().map_err(|_| {
@@ -473,6 +482,7 @@ fn missing_value(path: &Path, key: &str) -> Error {
         "surface" => "required | forbidden",
         "work_id" => "required | optional | forbidden",
         "to" | "reply_to" => "required | recommended | optional | forbidden",
+        "body" => "required | optional",
         "work" => "none | opens | updates",
         _ => "\"...\"",
     };

@@ -31,6 +31,7 @@ use attr::{Errors, Presence, Rules};
 /// | `surface` | `required`, `forbidden` | `required` |
 /// | `work_id` | `required`, `optional`, `forbidden` | `optional` |
 /// | `to`, `reply_to` | `required`, `recommended`, `optional`, `forbidden` | `optional` |
+/// | `body` | `required`, `optional` (the kind may carry no body) | `required` |
 /// | `work` | `none`, `opens`, `updates` | `none` |
 /// | `envelope_match(body = "/ptr", envelope = "member")` | repeatable | none |
 /// | `verify(body = "/ptr", recipe = "name", reason_code = "code")` | repeatable | none |
@@ -122,6 +123,7 @@ fn rules_tokens(rules: &Rules) -> TokenStream2 {
     let (kind, profile) = (&rules.kind, &rules.profile);
     let (surface, work_id) = (presence(rules.surface), presence(rules.work_id));
     let (to, reply_to) = (presence(rules.to), presence(rules.reply_to));
+    let body = presence(rules.body);
     let matches = rules.envelope_match.iter().map(|m| {
         let (body, envelope) = (&m.body, &m.envelope);
         quote!(#krate::kind::EnvelopeMatch { body: #body, envelope: #envelope })
@@ -138,6 +140,7 @@ fn rules_tokens(rules: &Rules) -> TokenStream2 {
             work_id: #work_id,
             to: #to,
             reply_to: #reply_to,
+            body: #body,
             work: #work,
             envelope_match: &[#(#matches),*],
             verify: &[#(#verify),*],

@@ -29,6 +29,7 @@ fn expands_every_key_with_defaults() {
                 work_id: ::agh_protocol::kind::Presence::Optional,
                 to: ::agh_protocol::kind::Presence::Optional,
                 reply_to: ::agh_protocol::kind::Presence::Optional,
+                body: ::agh_protocol::kind::Presence::Required,
                 work: ::agh_protocol::kind::WorkRole::None,
                 envelope_match: &[],
                 verify: &[],
@@ -273,7 +274,7 @@ fn a_key_without_its_value_is_named() {
             "`surface` needs a value: `surface = required | forbidden`",
             "`envelope_match` takes a list: `envelope_match(body = \"/ptr\", envelope = \"member\")`",
             "`verify` takes a list: `verify(body = \"/ptr\", recipe = \"name\", reason_code = \"code\")`",
-            "unknown key `frob` in #[agh(...)]; expected one of `kind`, `profile`, `surface`, `work_id`, `to`, `reply_to`, `work`, `envelope_match`, `verify`, `crate`",
+            "unknown key `frob` in #[agh(...)]; expected one of `kind`, `profile`, `surface`, `work_id`, `to`, `reply_to`, `body`, `work`, `envelope_match`, `verify`, `crate`",
             "duplicate key `kind`: each key may be given once across all #[agh(...)] attributes",
             "`body` needs a value: `body = \"...\"`",
         ]

@@ -74,6 +74,11 @@ pub struct Verify {
 }
 
 /// Every envelope-level rule of one message kind.
+///
+/// The presence rules are per *role*, and a profile says which envelope member plays each role
+/// (`x-agh-envelope.roles`, the generated `ROLES`): `reply_to` is the member `reply_to` in AGH
+/// Network v0 and `ref` in ACP. A role the profile does not have is `Forbidden` here and never
+/// checked (ACP has no surface and no `work_id`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KindRules {
     /// The envelope `kind` value.
@@ -87,8 +92,12 @@ pub struct KindRules {
     pub work_id: Presence,
     /// The `to` rule.
     pub to: Presence,
-    /// The `reply_to` rule (body-conditional overrides are part of the body validator).
+    /// The rule of the correlation member (role `reply_to`; body-conditional overrides are part
+    /// of the body validator).
     pub reply_to: Presence,
+    /// Whether the body member (`body` in v0, `payload` in ACP) must be present: `Required`, or
+    /// `Optional` (absent or `null`: the kind carries no body, as ACP's `ping`).
+    pub body: Presence,
     /// The lifecycle role.
     pub work: WorkRole,
     /// Body members that must equal envelope members.

@@ -19,6 +19,7 @@ pub mod lifecycle;
 pub mod model;
 pub mod parse;
 pub mod problem;
+pub mod profile;
 pub mod recipes;
 pub mod scan;
 pub mod trust;

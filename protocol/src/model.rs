@@ -167,3 +167,145 @@ pub struct TrustProfile {
     /// The verification recipe (`agh_protocol::trust`).
     pub recipe: &'static str,
 }
+
+/// The unit of a profile's time members (`x-agh-envelope.clock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Clock {
+    /// Unix seconds (AGH Network v0).
+    Seconds,
+    /// Unix milliseconds (ACP).
+    Milliseconds,
+}
+
+impl Clock {
+    /// How many units make one second.
+    pub const fn per_second(self) -> i64 {
+        match self {
+            Clock::Seconds => 1,
+            Clock::Milliseconds => 1000,
+        }
+    }
+
+    /// The unit's short name in messages (`s`, `ms`).
+    pub const fn unit(self) -> &'static str {
+        match self {
+            Clock::Seconds => "s",
+            Clock::Milliseconds => "ms",
+        }
+    }
+}
+
+/// Which envelope member plays each role the runtime knows (`x-agh-envelope.roles`); `None`
+/// when the profile has no such member (ACP has no `work_id` and no `expires_at`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Roles {
+    /// The message id (`id`).
+    pub id: Option<&'static str>,
+    /// The sender (`from`).
+    pub from: Option<&'static str>,
+    /// The target peer (`to`).
+    pub to: Option<&'static str>,
+    /// The correlation member: the id of the message this one answers (`reply_to` in v0, `ref`
+    /// in ACP).
+    pub reply_to: Option<&'static str>,
+    /// The work unit id (`work_id`).
+    pub work_id: Option<&'static str>,
+    /// The sender's clock (`ts`).
+    pub sent_at: Option<&'static str>,
+    /// The expiry time (`expires_at`).
+    pub expires_at: Option<&'static str>,
+    /// The unit of `sent_at` and `expires_at`.
+    pub clock: Clock,
+}
+
+/// A condition on a top-level body member: it equals the JSON value written `value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemberIs {
+    /// Top-level body member.
+    pub member: &'static str,
+    /// The value, as JSON text (`true`, `"urgent"`).
+    pub value: &'static str,
+}
+
+/// A state of a request/response exchange besides the built-in `open` and `answered`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExchangeState {
+    /// The state name.
+    pub name: &'static str,
+    /// What it means.
+    pub description: &'static str,
+    /// Whether a reply is still awaited in it (the deadline applies).
+    pub awaiting: bool,
+}
+
+/// One reply rule of an exchange: a reply of `kind`, while the exchange is in one of `states`,
+/// whose body matches `when` and whose request's body matched `request`, moves it to `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReplyRule {
+    /// The reply kind.
+    pub kind: &'static str,
+    /// The states it applies in.
+    pub states: &'static [&'static str],
+    /// Conditions on the reply's body.
+    pub when: &'static [MemberIs],
+    /// Conditions on the request's body.
+    pub request: &'static [MemberIs],
+    /// The state after.
+    pub to: &'static str,
+}
+
+/// The request/response exchange a request kind opens (`x-agh-kind.exchange`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Exchange {
+    /// The request kind.
+    pub kind: &'static str,
+    /// Whether a reply is expected while the exchange is `open` (`notify`: replies are possible,
+    /// none is awaited).
+    pub expects_reply: bool,
+    /// The request body member (JSON Pointer) giving the reply deadline in milliseconds from the
+    /// request's sent time.
+    pub deadline: Option<&'static str>,
+    /// The deadline in milliseconds when that member is absent (its schema `default`).
+    pub default_deadline_ms: Option<u64>,
+    /// States besides `open` and `answered`.
+    pub states: &'static [ExchangeState],
+    /// Reply rules, tried in order.
+    pub replies: &'static [ReplyRule],
+    /// The kinds of request this one's correlation member must name (`cancel` names a
+    /// `delegate` still open); empty when it names none.
+    pub refers_to: &'static [&'static str],
+}
+
+impl Exchange {
+    /// The built-in state every exchange starts in.
+    pub const OPEN: &'static str = "open";
+    /// The built-in final state.
+    pub const ANSWERED: &'static str = "answered";
+
+    /// Whether a reply is awaited in `state`.
+    pub fn awaiting(&self, state: &str) -> bool {
+        match state {
+            Exchange::OPEN => self.expects_reply,
+            Exchange::ANSWERED => false,
+            other => self
+                .states
+                .iter()
+                .any(|s| s.name == other && s.awaiting),
+        }
+    }
+
+    /// Whether `kind` answers this exchange in some state.
+    pub fn answered_by(&self, kind: &str) -> bool {
+        self.replies.iter().any(|r| r.kind == kind)
+    }
+}
+
+/// How a profile spells one of the runtime's refusals (`x-agh-refusal-codes`): a parser
+/// [`ReasonCode`](crate::ReasonCode) or a correlation refusal, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RefusalCode {
+    /// The runtime's name of the refusal (`unsupported_kind`, `unknown_request`).
+    pub refusal: &'static str,
+    /// The profile's code for it (`unknown_kind`, `unknown_ref`).
+    pub code: &'static str,
+}

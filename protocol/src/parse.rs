@@ -42,11 +42,18 @@ use crate::generated::{
     Envelope, BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, FORBIDDEN_KINDS, KINDS,
 };
 use crate::json::{read_envelope_json, JsonLimits, MAX_SUPPORTED_DEPTH};
-use crate::kind::{Body, KindRules, Presence};
+use crate::kind::{Body, KindRules};
 use crate::model::{BodyCheck, BodyOverrides, BodyScan};
 use crate::problem::{Problem, Problems, ReasonCode};
+use crate::profile::{
+    cross_checks_hold, envelope_match, freshness, kind_rules, overridden_rules, verify, Layout,
+    Members,
+};
 use crate::scan::{Kept, Member, RawJson, Scanner};
 use crate::trust::TrustState;
+
+/// Where v0 keeps what the shared envelope rules read (roles, containers, body member).
+const V0_LAYOUT: Layout = crate::generated::profile::SPEC.layout;
 
 /// What the parser needs besides the bytes. `now` is passed in so that results are deterministic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -836,9 +843,9 @@ impl Registry {
         let entry = *self.entry(kind)?;
         let mut out = Problems::first_only();
         if options.check_freshness {
-            freshness(&envelope, options, &mut out);
+            freshness(&envelope, &V0_LAYOUT, options, &mut out);
         }
-        kind_rules(&envelope, &entry.rules, &mut out);
+        kind_rules(&envelope, &entry.rules, &V0_LAYOUT, &mut out);
         if !out.is_empty() {
             return None;
         }
@@ -864,7 +871,7 @@ impl Registry {
                 overrides
             }
         };
-        overridden_rules(&envelope, &entry.rules, &overrides, &mut out);
+        overridden_rules(&envelope, &entry.rules, &overrides, &V0_LAYOUT, &mut out);
         (out.is_empty() && cross_checks_hold(&envelope, body, &kept, &entry.rules)).then_some(
             MessageRef {
                 envelope,
@@ -966,14 +973,14 @@ impl Registry {
 
         // 3. Freshness.
         if options.check_freshness {
-            freshness(&map, options, out);
+            freshness(&map, &V0_LAYOUT, options, out);
             if out.is_done() {
                 return Some(map);
             }
         }
 
         // 4. Kind rules: surface and container, work_id, to, reply_to.
-        kind_rules(&map, &entry.rules, out);
+        kind_rules(&map, &entry.rules, &V0_LAYOUT, out);
         if out.is_done() {
             return Some(map);
         }
@@ -1006,19 +1013,19 @@ impl Registry {
         let body_ok = out.is_empty();
 
         // 6. Cross checks.
-        overridden_rules(&map, &entry.rules, &overrides, out);
+        overridden_rules(&map, &entry.rules, &overrides, &V0_LAYOUT, out);
         if out.is_done() {
             return Some(map);
         }
         let body = map.get(BODY_MEMBER);
         let body_at = |pointer: &str| body.and_then(|b| b.pointer(pointer)).cloned();
-        envelope_match(&map, &body_at, &entry.rules, out);
+        envelope_match(&map, &body_at, &entry.rules, BODY_MEMBER, out);
         if out.is_done() {
             return Some(map);
         }
         if body_ok {
             // Recipes read the body as its schema says it is: only on a valid body.
-            verify(&body_at, &entry.rules, out);
+            verify(&body_at, &entry.rules, BODY_MEMBER, out);
         }
         // 7. Trust (after freshness, before routing): the profile's steps on what was received.
         if out.is_empty() {
@@ -1163,361 +1170,5 @@ impl<'a> MessageRef<'a> {
             respelled,
             trust: self.trust.clone(),
         })
-    }
-}
-
-/// Envelope members as the kind and freshness rules read them: the exact path's tree and the
-/// fast path's view both answer, so each rule is written once.
-trait Members {
-    /// The member, when present and not `null`.
-    fn member_of(&self, name: &str) -> Option<Value>;
-    /// Whether the member is present and not `null`.
-    fn present(&self, name: &str) -> bool;
-    /// The member's string value.
-    fn str_of(&self, name: &str) -> Option<&str>;
-    /// The member's integer value (beyond `i64`: `i64::MAX`, the far future).
-    fn int_of(&self, name: &str) -> Option<i64>;
-}
-
-impl Members for Map<String, Value> {
-    fn member_of(&self, name: &str) -> Option<Value> {
-        self.get(name).filter(|v| !v.is_null()).cloned()
-    }
-
-    fn present(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|v| !v.is_null())
-    }
-
-    fn str_of(&self, name: &str) -> Option<&str> {
-        self.get(name).and_then(Value::as_str)
-    }
-
-    fn int_of(&self, name: &str) -> Option<i64> {
-        let v = self.get(name)?;
-        v.as_i64().or_else(|| v.as_u64().map(|_| i64::MAX))
-    }
-}
-
-impl Members for EnvelopeRef<'_> {
-    fn member_of(&self, name: &str) -> Option<Value> {
-        match self.member(name) {
-            Member::Absent => None,
-            Member::Str(v) => Some(Value::String(v.to_owned())),
-            Member::Int(n) => match (u64::try_from(n), i64::try_from(n)) {
-                (Ok(u), _) => Some(Value::from(u)),
-                (_, Ok(i)) => Some(Value::from(i)),
-                _ => None,
-            },
-            Member::Raw(v) => Some(v.to_value()),
-        }
-    }
-
-    fn present(&self, name: &str) -> bool {
-        self.member(name) != Member::Absent
-    }
-
-    fn str_of(&self, name: &str) -> Option<&str> {
-        match self.member(name) {
-            Member::Str(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    fn int_of(&self, name: &str) -> Option<i64> {
-        match self.member(name) {
-            Member::Int(n) => Some(i64::try_from(n).unwrap_or(i64::MAX)),
-            _ => None,
-        }
-    }
-}
-
-fn freshness(map: &impl Members, options: &Options, out: &mut Problems) {
-    let replay = i64::try_from(options.replay_age_secs).unwrap_or(i64::MAX);
-    let expires = map.int_of("expires_at");
-    if let Some(expires_at) = expires {
-        if expires_at <= options.now {
-            out.push(Problem::new(
-                ReasonCode::Expired,
-                "/expires_at",
-                "envelope: freshness (expires_at)",
-                format!(
-                    "the envelope expired at {expires_at}, at or before the receiver's clock {}",
-                    options.now
-                ),
-            ));
-            return;
-        }
-    }
-    let Some(ts) = map.int_of("ts") else { return };
-    let age = options.now.saturating_sub(ts);
-    if !map.present("expires_at") && age > replay {
-        out.push(Problem::new(
-            ReasonCode::Expired,
-            "/ts",
-            "envelope: freshness (replay age)",
-            format!(
-                "`ts` {ts} is {age} s old, more than the replay age of {replay} s, and there is no `expires_at`"
-            ),
-        ));
-    } else if age < 0 && age.saturating_neg() > replay {
-        out.push(Problem::new(
-            ReasonCode::Expired,
-            "/ts",
-            "envelope: freshness (ts in the future)",
-            format!(
-                "`ts` {ts} is {} s ahead of the receiver's clock, more than the replay age of {replay} s",
-                age.saturating_neg()
-            ),
-        ));
-    }
-}
-
-fn presence_rule(
-    map: &impl Members,
-    member: &str,
-    presence: Presence,
-    kind: &str,
-    rule: &'static str,
-    out: &mut Problems,
-) {
-    let here = map.present(member);
-    let message = match (presence, here) {
-        (Presence::Required, false) => format!("`{kind}` requires `{member}`"),
-        (Presence::Forbidden, true) => format!("`{member}` must be absent or null on `{kind}`"),
-        _ => return,
-    };
-    out.push(Problem::new(
-        ReasonCode::Malformed,
-        format!("/{member}"),
-        rule,
-        message,
-    ));
-}
-
-fn kind_rules(map: &impl Members, rules: &KindRules, out: &mut Problems) {
-    let kind = rules.kind;
-    let surface_member = crate::generated::SURFACE_MEMBER;
-    match rules.surface {
-        Presence::Forbidden => {
-            presence_rule(
-                map,
-                surface_member,
-                Presence::Forbidden,
-                kind,
-                "message kinds: surface rules",
-                out,
-            );
-            for c in CONTAINERS {
-                if out.is_done() {
-                    return;
-                }
-                presence_rule(
-                    map,
-                    c.member,
-                    Presence::Forbidden,
-                    kind,
-                    "message kinds: surface rules",
-                    out,
-                );
-            }
-        }
-        _ => match map.str_of(surface_member) {
-            None => {
-                let values: Vec<String> = CONTAINERS
-                    .iter()
-                    .map(|c| format!("`{}`", c.surface))
-                    .collect();
-                out.push(Problem::new(
-                    ReasonCode::Malformed,
-                    format!("/{surface_member}"),
-                    "message kinds: surface rules",
-                    format!(
-                        "`{kind}` is conversation-bearing: `{surface_member}` is required ({})",
-                        values.join(" or ")
-                    ),
-                ));
-            }
-            Some(surface) => {
-                for c in CONTAINERS {
-                    let here = map.present(c.member);
-                    let message = if c.surface == surface && !here {
-                        format!(
-                            "`{surface_member}` is `{surface}`: `{}` is required",
-                            c.member
-                        )
-                    } else if c.surface != surface && here {
-                        format!(
-                            "`{surface_member}` is `{surface}`: `{}` must be absent (one envelope names one container)",
-                            c.member
-                        )
-                    } else {
-                        continue;
-                    };
-                    out.push(Problem::new(
-                        ReasonCode::Malformed,
-                        format!("/{}", c.member),
-                        "envelope: conversation surface fields",
-                        message,
-                    ));
-                    if out.is_done() {
-                        return;
-                    }
-                }
-            }
-        },
-    }
-    if out.is_done() {
-        return;
-    }
-    presence_rule(
-        map,
-        "work_id",
-        rules.work_id,
-        kind,
-        "message kinds: work field",
-        out,
-    );
-    if out.is_done() {
-        return;
-    }
-    presence_rule(
-        map,
-        "to",
-        rules.to,
-        kind,
-        "message kinds: envelope requirements (to)",
-        out,
-    );
-    if out.is_done() {
-        return;
-    }
-    presence_rule(
-        map,
-        "reply_to",
-        rules.reply_to,
-        kind,
-        "message kinds: envelope requirements (reply_to)",
-        out,
-    );
-}
-
-fn overridden_rules(
-    map: &impl Members,
-    rules: &KindRules,
-    overrides: &BodyOverrides,
-    out: &mut Problems,
-) {
-    let kind = rules.kind;
-    if let Some(to) = overrides.to.filter(|p| *p != rules.to) {
-        presence_rule(
-            map,
-            "to",
-            to,
-            kind,
-            "message kinds: envelope requirements (to, by body form)",
-            out,
-        );
-    }
-    if let Some(reply_to) = overrides.reply_to.filter(|p| *p != rules.reply_to) {
-        presence_rule(
-            map,
-            "reply_to",
-            reply_to,
-            kind,
-            "message kinds: envelope requirements (reply_to, by body form)",
-            out,
-        );
-    }
-}
-
-/// The fast path's form of [`envelope_match`] and [`verify`]: whether the kind's body-to-envelope
-/// matches and recipes hold, read from the body's checked JSON text without building values.
-/// The members the body scanner kept answer the pointers that start at them.
-fn cross_checks_hold(
-    envelope: &EnvelopeRef<'_>,
-    body: RawJson<'_>,
-    kept: &Kept<'_>,
-    rules: &KindRules,
-) -> bool {
-    let at = |pointer: &str| {
-        kept.pointer(pointer)
-            .unwrap_or_else(|| crate::scan::pointer(body, pointer))
-    };
-    let matches = rules.envelope_match.iter().all(|m| {
-        let Some(inner) = at(m.body).filter(|v| !v.is_null()) else {
-            return true;
-        };
-        match (inner.as_str(), envelope.member(m.envelope)) {
-            (Some(a), Member::Str(b)) => a == b,
-            (_, Member::Absent) => false,
-            _ => Some(inner.to_value()) == envelope.member_of(m.envelope),
-        }
-    });
-    matches
-        && rules.verify.iter().all(|v| {
-            let Some(target) = at(v.body) else {
-                return true;
-            };
-            let fields = kept.fields(v.body);
-            crate::recipes::raw_recipe(v.recipe).is_some_and(|holds| holds(target, fields))
-        })
-}
-
-/// The body member at a JSON Pointer, as a value (absent: `None`).
-type BodyAt<'f> = dyn Fn(&str) -> Option<Value> + 'f;
-
-fn envelope_match(map: &impl Members, body_at: &BodyAt<'_>, rules: &KindRules, out: &mut Problems) {
-    for m in rules.envelope_match {
-        let Some(inner) = body_at(m.body).filter(|v| !v.is_null()) else {
-            continue;
-        };
-        let outer = map.member_of(m.envelope);
-        if outer.as_ref() != Some(&inner) {
-            let shown = |v: Option<&Value>| v.map_or("nothing".to_owned(), crate::check::preview);
-            out.push(Problem::new(
-                ReasonCode::Malformed,
-                format!("/{BODY_MEMBER}{}", m.body),
-                "message kinds: body member must match the envelope",
-                format!(
-                    "`{BODY_MEMBER}{}` is {} but must equal the envelope's `{}` ({})",
-                    m.body,
-                    shown(Some(&inner)),
-                    m.envelope,
-                    shown(outer.as_ref())
-                ),
-            ));
-            if out.is_done() {
-                return;
-            }
-        }
-    }
-}
-
-fn verify(body_at: &BodyAt<'_>, rules: &KindRules, out: &mut Problems) {
-    for v in rules.verify {
-        let Some(target) = body_at(v.body) else {
-            continue;
-        };
-        let code = ReasonCode::parse(v.reason_code).unwrap_or(ReasonCode::VerificationFailed);
-        let Some(recipe) = crate::recipes::recipe(v.recipe) else {
-            out.push(Problem::new(
-                ReasonCode::Internal,
-                format!("/{BODY_MEMBER}{}", v.body),
-                "parser",
-                format!("unknown verify recipe `{}`", v.recipe),
-            ));
-            return;
-        };
-        if let Err((pointer, message)) = recipe(&target) {
-            out.push(Problem::new(
-                code,
-                format!("/{BODY_MEMBER}{}{pointer}", v.body),
-                Cow::Owned(format!("recipe {}", v.recipe)),
-                message,
-            ));
-            if out.is_done() {
-                return;
-            }
-        }
     }
 }

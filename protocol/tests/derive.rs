@@ -24,6 +24,7 @@ fn every_key_is_carried() {
             work_id: Presence::Forbidden,
             to: Presence::Optional,
             reply_to: Presence::Optional,
+            body: Presence::Required,
             work: WorkRole::None,
             envelope_match: &[EnvelopeMatch {
                 body: "/peer_card/peer_id",
@@ -55,6 +56,7 @@ fn defaults_fill_every_other_key() {
             work_id: Presence::Optional,
             to: Presence::Optional,
             reply_to: Presence::Optional,
+            body: Presence::Required,
             work: WorkRole::None,
             envelope_match: &[],
             verify: &[],

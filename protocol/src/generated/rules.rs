@@ -186,6 +186,21 @@ pub const KIND_MEMBER: &str = "kind";
 pub const BODY_MEMBER: &str = "body";
 /// The protocol profile constant of the envelope.
 pub const PROFILE: &str = "agh-network/v0";
+/// The envelope member whose constant names the profile (what tells this profile's
+/// envelopes from another's).
+pub const PROFILE_MEMBER: &str = "protocol";
+/// Which envelope member plays each runtime role (`x-agh-envelope.roles`), and the
+/// unit of the time roles (`x-agh-envelope.clock`).
+pub const ROLES: ::agh_protocol::model::Roles = ::agh_protocol::model::Roles {
+    id: Some("id"),
+    from: Some("from"),
+    to: Some("to"),
+    reply_to: Some("reply_to"),
+    work_id: Some("work_id"),
+    sent_at: Some("ts"),
+    expires_at: Some("expires_at"),
+    clock: ::agh_protocol::model::Clock::Seconds,
+};
 /// Every kind of the schema set, in envelope `kind` enum order, with its rules
 /// (`x-agh-kind`). The generated body types carry the same values through `#[derive(Body)]`.
 pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = &[
@@ -197,6 +212,7 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
             work_id: ::agh_protocol::kind::Presence::Forbidden,
             to: ::agh_protocol::kind::Presence::Forbidden,
             reply_to: ::agh_protocol::kind::Presence::Optional,
+            body: ::agh_protocol::kind::Presence::Required,
             work: ::agh_protocol::kind::WorkRole::None,
             envelope_match: &[
                 ::agh_protocol::kind::EnvelopeMatch {
@@ -220,6 +236,7 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
             work_id: ::agh_protocol::kind::Presence::Forbidden,
             to: ::agh_protocol::kind::Presence::Optional,
             reply_to: ::agh_protocol::kind::Presence::Optional,
+            body: ::agh_protocol::kind::Presence::Required,
             work: ::agh_protocol::kind::WorkRole::None,
             envelope_match: &[
                 ::agh_protocol::kind::EnvelopeMatch {
@@ -243,6 +260,7 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
             work_id: ::agh_protocol::kind::Presence::Optional,
             to: ::agh_protocol::kind::Presence::Optional,
             reply_to: ::agh_protocol::kind::Presence::Optional,
+            body: ::agh_protocol::kind::Presence::Required,
             work: ::agh_protocol::kind::WorkRole::Opens,
             envelope_match: &[],
             verify: &[],
@@ -261,6 +279,7 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
             work_id: ::agh_protocol::kind::Presence::Optional,
             to: ::agh_protocol::kind::Presence::Optional,
             reply_to: ::agh_protocol::kind::Presence::Optional,
+            body: ::agh_protocol::kind::Presence::Required,
             work: ::agh_protocol::kind::WorkRole::Opens,
             envelope_match: &[],
             verify: &[
@@ -285,6 +304,7 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
             work_id: ::agh_protocol::kind::Presence::Required,
             to: ::agh_protocol::kind::Presence::Recommended,
             reply_to: ::agh_protocol::kind::Presence::Optional,
+            body: ::agh_protocol::kind::Presence::Required,
             work: ::agh_protocol::kind::WorkRole::Updates,
             envelope_match: &[],
             verify: &[],
@@ -303,6 +323,7 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
             work_id: ::agh_protocol::kind::Presence::Required,
             to: ::agh_protocol::kind::Presence::Recommended,
             reply_to: ::agh_protocol::kind::Presence::Optional,
+            body: ::agh_protocol::kind::Presence::Required,
             work: ::agh_protocol::kind::WorkRole::Updates,
             envelope_match: &[],
             verify: &[],

@@ -72,6 +72,21 @@ pub const KIND_MEMBER: &str = "kind";
 pub const BODY_MEMBER: &str = "body";
 /// The protocol profile constant of the envelope.
 pub const PROFILE: &str = "mini/v1";
+/// The envelope member whose constant names the profile (what tells this profile's
+/// envelopes from another's).
+pub const PROFILE_MEMBER: &str = "protocol";
+/// Which envelope member plays each runtime role (`x-agh-envelope.roles`), and the
+/// unit of the time roles (`x-agh-envelope.clock`).
+pub const ROLES: ::agh_protocol::model::Roles = ::agh_protocol::model::Roles {
+    id: None,
+    from: Some("from"),
+    to: Some("to"),
+    reply_to: Some("reply_to"),
+    work_id: None,
+    sent_at: None,
+    expires_at: None,
+    clock: ::agh_protocol::model::Clock::Seconds,
+};
 /// Every kind of the schema set, in envelope `kind` enum order, with its rules
 /// (`x-agh-kind`). The generated body types carry the same values through `#[derive(Body)]`.
 pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = &[
@@ -83,6 +98,7 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
             work_id: ::agh_protocol::kind::Presence::Forbidden,
             to: ::agh_protocol::kind::Presence::Required,
             reply_to: ::agh_protocol::kind::Presence::Forbidden,
+            body: ::agh_protocol::kind::Presence::Required,
             work: ::agh_protocol::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
@@ -101,6 +117,7 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
             work_id: ::agh_protocol::kind::Presence::Forbidden,
             to: ::agh_protocol::kind::Presence::Optional,
             reply_to: ::agh_protocol::kind::Presence::Optional,
+            body: ::agh_protocol::kind::Presence::Required,
             work: ::agh_protocol::kind::WorkRole::None,
             envelope_match: &[
                 ::agh_protocol::kind::EnvelopeMatch {

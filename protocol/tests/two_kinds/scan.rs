@@ -58,6 +58,11 @@ impl<'a> MiniEnvelopeRef<'a> {
         }
     }
 }
+impl ::agh_protocol::profile::EnvelopeView for MiniEnvelopeRef<'_> {
+    fn member(&self, name: &str) -> Member<'_> {
+        MiniEnvelopeRef::member(self, name)
+    }
+}
 /// Reads one envelope object member by member, checking each against `envelope.schema.json`; the `body` member goes to `body` (with the `kind` read so far, if any), which must read exactly one object. `None` declines.
 pub fn scan_envelope<'a>(
     s: &mut Scanner<'a>,

@@ -43,6 +43,7 @@ fn main() {
             work_id: Presence::Required,
             to: Presence::Recommended,
             reply_to: Presence::Forbidden,
+            body: Presence::Required,
             work: WorkRole::Updates,
             envelope_match: &[EnvelopeMatch {
                 body: "/author",
