@@ -24,6 +24,10 @@ pub use generated::*;
 use agh_protocol::parse::{Options, Rejection};
 use agh_protocol::problem::Problem;
 use agh_protocol::profile as runtime;
+use serde_json::{json, Value};
+
+pub use agh_protocol::correlation::{Outcome as Correlation, RefusalKind, TimedOut};
+pub use agh_protocol::inbox::Refusal;
 
 /// A valid ACP envelope: the typed envelope and the typed payload.
 pub type Message = runtime::Message<Acp>;
@@ -50,4 +54,89 @@ pub fn parse_ref<'a>(bytes: &'a [u8], options: &Options) -> Result<MessageRef<'a
 /// Every problem of one ACP envelope, in the validation order.
 pub fn explain(bytes: &[u8], options: &Options) -> Vec<Problem> {
     runtime::explain::<Acp>(bytes, options)
+}
+
+/// One ACP agent's receiving side (sans-I/O): strict parse, addressing, per-sender dedup and the
+/// request/response tracker generated from the schemas' exchanges (`x-agh-kind.exchange`).
+/// Tell it what the agent sends ([`Inbox::send`](agh_protocol::inbox::Inbox::send)) so replies
+/// can be matched to requests.
+pub type Inbox = agh_protocol::inbox::Inbox<Acp>;
+
+/// What an [`Inbox`] made of one message.
+pub type Verdict = agh_protocol::inbox::Verdict<Acp>;
+
+/// A fresh message id: a random (version 4) UUID in canonical lowercase text.
+pub fn new_id() -> Result<String, getrandom::Error> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b)?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    ))
+}
+
+/// The `error` that answers a refused message, as the draft asks ("unknown kind: respond with
+/// `error`"; `error` "can be sent at any time for any ref"): from `local` to the refused
+/// message's sender, `ref` its id (null when that id could not be read as one), `code` the
+/// profile's code for the refusal (`x-agh-refusal-codes`: `unsupported_kind` is
+/// `unknown_kind`), the refusal's text as `message`. The envelope is built as JSON and checked
+/// by the same parser as any other.
+///
+/// `Ok(None)` when no answer should go out: the refused message was itself an `error` (two
+/// agents never trade errors about errors) or its sender could not be read. `Err` when `local`,
+/// `id` or `now_ms` do not make a valid envelope (the rejection names the member).
+pub fn error_reply(
+    refusal: &Refusal,
+    local: &str,
+    id: &str,
+    now_ms: i64,
+) -> Result<Option<Message>, Rejection> {
+    let head = &refusal.head;
+    if head.kind.as_deref() == Some("error") {
+        return Ok(None);
+    }
+    let Some(to) = head.from.as_deref() else {
+        return Ok(None);
+    };
+    let code = refusal.code.unwrap_or(refusal.refusal);
+    let text = match refusal.pointer.as_str() {
+        "" => refusal.message.clone(),
+        at => format!("{at}: {}", refusal.message),
+    };
+    let build = |reference: Option<&str>| -> Vec<u8> {
+        let envelope = json!({
+            "v": 1,
+            "id": id,
+            "from": local,
+            "to": to,
+            "ts": now_ms,
+            "kind": "error",
+            "ref": reference,
+            "payload": {"code": code, "message": text, "retryable": false},
+        });
+        serde_json::to_vec(&envelope).unwrap_or_default()
+    };
+    let options = options(now_ms.div_euclid(1000));
+    let reply = parse(&build(head.id.as_deref()), &options);
+    match reply {
+        Ok(m) => Ok(Some(m)),
+        // The refused message's id is not one (`ref` must be): answer with `ref` null.
+        Err(e) if e.pointer == "/ref" => parse(&build(None), &options).map(Some),
+        // Its sender is not an agent id: there is nobody to answer.
+        Err(e) if e.pointer == "/to" => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a parsed JSON envelope is an ACP one (it carries `v`), as opposed to another
+/// profile's.
+pub fn claims(envelope: &serde_json::Map<String, Value>) -> bool {
+    SPEC.claims(envelope)
 }

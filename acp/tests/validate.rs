@@ -75,57 +75,297 @@ fn envelope_rules_refuse_with_reason_code_and_pointer() {
     use ReasonCode::*;
     let ping = example("ping");
     let cases: Vec<(&str, Value, ReasonCode, &str)> = vec![
-        ("v must be 1", with(ping.clone(), "/v", json!(2)), UnsupportedProfile, "/v"),
-        ("v is an integer", with(ping.clone(), "/v", json!("1")), Malformed, "/v"),
-        ("v is required", without(ping.clone(), "/v"), Malformed, "/v"),
-        ("id is a lowercase UUID", with(ping.clone(), "/id", json!("0F8FAD5B-D9CB-469F-A165-70867728950E")), Malformed, "/id"),
-        ("id is a UUID", with(ping.clone(), "/id", json!("uuid-v4")), Malformed, "/id"),
-        ("from is hex", with(ping.clone(), "/from", json!("agent-id-hex")), Malformed, "/from"),
-        ("from has 16 digits at least", with(ping.clone(), "/from", json!("abcdef")), Malformed, "/from"),
-        ("ts is an integer", with(ping.clone(), "/ts", json!(1.5)), Malformed, "/ts"),
-        ("ts is not negative", with(ping.clone(), "/ts", json!(-1)), Malformed, "/ts"),
-        ("ts older than the replay age", with(ping.clone(), "/ts", json!(common::TS - 300_001)), Expired, "/ts"),
-        ("ts further than the replay age ahead", with(ping.clone(), "/ts", json!(common::TS + 300_001)), Expired, "/ts"),
-        ("unknown kind", with(ping.clone(), "/kind", json!("progress")), UnsupportedKind, "/kind"),
-        ("kind is a string", with(ping.clone(), "/kind", json!(7)), Malformed, "/kind"),
-        ("payload is an object", with(ping.clone(), "/payload", json!([])), Malformed, "/payload"),
-        ("ping: ref must be null", with(ping.clone(), "/ref", json!(id(9))), Malformed, "/ref"),
-        ("ping: to is required", with(ping.clone(), "/to", Value::Null), Malformed, "/to"),
-        ("pong: ref is required", with(example("pong"), "/ref", Value::Null), Malformed, "/ref"),
-        ("pong: payload is required", without(example("pong"), "/payload"), Malformed, "/payload"),
-        ("pong: a null payload is none", with(example("pong"), "/payload", Value::Null), Malformed, "/payload"),
-        ("pong: status is required", without(example("pong"), "/payload/status"), Malformed, "/payload/status"),
-        ("pong: status value", with(example("pong"), "/payload/status", json!("asleep")), Malformed, "/payload/status"),
-        ("pong: uptime is a count", with(example("pong"), "/payload/uptime_secs", json!(-3)), Malformed, "/payload/uptime_secs"),
-        ("query: question is non-blank", with(example("query"), "/payload/question", json!(" \n")), Malformed, "/payload/question"),
-        ("query: question is text or an object", with(example("query"), "/payload/question", json!(["x"])), Malformed, "/payload/question"),
-        ("query: domain is dotted", with(example("query"), "/payload/domain", json!("Family Calendar")), Malformed, "/payload/domain"),
-        ("query: deadline is positive", with(example("query"), "/payload/deadline_ms", json!(0)), Malformed, "/payload/deadline_ms"),
-        ("query: ref must be null", with(example("query"), "/ref", json!(id(3))), Malformed, "/ref"),
-        ("response: summary is one line", with(example("response"), "/payload/summary", json!("two\nlines")), Malformed, "/payload/summary"),
-        ("response: summary is required", without(example("response"), "/payload/summary"), Malformed, "/payload/summary"),
-        ("response: truncated is a boolean", with(example("response"), "/payload/truncated", json!("no")), Malformed, "/payload/truncated"),
-        ("delegate: task is required", without(example("delegate"), "/payload/task"), Malformed, "/payload/task"),
-        ("delegate: priority value", with(example("delegate"), "/payload/priority", json!("high")), Malformed, "/payload/priority"),
-        ("delegate: context is an object", with(example("delegate"), "/payload/context", json!("dinner")), Malformed, "/payload/context"),
-        ("ack: accepted is required", without(example("ack"), "/payload/accepted"), Malformed, "/payload/accepted"),
-        ("result: failed needs error", with(example("result"), "/payload/status", json!("failed")), Malformed, "/payload/error"),
-        ("result: completed has no error", with(example("result"), "/payload/error", json!("boom")), Malformed, "/payload/error"),
-        ("notify: topic is dotted", with(example("notify"), "/payload/topic", json!(".hans")), Malformed, "/payload/topic"),
-        ("notify: importance value", with(example("notify"), "/payload/importance", json!("urgent")), Malformed, "/payload/importance"),
-        ("notify: ref must be null", with(example("notify"), "/ref", json!(id(4))), Malformed, "/ref"),
-        ("cancel: ref is required", with(example("cancel"), "/ref", Value::Null), Malformed, "/ref"),
-        ("capabilities: domains are required", without(example("capabilities"), "/payload/domains"), Malformed, "/payload/domains"),
-        ("capabilities: domains are distinct", with(example("capabilities"), "/payload/domains", json!(["family", "family"])), Malformed, "/payload/domains/1"),
-        ("capabilities: tools are non-blank", with(example("capabilities"), "/payload/tools", json!([""])), Malformed, "/payload/tools/0"),
-        ("error: code grammar", with(example("error"), "/payload/code", json!("Not Authorized")), Malformed, "/payload/code"),
-        ("error: message is required", without(example("error"), "/payload/message"), Malformed, "/payload/message"),
+        (
+            "v must be 1",
+            with(ping.clone(), "/v", json!(2)),
+            UnsupportedProfile,
+            "/v",
+        ),
+        (
+            "v is an integer",
+            with(ping.clone(), "/v", json!("1")),
+            Malformed,
+            "/v",
+        ),
+        (
+            "v is required",
+            without(ping.clone(), "/v"),
+            Malformed,
+            "/v",
+        ),
+        (
+            "id is a lowercase UUID",
+            with(
+                ping.clone(),
+                "/id",
+                json!("0F8FAD5B-D9CB-469F-A165-70867728950E"),
+            ),
+            Malformed,
+            "/id",
+        ),
+        (
+            "id is a UUID",
+            with(ping.clone(), "/id", json!("uuid-v4")),
+            Malformed,
+            "/id",
+        ),
+        (
+            "from is hex",
+            with(ping.clone(), "/from", json!("agent-id-hex")),
+            Malformed,
+            "/from",
+        ),
+        (
+            "from has 16 digits at least",
+            with(ping.clone(), "/from", json!("abcdef")),
+            Malformed,
+            "/from",
+        ),
+        (
+            "ts is an integer",
+            with(ping.clone(), "/ts", json!(1.5)),
+            Malformed,
+            "/ts",
+        ),
+        (
+            "ts is not negative",
+            with(ping.clone(), "/ts", json!(-1)),
+            Malformed,
+            "/ts",
+        ),
+        (
+            "ts older than the replay age",
+            with(ping.clone(), "/ts", json!(common::TS - 300_001)),
+            Expired,
+            "/ts",
+        ),
+        (
+            "ts further than the replay age ahead",
+            with(ping.clone(), "/ts", json!(common::TS + 300_001)),
+            Expired,
+            "/ts",
+        ),
+        (
+            "unknown kind",
+            with(ping.clone(), "/kind", json!("progress")),
+            UnsupportedKind,
+            "/kind",
+        ),
+        (
+            "kind is a string",
+            with(ping.clone(), "/kind", json!(7)),
+            Malformed,
+            "/kind",
+        ),
+        (
+            "payload is an object",
+            with(ping.clone(), "/payload", json!([])),
+            Malformed,
+            "/payload",
+        ),
+        (
+            "ping: ref must be null",
+            with(ping.clone(), "/ref", json!(id(9))),
+            Malformed,
+            "/ref",
+        ),
+        (
+            "ping: to is required",
+            with(ping.clone(), "/to", Value::Null),
+            Malformed,
+            "/to",
+        ),
+        (
+            "pong: ref is required",
+            with(example("pong"), "/ref", Value::Null),
+            Malformed,
+            "/ref",
+        ),
+        (
+            "pong: payload is required",
+            without(example("pong"), "/payload"),
+            Malformed,
+            "/payload",
+        ),
+        (
+            "pong: a null payload is none",
+            with(example("pong"), "/payload", Value::Null),
+            Malformed,
+            "/payload",
+        ),
+        (
+            "pong: status is required",
+            without(example("pong"), "/payload/status"),
+            Malformed,
+            "/payload/status",
+        ),
+        (
+            "pong: status value",
+            with(example("pong"), "/payload/status", json!("asleep")),
+            Malformed,
+            "/payload/status",
+        ),
+        (
+            "pong: uptime is a count",
+            with(example("pong"), "/payload/uptime_secs", json!(-3)),
+            Malformed,
+            "/payload/uptime_secs",
+        ),
+        (
+            "query: question is non-blank",
+            with(example("query"), "/payload/question", json!(" \n")),
+            Malformed,
+            "/payload/question",
+        ),
+        (
+            "query: question is text or an object",
+            with(example("query"), "/payload/question", json!(["x"])),
+            Malformed,
+            "/payload/question",
+        ),
+        (
+            "query: domain is dotted",
+            with(
+                example("query"),
+                "/payload/domain",
+                json!("Family Calendar"),
+            ),
+            Malformed,
+            "/payload/domain",
+        ),
+        (
+            "query: deadline is positive",
+            with(example("query"), "/payload/deadline_ms", json!(0)),
+            Malformed,
+            "/payload/deadline_ms",
+        ),
+        (
+            "query: ref must be null",
+            with(example("query"), "/ref", json!(id(3))),
+            Malformed,
+            "/ref",
+        ),
+        (
+            "response: summary is one line",
+            with(example("response"), "/payload/summary", json!("two\nlines")),
+            Malformed,
+            "/payload/summary",
+        ),
+        (
+            "response: summary is required",
+            without(example("response"), "/payload/summary"),
+            Malformed,
+            "/payload/summary",
+        ),
+        (
+            "response: truncated is a boolean",
+            with(example("response"), "/payload/truncated", json!("no")),
+            Malformed,
+            "/payload/truncated",
+        ),
+        (
+            "delegate: task is required",
+            without(example("delegate"), "/payload/task"),
+            Malformed,
+            "/payload/task",
+        ),
+        (
+            "delegate: priority value",
+            with(example("delegate"), "/payload/priority", json!("high")),
+            Malformed,
+            "/payload/priority",
+        ),
+        (
+            "delegate: context is an object",
+            with(example("delegate"), "/payload/context", json!("dinner")),
+            Malformed,
+            "/payload/context",
+        ),
+        (
+            "ack: accepted is required",
+            without(example("ack"), "/payload/accepted"),
+            Malformed,
+            "/payload/accepted",
+        ),
+        (
+            "result: failed needs error",
+            with(example("result"), "/payload/status", json!("failed")),
+            Malformed,
+            "/payload/error",
+        ),
+        (
+            "result: completed has no error",
+            with(example("result"), "/payload/error", json!("boom")),
+            Malformed,
+            "/payload/error",
+        ),
+        (
+            "notify: topic is dotted",
+            with(example("notify"), "/payload/topic", json!(".hans")),
+            Malformed,
+            "/payload/topic",
+        ),
+        (
+            "notify: importance value",
+            with(example("notify"), "/payload/importance", json!("urgent")),
+            Malformed,
+            "/payload/importance",
+        ),
+        (
+            "notify: ref must be null",
+            with(example("notify"), "/ref", json!(id(4))),
+            Malformed,
+            "/ref",
+        ),
+        (
+            "cancel: ref is required",
+            with(example("cancel"), "/ref", Value::Null),
+            Malformed,
+            "/ref",
+        ),
+        (
+            "capabilities: domains are required",
+            without(example("capabilities"), "/payload/domains"),
+            Malformed,
+            "/payload/domains",
+        ),
+        (
+            "capabilities: domains are distinct",
+            with(
+                example("capabilities"),
+                "/payload/domains",
+                json!(["family", "family"]),
+            ),
+            Malformed,
+            "/payload/domains/1",
+        ),
+        (
+            "capabilities: tools are non-blank",
+            with(example("capabilities"), "/payload/tools", json!([""])),
+            Malformed,
+            "/payload/tools/0",
+        ),
+        (
+            "error: code grammar",
+            with(example("error"), "/payload/code", json!("Not Authorized")),
+            Malformed,
+            "/payload/code",
+        ),
+        (
+            "error: message is required",
+            without(example("error"), "/payload/message"),
+            Malformed,
+            "/payload/message",
+        ),
     ];
     for (rule, e, code, pointer) in cases {
         assert_eq!(refused(&e), (code, pointer.to_owned()), "{rule}");
         // The fast path declines exactly what the exact path refuses.
         let bytes = serde_json::to_vec(&e).unwrap();
-        assert!(!agh_protocol::profile::fast_accepts::<agh_acp::Acp>(&bytes, &agh_acp::options(NOW)), "{rule}");
+        assert!(
+            !agh_protocol::profile::fast_accepts::<agh_acp::Acp>(&bytes, &agh_acp::options(NOW)),
+            "{rule}"
+        );
     }
 }
 
@@ -135,11 +375,22 @@ fn messages_name_the_member_and_the_rule() {
     assert_eq!(r.message, "`pong` requires `ref`");
     assert_eq!(r.rule, "message kinds: envelope requirements (ref)");
     let r = parse(&with(example("ping"), "/kind", json!("progress"))).unwrap_err();
-    assert!(r.message.starts_with("kind `progress` is not supported here (supported: ping, pong, query"), "{}", r.message);
+    assert!(
+        r.message
+            .starts_with("kind `progress` is not supported here (supported: ping, pong, query"),
+        "{}",
+        r.message
+    );
     let r = parse(&without(example("pong"), "/payload")).unwrap_err();
-    assert_eq!((r.message.as_str(), &*r.rule), ("`pong` requires `payload`", "message kinds: body"));
+    assert_eq!(
+        (r.message.as_str(), &*r.rule),
+        ("`pong` requires `payload`", "message kinds: body")
+    );
     let r = parse(&with(example("ping"), "/ts", json!(common::TS - 300_001))).unwrap_err();
-    assert_eq!(r.message, "`ts` 1771107699999 is 300001 ms old, more than the replay age of 300 s");
+    assert_eq!(
+        r.message,
+        "`ts` 1771107699999 is 300001 ms old, more than the replay age of 300 s"
+    );
     // What could be read of a refused envelope addresses the error reply.
     assert_eq!(r.head.id.as_deref(), Some(id(1).as_str()));
     assert_eq!(r.head.from.as_deref(), Some(common::KIT));
@@ -168,16 +419,20 @@ fn unknown_fields_are_ignored_and_kept() {
     let mut e = example("query");
     e["payload"]["language"] = json!("en");
     e["trace"] = json!({"span": "abc"});
-    let text = serde_json::to_string(&e)
-        .unwrap()
-        .replace(r#""language":"en""#, r#""language":"en","budget":{"usd":1e400,"n":18446744073709551616}"#);
+    let text = serde_json::to_string(&e).unwrap().replace(
+        r#""language":"en""#,
+        r#""language":"en","budget":{"usd":1e400,"n":18446744073709551616}"#,
+    );
     let m = agh_acp::parse(text.as_bytes(), &agh_acp::options(NOW)).unwrap();
     let back = m.to_value().unwrap();
     assert_eq!(back["payload"]["language"], "en");
     assert_eq!(back["trace"], e["trace"]);
     // Numbers in open content keep their spelling.
     let text = String::from_utf8(m.to_vec().unwrap()).unwrap();
-    assert!(text.contains(r#""usd":1e400,"n":18446744073709551616"#), "{text}");
+    assert!(
+        text.contains(r#""usd":1e400,"n":18446744073709551616"#),
+        "{text}"
+    );
 }
 
 #[test]

@@ -524,14 +524,54 @@ fn rule_cell(model: &Model, layout: &Layout<'_>, f: &Field, extra: &[String]) ->
 /// Envelope members whose presence the kind rules (`x-agh-kind`) govern: `to`, `reply_to`,
 /// `work_id`, the surface member and the container members, those the envelope has.
 fn governed_members(model: &Model) -> Vec<String> {
-    let mut v: Vec<String> = vec!["to".into(), "reply_to".into()];
+    let roles = &model.envelope.roles;
+    let mut v: Vec<String> = [&roles.to, &roles.reply_to]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
     if let Some(c) = &model.containers {
         v.push(c.member.clone());
         v.extend(c.entries.iter().map(|(_, m)| m.clone()));
     }
-    v.push("work_id".into());
+    v.extend(roles.work_id.clone());
     v.retain(|m| model.envelope.member(m).is_some());
     v
+}
+
+/// The runtime role an envelope member plays (`to`, `reply_to`, `work_id`), or the member name
+/// itself (surface and container members).
+fn role_of<'m>(model: &Model, member: &'m str) -> &'m str {
+    let roles = &model.envelope.roles;
+    for (role, m) in [
+        ("to", &roles.to),
+        ("reply_to", &roles.reply_to),
+        ("work_id", &roles.work_id),
+    ] {
+        if m.as_deref() == Some(member) {
+            return role;
+        }
+    }
+    member
+}
+
+/// Whether the kinds of the set put any condition on the presence of the body member (not all
+/// of them require it).
+fn body_presence_varies(model: &Model) -> bool {
+    model
+        .kinds
+        .iter()
+        .any(|k| k.rules.body != Presence::Required)
+}
+
+/// The body member's requirement for a kind.
+fn body_presence_rule(body_member: &str, p: Presence) -> String {
+    match p {
+        Presence::Required => "REQUIRED.".into(),
+        Presence::Recommended => "SHOULD be present.".into(),
+        Presence::Optional => format!("MAY be absent or null; members of a `{body_member}` sent anyway are ignored when the kind has none."),
+        Presence::Forbidden => "MUST be absent.".into(),
+    }
 }
 
 /// The presences the kinds (and their conditional overrides) give an envelope member.
@@ -539,12 +579,13 @@ fn member_presences(model: &Model, member: &str) -> BTreeSet<&'static str> {
     let mut out = BTreeSet::new();
     for k in &model.kinds {
         let r = &k.rules;
-        let (base, pick): (Presence, fn(&Conditional) -> Option<Presence>) = match member {
-            "to" => (r.to, |c| c.envelope.to),
-            "reply_to" => (r.reply_to, |c| c.envelope.reply_to),
-            "work_id" => (r.work_id, |_| None),
-            _ => (r.surface, |_| None),
-        };
+        let (base, pick): (Presence, fn(&Conditional) -> Option<Presence>) =
+            match role_of(model, member) {
+                "to" => (r.to, |c| c.envelope.to),
+                "reply_to" => (r.reply_to, |c| c.envelope.reply_to),
+                "work_id" => (r.work_id, |_| None),
+                _ => (r.surface, |_| None),
+            };
         out.insert(base.as_str());
         out.extend(k.conditionals.iter().filter_map(pick).map(Presence::as_str));
     }
@@ -729,7 +770,14 @@ fn kind_rules_table(out: &mut String, model: &Model, governed: &[String]) {
         .collect();
     let mut head: Vec<String> = vec!["Kind".into()];
     head.extend(columns.iter().map(|m| format!("`{m}`")));
-    head.push("Lifecycle".into());
+    let body_column = body_presence_varies(model);
+    if body_column {
+        head.push(format!("`{}`", model.envelope.body_member));
+    }
+    let lifecycle_column = model.lifecycle.is_some();
+    if lifecycle_column {
+        head.push("Lifecycle".into());
+    }
     let rows: Vec<Vec<String>> = model
         .kinds
         .iter()
@@ -742,7 +790,7 @@ fn kind_rules_table(out: &mut String, model: &Model, governed: &[String]) {
             )];
             for m in &columns {
                 let (base, pick): (Presence, fn(&Conditional) -> Option<Presence>) =
-                    match m.as_str() {
+                    match role_of(model, m) {
                         "to" => (r.to, |c| c.envelope.to),
                         "reply_to" => (r.reply_to, |c| c.envelope.reply_to),
                         "work_id" => (r.work_id, |_| None),
@@ -756,7 +804,12 @@ fn kind_rules_table(out: &mut String, model: &Model, governed: &[String]) {
                 }
                 row.push(text);
             }
-            row.push(k.rules.work.as_str().to_owned());
+            if body_column {
+                row.push(k.rules.body.as_str().to_owned());
+            }
+            if lifecycle_column {
+                row.push(k.rules.work.as_str().to_owned());
+            }
             row
         })
         .collect();
@@ -801,7 +854,7 @@ fn member_rule(kind: &Kind, member: &str, model: &Model) -> Option<String> {
             });
         }
     }
-    match member {
+    match role_of(model, member) {
         "work_id" => Some(match r.work_id {
             Presence::Required => "REQUIRED. MUST match the work being addressed.".into(),
             Presence::Optional => "OPTIONAL. When present, it MUST belong to the same conversation container, and the message takes part in the work lifecycle there.".into(),
@@ -955,7 +1008,14 @@ fn kind_section(
             ),
         ]);
     }
+    if body_presence_varies(model) {
+        rows.push(vec![
+            format!("`{body_member}`"),
+            body_presence_rule(body_member, kind.rules.body),
+        ]);
+    }
     table(&mut out, &["Field", "Requirement"], &rows);
+    exchange_text(&mut out, model, kind);
     let role = match kind.rules.work {
         WorkRole::None => "takes no part in the work lifecycle".to_owned(),
         WorkRole::Opens => {
@@ -968,13 +1028,20 @@ fn kind_section(
         (Some(_), WorkRole::Opens | WorkRole::Updates) => " See [Work lifecycle](lifecycle.md).",
         _ => "",
     };
-    let _ = writeln!(out, "Lifecycle: `{}` {role}.{lifecycle}\n", kind.name);
+    if model.lifecycle.is_some() {
+        let _ = writeln!(out, "Lifecycle: `{}` {role}.{lifecycle}\n", kind.name);
+    }
     let _ = writeln!(out, "### `{}` body fields\n", kind.name);
-    table(
-        &mut out,
-        &["Field", "Type", "Required", "Rule"],
-        &body_rows(model, layout, kind),
-    );
+    let rows = body_rows(model, layout, kind);
+    if rows.is_empty() {
+        let _ = writeln!(
+            out,
+            "The `{}` {body_member} declares no members.\n",
+            kind.name
+        );
+    } else {
+        table(&mut out, &["Field", "Type", "Required", "Rule"], &rows);
+    }
     if let Some(page) = layout.value_pages.iter().find(|p| p.kind.name == kind.name) {
         let sets: Vec<String> = page
             .sets
@@ -992,6 +1059,137 @@ fn kind_section(
         );
     }
     out
+}
+
+/// The reply kinds a request kind's exchange takes, for the summary table.
+fn answered_by(kind: &Kind) -> String {
+    let Some(e) = &kind.exchange else {
+        return String::new();
+    };
+    let mut kinds: Vec<String> = Vec::new();
+    for r in &e.replies {
+        let k = format!("`{}`", r.kind);
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    let list = or_list(&kinds);
+    match e.expects_reply {
+        true => list,
+        false => format!("none expected ({list} possible)"),
+    }
+}
+
+/// A request kind's exchange (its states and reply rules) and what a referring kind names.
+fn exchange_text(out: &mut String, model: &Model, kind: &Kind) {
+    let correlation = model
+        .envelope
+        .roles
+        .reply_to
+        .clone()
+        .unwrap_or_else(|| "reply_to".into());
+    if !kind.refers_to.is_empty() {
+        let names: Vec<String> = kind.refers_to.iter().map(|k| format!("`{k}`")).collect();
+        let _ = writeln!(
+            out,
+            "`{correlation}` names a {} whose exchange is not over (between the same two parties); that exchange goes on.\n",
+            or_list(&names)
+        );
+    }
+    let answers: Vec<String> = model
+        .kinds
+        .iter()
+        .filter(|k| {
+            k.exchange
+                .as_ref()
+                .is_some_and(|e| e.replies.iter().any(|r| r.kind == kind.name))
+        })
+        .map(|k| format!("`{}`", k.name))
+        .collect();
+    if !answers.is_empty() {
+        let _ = writeln!(
+            out,
+            "Answers {}: `{correlation}` names the request; the request's exchange decides whether this reply fits (see the request's exchange table).\n",
+            or_list(&answers)
+        );
+    }
+    let Some(e) = &kind.exchange else {
+        return;
+    };
+    let _ = writeln!(out, "### `{}` exchange\n", kind.name);
+    let deadline = match (&e.deadline, e.default_deadline) {
+        (Some(m), Some(d)) => format!(" The requester stops waiting `{}` ms after the request's sent time ({d} ms when absent); a later reply is `already_answered`.", m.trim_start_matches('/')),
+        (Some(m), None) => format!(" The requester stops waiting `{}` ms after the request's sent time (no deadline when absent); a later reply is `already_answered`.", m.trim_start_matches('/')),
+        (None, Some(d)) => format!(" The requester stops waiting {d} ms after the request's sent time; a later reply is `already_answered`."),
+        (None, None) => String::new(),
+    };
+    let expects = match e.expects_reply {
+        true => "a reply is awaited",
+        false => "no reply is awaited (the replies below are possible)",
+    };
+    let _ = writeln!(
+        out,
+        "A `{}` opens an exchange in state `open`, where {expects}; it ends in `answered`.{deadline} A reply whose `{correlation}` names no tracked request is refused as `unknown_request`, one from a party the request did not go to as `wrong_peer`, one for an exchange that is over as `already_answered`, and any other that no rule below takes as `unexpected_reply`.\n",
+        kind.name
+    );
+    if !e.states.is_empty() {
+        let rows: Vec<Vec<String>> = e
+            .states
+            .iter()
+            .map(|s| {
+                vec![
+                    format!("`{}`", s.name),
+                    if s.awaiting {
+                        "yes".into()
+                    } else {
+                        "no".into()
+                    },
+                    s.description.clone(),
+                ]
+            })
+            .collect();
+        table(out, &["State", "Reply awaited", "Meaning"], &rows);
+    }
+    let cond = |c: &[crate::model::MemberIs]| -> String {
+        let parts: Vec<String> = c
+            .iter()
+            .map(|m| format!("`{}` is `{}`", m.member, m.value))
+            .collect();
+        if parts.is_empty() {
+            "any".into()
+        } else {
+            and_list(&parts)
+        }
+    };
+    let rows: Vec<Vec<String>> = e
+        .replies
+        .iter()
+        .map(|r| {
+            let states: Vec<String> = r.states.iter().map(|s| format!("`{s}`")).collect();
+            vec![
+                format!("`{}`", r.kind),
+                or_list(&states),
+                cond(&r.when),
+                cond(&r.request),
+                format!("`{}`", r.to),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "Reply",
+            "In state",
+            "Reply payload",
+            "Request payload",
+            "Moves to",
+        ],
+        &rows,
+    );
+    let _ = writeln!(
+        out,
+        "Rules are tried in order; the first that fits applies.\n"
+    );
 }
 
 fn summary_cells(kind: &Kind, model: &Model) -> (String, String) {
@@ -1038,7 +1236,14 @@ fn kinds_page(
         let _ = writeln!(out, "Refused kind `{}`: {}\n", f.name, f.message);
     }
     let _ = writeln!(out, "## Summary\n");
-    let has_work = model.envelope.member("work_id").is_some();
+    let has_work = model
+        .envelope
+        .roles
+        .work_id
+        .as_deref()
+        .is_some_and(|m| model.envelope.member(m).is_some());
+    let has_surface = model.containers.is_some();
+    let has_exchanges = model.kinds.iter().any(|k| k.exchange.is_some());
     let rows: Vec<Vec<String>> = model
         .kinds
         .iter()
@@ -1047,20 +1252,30 @@ fn kinds_page(
             let mut row = vec![
                 format!("[`{}`](#{})", k.name, slug(&k.name)),
                 k.purpose.clone(),
-                surface,
             ];
+            if has_surface {
+                row.push(surface);
+            }
             if has_work {
                 row.push(work);
+            }
+            if has_exchanges {
+                row.push(answered_by(k));
             }
             row
         })
         .collect();
-    let head: &[&str] = if has_work {
-        &["Kind", "Purpose", "Conversation surface", "Work field"]
-    } else {
-        &["Kind", "Purpose", "Conversation surface"]
-    };
-    table(&mut out, head, &rows);
+    let mut head: Vec<&str> = vec!["Kind", "Purpose"];
+    if has_surface {
+        head.push("Conversation surface");
+    }
+    if has_work {
+        head.push("Work field");
+    }
+    if has_exchanges {
+        head.push("Answered by");
+    }
+    table(&mut out, &head, &rows);
     for kind in &model.kinds {
         out.push_str(&kind_section(
             model,

@@ -85,6 +85,7 @@ pub const ACP_SET: &str = "schemas/acp-v0.2";
 /// files as `super`, so it compiles in any crate that depends on `agh-protocol`).
 pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
     let (set, model) = load_model(root.join("schemas/agh-network-v0"))?;
+    let (acp_set, acp_model) = load_model(root.join(ACP_SET))?;
     Ok(vec![
         Output {
             dir: "protocol/src/generated",
@@ -100,7 +101,11 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         },
         Output {
             dir: "acp/src/generated",
-            files: generate(root.join(ACP_SET))?,
+            files: generate_from(&acp_set, &acp_model)?,
+        },
+        Output {
+            dir: "docs/reference/acp",
+            files: docs::emit_docs(&acp_set, &acp_model, None)?,
         },
     ])
 }

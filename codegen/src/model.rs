@@ -1629,11 +1629,7 @@ impl<'a> Builder<'a> {
                 return Err(self.err(id, &p, "a role names an envelope member (a string)"));
             };
             let Some(field) = obj.fields.iter().find(|f| f.json_name == member) else {
-                return Err(self.err(
-                    id,
-                    &p,
-                    format!("`{member}` is not an envelope member"),
-                ));
+                return Err(self.err(id, &p, format!("`{member}` is not an envelope member")));
             };
             if seen.contains(&member) {
                 return Err(self.err(id, &p, format!("`{member}` already plays another role")));
@@ -2298,12 +2294,11 @@ impl<'a> Builder<'a> {
                                 Some("to") => c.envelope.to = Some(pr),
                                 Some("reply_to") => c.envelope.reply_to = Some(pr),
                                 _ => {
-                                    let members: Vec<String> =
-                                        [&env.roles.to, &env.roles.reply_to]
-                                            .into_iter()
-                                            .flatten()
-                                            .map(|m| format!("`{m}`"))
-                                            .collect();
+                                    let members: Vec<String> = [&env.roles.to, &env.roles.reply_to]
+                                        .into_iter()
+                                        .flatten()
+                                        .map(|m| format!("`{m}`"))
+                                        .collect();
                                     return Err(bad(
                                         "/then/x-agh-envelope",
                                         format!(
@@ -2437,7 +2432,10 @@ impl<'a> Builder<'a> {
                     .iter()
                     .find(|t| t.rust_name == target.body_type)
                     .and_then(|t| self.set.get(&t.location));
-                if target_schema.and_then(|s| s["x-agh-kind"].get("exchange")).is_none() {
+                if target_schema
+                    .and_then(|s| s["x-agh-kind"].get("exchange"))
+                    .is_none()
+                {
                     return Err(self.err(
                         id,
                         &at,
@@ -2496,7 +2494,10 @@ impl<'a> Builder<'a> {
                         return Err(self.err(
                             id,
                             &dp,
-                            format!("`{ptr}` must name a top-level member of the {} body", kind.name),
+                            format!(
+                                "`{ptr}` must name a top-level member of the {} body",
+                                kind.name
+                            ),
                         ));
                     };
                     if resolve(&field.shape).types != [JsonType::Integer] {
@@ -2521,7 +2522,11 @@ impl<'a> Builder<'a> {
             if let Some(v) = xm.get("states") {
                 let sp = join_pointer(&ep, "states");
                 let Value::Object(sm) = v else {
-                    return Err(self.err(id, &sp, "`states` must map state names to {description, awaiting}"));
+                    return Err(self.err(
+                        id,
+                        &sp,
+                        "`states` must map state names to {description, awaiting}",
+                    ));
                 };
                 for (name, st) in sm {
                     let at = join_pointer(&sp, name);
@@ -2615,7 +2620,11 @@ impl<'a> Builder<'a> {
                     };
                     let cp = join_pointer(&at, key);
                     let Value::Object(cm) = v else {
-                        return Err(self.err(id, &cp, format!("`{key}` must map body members to values")));
+                        return Err(self.err(
+                            id,
+                            &cp,
+                            format!("`{key}` must map body members to values"),
+                        ));
                     };
                     let Some((_, body)) = body_of(of) else {
                         return Err(self.err(id, &cp, format!("the {of} body is not an object")));
@@ -2623,8 +2632,13 @@ impl<'a> Builder<'a> {
                     let mut out = Vec::new();
                     for (member, value) in cm {
                         let mp = join_pointer(&cp, member);
-                        let Some(field) = body.fields.iter().find(|f| &f.json_name == member) else {
-                            return Err(self.err(id, &mp, format!("`{member}` is not a member of the {of} body")));
+                        let Some(field) = body.fields.iter().find(|f| &f.json_name == member)
+                        else {
+                            return Err(self.err(
+                                id,
+                                &mp,
+                                format!("`{member}` is not a member of the {of} body"),
+                            ));
                         };
                         let shape = resolve(&field.shape);
                         let fits = match value {
@@ -2632,7 +2646,8 @@ impl<'a> Builder<'a> {
                             Value::String(_) => shape.types.contains(&JsonType::String),
                             Value::Number(n) => {
                                 shape.types.contains(&JsonType::Number)
-                                    || (n.is_i64() || n.is_u64()) && shape.types.contains(&JsonType::Integer)
+                                    || (n.is_i64() || n.is_u64())
+                                        && shape.types.contains(&JsonType::Integer)
                             }
                             _ => false,
                         };
@@ -2645,7 +2660,9 @@ impl<'a> Builder<'a> {
                             return Err(self.err(
                                 id,
                                 &mp,
-                                format!("{value} is not a value `{member}` of the {of} body can have"),
+                                format!(
+                                    "{value} is not a value `{member}` of the {of} body can have"
+                                ),
                             ));
                         }
                         out.push(MemberIs {

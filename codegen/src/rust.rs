@@ -204,8 +204,7 @@ pub fn emit_types(
     // An open envelope's unknown members are not in the scanned view: its owned form goes through
     // serde (`agh_protocol::profile::MessageRef::to_message`).
     if !model.envelope.open {
-        let owned =
-            owned_envelope(&file, model).map_err(|m| Error::new(&envelope.file, "", m))?;
+        let owned = owned_envelope(&file, model).map_err(|m| Error::new(&envelope.file, "", m))?;
         file.items.push(owned);
     }
     Ok(file)

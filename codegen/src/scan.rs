@@ -733,8 +733,11 @@ impl Emitter<'_> {
                 let mut min = Self::minimum(resolved);
                 // `const` / `enum` of an integer member: compare the integer read.
                 let c = &resolved.constraints;
-                let values: Vec<&Value> =
-                    c.const_value.iter().chain(c.enum_values.iter().flatten()).collect();
+                let values: Vec<&Value> = c
+                    .const_value
+                    .iter()
+                    .chain(c.enum_values.iter().flatten())
+                    .collect();
                 if !values.is_empty() {
                     let ints: Vec<TokenStream> = values
                         .iter()

@@ -92,7 +92,9 @@ fn committed_generated_files_are_fresh() {
         [
             "protocol/src/generated",
             "docs/reference",
-            "protocol/tests/two_kinds"
+            "protocol/tests/two_kinds",
+            "acp/src/generated",
+            "docs/reference/acp"
         ]
     );
     for out in outputs {

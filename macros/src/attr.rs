@@ -460,7 +460,7 @@ fn nested<const N: usize>(
                 match expr.as_ref().map(|expr| string(expr, keys[i])) {
                     Some(Ok(lit)) => values[i] = Some(lit),
                     Some(Err(error)) => errors.push(error),
-                    None => errors.push(missing_value(&inner.path, keys[i])),
+                    None => errors.push(missing_nested_value(&inner.path, keys[i])),
                 }
             }
         }
@@ -487,6 +487,12 @@ fn missing_value(path: &Path, key: &str) -> Error {
         _ => "\"...\"",
     };
     Error::new_spanned(path, format!("`{key}` needs a value: `{key} = {value}`"))
+}
+
+/// A nested key (`envelope_match(body, ...)`) written without `= "..."`: every nested key takes a
+/// string.
+fn missing_nested_value(path: &Path, key: &str) -> Error {
+    Error::new_spanned(path, format!("`{key}` needs a value: `{key} = \"...\"`"))
 }
 
 /// `key = "text"`.

@@ -60,6 +60,9 @@ fn dedup_key(from: &str, id: &str) -> String {
 }
 
 impl DedupWindow {
+    /// The default bound on remembered `(from, id)` pairs.
+    pub const DEFAULT_CAP: usize = 100_000;
+
     /// A window of `window_secs` seconds holding at most `cap` pairs (`cap` of at least 1).
     pub fn new(cap: usize, window_secs: u64) -> Self {
         let cap = cap.max(1);
@@ -164,7 +167,7 @@ impl ReceiverConfig {
             channel: channel.to_owned(),
             local_peer: local_peer.to_owned(),
             replay_age_secs: crate::generated::DEFAULT_REPLAY_AGE_SECS,
-            dedup_cap: 100_000,
+            dedup_cap: DedupWindow::DEFAULT_CAP,
             trust_policy: crate::trust::TrustPolicy::default(),
             signing_key: None,
         }

@@ -6,12 +6,14 @@ extern crate self as agh_protocol;
 
 pub mod build;
 pub mod check;
+pub mod correlation;
 pub mod delivery;
 pub mod digest;
 pub mod discovery;
 #[rustfmt::skip]
 pub mod generated;
 pub mod identity;
+pub mod inbox;
 pub mod jcs;
 pub mod json;
 pub mod kind;

@@ -287,10 +287,7 @@ impl Exchange {
         match state {
             Exchange::OPEN => self.expects_reply,
             Exchange::ANSWERED => false,
-            other => self
-                .states
-                .iter()
-                .any(|s| s.name == other && s.awaiting),
+            other => self.states.iter().any(|s| s.name == other && s.awaiting),
         }
     }
 

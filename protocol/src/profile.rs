@@ -674,7 +674,12 @@ impl<T: EnvelopeView> Members for T {
 /// Freshness: `expires_at` at or before the clock is expired; without it, a sent time older than
 /// the replay age, or further than it in the future, is expired too. Times are in the profile's
 /// clock unit (`options.now` is seconds).
-pub(crate) fn freshness(map: &impl Members, layout: &Layout, options: &Options, out: &mut Problems) {
+pub(crate) fn freshness(
+    map: &impl Members,
+    layout: &Layout,
+    options: &Options,
+    out: &mut Problems,
+) {
     let roles = &layout.roles;
     let clock = roles.clock;
     let per_second = clock.per_second();

@@ -43,7 +43,9 @@ pub fn draft_examples() -> Vec<(&'static str, Option<String>, Option<Value>)> {
         (
             "pong",
             r.clone(),
-            Some(json!({"status": "idle", "uptime_secs": 3600, "active_tasks": 2, "agent_name": "Kit"})),
+            Some(
+                json!({"status": "idle", "uptime_secs": 3600, "active_tasks": 2, "agent_name": "Kit"}),
+            ),
         ),
         (
             "query",
@@ -71,7 +73,11 @@ pub fn draft_examples() -> Vec<(&'static str, Option<String>, Option<Value>)> {
                 "priority": "normal", "report_back": true, "deadline_ms": 60000
             })),
         ),
-        ("ack", r.clone(), Some(json!({"accepted": true, "estimated_ms": 5000}))),
+        (
+            "ack",
+            r.clone(),
+            Some(json!({"accepted": true, "estimated_ms": 5000})),
+        ),
         (
             "result",
             r.clone(),
@@ -90,7 +96,11 @@ pub fn draft_examples() -> Vec<(&'static str, Option<String>, Option<Value>)> {
                 "importance": "low"
             })),
         ),
-        ("cancel", r.clone(), Some(json!({"reason": "Plans changed, no longer needed"}))),
+        (
+            "cancel",
+            r.clone(),
+            Some(json!({"reason": "Plans changed, no longer needed"})),
+        ),
         ("discover", None, None),
         (
             "capabilities",
