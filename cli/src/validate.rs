@@ -1,4 +1,8 @@
-//! `agh validate [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...`
+//! `agh validate [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...`
+//!
+//! Either protocol profile: AGH Network v0 (`agh`) or ACP v0.2 (`acp`). With `--profile auto`
+//! (the default) each envelope's profile is told from its marker member: `protocol` is AGH
+//! Network, `v` is ACP (`Spec::claims`); an envelope with neither is checked as AGH Network.
 //!
 //! A `.json` file holds one envelope; a `.jsonl` file or `-` (standard input) holds one envelope
 //! per line (blank lines are skipped). Without a path, standard input is read. Exit status: 0 when
@@ -14,7 +18,47 @@ use serde_json::json;
 use crate::{usage_error, Format};
 
 pub(crate) const USAGE: &str =
-    "usage: agh validate [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...";
+    "usage: agh validate [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...";
+
+/// Which profile to validate against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Profile {
+    /// Told per envelope from its marker member.
+    Auto,
+    /// AGH Network v0.
+    Agh,
+    /// ACP v0.2.
+    Acp,
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Profile::Auto),
+            "agh" | "agh-network/v0" => Ok(Profile::Agh),
+            "acp" | "acp/0.2" => Ok(Profile::Acp),
+            other => Err(format!(
+                "unknown profile `{other}`: expected auto, agh or acp"
+            )),
+        }
+    }
+}
+
+/// The profile of one envelope under `--profile auto`.
+fn detect(bytes: &[u8]) -> Profile {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(bytes)
+    else {
+        return Profile::Agh;
+    };
+    if agh_protocol::generated::profile::SPEC.claims(&map) {
+        Profile::Agh
+    } else if agh_acp::claims(&map) {
+        Profile::Acp
+    } else {
+        Profile::Agh
+    }
+}
 
 /// One envelope to check: where it came from and its bytes.
 struct Input {
@@ -51,6 +95,7 @@ fn read_inputs(path: &str, out: &mut Vec<Input>) -> std::io::Result<()> {
 }
 
 struct Args {
+    profile: Profile,
     now: Option<i64>,
     replay_age: Option<u64>,
     format: Format,
@@ -62,6 +107,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Args, lexopt::Error> {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_args(args);
     let mut a = Args {
+        profile: Profile::Auto,
         now: None,
         replay_age: None,
         format: Format::Text,
@@ -70,6 +116,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Args, lexopt::Error> {
     };
     while let Some(arg) = parser.next()? {
         match arg {
+            Long("profile") => a.profile = parser.value()?.parse()?,
             Long("now") => a.now = Some(parser.value()?.parse()?),
             Long("replay-age") => a.replay_age = Some(parser.value()?.parse()?),
             Long("format") => a.format = parser.value()?.parse()?,
@@ -83,6 +130,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Args, lexopt::Error> {
 
 pub fn run(args: Vec<OsString>) -> ExitCode {
     let Args {
+        profile,
         now,
         replay_age,
         format,
@@ -117,8 +165,24 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
 
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let mut acp_options = agh_acp::options(options.now);
+    if let Some(age) = replay_age {
+        acp_options.replay_age_secs = age;
+    }
     let mut invalid = 0usize;
     for (index, input) in inputs.iter().enumerate() {
+        let this = match profile {
+            Profile::Auto => detect(&input.bytes),
+            p => p,
+        };
+        if this == Profile::Acp {
+            let (line, ok) = acp_line(index, input, &acp_options, format);
+            invalid += usize::from(!ok);
+            if writeln!(out, "{line}").is_err() {
+                return ExitCode::from(2);
+            }
+            continue;
+        }
         let line = match (parse(&input.bytes, &options), format) {
             (Ok(m), Format::Json) => json!({
                 "index": index, "ok": true, "kind": m.kind(), "trust": m.trust().as_str()
@@ -175,5 +239,55 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// One ACP envelope's line: `ok KIND ID acp/0.2 (SOURCE)`, or the refusal with the runtime's
+/// reason code, the profile's `error` code, the pointer and the message.
+fn acp_line(index: usize, input: &Input, options: &Options, format: Format) -> (String, bool) {
+    let profile = agh_acp::SPEC.name;
+    match agh_acp::parse(&input.bytes, options) {
+        Ok(m) => {
+            let id = m.envelope().id.to_string();
+            let line = match format {
+                Format::Json => json!({
+                    "index": index, "ok": true, "profile": profile, "kind": m.kind(), "id": id
+                })
+                .to_string(),
+                Format::Text => format!("ok {} {id} {profile} ({})", m.kind(), input.source),
+            };
+            (line, true)
+        }
+        Err(r) => {
+            let code = agh_acp::SPEC.refusal_code(r.code.as_str());
+            let line = match format {
+                Format::Json => json!({
+                    "index": index,
+                    "ok": false,
+                    "profile": profile,
+                    "reason_code": r.code.as_str(),
+                    "error_code": code,
+                    "pointer": r.pointer,
+                    "message": r.message,
+                })
+                .to_string(),
+                Format::Text => {
+                    let at = if r.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &r.pointer
+                    };
+                    let spelled = match code {
+                        Some(c) if c != r.code.as_str() => format!(" (error code {c})"),
+                        _ => String::new(),
+                    };
+                    format!(
+                        "{}{spelled} {at} ({}): {} [{profile}: {}]",
+                        r.code, input.source, r.message, r.rule
+                    )
+                }
+            };
+            (line, false)
+        }
     }
 }

@@ -125,3 +125,87 @@ fn usage_and_io_errors_exit_2() {
     let (code, _, _) = run(&mut agh(), "");
     assert_eq!(code, 2);
 }
+
+/// An ACP envelope (the draft's `query` example) at `ts` 1776366000000 ms.
+fn acp_query(kind: &str) -> String {
+    serde_json::json!({
+        "v": 1, "id": "0f8fad5b-d9cb-469f-a165-70867728950e", "from": "a1b2c3d4e5f60718",
+        "to": "0123456789abcdef", "ts": 1_776_366_000_000u64, "kind": kind, "ref": null,
+        "payload": {"question": "What are the kids' swim schedules this week?", "domain": "family.calendar"}
+    })
+    .to_string()
+}
+
+#[test]
+fn either_profile_is_told_from_the_envelope() {
+    let v0 = fixture("core.envelope/accept_to_peer.json");
+    let input = format!(
+        "{}\n{}\n{}\n",
+        serde_json::to_string(&v0["envelope"]).unwrap(),
+        acp_query("query"),
+        acp_query("progress"),
+    );
+    let (code, out, _) = run(
+        agh().args(["validate", "--now", "1776366000", "--format", "json", "-"]),
+        &input,
+    );
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0]["ok"], true);
+    assert!(
+        lines[0].get("profile").is_none(),
+        "v0 lines keep their shape: {out}"
+    );
+    assert_eq!(lines[1]["ok"], true);
+    assert_eq!(lines[1]["profile"], "acp/0.2");
+    assert_eq!(lines[1]["kind"], "query");
+    // ACP answers an unknown kind with `error` code `unknown_kind`.
+    assert_eq!(lines[2]["ok"], false);
+    assert_eq!(lines[2]["reason_code"], "unsupported_kind");
+    assert_eq!(lines[2]["error_code"], "unknown_kind");
+    assert_eq!(lines[2]["pointer"], "/kind");
+}
+
+#[test]
+fn a_forced_profile_checks_every_envelope_against_it() {
+    let (code, out, _) = run(
+        agh().args(["validate", "--profile", "acp", "--now", "1776366000", "-"]),
+        &format!("{}\n", acp_query("query")),
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("ok query 0f8fad5b-d9cb-469f-a165-70867728950e acp/0.2"),
+        "{out}"
+    );
+    // An ACP envelope read as AGH Network v0 lacks `protocol`.
+    let (code, out, _) = run(
+        agh().args([
+            "validate",
+            "--profile",
+            "agh",
+            "--now",
+            "1776366000",
+            "--format",
+            "json",
+            "-",
+        ]),
+        &format!("{}\n", acp_query("query")),
+    );
+    assert_eq!(code, 1, "{out}");
+    let line: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["reason_code"], "malformed", "{out}");
+    // ACP's freshness is in milliseconds: 301 s later the envelope is expired.
+    let (code, out, _) = run(
+        agh().args(["validate", "--now", "1776366301", "-"]),
+        &format!("{}\n", acp_query("query")),
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("expired /ts"), "{out}");
+    let (code, _, err) = run(agh().args(["validate", "--profile", "xml"]), "");
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown profile `xml`"), "{err}");
+}
