@@ -32,6 +32,8 @@ fn every_group_passes_in_process_and_the_record_says_so() {
         "core.lifecycle",
         "core.delivery",
         "extension",
+        "trust",
+        "acp.core",
     ] {
         assert!(
             out.lines()
@@ -48,7 +50,7 @@ fn every_group_passes_in_process_and_the_record_says_so() {
         .as_str()
         .unwrap()
         .starts_with("sha256:"));
-    assert_eq!(record["passed_groups"].as_array().unwrap().len(), 6);
+    assert_eq!(record["passed_groups"].as_array().unwrap().len(), 7);
 }
 
 #[test]

@@ -7,12 +7,14 @@ use serde_json::{json, Value};
 
 use crate::Implementation;
 
-/// `agh-protocol` answering line-protocol requests; keeps a work tracker and a receiver between
-/// requests (reset by `lifecycle.reset` / `receiver.reset`).
+/// `agh-protocol` (and `agh-acp` for requests naming `"profile": "acp/0.2"`) answering
+/// line-protocol requests; keeps a work tracker, a receiver and an ACP inbox between requests
+/// (reset by `lifecycle.reset` / `receiver.reset` / `inbox.reset`).
 #[derive(Debug, Default)]
 pub struct InProcess {
     tracker: WorkTracker,
     receiver: Option<Receiver>,
+    inbox: Option<agh_acp::Inbox>,
 }
 
 impl InProcess {
@@ -29,6 +31,13 @@ impl InProcess {
             .get("input")
             .and_then(Value::as_str)
             .map(str::as_bytes);
+        let profile = request.get("profile").and_then(Value::as_str);
+        if let Some(p) = profile.filter(|p| *p != agh_protocol::generated::profile::SPEC.name) {
+            if p != agh_acp::SPEC.name {
+                return json!({"unsupported": true});
+            }
+            return self.answer_acp(op, now, input, request);
+        }
         match (op, now, input) {
             ("hello", _, _) => json!({
                 "name": "agh-rust",
@@ -105,6 +114,97 @@ impl InProcess {
                 }
             }
             ("parse" | "lifecycle.apply" | "receiver.sent" | "receiver.receive", _, _) => {
+                json!({"error": format!("`{op}` needs an integer `now` and a string `input`")})
+            }
+            _ => json!({"unsupported": true}),
+        }
+    }
+}
+
+impl InProcess {
+    /// The ACP v0.2 operations: `parse` (`now` in Unix seconds) and the inbox sequence
+    /// (`inbox.reset` with `local`, `inbox.receive` / `inbox.sent` with `now` in Unix
+    /// milliseconds).
+    fn answer_acp(
+        &mut self,
+        op: &str,
+        now: Option<i64>,
+        input: Option<&[u8]>,
+        request: &Value,
+    ) -> Value {
+        let spell = |refusal: &'static str| agh_acp::SPEC.refusal_code(refusal).unwrap_or(refusal);
+        match (op, now, input) {
+            ("parse", Some(now), Some(bytes)) => {
+                match agh_acp::parse(bytes, &agh_acp::options(now)) {
+                    Ok(m) => json!({"verdict": "accept", "kind": m.kind()}),
+                    Err(r) => json!({
+                        "verdict": "reject",
+                        "reason_code": r.code.as_str(),
+                        "error_code": spell(r.code.as_str()),
+                        "pointer": r.pointer,
+                        "message": r.message,
+                    }),
+                }
+            }
+            ("inbox.reset", _, _) => match request.get("local").and_then(Value::as_str) {
+                Some(local) => {
+                    self.inbox = Some(agh_acp::Inbox::new(local));
+                    json!({"ok": true})
+                }
+                None => json!({"error": "inbox.reset needs `local`, the agent id"}),
+            },
+            ("inbox.receive" | "inbox.sent", Some(now_ms), Some(bytes)) => {
+                let Some(inbox) = &mut self.inbox else {
+                    return json!({"error": "no inbox: send inbox.reset first"});
+                };
+                let local = inbox.local().to_owned();
+                let verdict = match op {
+                    "inbox.sent" => match inbox.send(bytes, now_ms) {
+                        Ok(correlation) => Ok(("recorded", correlation)),
+                        Err(r) => Err(r),
+                    },
+                    _ => match inbox.receive(bytes, now_ms) {
+                        agh_acp::Verdict::Delivered { correlation, .. } => {
+                            Ok(("delivered", correlation))
+                        }
+                        agh_acp::Verdict::Refused(r) => Err(r),
+                    },
+                };
+                match verdict {
+                    Ok((verdict, correlation)) => {
+                        let (name, state) = match correlation {
+                            agh_acp::Correlation::Opened { .. } => ("opened", Some("open")),
+                            agh_acp::Correlation::Answered { to, .. } => ("answered", Some(to)),
+                            agh_acp::Correlation::Unrelated => ("unrelated", None),
+                        };
+                        json!({"verdict": verdict, "correlation": name, "state": state})
+                    }
+                    Err(r) => {
+                        // What this agent would answer: an `error` (or nothing).
+                        let reply = match op {
+                            "inbox.receive" => agh_acp::error_reply(
+                                &r,
+                                &local,
+                                &agh_acp::new_id().unwrap_or_default(),
+                                now_ms,
+                            )
+                            .ok()
+                            .flatten()
+                            .map(|m| m.kind()),
+                            _ => None,
+                        };
+                        json!({
+                            "verdict": "refused",
+                            "reason_code": r.refusal,
+                            "error_code": r.code.unwrap_or(r.refusal),
+                            "pointer": r.pointer,
+                            "message": r.message,
+                            "reply": reply,
+                        })
+                    }
+                }
+            }
+            ("parse" | "inbox.receive" | "inbox.sent", _, _) => {
                 json!({"error": format!("`{op}` needs an integer `now` and a string `input`")})
             }
             _ => json!({"unsupported": true}),

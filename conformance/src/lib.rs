@@ -330,7 +330,11 @@ fn run_one(imp: &mut dyn Implementation, f: &Fixture) -> Verdict {
 
 fn run_single(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, String> {
     let input = input_of(&f.doc).ok_or("fixture has neither `raw` nor `envelope`")?;
-    let got = imp.call(&json!({"op": "parse", "now": f.doc["now"], "input": input}))?;
+    let mut request = json!({"op": "parse", "now": f.doc["now"], "input": input});
+    if let Some(profile) = f.doc.get("profile") {
+        request["profile"] = profile.clone();
+    }
+    let got = imp.call(&request)?;
     if is_unsupported(&got) {
         return Ok(Verdict::Unsupported);
     }
@@ -341,6 +345,7 @@ fn run_single(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, Stri
     same(&got, want, "reason_code", &mut diffs);
     same(&got, want, "pointer", &mut diffs);
     same(&got, want, "trust", &mut diffs);
+    same(&got, want, "error_code", &mut diffs);
     Ok(if diffs.is_empty() {
         Verdict::Pass
     } else {
@@ -349,13 +354,22 @@ fn run_single(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, Stri
 }
 
 fn run_sequence(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, String> {
-    let (reset, op) = match f.doc.get("receiver") {
-        Some(receiver) => (
+    let (mut reset, op) = match (f.doc.get("receiver"), f.doc.get("inbox")) {
+        (Some(receiver), _) => (
             json!({"op": "receiver.reset", "receiver": receiver}),
             "receiver",
         ),
-        None => (json!({"op": "lifecycle.reset"}), "lifecycle"),
+        (None, Some(inbox)) => {
+            let mut reset = inbox.clone();
+            reset["op"] = "inbox.reset".into();
+            (reset, "inbox")
+        }
+        (None, None) => (json!({"op": "lifecycle.reset"}), "lifecycle"),
     };
+    let profile = f.doc.get("profile");
+    if let Some(p) = profile {
+        reset["profile"] = p.clone();
+    }
     let answer = imp.call(&reset)?;
     if is_unsupported(&answer) {
         return Ok(Verdict::Unsupported);
@@ -371,9 +385,15 @@ fn run_sequence(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, St
         let name = match (op, step.get("direction").and_then(Value::as_str)) {
             ("receiver", Some("sent")) => "receiver.sent",
             ("receiver", _) => "receiver.receive",
+            ("inbox", Some("sent")) => "inbox.sent",
+            ("inbox", _) => "inbox.receive",
             _ => "lifecycle.apply",
         };
-        let got = imp.call(&json!({"op": name, "now": now, "input": input}))?;
+        let mut request = json!({"op": name, "now": now, "input": input});
+        if let Some(p) = profile {
+            request["profile"] = p.clone();
+        }
+        let got = imp.call(&request)?;
         if is_unsupported(&got) {
             return Ok(Verdict::Unsupported);
         }
@@ -382,7 +402,15 @@ fn run_sequence(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, St
         }
         let want = &step["expect"];
         let mut diffs = Vec::new();
-        for key in ["verdict", "outcome", "state", "reason_code"] {
+        for key in [
+            "verdict",
+            "outcome",
+            "state",
+            "reason_code",
+            "correlation",
+            "error_code",
+            "reply",
+        ] {
             same(&got, want, key, &mut diffs);
         }
         if let Some(w) = want.get("receipt") {
