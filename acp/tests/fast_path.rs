@@ -1,0 +1,270 @@
+//! ACP's fast path (the generated one-pass scanners) and its exact path (strict reader and
+//! generated validators) give the same verdict on every input, as v0's do
+//! (`protocol/tests/fast_path.rs`): every `acp.core` fixture and step, the draft examples, and
+//! every single-member mutation of them. On accepted inputs the owned message from `parse`, the
+//! one from `parse_ref(..).to_message()` and the input agree member by member.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use agh_acp::Acp;
+use agh_protocol::profile::{explain, fast_accepts};
+use agh_protocol::Options;
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `(name, envelope text, clock in Unix seconds)` for every stored ACP input.
+fn corpus() -> Vec<(String, Vec<u8>, i64)> {
+    let dir = root().join("conformance/fixtures/acp.core");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let d: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        let mut cases = vec![d.clone()];
+        cases.extend(d["steps"].as_array().cloned().unwrap_or_default());
+        for (i, case) in cases.iter().enumerate() {
+            // Steps run at their envelope's `ts` (ms); single fixtures at their `now` (s).
+            let now = d["now"]
+                .as_i64()
+                .or_else(|| case["envelope"]["ts"].as_i64().map(|ms| ms / 1000))
+                .unwrap_or(common::NOW);
+            let bytes = match (&case["raw"], &case["envelope"]) {
+                (Value::String(raw), _) => raw.clone().into_bytes(),
+                (_, Value::Null) => continue,
+                (_, envelope) => serde_json::to_vec(envelope).unwrap(),
+            };
+            out.push((format!("{name}#{i}"), bytes, now));
+        }
+    }
+    for (kind, reference, payload) in common::draft_examples() {
+        let e = common::envelope(kind, reference.as_deref(), payload);
+        out.push((
+            format!("draft example {kind}"),
+            serde_json::to_vec(&e).unwrap(),
+            common::NOW,
+        ));
+    }
+    out
+}
+
+#[track_caller]
+fn agree(name: &str, bytes: &[u8], now: i64) -> bool {
+    let at = agh_acp::options(now);
+    let mut free = Options::without_freshness();
+    free.max_bytes = at.max_bytes;
+    for options in [at, free] {
+        let fast = fast_accepts::<Acp>(bytes, &options);
+        let problems = explain::<Acp>(bytes, &options);
+        assert_eq!(
+            fast,
+            problems.is_empty(),
+            "{name}: fast path {} but the exact path found {:?}\n{}",
+            if fast { "accepts" } else { "declines" },
+            problems.first(),
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    fast_accepts::<Acp>(bytes, &at)
+}
+
+/// The owned paths agree with each other and with the input.
+#[track_caller]
+fn same_message(name: &str, bytes: &[u8], now: i64) {
+    let options = agh_acp::options(now);
+    let owned = agh_acp::parse(bytes, &options).unwrap_or_else(|r| panic!("{name}: {r}"));
+    let view = agh_acp::parse_ref(bytes, &options).unwrap();
+    let converted = view.to_message().unwrap();
+    let input: Value = serde_json::from_slice(bytes).unwrap();
+    let a = owned.to_value().unwrap();
+    let b = converted.to_value().unwrap();
+    assert_eq!(a, b, "{name}: parse and parse_ref(..).to_message() differ");
+    assert_eq!(owned.kind(), view.kind(), "{name}");
+    // Member by member against the input; `null` written for an absent `to` / `ref` (the
+    // schema's write-as-null members). The typed payload writes what the schemas say it means:
+    // an absent member with a schema `default` comes out as that default, and an optional
+    // member sent as `null` ("null or absent"), `{}` or `[]` comes out absent; nothing else
+    // differs, unknown members included.
+    let (Value::Object(got), Value::Object(want)) = (&a, &input) else {
+        panic!("{name}: not objects");
+    };
+    for (k, v) in want {
+        if k == "payload" {
+            continue;
+        }
+        assert_eq!(got.get(k), Some(v), "{name}: member `{k}`");
+    }
+    for (k, v) in got {
+        if !want.contains_key(k) {
+            assert!(v.is_null(), "{name}: member `{k}` appeared as {v}");
+        }
+    }
+    let defaults = payload_defaults(owned.kind());
+    match (want.get("payload"), got.get("payload")) {
+        (Some(Value::Object(w)), Some(Value::Object(g))) => {
+            for (k, v) in w {
+                match g.get(k) {
+                    Some(gv) => assert_eq!(gv, v, "{name}: payload member `{k}`"),
+                    // Null, `{}` and `[]` of an optional member mean absent to the typed payload.
+                    None => assert!(
+                        v.is_null()
+                            || v.as_object().is_some_and(|m| m.is_empty())
+                            || v.as_array().is_some_and(|a| a.is_empty()),
+                        "{name}: payload member `{k}` lost"
+                    ),
+                }
+            }
+            for (k, v) in g {
+                if !w.contains_key(k) {
+                    assert_eq!(
+                        defaults.get(k),
+                        Some(v),
+                        "{name}: payload member `{k}` appeared as {v}, not its default"
+                    );
+                }
+            }
+        }
+        (w, g) => {
+            // A payload-less kind: absent, null or an object whose members are ignored.
+            let empty = |p: Option<&Value>| match p {
+                None | Some(Value::Null) => true,
+                Some(Value::Object(m)) => m.is_empty() || defaults.is_empty(),
+                _ => false,
+            };
+            assert!(w == g || (empty(w) && empty(g)), "{name}: payload {w:?} became {g:?}");
+        }
+    }
+}
+
+/// The `default` of every payload member of `kind` (`schemas/acp-v0.2/body/KIND.schema.json`).
+fn payload_defaults(kind: &str) -> serde_json::Map<String, Value> {
+    let path = root().join(format!("schemas/acp-v0.2/body/{kind}.schema.json"));
+    let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    schema["properties"]
+        .as_object()
+        .map(|props| {
+            props
+                .iter()
+                .filter_map(|(k, p)| p.get("default").map(|d| (k.clone(), d.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn both_paths_agree_on_every_stored_input() {
+    let corpus = corpus();
+    assert!(corpus.len() > 80, "{}", corpus.len());
+    let mut accepted = 0;
+    for (name, bytes, now) in &corpus {
+        if agree(name, bytes, *now) {
+            accepted += 1;
+            same_message(name, bytes, *now);
+        }
+    }
+    assert!(
+        accepted > 30 && corpus.len() - accepted > 20,
+        "{accepted} of {}",
+        corpus.len()
+    );
+}
+
+/// Values written over one member at a time: every JSON type, edge numbers, grammar edges.
+fn replacements() -> Vec<Value> {
+    vec![
+        Value::Null,
+        json!(true),
+        json!(0),
+        json!(-1),
+        json!(1),
+        json!(2),
+        json!(1.5),
+        serde_json::from_str("1e400").unwrap(),
+        json!(18_446_744_073_709_551_615u64),
+        json!(""),
+        json!(" "),
+        json!("\u{85}"),
+        json!("a\nb"),
+        json!("X"),
+        json!("family.calendar"),
+        json!("0123456789abcdef"),
+        json!("0f8fad5b-d9cb-469f-a165-70867728950e"),
+        json!("idle"),
+        json!("failed"),
+        json!([]),
+        json!(["a", "a"]),
+        json!({}),
+        json!({"x": 1}),
+    ]
+}
+
+/// Every pointer of `v` to a member or element.
+fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, c) in m {
+                let p = format!("{at}/{k}");
+                out.push(p.clone());
+                pointers(c, p, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, c) in a.iter().enumerate() {
+                let p = format!("{at}/{i}");
+                out.push(p.clone());
+                pointers(c, p, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn both_paths_agree_on_every_single_member_mutation() {
+    let mut checked = 0;
+    let mut accepted = 0;
+    for (kind, reference, payload) in common::draft_examples() {
+        let base = common::envelope(kind, reference.as_deref(), payload);
+        let mut ps = Vec::new();
+        pointers(&base, String::new(), &mut ps);
+        for p in &ps {
+            for r in replacements() {
+                let mut e = base.clone();
+                *e.pointer_mut(p).unwrap() = r.clone();
+                let bytes = serde_json::to_vec(&e).unwrap();
+                let name = format!("{kind} with {p} = {r}");
+                if agree(&name, &bytes, common::NOW) {
+                    accepted += 1;
+                    same_message(&name, &bytes, common::NOW);
+                }
+                checked += 1;
+            }
+            // And the member removed.
+            let mut e = base.clone();
+            let (parent, last) = p.rsplit_once('/').unwrap();
+            let removed = match e.pointer_mut(parent) {
+                Some(Value::Object(m)) => m.remove(last).is_some(),
+                _ => false,
+            };
+            if removed {
+                let bytes = serde_json::to_vec(&e).unwrap();
+                let name = format!("{kind} without {p}");
+                if agree(&name, &bytes, common::NOW) {
+                    accepted += 1;
+                    same_message(&name, &bytes, common::NOW);
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 2000 && accepted > 100, "{accepted} of {checked}");
+}
