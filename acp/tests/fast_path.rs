@@ -140,7 +140,10 @@ fn same_message(name: &str, bytes: &[u8], now: i64) {
                 Some(Value::Object(m)) => m.is_empty() || defaults.is_empty(),
                 _ => false,
             };
-            assert!(w == g || (empty(w) && empty(g)), "{name}: payload {w:?} became {g:?}");
+            assert!(
+                w == g || (empty(w) && empty(g)),
+                "{name}: payload {w:?} became {g:?}"
+            );
         }
     }
 }

@@ -1,0 +1,200 @@
+//! ACP envelopes through `agh_acp::parse_ref` and `agh_acp::parse`, against the same baselines
+//! as `agh-protocol`'s parse benchmark, on the same bytes in the same run: (a)
+//! `serde_json::from_slice::<Value>` alone, (b) that plus the `jsonschema` crate validating
+//! against `schemas/acp-v0.2`. One envelope per kind: the draft's examples.
+//!
+//! Run: `cargo bench -p agh-acp --bench parse` (criterion's figures), or
+//! `cargo bench -p agh-acp --bench parse -- interleaved-only`: the interleaved rounds alone, whose
+//! median ratios it prints as a markdown table (the figures in BENCHMARKS.md).
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use serde_json::Value;
+
+const NOW: i64 = 1_771_108_000;
+const ROUNDS: usize = 301;
+
+/// The draft's examples (`seeds/acp-message-types-draft.md`, "Schemas"), completed into whole
+/// envelopes, as the `acp.core` conformance fixtures hold them.
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/acp.core");
+    let mut out = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("acp.core fixtures")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("accept_draft_example_"))
+        })
+        .collect();
+    files.sort();
+    for f in files {
+        let doc: Value = serde_json::from_slice(&std::fs::read(&f).expect("read")).expect("json");
+        let kind = doc["expect"]["kind"].as_str().expect("kind").to_owned();
+        out.push((kind, serde_json::to_vec(&doc["envelope"]).expect("json")));
+    }
+    assert_eq!(out.len(), 12, "one example per kind");
+    out
+}
+
+fn schema_validator() -> jsonschema::Validator {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/acp-v0.2");
+    let mut docs = Vec::new();
+    for sub in [dir.clone(), dir.join("body")] {
+        for e in std::fs::read_dir(&sub).expect("schemas") {
+            let p = e.expect("entry").path();
+            if p.extension().is_some_and(|x| x == "json") {
+                let v: Value =
+                    serde_json::from_slice(&std::fs::read(&p).expect("read")).expect("json");
+                docs.push(v);
+            }
+        }
+    }
+    let envelope = docs
+        .iter()
+        .find(|d| {
+            d["$id"]
+                .as_str()
+                .is_some_and(|i| i.ends_with("/envelope.schema.json"))
+        })
+        .expect("envelope schema")
+        .clone();
+    let registry = jsonschema::Registry::new()
+        .extend(docs.iter().map(|d| {
+            (
+                d["$id"].as_str().expect("$id").to_owned(),
+                jsonschema::Resource::from_contents(d.clone()),
+            )
+        }))
+        .expect("registry")
+        .prepare()
+        .expect("registry");
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .with_registry(&registry)
+        .build(&envelope)
+        .expect("validator")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Each round times a batch of every function back to back, in a rotating order; ratios are
+/// taken within the round and the median round is reported.
+fn interleaved_ratios(_: &mut Criterion) {
+    let validator = schema_validator();
+    let options = agh_acp::options(NOW);
+    println!("| kind | bytes | (a) Value ns | (b) Value+jsonschema ns | parse_ref ns | parse ns | parse_ref / (a) | parse / (a) | (b) / parse_ref | parse / parse_ref |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (kind, bytes) in corpus() {
+        assert!(
+            agh_acp::parse(&bytes, &options).is_ok(),
+            "{kind} must be valid"
+        );
+        assert!(validator.is_valid(&serde_json::from_slice(&bytes).expect("json")));
+        let b = bytes.as_slice();
+        let fns: Vec<Box<dyn Fn() + '_>> = vec![
+            Box::new(move || {
+                black_box(serde_json::from_slice::<Value>(black_box(b)).expect("json"));
+            }),
+            Box::new(|| {
+                let v: Value = serde_json::from_slice(black_box(b)).expect("json");
+                black_box(validator.is_valid(&v));
+            }),
+            Box::new(|| {
+                black_box(agh_acp::parse_ref(black_box(b), &options).expect("valid"));
+            }),
+            Box::new(|| {
+                black_box(agh_acp::parse(black_box(b), &options).expect("valid"));
+            }),
+        ];
+        let n = fns.len();
+        for _ in 0..100 {
+            fns[1]();
+        }
+        let start = Instant::now();
+        for _ in 0..100 {
+            fns[1]();
+        }
+        let warm_ns = start.elapsed().as_nanos().max(1) / 100;
+        let batch = (200_000 / warm_ns).clamp(1, 4000) as usize;
+        let mut per_call = vec![Vec::with_capacity(ROUNDS); n];
+        let mut ratios = vec![Vec::with_capacity(ROUNDS); 4];
+        for round in 0..ROUNDS {
+            let mut ns = vec![0f64; n];
+            for k in 0..n {
+                let f = (round + k) % n;
+                let t = Instant::now();
+                for _ in 0..batch {
+                    fns[f]();
+                }
+                ns[f] = t.elapsed().as_nanos() as f64 / batch as f64;
+            }
+            for f in 0..n {
+                per_call[f].push(ns[f]);
+            }
+            ratios[0].push(ns[2] / ns[0]);
+            ratios[1].push(ns[3] / ns[0]);
+            ratios[2].push(ns[1] / ns[2]);
+            ratios[3].push(ns[3] / ns[2]);
+        }
+        let m: Vec<f64> = per_call.into_iter().map(median).collect();
+        let r: Vec<f64> = ratios.into_iter().map(median).collect();
+        println!(
+            "| {kind} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}x | {:.2}x | {:.2}x | {:.2}x |",
+            bytes.len(),
+            m[0],
+            m[1],
+            m[2],
+            m[3],
+            r[0],
+            r[1],
+            r[2],
+            r[3]
+        );
+    }
+}
+
+fn bench_parse(c: &mut Criterion) {
+    if std::env::args().any(|a| a == "interleaved-only") {
+        return;
+    }
+    let validator = schema_validator();
+    let options = agh_acp::options(NOW);
+    let mut group = c.benchmark_group("acp_parse");
+    for (kind, bytes) in corpus() {
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_with_input(
+            BenchmarkId::new("a_serde_value", &kind),
+            &bytes,
+            |b, bytes| b.iter(|| serde_json::from_slice::<Value>(black_box(bytes)).expect("json")),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("b_value_jsonschema", &kind),
+            &bytes,
+            |b, bytes| {
+                b.iter(|| {
+                    let v: Value = serde_json::from_slice(black_box(bytes)).expect("json");
+                    validator.is_valid(&v)
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("acp_parse_ref", &kind),
+            &bytes,
+            |b, bytes| b.iter(|| agh_acp::parse_ref(black_box(bytes), &options).expect("valid")),
+        );
+        group.bench_with_input(BenchmarkId::new("acp_parse", &kind), &bytes, |b, bytes| {
+            b.iter(|| agh_acp::parse(black_box(bytes), &options).expect("valid"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, interleaved_ratios, bench_parse);
+criterion_main!(benches);
