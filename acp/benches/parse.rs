@@ -123,8 +123,8 @@ fn interleaved_ratios(_: &mut Criterion) {
         }
         let warm_ns = start.elapsed().as_nanos().max(1) / 100;
         let batch = (200_000 / warm_ns).clamp(1, 4000) as usize;
-        let mut per_call = vec![Vec::with_capacity(ROUNDS); n];
-        let mut ratios = vec![Vec::with_capacity(ROUNDS); 4];
+        let mut per_call: Vec<Vec<f64>> = (0..n).map(|_| Vec::with_capacity(ROUNDS)).collect();
+        let mut ratios: Vec<Vec<f64>> = (0..4).map(|_| Vec::with_capacity(ROUNDS)).collect();
         for round in 0..ROUNDS {
             let mut ns = vec![0f64; n];
             for k in 0..n {

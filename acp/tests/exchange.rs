@@ -2,6 +2,8 @@
 //! kind and its replies, the refusals (with the profile's `error` codes), deadlines, and unknown
 //! kinds answered with `error` code `unknown_kind`.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use agh_acp::{error_reply, Correlation, Inbox, Verdict};

@@ -724,6 +724,7 @@ fn json_is(v: &Value, text: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::model::{ExchangeState, MemberIs};

@@ -30,8 +30,8 @@ pub struct Refusal {
     pub pointer: String,
     /// What is wrong.
     pub message: String,
-    /// What could be read of the message.
-    pub head: Head,
+    /// What could be read of the message (boxed: refusals travel in `Result`s).
+    pub head: Box<Head>,
 }
 
 impl fmt::Display for Refusal {
@@ -170,7 +170,7 @@ impl<P: Profile> Inbox<P> {
             code: spec.refusal_code(refusal),
             pointer: pointer.map(|m| format!("/{m}")).unwrap_or_default(),
             message: text,
-            head: head.clone(),
+            head: Box::new(head.clone()),
         };
         let from = roles.from.and_then(|m| message.str_of(m)).unwrap_or("");
         let id = message.id().unwrap_or("");
@@ -240,7 +240,7 @@ impl<P: Profile> Inbox<P> {
             code: P::SPEC.refusal_code(refusal),
             pointer: r.pointer,
             message: r.message,
-            head: *r.head,
+            head: r.head,
         }
     }
 }
