@@ -574,18 +574,26 @@ fn body_presence_rule(body_member: &str, p: Presence) -> String {
     }
 }
 
+/// A kind's presence rule for a governed envelope member, and how a conditional overrides it.
+fn presence_rule(
+    model: &Model,
+    kind: &Kind,
+    member: &str,
+) -> (Presence, fn(&Conditional) -> Option<Presence>) {
+    let r = &kind.rules;
+    match role_of(model, member) {
+        "to" => (r.to, |c| c.envelope.to),
+        "reply_to" => (r.reply_to, |c| c.envelope.reply_to),
+        "work_id" => (r.work_id, |_| None),
+        _ => (r.surface, |_| None),
+    }
+}
+
 /// The presences the kinds (and their conditional overrides) give an envelope member.
 fn member_presences(model: &Model, member: &str) -> BTreeSet<&'static str> {
     let mut out = BTreeSet::new();
     for k in &model.kinds {
-        let r = &k.rules;
-        let (base, pick): (Presence, fn(&Conditional) -> Option<Presence>) =
-            match role_of(model, member) {
-                "to" => (r.to, |c| c.envelope.to),
-                "reply_to" => (r.reply_to, |c| c.envelope.reply_to),
-                "work_id" => (r.work_id, |_| None),
-                _ => (r.surface, |_| None),
-            };
+        let (base, pick) = presence_rule(model, k, member);
         out.insert(base.as_str());
         out.extend(k.conditionals.iter().filter_map(pick).map(Presence::as_str));
     }
@@ -782,20 +790,13 @@ fn kind_rules_table(out: &mut String, model: &Model, governed: &[String]) {
         .kinds
         .iter()
         .map(|k| {
-            let r = &k.rules;
             let mut row = vec![format!(
                 "[`{}`](message-kinds.md#{})",
                 k.name,
                 slug(&k.name)
             )];
             for m in &columns {
-                let (base, pick): (Presence, fn(&Conditional) -> Option<Presence>) =
-                    match role_of(model, m) {
-                        "to" => (r.to, |c| c.envelope.to),
-                        "reply_to" => (r.reply_to, |c| c.envelope.reply_to),
-                        "work_id" => (r.work_id, |_| None),
-                        _ => (r.surface, |_| None),
-                    };
+                let (base, pick) = presence_rule(model, k, m);
                 let mut text = base.as_str().to_owned();
                 for c in &k.conditionals {
                     if let Some(p) = pick(c) {

@@ -912,27 +912,7 @@ impl Registry {
         out: &mut Problems,
     ) -> Option<Map<String, Value>> {
         // 1. Size limit and strict JSON.
-        let limits = JsonLimits {
-            max_bytes: options.max_bytes,
-            max_depth: options.max_depth,
-        };
-        let map = match read_envelope_json(bytes, &limits) {
-            Ok(map) => map,
-            Err(e) => {
-                let rule = match e.kind {
-                    crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
-                    _ => "envelope: the envelope is one UTF-8 JSON object",
-                };
-                out.push(Problem::new(
-                    ReasonCode::Malformed,
-                    e.pointer,
-                    rule,
-                    e.message,
-                ));
-                return None;
-            }
-        };
-        let value = Value::Object(map);
+        let value = Value::Object(read_checked_json(bytes, options, out)?);
         let mut at = String::new();
 
         // 2. Envelope members, then the kind.
@@ -1170,5 +1150,34 @@ impl<'a> MessageRef<'a> {
             respelled,
             trust: self.trust.clone(),
         })
+    }
+}
+
+/// Step 1 of every profile's exact path: the size limit and strict JSON, the envelope read as a
+/// JSON object; a failure is recorded in `out` (`malformed`, with the rule it broke).
+pub(crate) fn read_checked_json(
+    bytes: &[u8],
+    options: &Options,
+    out: &mut Problems,
+) -> Option<Map<String, Value>> {
+    let limits = JsonLimits {
+        max_bytes: options.max_bytes,
+        max_depth: options.max_depth,
+    };
+    match read_envelope_json(bytes, &limits) {
+        Ok(map) => Some(map),
+        Err(e) => {
+            let rule = match e.kind {
+                crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
+                _ => "envelope: the envelope is one UTF-8 JSON object",
+            };
+            out.push(Problem::new(
+                ReasonCode::Malformed,
+                e.pointer,
+                rule,
+                e.message,
+            ));
+            None
+        }
     }
 }

@@ -20,7 +20,7 @@ use std::marker::PhantomData;
 
 use serde_json::{Map, Value};
 
-use crate::json::{read_envelope_json, JsonLimits, MAX_SUPPORTED_DEPTH};
+use crate::json::MAX_SUPPORTED_DEPTH;
 use crate::kind::{KindRules, Presence};
 use crate::model::{BodyOverrides, Container, Exchange, Forbidden, KindInfo, RefusalCode, Roles};
 use crate::parse::{Head, Options, Rejection};
@@ -286,27 +286,7 @@ fn check<P: Profile>(
 ) -> Option<Map<String, Value>> {
     let spec = &P::SPEC;
     let layout = &spec.layout;
-    let limits = JsonLimits {
-        max_bytes: options.max_bytes,
-        max_depth: options.max_depth,
-    };
-    let map = match read_envelope_json(bytes, &limits) {
-        Ok(map) => map,
-        Err(e) => {
-            let rule = match e.kind {
-                crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
-                _ => "envelope: the envelope is one UTF-8 JSON object",
-            };
-            out.push(Problem::new(
-                ReasonCode::Malformed,
-                e.pointer,
-                rule,
-                e.message,
-            ));
-            return None;
-        }
-    };
-    let value = Value::Object(map);
+    let value = Value::Object(crate::parse::read_checked_json(bytes, options, out)?);
     P::check_envelope(&value, &mut String::new(), out);
     let Value::Object(map) = value else {
         return None;
