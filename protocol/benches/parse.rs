@@ -3,18 +3,25 @@
 //! against the normative schemas (validator compiled once), and ours: `agh_protocol::parse` (all
 //! rules, typed result). For `capability` also (c): (b) plus the digest recipe checked on the
 //! `Value`, the one rule of that envelope (b) cannot state (context for its figures, not a
-//! target). Also the receiver pipeline (parse + dedup + lifecycle) per message.
+//! target). Also the receiver pipeline (`Receiver::receive`: parse, routing, dedup, lifecycle)
+//! on every corpus envelope, each call a message the receiver has not seen ([`ReceiverBench`]).
 //!
 //! Run: `cargo bench -p agh-protocol --bench parse`, then `python3 protocol/benches/report.py`
 //! (figures go to BENCHMARKS.md as ratios). The ratios against the targets come from an
 //! interleaved measurement (see [`interleaved_ratios`]); criterion's own figures are reported
 //! beside them.
 
+use std::cell::RefCell;
 use std::hint::black_box;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use agh_protocol::{parse, parse_ref, Options, Receiver, ReceiverConfig};
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use agh_protocol::{
+    parse, parse_ref, DedupWindow, Delivery, Message, Options, Outcome, Receiver, ReceiverConfig,
+    WorkTracker,
+};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Value};
 
 const NOW: i64 = 1_776_366_000;
@@ -139,6 +146,229 @@ fn recipe_input(text: &str) -> (agh_protocol::RawJson<'_>, agh_protocol::scan::F
     (raw, fields)
 }
 
+/// The local peer of the measured receivers: the target of the corpus' directed envelopes
+/// (`whois` response, receipt, trace) and the initiator of the work a receipt or trace answers.
+const LOCAL_PEER: &str = "ops-coordinator.session-42";
+
+/// Digits written over the tail of an `id` (and `work_id`) to make a new envelope of the same
+/// length.
+const STAMP_DIGITS: usize = 10;
+
+/// A receiver's state is started afresh (outside the timed region) once it has taken this many
+/// messages: the dedup window's default cap, past which it only evicts (and the work tracker,
+/// which an application prunes, would otherwise grow without bound under criterion).
+const FRESH_STATE_EVERY: u64 = 100_000;
+
+/// The byte range of `value` in `"member":"value"`, which must occur exactly once in `bytes`.
+fn value_span(bytes: &[u8], member: &str, value: &str) -> Range<usize> {
+    let needle = format!("\"{member}\":\"{value}\"");
+    let mut hits = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle.as_bytes())
+        .map(|(i, _)| i);
+    let at = hits
+        .next()
+        .unwrap_or_else(|| panic!("`{needle}` not found"));
+    assert!(hits.next().is_none(), "`{needle}` occurs twice");
+    let start = at + member.len() + 4;
+    // Keep a prefix the member's grammar requires (`work_`), or at least one character.
+    let keep = if member == "work_id" {
+        "work_".len()
+    } else {
+        1
+    };
+    assert!(
+        value.len() >= STAMP_DIGITS + keep,
+        "`{value}` too short to stamp"
+    );
+    start..start + value.len()
+}
+
+/// Writes `serial` over the last [`STAMP_DIGITS`] bytes of `span`.
+fn stamp(buf: &mut [u8], span: &Range<usize>, serial: u64) {
+    let digits = format!("{serial:0width$}", width = STAMP_DIGITS);
+    buf[span.end - STAMP_DIGITS..span.end].copy_from_slice(digits.as_bytes());
+}
+
+/// One corpus envelope through [`Receiver::receive`] as an application receives it, and the two
+/// stateful steps of that pipeline alone, each on its own state: [`DedupWindow::insert`] and
+/// [`WorkTracker::apply_message`] (from an owned `Message` parsed beforehand).
+///
+/// Every call is a message the receiver has not seen: [`ReceiverBench::refill`], outside the
+/// timed region, writes a fresh serial over the tail of the `id` (and, for a work-bound kind, of
+/// the `work_id`) in one copy of the bytes per call of the next batch (same length, so the same
+/// work for the parser), and for a receipt or trace first opens that work as the local peer
+/// would have (a directed `say` given to `Receiver::record_sent`). Each call counts whether it
+/// was accepted (delivered, and for a work-bound kind accepted by the lifecycle; other kinds are
+/// outside work), and [`ReceiverBench::assert_all_accepted`] holds the counts to the calls.
+struct ReceiverBench {
+    options: Options,
+    bytes: Vec<u8>,
+    id: Range<usize>,
+    work_id: Option<Range<usize>>,
+    /// For a work-bound kind: the `say` that opens its work, and where its `id` and `work_id` stand.
+    opening: Option<(Vec<u8>, Range<usize>, Range<usize>)>,
+    from: String,
+    workspace: (String, String),
+    serial: u64,
+    receiver: Receiver,
+    window: DedupWindow,
+    tracker: WorkTracker,
+    pool: Vec<Vec<u8>>,
+    ids: Vec<String>,
+    messages: Vec<Message>,
+    /// Next pool slot, calls and accepted calls, per step: receive, dedup, lifecycle.
+    next: [usize; 3],
+    calls: [u64; 3],
+    accepted: [u64; 3],
+}
+
+impl ReceiverBench {
+    fn new(bytes: &[u8], options: &Options) -> Self {
+        let message = parse(bytes, options).expect("a valid corpus envelope");
+        let env = message.envelope();
+        let id = value_span(bytes, "id", &env.id);
+        let work_id = env
+            .string_member("work_id")
+            .map(|w| value_span(bytes, "work_id", &w));
+        let opening = work_id.as_ref().map(|_| {
+            // The work a receipt or trace answers: opened by the local peer in the same thread,
+            // directed to the sender (the corpus' fixtures share thread and work_id).
+            let mut say = fixture("core.message-kinds/accept_say_with_work_id.json");
+            say["from"] = json!(LOCAL_PEER);
+            say["to"] = json!(*env.from);
+            say["thread_id"] = json!(env.string_member("thread_id").expect("a thread"));
+            say["work_id"] = json!(env.string_member("work_id"));
+            let open = serde_json::to_vec(&say).expect("json");
+            let id = value_span(&open, "id", say["id"].as_str().expect("id"));
+            let w = value_span(&open, "work_id", say["work_id"].as_str().expect("work_id"));
+            (open, id, w)
+        });
+        let workspace = (env.workspace_id.to_string(), env.channel.to_string());
+        let from = env.from.to_string();
+        let mut run = ReceiverBench {
+            options: *options,
+            bytes: bytes.to_vec(),
+            id,
+            work_id,
+            opening,
+            from,
+            workspace,
+            serial: 0,
+            receiver: Receiver::new(ReceiverConfig::new("-", "-", "-")),
+            window: DedupWindow::new(1, 1),
+            tracker: WorkTracker::new(),
+            pool: Vec::new(),
+            ids: Vec::new(),
+            messages: Vec::new(),
+            next: [0; 3],
+            calls: [0; 3],
+            accepted: [0; 3],
+        };
+        run.fresh_state();
+        run
+    }
+
+    /// An empty receiver, dedup window and tracker, configured as an application would.
+    fn fresh_state(&mut self) {
+        let config = ReceiverConfig::new(&self.workspace.0, &self.workspace.1, LOCAL_PEER);
+        self.window = DedupWindow::new(config.dedup_cap, config.replay_age_secs);
+        self.receiver = Receiver::new(config);
+        self.tracker = WorkTracker::new();
+    }
+
+    /// Prepares `calls` new messages for each step (not timed).
+    fn refill(&mut self, calls: usize) {
+        if self.calls[0] % FRESH_STATE_EVERY + calls as u64 > FRESH_STATE_EVERY {
+            self.fresh_state();
+        }
+        while self.pool.len() < calls {
+            self.pool.push(self.bytes.clone());
+        }
+        self.ids.clear();
+        self.messages.clear();
+        for buf in &mut self.pool[..calls] {
+            self.serial += 1;
+            stamp(buf, &self.id, self.serial);
+            if let Some(w) = &self.work_id {
+                stamp(buf, w, self.serial);
+            }
+            if let Some((open, id, w)) = &mut self.opening {
+                stamp(open, id, self.serial);
+                stamp(open, w, self.serial);
+                let say = parse(open, &self.options).expect("a valid opening say");
+                assert!(matches!(
+                    self.receiver.record_sent(&say),
+                    Outcome::Opened { .. }
+                ));
+                assert!(matches!(
+                    self.tracker.apply_message(&say),
+                    Outcome::Opened { .. }
+                ));
+            }
+            let message = parse(buf, &self.options).expect("a valid stamped envelope");
+            self.ids.push(message.envelope().id.to_string());
+            self.messages.push(message);
+        }
+        self.next = [0; 3];
+    }
+
+    /// `Receiver::receive` of the next prepared envelope.
+    fn receive(&mut self) {
+        let k = self.next[0];
+        self.next[0] += 1;
+        let delivery = self.receiver.receive(black_box(&self.pool[k]), NOW);
+        let work_bound = self.work_id.is_some();
+        self.calls[0] += 1;
+        if matches!(&delivery, Delivery::Delivered { work, .. } if work.is_accepted() == work_bound)
+        {
+            self.accepted[0] += 1;
+        }
+        drop(black_box(delivery));
+    }
+
+    /// `DedupWindow::insert` of the next prepared `(from, id)`.
+    fn dedup(&mut self) {
+        let k = self.next[1];
+        self.next[1] += 1;
+        self.calls[1] += 1;
+        if self
+            .window
+            .insert(black_box(&self.from), black_box(&self.ids[k]), NOW)
+        {
+            self.accepted[1] += 1;
+        }
+    }
+
+    /// `WorkTracker::apply_message` of the next prepared message (its `WorkEvent` included).
+    fn lifecycle(&mut self) {
+        let k = self.next[2];
+        self.next[2] += 1;
+        let outcome = self.tracker.apply_message(black_box(&self.messages[k]));
+        self.calls[2] += 1;
+        if !matches!(outcome, Outcome::Refused { .. })
+            && outcome.is_accepted() == self.work_id.is_some()
+        {
+            self.accepted[2] += 1;
+        }
+        drop(black_box(outcome));
+    }
+
+    fn assert_all_accepted(&self, name: &str) {
+        for (step, (calls, accepted)) in ["receive", "dedup", "lifecycle"]
+            .iter()
+            .zip(self.calls.iter().zip(&self.accepted))
+        {
+            assert!(*calls > 0, "{name}: {step} never ran");
+            assert_eq!(
+                calls, accepted,
+                "{name}: {step} refused or ignored some calls"
+            );
+        }
+    }
+}
+
 /// Median of a sample.
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -150,7 +380,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// (a), which cannot be: (b) is (a) plus validation). Here every round times a batch of each
 /// function back to back (in an order that rotates from round to round), takes the ratios within
 /// the round, and the median round is reported. Written to `target/criterion/interleaved.json`
-/// for `report.py`.
+/// for `report.py`. The receiver and its two stateful steps ([`ReceiverBench`]) are timed in the
+/// same rounds; their new messages for the round are prepared before it, outside the timing.
 fn interleaved_ratios(_c: &mut Criterion) {
     const ROUNDS: usize = 501;
     let validator = schema_validator();
@@ -162,15 +393,25 @@ fn interleaved_ratios(_c: &mut Criterion) {
         // Declared before the functions that borrow it.
         let doc: String;
         let view = parse_ref(bytes, &options).expect("a valid corpus envelope");
-        // (a), (b), parse_ref, parse; for `capability` also (c) and the digest recipe alone as
-        // parse_ref runs it (context for the (b) target: neither (a) nor (b) checks the digest).
+        let recv = RefCell::new(ReceiverBench::new(bytes, &options));
+        // (a), (b), parse_ref, parse, to_message; the receiver, and its dedup and lifecycle steps
+        // alone; for `capability` also (c) and the digest recipe alone as parse_ref runs it
+        // (context for the (b) target: neither (a) nor (b) checks the digest).
         let mut fns: Vec<Box<dyn Fn() + '_>> = vec![
             Box::new(|| drop(black_box(serde_json::from_slice::<Value>(black_box(bytes))))),
             Box::new(|| drop(black_box(baseline_b(&validator, black_box(bytes))))),
             Box::new(|| drop(black_box(parse_ref(black_box(bytes), &options)))),
             Box::new(|| drop(black_box(parse(black_box(bytes), &options)))),
             Box::new(|| drop(black_box(black_box(&view).to_message()))),
+            Box::new(|| recv.borrow_mut().receive()),
+            Box::new(|| recv.borrow_mut().dedup()),
+            Box::new(|| recv.borrow_mut().lifecycle()),
         ];
+        const RECEIVE: usize = 5;
+        const DEDUP: usize = 6;
+        const LIFECYCLE: usize = 7;
+        const C: usize = 8;
+        const RECIPE: usize = 9;
         if context {
             doc = capability_document(bytes);
             let (raw, fields) = recipe_input(&doc);
@@ -191,12 +432,22 @@ fn interleaved_ratios(_c: &mut Criterion) {
         for _ in 0..100 {
             fns[1]();
         }
-        let start = std::time::Instant::now();
+        let start = Instant::now();
         for _ in 0..100 {
             fns[1]();
         }
         let warm_ns = start.elapsed().as_nanos().max(1) / 100;
         let batch = (200_000 / warm_ns).clamp(1, 4000) as usize;
+        // The receiver steps warm too; and checked once before any timing.
+        for _ in 0..3 {
+            recv.borrow_mut().refill(batch);
+            for f in &fns[RECEIVE..=LIFECYCLE] {
+                for _ in 0..batch {
+                    f();
+                }
+            }
+        }
+        recv.borrow().assert_all_accepted(&name);
         let mut per_call = vec![Vec::with_capacity(ROUNDS); n];
         let mut ratio_a = Vec::with_capacity(ROUNDS);
         let mut ratio_b = Vec::with_capacity(ROUNDS);
@@ -204,11 +455,14 @@ fn interleaved_ratios(_c: &mut Criterion) {
         let mut owned_ref = Vec::with_capacity(ROUNDS);
         let mut ratio_c = Vec::with_capacity(ROUNDS);
         let mut ratio_b_less_recipe = Vec::with_capacity(ROUNDS);
+        let mut recv_ref = Vec::with_capacity(ROUNDS);
+        let mut recv_owned = Vec::with_capacity(ROUNDS);
         for round in 0..ROUNDS {
+            recv.borrow_mut().refill(batch);
             let mut ns = vec![0f64; n];
             for k in 0..n {
                 let f = (round + k) % n;
-                let t = std::time::Instant::now();
+                let t = Instant::now();
                 for _ in 0..batch {
                     fns[f]();
                 }
@@ -221,11 +475,16 @@ fn interleaved_ratios(_c: &mut Criterion) {
             ratio_b.push(ns[1] / ns[2]);
             owned_a.push(ns[3] / ns[0]);
             owned_ref.push(ns[3] / ns[2]);
+            recv_ref.push(ns[RECEIVE] / ns[2]);
+            recv_owned.push(ns[RECEIVE] / ns[3]);
             if context {
-                ratio_c.push(ns[5] / ns[2]);
-                ratio_b_less_recipe.push(ns[1] / (ns[2] - ns[6]));
+                ratio_c.push(ns[C] / ns[2]);
+                ratio_b_less_recipe.push(ns[1] / (ns[2] - ns[RECIPE]));
             }
         }
+        // Every timed call was a new message, delivered (and accepted by the lifecycle when the
+        // kind is work-bound), not a refusal.
+        recv.borrow().assert_all_accepted(&name);
         let medians: Vec<f64> = per_call.into_iter().map(median).collect();
         let mut entry = serde_json::json!({
             "a_ns": medians[0], "b_ns": medians[1], "parse_ref_ns": medians[2], "parse_ns": medians[3],
@@ -234,11 +493,17 @@ fn interleaved_ratios(_c: &mut Criterion) {
             "parse_over_a": median(owned_a),
             "to_message_ns": medians[4],
             "parse_over_parse_ref": median(owned_ref),
+            "receiver_ns": medians[RECEIVE],
+            "receiver_over_parse_ref": median(recv_ref),
+            "receiver_over_parse": median(recv_owned),
+            "dedup_ns": medians[DEDUP],
+            "lifecycle_ns": medians[LIFECYCLE],
+            "work_bound": recv.borrow().work_id.is_some(),
             "rounds": ROUNDS, "batch": batch,
         });
         if context {
-            entry["c_ns"] = json!(medians[5]);
-            entry["recipe_ns"] = json!(medians[6]);
+            entry["c_ns"] = json!(medians[C]);
+            entry["recipe_ns"] = json!(medians[RECIPE]);
             entry["c_over_parse_ref"] = json!(median(ratio_c));
             entry["b_over_parse_ref_less_recipe"] = json!(median(ratio_b_less_recipe));
         }
@@ -309,26 +574,41 @@ fn bench_recipe(c: &mut Criterion) {
     });
 }
 
+/// The receiver on every corpus envelope, each call a new message ([`ReceiverBench`]): criterion
+/// times batches of prepared messages (at most about 4 MiB of them at a time), preparing each
+/// batch outside the timing.
 fn bench_receiver(c: &mut Criterion) {
-    let say = fixture("core.message-kinds/accept_say_with_work_id.json");
-    let mut config = ReceiverConfig::new("ws_alpha", "builders", "patch-worker.session-19");
-    config.dedup_cap = 100_000;
-    let mut receiver = Receiver::new(config);
-    let mut i = 0u64;
-    // Each message is new (a new id opening new work); building it is not timed.
-    c.bench_function("receiver/say_opening_work", |b| {
-        b.iter_batched(
-            || {
-                i += 1;
-                let mut v = say.clone();
-                v["id"] = json!(format!("msg_{i}"));
-                v["work_id"] = json!(format!("work_{i}"));
-                serde_json::to_vec(&v).expect("json")
-            },
-            |bytes| black_box(receiver.receive(&bytes, NOW)),
-            BatchSize::SmallInput,
-        )
-    });
+    let options = Options::at(NOW);
+    let mut group = c.benchmark_group("parse");
+    for (name, bytes) in corpus() {
+        let mut run = ReceiverBench::new(&bytes, &options);
+        let chunk = (4 << 20) / bytes.len().max(1);
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(BenchmarkId::new("agh_receiver", &name), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut left = iters as usize;
+                while left > 0 {
+                    let n = left.min(chunk.clamp(1, 1024));
+                    run.refill(n);
+                    let start = Instant::now();
+                    for _ in 0..n {
+                        run.receive();
+                    }
+                    total += start.elapsed();
+                    left -= n;
+                }
+                total
+            })
+        });
+        // Once more, so that the check holds even when a filter skipped the timing.
+        run.refill(1);
+        run.receive();
+        run.dedup();
+        run.lifecycle();
+        run.assert_all_accepted(&name);
+    }
+    group.finish();
 }
 
 criterion_group!(

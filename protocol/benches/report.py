@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Prints the BENCHMARKS.md tables from criterion's last run of `cargo bench -p agh-protocol --bench parse`:
 for each corpus envelope, ns per envelope for (a) serde_json::Value, (b) Value + jsonschema,
-agh_protocol::parse_ref (zero-copy view) and agh_protocol::parse (owned message), and the ratios
-measured in that same run. Run from the repository root."""
+agh_protocol::parse_ref (zero-copy view), agh_protocol::parse (owned message) and
+agh_protocol::Receiver::receive (parse, routing, dedup, lifecycle; each call a new message), and
+the ratios measured in that same run. Run from the repository root (or where CARGO_TARGET_DIR
+points: `target/criterion` under it is read)."""
 import json
 import os
 
-ROOT = os.path.join("target", "criterion")
+ROOT = os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "criterion")
 
 
 def mean_ns(*parts):
@@ -38,7 +40,28 @@ def interleaved():
               "%.0f ns, (c) / parse_ref %.2fx; the digest recipe alone as parse_ref runs it %.0f ns; "
               "(b) / (parse_ref - recipe) %.2fx\n" % (
                   cap["c_ns"], cap["c_over_parse_ref"], cap["recipe_ns"], cap["b_over_parse_ref_less_recipe"]))
+    if all("receiver_ns" in d for d in data.values()):
+        receiver(data)
     print("Criterion (each function measured for seconds, one after the other):\n")
+
+
+def receiver(data):
+    """The receiver pipeline, from the same interleaved rounds."""
+    print("Receiver pipeline, same rounds (`Receiver::receive`, each call a new message; dedup and lifecycle "
+          "steps alone, each on its own state; other = receiver - parse - dedup - lifecycle):\n")
+    print("| envelope | work-bound | parse_ref ns | parse (owned) ns | receiver ns | receiver / parse_ref | receiver / parse "
+          "| msg/s | dedup insert ns | lifecycle ns | other ns |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    worst = 0.0
+    for n in sorted(data):
+        d = data[n]
+        worst = max(worst, d["receiver_over_parse_ref"])
+        other = d["receiver_ns"] - d["parse_ns"] - d["dedup_ns"] - d["lifecycle_ns"]
+        print("| %s | %s | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.0f | %.0f | %.0f | %.0f |" % (
+            n, "yes" if d["work_bound"] else "no", d["parse_ref_ns"], d["parse_ns"], d["receiver_ns"],
+            d["receiver_over_parse_ref"], d["receiver_over_parse"], 1e9 / d["receiver_ns"], d["dedup_ns"],
+            d["lifecycle_ns"], other))
+    print("\nworst receiver / parse_ref: %.2fx (target <= 1.2x: %s)\n" % (worst, "met" if worst <= 1.2 else "not met"))
 
 
 def main():
@@ -51,8 +74,8 @@ def main():
         return
     names = sorted(os.listdir(os.path.join(ROOT, "parse", "agh_parse_ref")))
     names = [n for n in names if n != "report"]
-    print("| envelope | bytes | (a) Value ns | (b) Value+jsonschema ns | agh parse_ref ns | parse_ref / (a) | (b) / parse_ref | agh parse (owned) ns | parse / (a) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| envelope | bytes | (a) Value ns | (b) Value+jsonschema ns | agh parse_ref ns | parse_ref / (a) | (b) / parse_ref | agh parse (owned) ns | parse / (a) | receiver ns | receiver / parse_ref |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     worst_a, worst_b = 0.0, float("inf")
     for n in names:
         a = mean_ns("parse", "a_serde_value", n)
@@ -62,8 +85,13 @@ def main():
         with open(os.path.join(ROOT, "parse", "agh_parse_ref", n, "new", "benchmark.json")) as f:
             size = json.load(f)["throughput"]["Bytes"]
         worst_a, worst_b = max(worst_a, ref / a), min(worst_b, b / ref)
-        print("| %s | %d | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.0f | %.2fx |"
-              % (n, size, a, b, ref, ref / a, b / ref, owned, owned / a))
+        try:
+            r = mean_ns("parse", "agh_receiver", n)
+            recv = "%.0f | %.2fx" % (r, r / ref)
+        except OSError:
+            recv = "- | -"
+        print("| %s | %d | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.0f | %.2fx | %s |"
+              % (n, size, a, b, ref, ref / a, b / ref, owned, owned / a, recv))
     print("\nworst parse_ref / (a): %.2fx (target <= 0.5x); worst (b) / parse_ref: %.2fx (target >= 4x)" % (worst_a, worst_b))
     try:
         c = mean_ns("parse", "c_value_jsonschema_digest", "capability")
@@ -76,11 +104,6 @@ def main():
         print("capability digest recipe alone (canonical JSON + SHA-256 from the members the fields scanner kept, part of parse_ref on `capability`): %.0f ns" % d)
         t = mean_ns("recipe_capability_digest_from_text")
         print("the same from the document's text alone (verify_raw: members found in one walk first): %.0f ns" % t)
-    except OSError:
-        pass
-    try:
-        r = mean_ns("receiver_say_opening_work")
-        print("receiver pipeline (parse + routing + dedup + lifecycle), new say opening work: %.0f ns per message" % r)
     except OSError:
         pass
 
