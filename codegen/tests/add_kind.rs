@@ -1,4 +1,4 @@
-//! `docs/guides/adding-a-kind.md`, performed: on a copy of `schemas/acp-v0.2`, the guide's new
+//! `docs/guides/add-an-acp-kind.md`, performed: on a copy of `schemas/acp-v0.2`, the guide's new
 //! body schema, its dispatch entry and its reply rule (each read from the guide's own JSON
 //! blocks), then codegen. The new kind must show up in every generated output, with no Rust
 //! edited; and the same copy without the edits must generate what is committed.
@@ -56,7 +56,7 @@ fn file<'a>(files: &'a [agh_codegen::GeneratedFile], path: &str) -> &'a str {
 
 #[test]
 fn the_guide_adds_a_kind_by_editing_schemas_only() {
-    let guide = std::fs::read_to_string(root().join("docs/guides/adding-a-kind.md")).unwrap();
+    let guide = std::fs::read_to_string(root().join("docs/guides/add-an-acp-kind.md")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let set = tmp.path().join("acp-v0.2");
     copy_dir(&root().join("schemas/acp-v0.2"), &set);
