@@ -1643,8 +1643,12 @@ fn read_examples(model: &Model, dir: &Path) -> Result<BTreeMap<String, (String, 
         let Some(kind) = v.get(&model.envelope.kind_member).and_then(Value::as_str) else {
             continue;
         };
+        // Named as the repository keeps it: `examples/<folder>/<file>`.
         let name = format!(
-            "examples/envelopes/{}",
+            "examples/{}/{}",
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             f.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()

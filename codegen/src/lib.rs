@@ -105,7 +105,11 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         },
         Output {
             dir: "docs/reference/acp",
-            files: docs::emit_docs(&acp_set, &acp_model, None)?,
+            files: docs::emit_docs(
+                &acp_set,
+                &acp_model,
+                Some(&root.join("examples/acp-envelopes")),
+            )?,
         },
     ])
 }

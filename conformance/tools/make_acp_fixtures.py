@@ -5,7 +5,9 @@ Every example of the draft (seeds/acp-message-types-draft.md, section "Schemas")
 whole envelope, the draft's "Unknown payload fields: ignore" rule, the stances of
 schemas/acp-v0.2/NOTES.md (ids, ts in milliseconds and its window, required payload members, ref
 on initiating kinds and replies), and the correlation rules as sequences through one inbox. Each
-case is written by hand below; this script only expands them into data files.
+case is written by hand below; this script only expands them into data files. It also writes the
+draft's examples, one envelope per kind, to examples/acp-envelopes/ (the generated ACP reference
+shows them).
 Run it from the repository root: python3 conformance/tools/make_acp_fixtures.py
 """
 import copy
@@ -266,7 +268,22 @@ sequence("duplicate_and_not_target", STANCE + "per-sender dedup and addressing b
 ])
 
 
+EXAMPLES_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "acp-envelopes")
+
+
+def write_examples():
+    """The draft's examples as envelope files, one per kind: the examples of docs/reference/acp/."""
+    if os.path.isdir(EXAMPLES_OUT):
+        shutil.rmtree(EXAMPLES_OUT)
+    os.makedirs(EXAMPLES_OUT)
+    for kind, _, _ in EXAMPLES:
+        with open(os.path.join(EXAMPLES_OUT, kind + "-draft.json"), "w") as f:
+            json.dump(EXAMPLE[kind], f, indent=2, ensure_ascii=False)
+            f.write("\n")
+
+
 def main():
+    write_examples()
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
