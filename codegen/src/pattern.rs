@@ -235,16 +235,19 @@ fn all_and_some(src: &str) -> Option<(Set, Set)> {
 /// Whether `set` is exactly Unicode White_Space (Rust's `char::is_whitespace`, the trim of the
 /// digest recipe), or its complement when `negated`.
 fn is_white_space(set: &Set, negated: bool) -> bool {
-    let mut white = Vec::new();
-    for c in (0..=MAX_CHAR).filter_map(char::from_u32) {
-        if c.is_whitespace() {
-            white.push((c, c));
-        }
-    }
+    // The White_Space set, read once from `char::is_whitespace` over every code point.
+    static WHITE: std::sync::OnceLock<Vec<(char, char)>> = std::sync::OnceLock::new();
+    let white = WHITE.get_or_init(|| {
+        (0..=MAX_CHAR)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .map(|c| (c, c))
+            .collect()
+    });
     code_points(set)
         == code_points(&Set::Class {
             negated,
-            ranges: white,
+            ranges: white.clone(),
         })
 }
 
