@@ -1,5 +1,7 @@
-//! `agh explain [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]`: every problem of
-//! one envelope (not only the first), each with its reason code, pointer and the rule it breaks.
+//! `agh explain [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]`:
+//! every problem of one envelope (not only the first), each with its reason code, pointer and the
+//! rule it breaks; for ACP also the `error` code ACP answers it with. The profile is told from the
+//! envelope as `agh validate` tells it.
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -8,18 +10,21 @@ use std::process::ExitCode;
 use agh_protocol::{explain, Options};
 use serde_json::json;
 
+use crate::validate::{detect, Profile};
 use crate::{usage_error, Format};
 
 pub(crate) const USAGE: &str =
-    "usage: agh explain [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]";
+    "usage: agh explain [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]";
 
 pub fn run(args: Vec<OsString>) -> ExitCode {
     use lexopt::prelude::*;
     let parsed = (|| -> Result<_, lexopt::Error> {
         let mut p = lexopt::Parser::from_args(args);
         let (mut now, mut age, mut format, mut path) = (None, None, Format::Text, None);
+        let mut profile = Profile::Auto;
         while let Some(arg) = p.next()? {
             match arg {
+                Long("profile") => profile = p.value()?.parse()?,
                 Long("now") => now = Some(p.value()?.parse::<i64>()?),
                 Long("replay-age") => age = Some(p.value()?.parse::<u64>()?),
                 Long("format") => format = p.value()?.parse()?,
@@ -27,9 +32,15 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
                 _ => return Err(arg.unexpected()),
             }
         }
-        Ok((now, age, format, path.unwrap_or_else(|| "-".to_owned())))
+        Ok((
+            now,
+            age,
+            format,
+            path.unwrap_or_else(|| "-".to_owned()),
+            profile,
+        ))
     })();
-    let (now, age, format, path) = match parsed {
+    let (now, age, format, path, profile) = match parsed {
         Ok(a) => a,
         Err(e) => return usage_error(USAGE, &e.to_string()),
     };
@@ -50,19 +61,45 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     if let Some(age) = age {
         options.replay_age_secs = age;
     }
-    let problems = explain(&bytes, &options);
+    let profile = match profile {
+        Profile::Auto => detect(&bytes),
+        p => p,
+    };
+    let acp = profile == Profile::Acp;
+    let problems = match acp {
+        true => {
+            let mut acp_options = agh_acp::options(options.now);
+            if let Some(age) = age {
+                acp_options.replay_age_secs = age;
+            }
+            agh_acp::explain(&bytes, &acp_options)
+        }
+        false => explain(&bytes, &options),
+    };
     for p in &problems {
+        let error_code = acp
+            .then(|| agh_acp::SPEC.refusal_code(p.code.as_str()))
+            .flatten();
         let at = if p.pointer.is_empty() {
             "/"
         } else {
             &p.pointer
         };
         match format {
-            Format::Text => println!("{} {at}: {} [{}]", p.code, p.message, p.rule),
-            Format::Json => println!(
-                "{}",
-                json!({"reason_code": p.code.as_str(), "pointer": p.pointer, "message": p.message, "rule": p.rule})
-            ),
+            Format::Text => match error_code.filter(|c| *c != p.code.as_str()) {
+                Some(c) => println!(
+                    "{} (error code {c}) {at}: {} [{}]",
+                    p.code, p.message, p.rule
+                ),
+                None => println!("{} {at}: {} [{}]", p.code, p.message, p.rule),
+            },
+            Format::Json => {
+                let mut line = json!({"reason_code": p.code.as_str(), "pointer": p.pointer, "message": p.message, "rule": p.rule});
+                if let Some(c) = error_code {
+                    line["error_code"] = c.into();
+                }
+                println!("{line}")
+            }
         }
     }
     if problems.is_empty() {

@@ -18,7 +18,7 @@ commands:
   validate [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...
                  check envelopes of either profile (.json: one envelope; .jsonl or -: one per
                  line; auto: `protocol` is AGH Network v0, `v` is ACP v0.2)
-  explain [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]
+  explain [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]
                  every problem of one envelope, with reason code, pointer and rule
   conformance run [--group G]... [--fixtures DIR] [--impl CMD] [--record PATH]
                  run the conformance fixtures against this implementation or CMD

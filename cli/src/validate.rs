@@ -22,7 +22,7 @@ pub(crate) const USAGE: &str =
 
 /// Which profile to validate against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Profile {
+pub(crate) enum Profile {
     /// Told per envelope from its marker member.
     Auto,
     /// AGH Network v0.
@@ -46,7 +46,7 @@ impl std::str::FromStr for Profile {
 }
 
 /// The profile of one envelope under `--profile auto`.
-fn detect(bytes: &[u8]) -> Profile {
+pub(crate) fn detect(bytes: &[u8]) -> Profile {
     let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(bytes)
     else {
         return Profile::Agh;

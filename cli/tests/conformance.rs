@@ -161,3 +161,57 @@ fn explain_lists_every_problem() {
         .iter()
         .all(|p| p["reason_code"] == "malformed" && p["rule"].is_string()));
 }
+
+#[test]
+fn explain_tells_an_acp_envelope_and_lists_its_problems() {
+    let fx: Value = serde_json::from_slice(
+        &std::fs::read(
+            root().join("conformance/fixtures/acp.core/accept_draft_example_query.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut env = fx["envelope"].clone();
+    env["ref"] = "00000064-0000-4000-8000-0000000c155c".into();
+    env["payload"]["question"] = " ".into();
+    env["payload"]["domain"] = "Family Calendar".into();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.json");
+    std::fs::write(&path, serde_json::to_vec(&env).unwrap()).unwrap();
+    let out = agh()
+        .args(["explain", "--now", "1771108000", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let problems: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let pointers: Vec<&str> = problems
+        .iter()
+        .map(|p| p["pointer"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        pointers,
+        ["/ref", "/payload/question", "/payload/domain"],
+        "{problems:?}"
+    );
+    assert!(problems
+        .iter()
+        .all(|p| p["reason_code"] == "malformed" && p["error_code"] == "malformed"));
+    // An unknown kind: ACP's `error` code is `unknown_kind`.
+    env["kind"] = "progress".into();
+    std::fs::write(&path, serde_json::to_vec(&env).unwrap()).unwrap();
+    let out = agh()
+        .args(["explain", "--profile", "acp", "--now", "1771108000"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("unsupported_kind (error code unknown_kind) /kind"),
+        "{text}"
+    );
+}
