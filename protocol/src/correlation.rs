@@ -362,6 +362,20 @@ impl Correlator {
             .any(|e| e.replies.iter().any(|r| r.kind == kind))
     }
 
+    /// Whether tracking a message of `kind` reads its body: a request whose exchange takes its
+    /// deadline from the body or whose reply rules test the request's body, or a reply that some
+    /// rule tests. Otherwise [`Exchanged::body`] may be left `None`.
+    pub fn reads_body(&self, kind: &str) -> bool {
+        self.exchanges.iter().any(|e| {
+            let request = e.kind == kind
+                && (e.deadline.is_some() || e.replies.iter().any(|r| !r.request.is_empty()));
+            request
+                || e.replies
+                    .iter()
+                    .any(|r| r.kind == kind && !r.when.is_empty())
+        })
+    }
+
     /// Checks `message` against the tracked exchanges without changing them.
     pub fn check(&self, message: &Exchanged<'_>, direction: Direction) -> Result<(), Refused> {
         self.plan(message, direction).map(|_| ())
@@ -942,6 +956,15 @@ mod tests {
         // Retention forgets it an hour later.
         c.expire(101_501 + Correlator::DEFAULT_RETENTION_MS + 1);
         assert!(c.is_empty());
+    }
+
+    #[test]
+    fn only_the_bodies_the_rules_read_are_needed() {
+        let c = tracker();
+        // `task`: a deadline member and a request condition; `ack`: a reply condition.
+        assert!(c.reads_body("task") && c.reads_body("ack"));
+        // `done` and `stop` are tested by no rule; `say` takes part in no exchange.
+        assert!(!c.reads_body("done") && !c.reads_body("stop") && !c.reads_body("say"));
     }
 
     #[test]

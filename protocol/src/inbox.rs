@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::correlation::{Correlator, Direction, Exchanged, Outcome, TimedOut};
 use crate::delivery::DedupWindow;
 use crate::parse::{Head, Rejection};
-use crate::profile::{parse_ref, EnvelopeView, Message, MessageRef, Profile};
+use crate::profile::{parse_ref, EnvelopeView, Message, Profile};
 use crate::scan::Member;
 
 /// A message the inbox did not deliver: what the runtime calls the refusal, the profile's code
@@ -202,7 +202,14 @@ impl<P: Profile> Inbox<P> {
                 }
             }
         }
-        let body = correlation_body(&message);
+        // The body's members, only when the exchanges read them (a deadline, a reply rule's
+        // condition).
+        let body: Option<Map<String, Value>> = match self.correlator.reads_body(message.kind()) {
+            true => message
+                .body_json()
+                .and_then(|b| serde_json::from_str(b.get()).ok()),
+            false => None,
+        };
         let sent_at = roles
             .sent_at
             .map(|m| match message.envelope().member(m) {
@@ -219,17 +226,15 @@ impl<P: Profile> Inbox<P> {
             sent_at,
             body: body.as_ref(),
         };
-        self.correlator
-            .check(&exchanged, direction)
-            .map_err(|r| refuse(r.refusal.as_str(), roles.reply_to, r.message))?;
         let owned = message.to_message().map_err(|r| self.rejected(r))?;
-        if direction == Direction::Received {
-            self.dedup.insert(from, id, now);
-        }
+        // A refused message changes nothing in the tracker, and is not remembered by dedup.
         let outcome = self
             .correlator
             .track(&exchanged, direction)
             .map_err(|r| refuse(r.refusal.as_str(), roles.reply_to, r.message))?;
+        if direction == Direction::Received {
+            self.dedup.insert(from, id, now);
+        }
         Ok((owned, outcome))
     }
 
@@ -243,18 +248,4 @@ impl<P: Profile> Inbox<P> {
             head: r.head,
         }
     }
-}
-
-/// The body's members, when the kind takes part in an exchange (the tracker reads the deadline
-/// and the members its reply rules test).
-fn correlation_body<P: Profile>(message: &MessageRef<'_, P>) -> Option<Map<String, Value>> {
-    let kind = message.kind();
-    let involved = P::SPEC
-        .exchanges
-        .iter()
-        .any(|e| e.kind == kind || e.replies.iter().any(|r| r.kind == kind));
-    if !involved {
-        return None;
-    }
-    serde_json::from_str(message.body_json()?.get()).ok()
 }
