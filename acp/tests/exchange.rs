@@ -403,8 +403,8 @@ fn the_query_deadline_defaults_to_thirty_seconds() {
 #[test]
 fn an_unknown_kind_is_answered_with_error_unknown_kind() {
     let mut p = Pair::new();
-    let progress = p.envelope(KIT, "progress", None, Some(json!({"percent": 40})));
-    let verdict = p.inject(&progress);
+    let handshake = p.envelope(KIT, "handshake", None, Some(json!({"versions": [1, 2]})));
+    let verdict = p.inject(&handshake);
     let Verdict::Refused(refusal) = verdict else {
         panic!("delivered an unknown kind");
     };
@@ -419,7 +419,7 @@ fn an_unknown_kind_is_answered_with_error_unknown_kind() {
     let v = reply.to_value().expect("json");
     assert_eq!(v["kind"], "error");
     assert_eq!(v["to"], KIT);
-    assert_eq!(v["ref"], progress["id"]);
+    assert_eq!(v["ref"], handshake["id"]);
     assert_eq!(v["payload"]["code"], "unknown_kind");
     assert!(
         v["payload"]["message"]
@@ -429,7 +429,7 @@ fn an_unknown_kind_is_answered_with_error_unknown_kind() {
         "{v}"
     );
     // Kit's inbox takes that error only as an answer to something it sent: it never sent the
-    // `progress` through its inbox, so the ref is unknown to it.
+    // `handshake` through its inbox, so the ref is unknown to it.
     let bytes = reply.to_vec().expect("bytes");
     match p.kit.receive(&bytes, p.clock) {
         Verdict::Refused(r) => assert_eq!(r.refusal, "unknown_request"),

@@ -147,7 +147,7 @@ fn envelope_rules_refuse_with_reason_code_and_pointer() {
         ),
         (
             "unknown kind",
-            with(ping.clone(), "/kind", json!("progress")),
+            with(ping.clone(), "/kind", json!("handshake")),
             UnsupportedKind,
             "/kind",
         ),
@@ -374,10 +374,10 @@ fn messages_name_the_member_and_the_rule() {
     let r = parse(&with(example("pong"), "/ref", Value::Null)).unwrap_err();
     assert_eq!(r.message, "`pong` requires `ref`");
     assert_eq!(r.rule, "message kinds: envelope requirements (ref)");
-    let r = parse(&with(example("ping"), "/kind", json!("progress"))).unwrap_err();
+    let r = parse(&with(example("ping"), "/kind", json!("handshake"))).unwrap_err();
     assert!(
         r.message
-            .starts_with("kind `progress` is not supported here (supported: ping, pong, query"),
+            .starts_with("kind `handshake` is not supported here (supported: ping, pong, query"),
         "{}",
         r.message
     );

@@ -202,7 +202,7 @@ fn explain_tells_an_acp_envelope_and_lists_its_problems() {
         .iter()
         .all(|p| p["reason_code"] == "malformed" && p["error_code"] == "malformed"));
     // An unknown kind: ACP's `error` code is `unknown_kind`.
-    env["kind"] = "progress".into();
+    env["kind"] = "handshake".into();
     std::fs::write(&path, serde_json::to_vec(&env).unwrap()).unwrap();
     let out = agh()
         .args(["explain", "--profile", "acp", "--now", "1771108000"])

@@ -143,7 +143,7 @@ fn either_profile_is_told_from_the_envelope() {
         "{}\n{}\n{}\n",
         serde_json::to_string(&v0["envelope"]).unwrap(),
         acp_query("query"),
-        acp_query("progress"),
+        acp_query("handshake"),
     );
     let (code, out, _) = run(
         agh().args(["validate", "--now", "1776366000", "--format", "json", "-"]),

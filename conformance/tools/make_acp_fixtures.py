@@ -128,7 +128,7 @@ case("accept_ts_at_window_edge", STANCE + "ts within 300 s of the receiver's clo
 
 # ---------- envelope stances ----------
 case("reject_unknown_kind", DRAFT + "unknown kind: respond with error (code: unknown_kind)",
-     edit(EXAMPLE["ping"], "/kind", "progress"), reject="/kind", code="unsupported_kind", error_code="unknown_kind", agrees=True)
+     edit(EXAMPLE["ping"], "/kind", "handshake"), reject="/kind", code="unsupported_kind", error_code="unknown_kind", agrees=True)
 case("reject_version_2", STANCE + "v MUST be 1",
      edit(EXAMPLE["ping"], "/v", 2), reject="/v", code="unsupported_profile", error_code="unsupported_version", agrees=True)
 case("reject_uppercase_id", STANCE + "id is a lowercase canonical UUID",
@@ -257,7 +257,7 @@ sequence("reply_from_another_agent", STANCE + "a reply comes from the agent the 
          correlation="answered", state="answered"),
 ])
 sequence("unknown_kind_is_refused", DRAFT + "unknown kind: respond with error (code: unknown_kind)", [
-    step(msg("progress", 1, None, {"percent": 40}), verdict="refused", reason_code="unsupported_kind",
+    step(msg("handshake", 1, None, {"versions": [1, 2]}), verdict="refused", reason_code="unsupported_kind",
          error_code="unknown_kind", reply="error"),
 ])
 sequence("duplicate_and_not_target", STANCE + "per-sender dedup and addressing before correlation", [
