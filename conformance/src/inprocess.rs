@@ -62,6 +62,19 @@ impl InProcess {
                     "message": r.message,
                 }),
             },
+            // What this implementation would forward: the parsed message written out again.
+            ("forward", Some(now), Some(bytes)) => match parse(bytes, &Options::at(now)) {
+                Ok(m) => match m.to_vec() {
+                    Ok(out) => json!({"output": String::from_utf8_lossy(&out)}),
+                    Err(e) => json!({"error": format!("cannot write the message: {e}")}),
+                },
+                Err(r) => json!({
+                    "verdict": "reject",
+                    "reason_code": r.code.as_str(),
+                    "pointer": r.pointer,
+                    "message": r.message,
+                }),
+            },
             ("lifecycle.reset", _, _) => {
                 self.tracker = WorkTracker::new();
                 json!({"ok": true})
@@ -113,7 +126,11 @@ impl InProcess {
                     }),
                 }
             }
-            ("parse" | "lifecycle.apply" | "receiver.sent" | "receiver.receive", _, _) => {
+            (
+                "parse" | "forward" | "lifecycle.apply" | "receiver.sent" | "receiver.receive",
+                _,
+                _,
+            ) => {
                 json!({"error": format!("`{op}` needs an integer `now` and a string `input`")})
             }
             _ => json!({"unsupported": true}),

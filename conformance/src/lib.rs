@@ -346,11 +346,79 @@ fn run_single(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, Stri
     same(&got, want, "pointer", &mut diffs);
     same(&got, want, "trust", &mut diffs);
     same(&got, want, "error_code", &mut diffs);
+    if let (true, Some(preserved)) = (diffs.is_empty(), want.get("preserved")) {
+        let preserved = preserved
+            .as_object()
+            .ok_or("`expect.preserved` is not an object")?;
+        let mut request = json!({"op": "forward", "now": f.doc["now"], "input": input});
+        if let Some(profile) = f.doc.get("profile") {
+            request["profile"] = profile.clone();
+        }
+        let got = imp.call(&request)?;
+        if is_unsupported(&got) {
+            return Ok(Verdict::Unsupported);
+        }
+        match got.get("output").and_then(Value::as_str) {
+            Some(output) => {
+                for (pointer, text) in preserved {
+                    let want = text
+                        .as_str()
+                        .ok_or("`expect.preserved` values are JSON text")?;
+                    match raw_at(output, pointer) {
+                        Ok(found) if found == want => {}
+                        Ok(found) => diffs.push(format!(
+                            "forwarded {pointer} is written {found}, want {want} byte for byte"
+                        )),
+                        Err(e) => diffs.push(format!("forwarded envelope: {e}")),
+                    }
+                }
+            }
+            None => diffs.push(format!("forward answered {got}, want {{\"output\": ...}}")),
+        }
+    }
     Ok(if diffs.is_empty() {
         Verdict::Pass
     } else {
         Verdict::Fail(diffs.join("; "))
     })
+}
+
+/// The JSON text of the value at the RFC 6901 `pointer` in the JSON text `doc`, exactly as it is
+/// written there (no number or string is read into a value, so nothing is respelled).
+pub fn raw_at<'a>(doc: &'a str, pointer: &str) -> Result<&'a str, String> {
+    use serde_json::value::RawValue;
+    let mut here: &'a RawValue = serde_json::from_str(doc).map_err(|e| format!("not JSON: {e}"))?;
+    if pointer.is_empty() {
+        return Ok(here.get());
+    }
+    let Some(tokens) = pointer.strip_prefix('/') else {
+        return Err(format!("{pointer:?} is not a JSON Pointer"));
+    };
+    for token in tokens.split('/') {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        let text = here.get().trim_start();
+        here = if text.starts_with('{') {
+            let members: BTreeMap<String, &'a RawValue> =
+                serde_json::from_str(here.get()).map_err(|e| format!("at {pointer}: {e}"))?;
+            members
+                .get(&token)
+                .copied()
+                .ok_or_else(|| format!("no member {token:?} on the way to {pointer}"))?
+        } else if text.starts_with('[') {
+            let items: Vec<&'a RawValue> =
+                serde_json::from_str(here.get()).map_err(|e| format!("at {pointer}: {e}"))?;
+            token
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| items.get(i).copied())
+                .ok_or_else(|| format!("no item {token:?} on the way to {pointer}"))?
+        } else {
+            return Err(format!(
+                "{pointer} goes through a value that is not a container"
+            ));
+        };
+    }
+    Ok(here.get())
 }
 
 fn run_sequence(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, String> {
@@ -442,4 +510,76 @@ fn run_sequence(imp: &mut dyn Implementation, f: &Fixture) -> Result<Verdict, St
         }
     }
     Ok(Verdict::Pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_at_reads_the_text_as_written() {
+        let doc = r#"{"a": {"b~/c": [1, 1e400, {"n": 18446744073709551616}]}, "s": "x\u0041"}"#;
+        assert_eq!(raw_at(doc, "/a/b~0~1c/1"), Ok("1e400"));
+        assert_eq!(raw_at(doc, "/a/b~0~1c/2/n"), Ok("18446744073709551616"));
+        assert_eq!(raw_at(doc, "/s"), Ok(r#""x\u0041""#));
+        assert!(raw_at(doc, "/a/missing").is_err());
+        assert!(raw_at(doc, "/a/b~0~1c/7").is_err());
+        assert!(raw_at(doc, "/s/0").is_err());
+        assert!(raw_at(doc, "a").is_err());
+    }
+
+    /// This implementation, except that `forward` respells `1e400` as `1e+400` (as a forwarder
+    /// writing numbers through a float formatter would): the same value, other bytes.
+    struct Respelling(InProcess);
+
+    impl Implementation for Respelling {
+        fn call(&mut self, request: &Value) -> Result<Value, String> {
+            let answer = self.0.call(request)?;
+            if request["op"] != "forward" {
+                return Ok(answer);
+            }
+            let output = answer["output"].as_str().ok_or("no output")?;
+            Ok(json!({ "output": output.replace("1e400", "1e+400") }))
+        }
+    }
+
+    fn preserved_fixtures() -> Vec<Fixture> {
+        let all = load(&shipped_fixtures(), &[]).expect("fixtures");
+        let picked: Vec<Fixture> = all
+            .into_iter()
+            .filter(|f| f.doc["expect"].get("preserved").is_some())
+            .collect();
+        assert_eq!(
+            picked.len(),
+            8,
+            "the eight numbers-in-open-content fixtures"
+        );
+        picked
+    }
+
+    #[test]
+    fn forwarded_numbers_are_checked_byte_for_byte() {
+        let fixtures = preserved_fixtures();
+        let report = run(&mut InProcess::new(), &fixtures);
+        assert!(report.all_passed(), "{report}");
+
+        let report = run(&mut Respelling(InProcess::new()), &fixtures);
+        let failed: Vec<&str> = report
+            .results
+            .iter()
+            .filter_map(|(f, v)| match v {
+                Verdict::Fail(d) => {
+                    assert!(d.contains("want 1e400 byte for byte"), "{d}");
+                    Some(f.name.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        // The four `1e400` fixtures fail; the 64-bit integers are untouched by that respelling.
+        assert_eq!(failed.len(), 4, "{report}");
+        assert!(
+            failed.iter().all(|n| n.ends_with("beyond_f64")),
+            "{failed:?}"
+        );
+    }
 }

@@ -163,8 +163,9 @@ def mutate(base, changes):
 CASES = []
 
 
-def case(group, name, rule, base, changes=None, reject=None, kind=None, raw=None, now=NOW, schema_agrees=True):
-    """reject: (reason_code, pointer) or None for accept."""
+def case(group, name, rule, base, changes=None, reject=None, kind=None, raw=None, now=NOW, schema_agrees=True, preserved=None):
+    """reject: (reason_code, pointer) or None for accept; preserved: {pointer: JSON text} that a
+    forwarder must write back byte for byte."""
     c = {"rule": rule, "now": now}
     if raw is not None:
         c["raw"] = raw
@@ -175,6 +176,8 @@ def case(group, name, rule, base, changes=None, reject=None, kind=None, raw=None
     else:
         k = kind or (c["envelope"]["kind"] if raw is None else None)
         c["expect"] = {"verdict": "accept", "kind": k}
+        if preserved:
+            c["expect"]["preserved"] = preserved
     c["schema_agrees"] = schema_agrees
     CASES.append((group, name, c))
 
@@ -385,15 +388,20 @@ def with_number(base, changes, number):
     return json.dumps(mutate(base, changes), ensure_ascii=False).replace('"__NUMBER__"', number)
 
 
+# `expect.preserved`: forwarded (the line protocol's `forward`), the number is written as it came.
 for label, number in [("integer_beyond_64_bits", "18446744073709551616"), ("beyond_f64", "1e400")]:
-    case(X, "accept_ext_%s" % label, "envelope: receivers MUST ignore unknown extension keys, whatever valid JSON they hold (%s)" % number, None,
-         raw=with_number("say", {"ext": {"acme.count": "__NUMBER__", "acme.nested": {"n": ["__NUMBER__"]}}}, number), kind="say")
+    case(X, "accept_ext_%s" % label, "envelope: receivers MUST ignore unknown extension keys, whatever valid JSON they hold (%s), and keep them when forwarding" % number, None,
+         raw=with_number("say", {"ext": {"acme.count": "__NUMBER__", "acme.nested": {"n": ["__NUMBER__"]}}}, number), kind="say",
+         preserved={"/ext/acme.count": number, "/ext/acme.nested/n/0": number})
     case(K, "accept_trace_result_%s" % label, "message kinds: trace result is an open object; any JSON number in it is kept (%s)" % number, None,
-         raw=with_number("trace", {"body/result": {"passed": True, "count": "__NUMBER__"}}, number), kind="trace")
-    case(K, "accept_peer_card_unknown_member_%s" % label, "NOTES 1: Peer Cards are open objects; an unknown member may hold any JSON number (%s)" % number, None,
-         raw=with_number("greet", {"body/peer_card/acme.load": "__NUMBER__"}, number), kind="greet")
-    case(K, "accept_artifact_descriptor_%s" % label, "message kinds: artifact descriptors are open objects (%s)" % number, None,
-         raw=with_number("say", {"body/artifacts/0/size": "__NUMBER__"}, number), kind="say")
+         raw=with_number("trace", {"body/result": {"passed": True, "count": "__NUMBER__"}}, number), kind="trace",
+         preserved={"/body/result/count": number})
+    case(K, "accept_peer_card_unknown_member_%s" % label, "NOTES 1: Peer Cards are open objects; an unknown member may hold any JSON number (%s), kept when forwarded" % number, None,
+         raw=with_number("greet", {"body/peer_card/acme.load": "__NUMBER__"}, number), kind="greet",
+         preserved={"/body/peer_card/acme.load": number})
+    case(K, "accept_artifact_descriptor_%s" % label, "message kinds: artifact descriptors are open objects (%s), kept when forwarded" % number, None,
+         raw=with_number("say", {"body/artifacts/0/size": "__NUMBER__"}, number), kind="say",
+         preserved={"/body/artifacts/0/size": number})
 case(E, "reject_ts_beyond_64_bits", "envelope: ts is an integer (Unix seconds); beyond 64 bits it is out of range", None,
      raw=with_number("say", {"ts": "__NUMBER__"}, "18446744073709551616"), reject=(M, "/ts"), schema_agrees=False)
 case(E, "reject_expires_at_beyond_f64", "envelope: expires_at is an integer (Unix seconds)", None,
