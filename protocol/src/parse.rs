@@ -290,6 +290,11 @@ pub struct Message {
     /// keeps every number byte for byte. Usually empty.
     respelled: Vec<(String, String)>,
     trust: TrustState,
+    /// Of an envelope carrying a proof: the top-level members the typed envelope would write
+    /// otherwise than they came (absent, `null`, `{}`), as received (`None`: absent). A signature
+    /// covers exactly what was received (TRUST.md: absent members are signed by their absence),
+    /// so [`Message::to_value`] writes these back and a forward still verifies. Usually empty.
+    as_received: Vec<(&'static str, Option<Value>)>,
 }
 
 impl Message {
@@ -348,8 +353,10 @@ impl Message {
     }
 
     /// The envelope as JSON: members in schema order, `to` and `proof` written as `null` when
-    /// absent, unknown `ext` keys and unknown body members preserved, every number of a parsed
-    /// envelope as it was written (of any size: `18446744073709551616`, `1e400`).
+    /// absent (except in an envelope received with a proof: its absent, `null` and `{}` members
+    /// as received, so that its signature still verifies), unknown `ext` keys and unknown body
+    /// members preserved, every number of a parsed envelope as it was written (of any size:
+    /// `18446744073709551616`, `1e400`).
     pub fn to_value(&self) -> Result<Value, serde_json::Error> {
         let Value::Object(mut members) = serde_json::to_value(&self.envelope)? else {
             return Err(serde::ser::Error::custom(
@@ -362,7 +369,11 @@ impl Message {
         );
         let mut ordered = Map::with_capacity(members.len());
         for name in crate::generated::ENVELOPE_MEMBERS {
-            if let Some(v) = members.remove(*name) {
+            let mut v = members.remove(*name);
+            if let Some((_, kept)) = self.as_received.iter().find(|(n, _)| n == name) {
+                v.clone_from(kept);
+            }
+            if let Some(v) = v {
                 ordered.insert((*name).to_owned(), v);
             }
         }
@@ -383,12 +394,13 @@ impl Message {
     }
 
     /// The envelope as compact JSON bytes: the bytes of [`Message::to_value`] (members in schema
-    /// order, `to` and `proof` written as `null` when absent, numbers as written), written member
-    /// by member without building the JSON tree.
+    /// order, `to` and `proof` written as `null` when absent unless received with a proof,
+    /// numbers as written), written member by member without building the JSON tree.
     pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
         let body = match &self.body {
-            MessageBody::Known(b) if self.respelled.is_empty() => b,
-            // Respelled numbers are put back on the tree; extension bodies serialize through it.
+            MessageBody::Known(b) if self.respelled.is_empty() && self.as_received.is_empty() => b,
+            // Respelled numbers and members kept as received are put back on the tree; extension
+            // bodies serialize through it.
             _ => return serde_json::to_vec(&self.to_value()?),
         };
         let mut spans = FieldSpans::default();
@@ -778,12 +790,13 @@ impl Registry {
         options: &Options,
     ) -> Result<MessageRef<'a>, Rejection> {
         match self.scan(bytes, options) {
-            Some(mut message) => match trust_of(bytes, &message.envelope) {
-                TrustState::Rejected { step, message: m } => {
+            Some(mut message) => match trust_of(bytes, &message.envelope, options) {
+                (TrustState::Rejected { step, message: m }, _) => {
                     Err(Rejection::new(trust_problem(step, &m), message.head()))
                 }
-                state => {
+                (state, as_received) => {
                     message.trust = state;
+                    message.as_received = as_received;
                     Ok(message)
                 }
             },
@@ -803,8 +816,12 @@ impl Registry {
     /// The fast path's verdict alone (for differential tests against [`Registry::explain`]).
     #[doc(hidden)]
     pub fn fast_accepts(&self, bytes: &[u8], options: &Options) -> bool {
-        self.scan(bytes, options)
-            .is_some_and(|m| !matches!(trust_of(bytes, &m.envelope), TrustState::Rejected { .. }))
+        self.scan(bytes, options).is_some_and(|m| {
+            !matches!(
+                trust_of(bytes, &m.envelope, options).0,
+                TrustState::Rejected { .. }
+            )
+        })
     }
 
     /// The fast path: `None` declines (the exact path then says why).
@@ -880,6 +897,7 @@ impl Registry {
                 trust: TrustState::Unverified {
                     reason: String::new(),
                 },
+                as_received: Vec::new(),
             },
         )
     }
@@ -1018,14 +1036,38 @@ impl Registry {
 }
 
 /// The trust state of a scanned envelope: `unverified` without a proof or a verified-form
-/// `from` (no second look at the bytes), else the profile's steps on the envelope as received.
-fn trust_of(bytes: &[u8], envelope: &EnvelopeRef<'_>) -> TrustState {
+/// `from` (no second look at the bytes), else the profile's steps on the envelope as received
+/// (read within the caller's limits), with the members a forward must write as received.
+fn trust_of(
+    bytes: &[u8],
+    envelope: &EnvelopeRef<'_>,
+    options: &Options,
+) -> (TrustState, Vec<(&'static str, Option<Value>)>) {
     if !crate::trust::needs_evaluation(&envelope.from, envelope.proof.is_some()) {
-        return TrustState::Unverified {
+        let state = TrustState::Unverified {
             reason: "no proof".into(),
         };
+        return (state, Vec::new());
     }
-    crate::trust::evaluate_bytes(bytes)
+    let limits = JsonLimits {
+        max_bytes: options.max_bytes,
+        max_depth: options.max_depth,
+    };
+    let (state, map) = crate::trust::evaluate_received(bytes, &limits);
+    let mut as_received = Vec::new();
+    if let Some(map) = map.filter(|_| !matches!(state, TrustState::Rejected { .. })) {
+        for name in crate::generated::ENVELOPE_MEMBERS {
+            match map.get(*name) {
+                None => as_received.push((*name, None)),
+                Some(v @ Value::Null) => as_received.push((*name, Some(v.clone()))),
+                Some(v @ Value::Object(o)) if o.is_empty() => {
+                    as_received.push((*name, Some(v.clone())));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    (state, as_received)
 }
 
 /// The refusal of an envelope the trust profile rejects.
@@ -1048,6 +1090,8 @@ pub struct MessageRef<'a> {
     respelled: bool,
     /// The trust state (never `rejected`: a rejected envelope is refused).
     trust: TrustState,
+    /// The members [`Message`] keeps as received (an envelope carrying a proof).
+    as_received: Vec<(&'static str, Option<Value>)>,
 }
 
 impl<'a> MessageRef<'a> {
@@ -1149,6 +1193,7 @@ impl<'a> MessageRef<'a> {
             rules: self.entry.rules,
             respelled,
             trust: self.trust.clone(),
+            as_received: self.as_received.clone(),
         })
     }
 }

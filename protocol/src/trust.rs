@@ -10,10 +10,16 @@
 //!   the seed pages win over the profile's "malformed proof" there), with a `from` not in the
 //!   verified form;
 //! - `rejected`: a proof of this profile that fails a step (its shape included), a `proof` that
-//!   is not an object, a verified-form `from` without a proof this receiver can check
-//!   (the proof-stripping defence; stricter than the profile's text for another profile's proof:
-//!   nothing here vouches for that identity), or the local policy ([`TrustPolicy::VerifiedOnly`]).
-//!   A rejected envelope is refused with `verification_failed`.
+//!   is not an object, a `profile` member that is no identifier (`""`, a number: a malformed
+//!   proof), a verified-form `from` without a proof this receiver can check (the proof-stripping
+//!   defence; stricter than the profile's text for another profile's proof: nothing here vouches
+//!   for that identity), or the local policy ([`TrustPolicy::VerifiedOnly`]). A rejected
+//!   envelope is refused with `verification_failed`.
+//!
+//! The steps run in the profile's order and the first failing one is reported: a problem of a
+//! member a later step reads (a padded `sig`, say) never hides an earlier step's failure. Where
+//! TRUST.md puts a check: an invalid or small-order `pubkey` fails step 8 (strict verification
+//! decodes the key and refuses small-order keys; step 3 asks only for 32 bytes).
 //!
 //! base64url (RFC 4648 section 5) is read without padding, as JOSE writes it: a padded value, or
 //! one whose unused trailing bits are not zero, is refused (one spelling per key and signature).
@@ -49,13 +55,16 @@ const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL
 /// A verification step, in the profile's order (any failure: `rejected`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
-    /// The proof is an object of five strings (`profile`, `alg`, `key_id`, `pubkey`, `sig`).
+    /// With step 1: `proof` is an object, and one of this profile has exactly its five members
+    /// (`profile`, `alg`, `key_id`, `pubkey`, `sig`); checked after [`Step::Profile`].
     ProofShape,
-    /// 1. `proof.profile` is this profile.
+    /// 1. `proof.profile` is this profile (a `profile` that is no identifier at all, `""` or a
+    ///    number, is a malformed proof: refused here).
     Profile,
     /// 2. `proof.alg` is `Ed25519`.
     Algorithm,
-    /// 3. `pubkey` is base64url of 32 bytes (a valid curve point).
+    /// 3. `pubkey` is unpadded base64url of 32 bytes (whether they encode a curve point is
+    ///    step 8's: RFC 8032 verification decodes the key).
     PublicKey,
     /// 4-5. `key_id` is `sha256:` and the 64 hex of SHA-256(pubkey).
     KeyId,
@@ -63,7 +72,8 @@ pub enum Step {
     Fingerprint,
     /// 7. The envelope without `proof.sig` has a canonical (JCS) form.
     Canonical,
-    /// 8. The signature verifies (strictly) over those bytes.
+    /// 8. The signature verifies strictly over those bytes: `sig` is unpadded base64url of 64
+    ///    bytes, `R` and `pubkey` are curve points of more than small order, `S` is canonical.
     Signature,
     /// A verified-form `from` without a proof this receiver can check.
     ProofStripped,
@@ -219,56 +229,70 @@ pub fn needs_evaluation(from: &str, has_proof: bool) -> bool {
 }
 
 /// The trust state of an envelope (its members as received).
+///
+/// Which proofs are this profile's: the `profile` member decides. Absent (or `null`): the proof
+/// names no profile, so it is no proof of any (the seed pages win over TRUST.md's "malformed
+/// proof object" here: v0's `proof` is any object and v0 receivers MUST NOT require proof
+/// processing; fixture `core.envelope/accept_proof_object`). A non-empty string other than this
+/// profile's identifier: another, well-formed profile (`unverified`). Any other value (`""`, a
+/// number, an object): a proof naming a profile with no well-formed identifier, a malformed
+/// proof object (TRUST.md): `rejected` at step 1, [`Step::Profile`].
 pub fn evaluate(envelope: &Map<String, Value>) -> TrustState {
     let from = envelope.get("from").and_then(Value::as_str).unwrap_or("");
-    let verified_from = split_verified_id(from);
+    let verified_from = split_verified_id(from).is_some();
+    // No proof this receiver can check: unverified, except under a verified-form `from` (the
+    // proof-stripping defence).
+    let unchecked = |why: &str| match verified_from {
+        true => TrustState::rejected(
+            Step::ProofStripped,
+            format!("`from` `{from}` is a verified identity but {why}"),
+        ),
+        false => TrustState::Unverified {
+            reason: why.to_owned(),
+        },
+    };
     let proof = match envelope.get("proof") {
         None | Some(Value::Null) => {
             return match verified_from {
-                Some(_) => TrustState::rejected(
-                    Step::ProofStripped,
-                    format!("`from` `{from}` is a verified identity but the envelope has no proof"),
-                ),
-                None => TrustState::Unverified {
+                true => unchecked("the envelope has no proof"),
+                false => TrustState::Unverified {
                     reason: "no proof".into(),
                 },
-            };
+            }
         }
         Some(Value::Object(p)) => p,
         Some(_) => return TrustState::rejected(Step::ProofShape, "`proof` is not an object"),
     };
-    let Some(profile) = proof.get("profile").and_then(Value::as_str) else {
-        // No profile named: no proof of any profile, as a v0 receiver reads it (the envelope
-        // page: v0 receivers MUST NOT require proof processing; the seed pages win over the
-        // profile's "malformed proof" here). Only a verified-form `from` makes it a refusal.
-        return match verified_from {
-            Some(_) => TrustState::rejected(
-                Step::ProofStripped,
-                format!("`from` `{from}` is a verified identity but the proof names no profile"),
+    match proof.get("profile") {
+        None | Some(Value::Null) => unchecked("the proof names no profile"),
+        Some(Value::String(p)) if p == PROFILE => verify_proof(envelope, proof, from),
+        Some(Value::String(p)) if !p.is_empty() => unchecked(&format!(
+            "the proof is of profile `{p}`, which this receiver does not support"
+        )),
+        Some(other) => TrustState::rejected(
+            Step::Profile,
+            format!(
+                "`proof.profile` is {other}, not a profile identifier (a non-empty string): a \
+                 malformed proof"
             ),
-            None => TrustState::Unverified {
-                reason: "the proof names no profile".into(),
-            },
-        };
-    };
-    if profile != PROFILE {
-        if profile.is_empty() {
-            return TrustState::rejected(Step::Profile, "`proof.profile` is empty");
-        }
-        return match verified_from {
-            Some(_) => TrustState::rejected(
-                Step::ProofStripped,
-                format!(
-                    "`from` `{from}` is a verified identity but the proof is of profile \
-                     `{profile}`, which this receiver cannot check"
-                ),
-            ),
-            None => TrustState::Unverified {
-                reason: format!("proof of unsupported profile `{profile}`"),
-            },
-        };
+        ),
     }
-    verify_proof(envelope, proof, from)
+}
+
+/// The position of a step in the profile's order (the proof's closed shape belongs to step 1:
+/// the object of this profile has exactly its five members).
+const fn order(step: Step) -> u8 {
+    match step {
+        Step::Profile => 1,
+        Step::ProofShape => 2,
+        Step::Algorithm => 3,
+        Step::PublicKey => 4,
+        Step::KeyId => 5,
+        Step::Fingerprint => 6,
+        Step::Canonical => 7,
+        Step::Signature => 8,
+        Step::ProofStripped | Step::Policy => 9,
+    }
 }
 
 fn verify_proof(
@@ -276,9 +300,10 @@ fn verify_proof(
     proof: &Map<String, Value>,
     from: &str,
 ) -> TrustState {
-    // The shape, `profile`, `alg` and the spelling of each member: the schema's (`TrustProof`,
-    // trust-proof.schema.json), checked by its generated validator; the first failing step in
-    // the profile's order is reported.
+    // The shape and the spelling of each member are the schema's (`TrustProof`,
+    // trust-proof.schema.json), checked by its generated validator. Each problem belongs to the
+    // step that reads its member (a missing `sig` or a padded one: step 8); the earliest is
+    // reported when the steps reach it, so a later step's member never hides an earlier failure.
     let mut problems = crate::Problems::all();
     let mut at = String::from("/proof");
     let proof_type = crate::generated::TRUST_PROFILES[0].proof_type;
@@ -294,14 +319,6 @@ fn verify_proof(
             )
         }
     }
-    let order = |step: Step| match step {
-        Step::ProofShape => 0,
-        Step::Profile => 1,
-        Step::Algorithm => 2,
-        Step::PublicKey => 3,
-        Step::KeyId => 4,
-        _ => 8,
-    };
     let step_of = |pointer: &str| match pointer {
         "/proof/profile" => Step::Profile,
         "/proof/alg" => Step::Algorithm,
@@ -310,16 +327,26 @@ fn verify_proof(
         "/proof/sig" => Step::Signature,
         _ => Step::ProofShape,
     };
-    if let Some(first) = problems
+    let first_problem = problems
         .into_vec()
         .into_iter()
-        .min_by_key(|p| order(step_of(&p.pointer)))
-    {
-        return TrustState::rejected(step_of(&first.pointer), first.message);
+        .map(|p| (step_of(&p.pointer), p.message))
+        .min_by_key(|(step, _)| order(*step));
+    // The schema's verdict on the members a step reads, when the steps reach it.
+    let schema = |step: Step| match &first_problem {
+        Some((s, m)) if order(*s) <= order(step) => Some(TrustState::rejected(*s, m.clone())),
+        _ => None,
+    };
+    // 1 (the profile is this one: `evaluate` sent it here), 2.
+    if let Some(state) = schema(Step::Algorithm) {
+        return state;
     }
     let text = |name: &str| proof.get(name).and_then(Value::as_str).unwrap_or("");
     let (key_id, pubkey, sig) = (text("key_id"), text("pubkey"), text("sig"));
     // 3.
+    if let Some(state) = schema(Step::PublicKey) {
+        return state;
+    }
     let public: [u8; 32] = match B64.decode(pubkey).map(<[u8; 32]>::try_from) {
         Ok(Ok(k)) => k,
         Ok(Err(v)) => {
@@ -336,6 +363,9 @@ fn verify_proof(
         }
     };
     // 4, 5.
+    if let Some(state) = schema(Step::KeyId) {
+        return state;
+    }
     let digest = key_digest_hex(&public);
     if key_id.strip_prefix("sha256:") != Some(digest.as_str()) {
         return TrustState::rejected(
@@ -365,7 +395,12 @@ fn verify_proof(
         Ok(b) => b,
         Err(e) => return TrustState::rejected(Step::Canonical, e.to_string()),
     };
-    // 8.
+    // 8. Strict verification (RFC 8032 section 5.1.7 with the checks of `verify_strict`): `sig`
+    // is 64 bytes, `R` and the public key are curve points, neither of small order (order
+    // dividing 8: any of their encodings, canonical or not), `S` below the group order.
+    if let Some(state) = schema(Step::Signature) {
+        return state;
+    }
     let signature: [u8; 64] = match B64.decode(sig).map(<[u8; 64]>::try_from) {
         Ok(Ok(s)) => s,
         Ok(Err(v)) => {
@@ -381,12 +416,38 @@ fn verify_proof(
             )
         }
     };
-    let key = match VerifyingKey::from_bytes(&public) {
-        Ok(k) => k,
-        Err(_) => {
-            return TrustState::rejected(Step::PublicKey, "`pubkey` is not a valid Ed25519 point")
+    let key =
+        match VerifyingKey::from_bytes(&public) {
+            Ok(k) if k.is_weak() => {
+                return TrustState::rejected(
+                    Step::Signature,
+                    "`pubkey` is a point of small order: strict verification refuses it",
+                )
+            }
+            Ok(k) => k,
+            Err(_) => return TrustState::rejected(
+                Step::Signature,
+                "`pubkey` is not the encoding of an Ed25519 curve point: no signature verifies \
+                 under it",
+            ),
+        };
+    let mut r = [0u8; 32];
+    r.copy_from_slice(&signature[..32]);
+    match VerifyingKey::from_bytes(&r) {
+        Ok(point) if point.is_weak() => {
+            return TrustState::rejected(
+                Step::Signature,
+                "the signature's `R` is a point of small order: strict verification refuses it",
+            )
         }
-    };
+        Ok(_) => {}
+        Err(_) => {
+            return TrustState::rejected(
+                Step::Signature,
+                "the signature's `R` is not the encoding of an Ed25519 curve point",
+            )
+        }
+    }
     match key.verify_strict(&signed, &Signature::from_bytes(&signature)) {
         Ok(()) => TrustState::Verified {
             fingerprint: fingerprint.to_owned(),
@@ -408,13 +469,28 @@ pub fn signed_bytes(envelope: &Map<String, Value>) -> Result<Vec<u8>, crate::jcs
     crate::jcs::canonicalize(&Value::Object(copy))
 }
 
-/// The trust state of envelope bytes (read strictly; unreadable JSON is a malformed proof
-/// context: `rejected` at [`Step::Canonical`]).
+/// The trust state of envelope bytes, read strictly within the default limits
+/// ([`JsonLimits::default`](crate::json::JsonLimits)); [`evaluate_bytes_with`] takes the
+/// caller's (a receiver's `Options` give them).
 pub fn evaluate_bytes(bytes: &[u8]) -> TrustState {
-    let limits = crate::json::JsonLimits::default();
-    match crate::json::read_envelope_json(bytes, &limits) {
-        Ok(map) => evaluate(&map),
-        Err(e) => TrustState::rejected(Step::Canonical, e.message),
+    evaluate_bytes_with(bytes, &crate::json::JsonLimits::default())
+}
+
+/// The trust state of envelope bytes, read strictly within `limits` (unreadable JSON leaves no
+/// envelope to canonicalize: `rejected` at [`Step::Canonical`]).
+pub fn evaluate_bytes_with(bytes: &[u8], limits: &crate::json::JsonLimits) -> TrustState {
+    evaluate_received(bytes, limits).0
+}
+
+/// [`evaluate_bytes_with`], and the envelope it read (for the parser, which keeps what a
+/// forward must write back as received).
+pub(crate) fn evaluate_received(
+    bytes: &[u8],
+    limits: &crate::json::JsonLimits,
+) -> (TrustState, Option<Map<String, Value>>) {
+    match crate::json::read_envelope_json(bytes, limits) {
+        Ok(map) => (evaluate(&map), Some(map)),
+        Err(e) => (TrustState::rejected(Step::Canonical, e.message), None),
     }
 }
 
@@ -682,6 +758,162 @@ mod tests {
         let mut t = e.clone();
         t["proof"]["sig"] = B64.encode(&bad).into();
         assert_eq!(step(evaluate(&t)), Step::Signature);
+    }
+
+    /// `e` with a proof naming the raw `public` key (its `key_id`, and `from` its fingerprint)
+    /// and the raw signature `sig`: steps 1-7 hold, step 8 decides.
+    fn with_raw_proof(public: &[u8; 32], sig: &[u8; 64]) -> Map<String, Value> {
+        let digest = key_digest_hex(public);
+        let mut e = envelope(&format!("ops@{}", &digest[..32]));
+        e.insert(
+            "proof".into(),
+            json!({"profile": PROFILE, "alg": ALG, "key_id": format!("sha256:{digest}"),
+                   "pubkey": B64.encode(public), "sig": B64.encode(sig)}),
+        );
+        e
+    }
+
+    /// p = 2^255 - 19 plus `k` (`k` small), little-endian: the non-canonical encodings of
+    /// y = k (with the sign bit of x clear).
+    fn p_plus(k: u8) -> [u8; 32] {
+        let mut b = [0xffu8; 32];
+        b[31] = 0x7f;
+        b[0] = 0xed + k;
+        b
+    }
+
+    #[test]
+    fn small_order_keys_and_r_are_refused_at_step_8() {
+        // Encodings of points of order 1, 2 and 4 (y = 1, y = p - 1, y = 0), both signs of x,
+        // and the non-canonical y = p, y = p + 1; the order-8 ones are computed by the Python
+        // check (tests/trust_python.rs compares both sides on all of them).
+        let mut identity = [0u8; 32];
+        identity[0] = 1;
+        let mut minus_one = p_plus(0);
+        minus_one[0] = 0xec;
+        let zero = [0u8; 32];
+        let mut small = vec![identity, minus_one, zero, p_plus(0), p_plus(1)];
+        for b in small.clone() {
+            let mut signed_x = b;
+            signed_x[31] |= 0x80;
+            small.push(signed_x);
+        }
+        for a in &small {
+            let point = VerifyingKey::from_bytes(a);
+            if let Ok(k) = point {
+                assert!(k.is_weak(), "{a:02x?} is of small order");
+            }
+            // pubkey A small (R = A, S = 0: the equation [S]B = R + [k]A holds for the identity).
+            let mut sig = [0u8; 64];
+            sig[..32].copy_from_slice(a);
+            let state = evaluate(&with_raw_proof(a, &sig));
+            assert_eq!(step(state.clone()), Step::Signature, "{a:02x?}: {state}");
+        }
+        // The identity as key and R with S = 0 verifies under a lax check for every message: the
+        // reason strict verification exists.
+        let TrustState::Rejected { message, .. } = evaluate(&with_raw_proof(&identity, &{
+            let mut s = [0u8; 64];
+            s[0] = 1;
+            s
+        })) else {
+            panic!("accepted")
+        };
+        assert!(message.contains("small order"), "{message}");
+        // A good key with a small-order R.
+        let k = key();
+        let mut sig = [0u8; 64];
+        sig[..32].copy_from_slice(&identity);
+        let TrustState::Rejected { step: s, message } =
+            evaluate(&with_raw_proof(&k.public_key(), &sig))
+        else {
+            panic!("accepted")
+        };
+        assert_eq!(s, Step::Signature);
+        assert!(message.contains("`R`"), "{message}");
+    }
+
+    #[test]
+    fn a_pubkey_that_is_no_curve_point_fails_step_8() {
+        // The first y (counting up from 2) with no x on the curve: found, not assumed.
+        let not_a_point = (2u8..=255)
+            .map(|y| {
+                let mut b = [0u8; 32];
+                b[0] = y;
+                b
+            })
+            .find(|b| VerifyingKey::from_bytes(b).is_err())
+            .unwrap();
+        let e = with_raw_proof(&not_a_point, &[0x11; 64]);
+        let TrustState::Rejected { step: s, message } = evaluate(&e) else {
+            panic!("accepted")
+        };
+        assert_eq!(s, Step::Signature);
+        assert!(message.contains("curve point"), "{message}");
+    }
+
+    #[test]
+    fn with_two_faults_the_earlier_step_is_reported() {
+        let e = signed();
+        let other = Key::from_seed(&[9u8; 32]);
+        let pad = |v: &Value, p: &str| format!("{}{p}", v.as_str().unwrap());
+        // A padded `sig` (step 8) and a wrong key_id (5).
+        let mut t = e.clone();
+        t["proof"]["sig"] = pad(&t["proof"]["sig"], "==").into();
+        t["proof"]["key_id"] = other.key_id().into();
+        assert_eq!(step(evaluate(&t)), Step::KeyId);
+        // No `sig` (8) and another key's fingerprint in `from` (6).
+        let mut t = e.clone();
+        t["proof"].as_object_mut().unwrap().remove("sig");
+        t["from"] = other.peer_id("ops").unwrap().into();
+        assert_eq!(step(evaluate(&t)), Step::Fingerprint);
+        // A short `sig` (8) and a number without a canonical form (7).
+        let mut t = e.clone();
+        t["proof"]["sig"] = "AAAA".into();
+        t["body"]["n"] = serde_json::from_str::<Value>("1e400").unwrap();
+        assert_eq!(step(evaluate(&t)), Step::Canonical);
+        // A pubkey that is no curve point (8) and a wrong key_id (5).
+        let mut t = with_raw_proof(&[0u8; 32], &[0u8; 64]);
+        t["proof"]["key_id"] = other.key_id().into();
+        assert_eq!(step(evaluate(&t)), Step::KeyId);
+        // A padded pubkey (3) and `alg` misspelled (2).
+        let mut t = e.clone();
+        t["proof"]["pubkey"] = pad(&t["proof"]["pubkey"], "=").into();
+        t["proof"]["alg"] = "EdDSA".into();
+        assert_eq!(step(evaluate(&t)), Step::Algorithm);
+        // An unknown member (the shape, with step 1) and `alg` misspelled (2).
+        let mut t = e.clone();
+        t["proof"]["nonce"] = "1".into();
+        t["proof"]["alg"] = "EdDSA".into();
+        assert_eq!(step(evaluate(&t)), Step::ProofShape);
+        // An empty profile (1) and everything else wrong too.
+        let mut t = e.clone();
+        t["proof"] = json!({"profile": "", "alg": 5});
+        assert_eq!(step(evaluate(&t)), Step::Profile);
+    }
+
+    #[test]
+    fn the_canonical_json_step_fails_on_a_number_jcs_cannot_write() {
+        // Steps 1-6 hold (the proof is untouched); 1e400 has no ECMAScript form.
+        let mut t = signed();
+        t["ext"]["acme.big"] = serde_json::from_str::<Value>("1e400").unwrap();
+        assert_eq!(step(evaluate(&t)), Step::Canonical);
+    }
+
+    #[test]
+    fn profile_members_one_rule() {
+        // Absent or null: no profile named (unverified with a plain `from`); a non-empty string:
+        // a profile (another: unverified); anything else: a malformed proof, step 1.
+        let plain = |proof: Value| {
+            let mut e = envelope("ops.a");
+            e.insert("proof".into(), proof);
+            evaluate(&e)
+        };
+        assert_eq!(plain(json!({"alg": "none"})).as_str(), "unverified");
+        assert_eq!(plain(json!({"profile": null})).as_str(), "unverified");
+        assert_eq!(plain(json!({"profile": "x/v9"})).as_str(), "unverified");
+        for bad in [json!(""), json!(5), json!({}), json!(["p"]), json!(false)] {
+            assert_eq!(step(plain(json!({ "profile": bad }))), Step::Profile);
+        }
     }
 
     #[test]

@@ -179,3 +179,99 @@ fn the_receiver_reports_trust_and_can_accept_verified_only() {
         Delivery::Refused(r) if r.code == ReasonCode::VerificationFailed
     ));
 }
+
+/// A say envelope signed by `key()` as a map (members as given: nothing added).
+fn signed_map(edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) -> Vec<u8> {
+    let k = key();
+    let serde_json::Value::Object(mut e) = serde_json::json!({
+        "protocol": "agh-network/v0", "id": "msg_fwd", "workspace_id": "ws_alpha", "kind": "say",
+        "channel": "builders", "surface": "thread", "thread_id": "thread_x",
+        "from": k.peer_id("ops").unwrap(), "ts": NOW, "body": {"text": "Smoke tests pass."}
+    }) else {
+        unreachable!()
+    };
+    edit(&mut e);
+    k.sign_envelope(&mut e).unwrap();
+    serde_json::to_vec(&e).unwrap()
+}
+
+#[test]
+fn a_forwarded_signed_envelope_keeps_absent_and_null_members_as_received() {
+    // Signed without `to` (absent members are signed by their absence), with a `null` the typed
+    // envelope would drop and an empty `ext`: parse, forward (to_vec), parse again: verified.
+    let cases = [
+        signed_map(|_| {}),
+        signed_map(|e| {
+            e.insert("work_id".into(), serde_json::Value::Null);
+            e.insert("ext".into(), serde_json::json!({}));
+        }),
+        signed_map(|e| {
+            e.insert("to".into(), serde_json::Value::Null);
+            e.insert("trace_id".into(), "trace_1".into());
+        }),
+    ];
+    for bytes in cases {
+        let m = parse(&bytes, &Options::at(NOW)).unwrap();
+        assert!(m.trust().is_verified(), "{}", m.trust());
+        let forwarded = m.to_vec().unwrap();
+        let received: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let written: serde_json::Value = serde_json::from_slice(&forwarded).unwrap();
+        assert_eq!(written, received, "the forward writes what was received");
+        assert_eq!(m.to_value().unwrap(), received);
+        let again = parse(&forwarded, &Options::at(NOW)).unwrap();
+        assert!(again.trust().is_verified(), "{}", again.trust());
+        assert_eq!(again.to_vec().unwrap(), forwarded);
+    }
+    // An unsigned envelope is written as before: `to` and `proof` as `null`.
+    let plain = MessageBuilder::new("ws_alpha", "builders", "ops.a")
+        .id("m2")
+        .ts(NOW)
+        .thread("thread_x")
+        .body(&say("hi"))
+        .unwrap();
+    let v = plain.to_value().unwrap();
+    assert!(v["to"].is_null() && v.get("to").is_some() && v.get("proof").is_some());
+}
+
+#[test]
+fn trust_is_evaluated_within_the_callers_limits() {
+    // 1.5 MiB: above the default limit, within the caller's.
+    let big = "x".repeat(1_536 * 1024);
+    let bytes = signed_map(|e| {
+        e["body"]["text"] = big.clone().into();
+    });
+    assert!(bytes.len() > 1_048_576);
+    let options = Options {
+        max_bytes: 2 * 1_048_576,
+        ..Options::at(NOW)
+    };
+    let m = parse(&bytes, &options).unwrap();
+    assert!(m.trust().is_verified(), "{}", m.trust());
+    assert!(agh_protocol::explain(&bytes, &options).is_empty());
+    // Within the defaults it is too large, and so refused before any trust step.
+    let r = parse(&bytes, &Options::at(NOW)).unwrap_err();
+    assert_ne!(r.code, ReasonCode::VerificationFailed);
+    // Nesting deeper than the default depth, within the caller's.
+    let mut deep = serde_json::json!(1);
+    for _ in 0..80 {
+        deep = serde_json::json!([deep]);
+    }
+    let bytes = signed_map(|e| {
+        e.insert("ext".into(), serde_json::json!({ "acme.deep": deep }));
+    });
+    let options = Options {
+        max_depth: 128,
+        ..Options::at(NOW)
+    };
+    let m = parse(&bytes, &options).unwrap();
+    assert!(m.trust().is_verified(), "{}", m.trust());
+    assert!(agh_protocol::trust::evaluate_bytes_with(
+        &bytes,
+        &agh_protocol::json::JsonLimits {
+            max_bytes: 1_048_576,
+            max_depth: 128
+        }
+    )
+    .is_verified());
+    assert!(!agh_protocol::trust::evaluate_bytes(&bytes).is_verified());
+}
