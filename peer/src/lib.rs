@@ -30,6 +30,7 @@ pub mod core;
 mod error;
 pub mod transport;
 
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -41,6 +42,7 @@ use agh_protocol::{
     TraceBody, WhoisBody, WhoisBodyType, WorkState,
 };
 use bytes::Bytes;
+use futures_util::future::FutureExt;
 use futures_util::stream::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -48,7 +50,9 @@ use tokio::task::JoinHandle;
 
 pub use crate::core::{Container, Event, Publish};
 pub use crate::error::PeerError;
-pub use crate::transport::{Bus, Inbound, LinkEvent, NatsTransport, Transport, TransportError};
+pub use crate::transport::{
+    Bus, Inbound, LinkEvent, NatsTransport, Source, Subscription, Transport, TransportError,
+};
 
 /// The clock: Unix seconds.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -174,7 +178,9 @@ impl PeerConfig {
 }
 
 /// The application's events, as a [`Stream`](futures_util::Stream). Unbounded: nothing is
-/// dropped while the application is slow. It ends when the peer shuts down.
+/// dropped while the application is slow. It ends when the peer shuts down, and when its
+/// inbound loop stops for any other reason (the transport ended the subscriptions, or the loop
+/// failed): then a last [`Event::Refused`] with reason `internal` says why.
 #[derive(Debug)]
 pub struct Events {
     rx: mpsc::UnboundedReceiver<Event>,
@@ -228,12 +234,34 @@ pub struct WhoisQuery {
     pub include_catalog: bool,
     /// Narrow the rich catalog to these ids (`agh.capability_ids`).
     pub capability_ids: Option<Vec<String>>,
+    /// Return as soon as this many peers answered (`None`: collect until the wait is over).
+    pub enough: Option<usize>,
+}
+
+/// The longest greet interval [`Peer::join`] accepts: one day.
+pub const MAX_GREET_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How long [`Peer::shutdown`] processes the inbound messages already received when it
+/// unsubscribes (the drain).
+pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(2);
+
+/// How long [`Peer::shutdown`] waits for its tasks (the drain included) before aborting them,
+/// and then again for the transport's flush.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
+
+/// `now + wait`, or a year from now when that is not representable (a wait that long is
+/// unbounded in practice).
+fn deadline_after(wait: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
 }
 
 struct Shared {
     core: Mutex<core::PeerCore>,
     transport: Arc<dyn Transport>,
-    events: mpsc::UnboundedSender<Event>,
+    /// `None` once the stream was ended (the inbound loop stopped).
+    events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
     delivered: broadcast::Sender<Message>,
     clock: Clock,
 }
@@ -241,6 +269,22 @@ struct Shared {
 impl Shared {
     fn now(&self) -> i64 {
         (self.clock)()
+    }
+
+    /// Hands an event to the application (dropped once the stream has ended).
+    fn emit(&self, event: Event) {
+        if let Ok(events) = self.events.lock() {
+            if let Some(tx) = events.as_ref() {
+                let _ = tx.send(event);
+            }
+        }
+    }
+
+    /// Ends the event stream after the events already queued.
+    fn end_events(&self) {
+        if let Ok(mut events) = self.events.lock() {
+            events.take();
+        }
     }
 
     fn core(&self) -> Result<std::sync::MutexGuard<'_, core::PeerCore>, PeerError> {
@@ -259,7 +303,7 @@ impl Shared {
     async fn run(&self, out: core::Outputs) {
         for p in &out.publish {
             if let Err(e) = self.publish(p).await {
-                let _ = self.events.send(Event::Refused {
+                self.emit(Event::Refused {
                     code: agh_protocol::ReasonCode::Internal,
                     pointer: String::new(),
                     message: format!("could not publish `{}`: {e}", p.id),
@@ -275,7 +319,7 @@ impl Shared {
                     let _ = self.delivered.send(m.as_ref().clone());
                 }
             }
-            let _ = self.events.send(e);
+            self.emit(e);
         }
     }
 
@@ -345,6 +389,13 @@ impl Peer {
         let nonce = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
+        if config.greet_interval > MAX_GREET_INTERVAL {
+            return Err(PeerError::Config(format!(
+                "greet_interval: at most {} s (one day), got {:?}",
+                MAX_GREET_INTERVAL.as_secs(),
+                config.greet_interval
+            )));
+        }
         let interval = config.greet_interval.max(Duration::from_millis(10));
         let core = core::PeerCore::new(core::CoreConfig {
             workspace_id: config.workspace_id.clone(),
@@ -370,7 +421,7 @@ impl Peer {
         let shared = Arc::new(Shared {
             core: Mutex::new(core),
             transport,
-            events: events_tx,
+            events: Mutex::new(Some(events_tx)),
             delivered,
             clock: config.clock.clone(),
         });
@@ -378,19 +429,24 @@ impl Peer {
 
         let inbound = {
             let shared = shared.clone();
-            let mut stop_rx = stop_rx.clone();
-            let mut subs = subs;
+            let stop_rx = stop_rx.clone();
             tokio::spawn(async move {
-                loop {
-                    tokio::select! {
-                        _ = stop_rx.changed() => break,
-                        next = subs.next() => match next {
-                            Some(m) => shared.on_inbound(&m.payload).await,
-                            None => break,
-                        },
+                let run = AssertUnwindSafe(inbound_loop(&shared, subs, stop_rx));
+                match run.catch_unwind().await {
+                    Ok(None) => {}
+                    Ok(Some(why)) => shared.emit(internal(why)),
+                    Err(panic) => {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| (*s).to_owned())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "a panic".to_owned());
+                        shared.emit(internal(format!(
+                            "the inbound loop failed ({what}): nothing more will be received"
+                        )));
                     }
                 }
-                // Dropping `subs` here unsubscribes.
+                shared.end_events();
             })
         };
         let timer = {
@@ -503,7 +559,7 @@ impl Peer {
         let (publish, outcome) = self.shared.core()?.prepare(&message)?;
         self.shared.publish(&publish).await?;
         if outcome.is_accepted() {
-            let _ = self.shared.events.send(Event::Work {
+            self.shared.emit(Event::Work {
                 message_id: message.id().to_owned(),
                 outcome: outcome.clone(),
                 local: true,
@@ -636,7 +692,8 @@ impl Peer {
     }
 
     /// Sends a whois request and collects the responses that arrive before `wait` has passed
-    /// (a directed request returns as soon as its target answered).
+    /// (a directed request returns as soon as its target answered, any request as soon as
+    /// [`WhoisQuery::enough`] peers did).
     pub async fn whois(
         &self,
         query: &WhoisQuery,
@@ -661,7 +718,7 @@ impl Peer {
         let mut rx = self.shared.delivered.subscribe();
         let sent = self.send(m).await?;
         let id = sent.message.id().to_owned();
-        let deadline = tokio::time::Instant::now() + wait;
+        let deadline = deadline_after(wait);
         let mut out: Vec<WhoisAnswer> = Vec::new();
         loop {
             let next = match tokio::time::timeout_at(deadline, rx.recv()).await {
@@ -691,7 +748,7 @@ impl Peer {
                 catalog,
                 message: next,
             });
-            if query.to.is_some() {
+            if query.to.is_some() || query.enough.is_some_and(|n| out.len() >= n) {
                 break;
             }
         }
@@ -726,7 +783,7 @@ impl Peer {
             if attempt > 0 {
                 self.resend(&sent).await?;
             }
-            let deadline = tokio::time::Instant::now() + per_try;
+            let deadline = deadline_after(per_try);
             loop {
                 match tokio::time::timeout_at(deadline, rx.recv()).await {
                     Err(_) => break,
@@ -740,25 +797,85 @@ impl Peer {
         Ok((sent, None))
     }
 
-    /// Stops the loops, unsubscribes (the subscriptions are dropped) and flushes what was
-    /// published. The event stream ends after the events already queued.
+    /// Stops the loops, unsubscribes, processes the inbound messages already received (at
+    /// most [`SHUTDOWN_DRAIN`]) and flushes what was published. Every wait is bounded: tasks
+    /// still running after [`SHUTDOWN_WAIT`] are aborted, and a flush that does not complete
+    /// within [`SHUTDOWN_WAIT`] (the server is unreachable) is reported as an error. The event
+    /// stream ends after the events already queued.
     pub async fn shutdown(self) -> Result<(), PeerError> {
         let _ = self.stop.send(true);
         let tasks = match self.tasks.lock() {
             Ok(mut t) => std::mem::take(&mut *t),
             Err(_) => Vec::new(),
         };
-        for t in tasks {
-            let _ = t.await;
+        let deadline = deadline_after(SHUTDOWN_WAIT);
+        for mut t in tasks {
+            if tokio::time::timeout_at(deadline, &mut t).await.is_err() {
+                t.abort();
+            }
         }
-        self.shared.transport.flush().await?;
-        Ok(())
+        self.shared.end_events();
+        match tokio::time::timeout(SHUTDOWN_WAIT, self.shared.transport.flush()).await {
+            Ok(flushed) => flushed.map_err(PeerError::from),
+            Err(_) => Err(PeerError::Transport(TransportError {
+                message: format!(
+                    "shutdown: the flush did not complete within {} s (is the server reachable?)",
+                    SHUTDOWN_WAIT.as_secs()
+                ),
+            })),
+        }
     }
 }
 
 impl Drop for Peer {
     fn drop(&mut self) {
         let _ = self.stop.send(true);
+    }
+}
+
+/// The inbound loop: every message of the subscriptions through the core until `stop`. Then
+/// it unsubscribes and processes what was already received, for at most [`SHUTDOWN_DRAIN`].
+/// Returns why it stopped when that was not `stop`.
+async fn inbound_loop(
+    shared: &Shared,
+    mut subs: futures_util::stream::SelectAll<transport::Subscription>,
+    mut stop: watch::Receiver<bool>,
+) -> Option<String> {
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            next = subs.next() => match next {
+                Some(m) => shared.on_inbound(&m.payload).await,
+                None => {
+                    return Some(
+                        "the transport ended the subscriptions: nothing more will be received"
+                            .to_owned(),
+                    )
+                }
+            },
+        }
+    }
+    let drain = async {
+        for s in subs.iter_mut() {
+            let _ = s.unsubscribe().await;
+        }
+        while let Some(m) = subs.next().await {
+            shared.on_inbound(&m.payload).await;
+        }
+    };
+    let _ = tokio::time::timeout(SHUTDOWN_DRAIN, drain).await;
+    // Dropping `subs` unsubscribes whatever the drain did not reach.
+    None
+}
+
+/// An `internal` event: the runtime itself stopped working.
+fn internal(message: String) -> Event {
+    Event::Refused {
+        code: agh_protocol::ReasonCode::Internal,
+        pointer: String::new(),
+        message,
+        from: None,
+        answered: false,
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use futures_util::stream::{BoxStream, StreamExt};
+use futures_util::stream::StreamExt;
 use tokio::sync::{broadcast, mpsc};
 
 /// One message received on a subscription.
@@ -55,8 +55,45 @@ impl fmt::Display for TransportError {
 
 impl std::error::Error for TransportError {}
 
-/// A subscription: a stream of inbound messages; dropping it unsubscribes.
-pub type Subscription = BoxStream<'static, Inbound>;
+/// What a transport hands out for one subscription: a stream of inbound messages that can be
+/// unsubscribed while the messages it already received are still read from it.
+pub trait Source: futures_util::Stream<Item = Inbound> + Send + Unpin + 'static {
+    /// Unsubscribes: nothing new arrives; the messages already received still come out of the
+    /// stream, then it ends.
+    fn unsubscribe(&mut self) -> BoxFuture<'_, Result<(), TransportError>>;
+}
+
+/// A subscription: a stream of inbound messages. Dropping it unsubscribes and discards what it
+/// holds; [`Subscription::unsubscribe`] unsubscribes and keeps that for reading (a drain).
+pub struct Subscription(Box<dyn Source>);
+
+impl Subscription {
+    /// A subscription over `source`.
+    pub fn new(source: impl Source) -> Self {
+        Subscription(Box::new(source))
+    }
+
+    /// Unsubscribes; what was already received can still be read, then the stream ends.
+    pub async fn unsubscribe(&mut self) -> Result<(), TransportError> {
+        self.0.unsubscribe().await
+    }
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription").finish_non_exhaustive()
+    }
+}
+
+impl futures_util::Stream for Subscription {
+    type Item = Inbound;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Inbound>> {
+        self.0.poll_next_unpin(cx)
+    }
+}
 
 /// Moves payloads on subjects.
 pub trait Transport: Send + Sync + 'static {
@@ -168,12 +205,7 @@ impl Transport for NatsTransport {
                 .subscribe(subject.clone())
                 .await
                 .map_err(|e| TransportError::new(format!("subscribe to `{subject}`: {e}")))?;
-            Ok(sub
-                .map(|m| Inbound {
-                    subject: m.subject.to_string(),
-                    payload: m.payload,
-                })
-                .boxed())
+            Ok(Subscription::new(NatsSubscription { sub }))
         })
     }
 
@@ -188,6 +220,39 @@ impl Transport for NatsTransport {
 
     fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>> {
         Some(self.links.subscribe())
+    }
+}
+
+/// An `async-nats` subscriber as a [`Source`].
+struct NatsSubscription {
+    sub: async_nats::Subscriber,
+}
+
+impl futures_util::Stream for NatsSubscription {
+    type Item = Inbound;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Inbound>> {
+        self.sub.poll_next_unpin(cx).map(|m| {
+            m.map(|m| Inbound {
+                subject: m.subject.to_string(),
+                payload: m.payload,
+            })
+        })
+    }
+}
+
+impl Source for NatsSubscription {
+    fn unsubscribe(&mut self) -> BoxFuture<'_, Result<(), TransportError>> {
+        // `Subscriber::unsubscribe` sends UNSUB and closes the local queue: what it holds is
+        // still read, then the stream ends.
+        Box::pin(async move {
+            self.sub
+                .unsubscribe()
+                .await
+                .map_err(|e| TransportError::new(format!("unsubscribe: {e}")))
+        })
     }
 }
 
@@ -226,13 +291,29 @@ impl futures_util::Stream for BusSubscription {
     }
 }
 
-impl Drop for BusSubscription {
-    fn drop(&mut self) {
+impl Source for BusSubscription {
+    fn unsubscribe(&mut self) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            self.leave();
+            self.rx.close();
+            Ok(())
+        })
+    }
+}
+
+impl BusSubscription {
+    fn leave(&self) {
         if let Ok(mut routes) = self.bus.routes.lock() {
             if let Some(subs) = routes.1.get_mut(&self.subject) {
                 subs.retain(|(k, _)| *k != self.key);
             }
         }
+    }
+}
+
+impl Drop for BusSubscription {
+    fn drop(&mut self) {
+        self.leave();
     }
 }
 
@@ -272,13 +353,12 @@ impl Transport for Bus {
                 routes.1.entry(subject.clone()).or_default().push((key, tx));
                 key
             };
-            Ok(BusSubscription {
+            Ok(Subscription::new(BusSubscription {
                 bus: self.clone(),
                 subject,
                 key,
                 rx,
-            }
-            .boxed())
+            }))
         })
     }
 

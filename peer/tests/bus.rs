@@ -47,3 +47,150 @@ async fn two_peers_on_one_bus_run_a_work_unit() {
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
+
+/// An expired envelope from `tester.x` to `patch.b` (the receiver answers `expired`).
+fn expired(i: usize) -> Vec<u8> {
+    let body: agh_protocol::SayBody =
+        serde_json::from_value(serde_json::json!({ "text": "late" })).unwrap();
+    agh_protocol::MessageBuilder::new("ws_bus", "ch", "tester.x")
+        .id(&format!("old-{i}"))
+        .ts(agh_peer::system_clock()() - 3600)
+        .to("patch.b")
+        .thread("thread_bus")
+        .work_id("work_late")
+        .body(&body)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+}
+
+/// Shutdown drains: the messages already received when it starts are still processed (here
+/// all queued before the peer's tasks ever run: one thread, no await that yields), each one
+/// answered; then the event stream ends.
+#[tokio::test(flavor = "current_thread")]
+async fn shutdown_processes_what_was_already_received() {
+    use futures_util::StreamExt;
+    const N: usize = 50;
+    let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+    let (b, mut be) = Peer::join_shared(PeerConfig::new("ws_bus", "ch", "patch.b"), bus.clone())
+        .await
+        .unwrap();
+    let mut inbox = bus
+        .subscribe(agh_protocol::identity::peer_subject("ws_bus", "ch", "tester.x").unwrap())
+        .await
+        .unwrap();
+    let subject = agh_protocol::identity::peer_subject("ws_bus", "ch", "patch.b").unwrap();
+    for i in 0..N {
+        bus.publish(subject.clone(), expired(i).into())
+            .await
+            .unwrap();
+    }
+    b.shutdown().await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut answered = std::collections::HashSet::new();
+    while answered.len() < N {
+        let Ok(Some(m)) = tokio::time::timeout_at(deadline, inbox.next()).await else {
+            break;
+        };
+        let m: serde_json::Value = serde_json::from_slice(&m.payload).unwrap();
+        assert_eq!(m["body"]["status"], "expired", "{m}");
+        answered.insert(m["body"]["for_id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(answered.len(), N, "queued messages dropped at shutdown");
+    // The stream ends after what was queued.
+    loop {
+        match tokio::time::timeout_at(deadline, be.recv()).await {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(_) => panic!("the event stream did not end after shutdown"),
+        }
+    }
+}
+
+/// A transport whose subscriptions panic on the payload `boom` (the inbound loop dies).
+struct Fragile(Bus);
+
+struct FragileSource(agh_peer::Subscription);
+
+impl futures_util::Stream for FragileSource {
+    type Item = agh_peer::Inbound;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<agh_peer::Inbound>> {
+        use futures_util::StreamExt;
+        let next = self.0.poll_next_unpin(cx);
+        if let std::task::Poll::Ready(Some(m)) = &next {
+            assert_ne!(&m.payload[..], b"boom", "boom");
+        }
+        next
+    }
+}
+
+impl agh_peer::Source for FragileSource {
+    fn unsubscribe(
+        &mut self,
+    ) -> futures_util::future::BoxFuture<'_, Result<(), agh_peer::TransportError>> {
+        Box::pin(self.0.unsubscribe())
+    }
+}
+
+impl Transport for Fragile {
+    fn publish(
+        &self,
+        subject: String,
+        payload: bytes::Bytes,
+    ) -> futures_util::future::BoxFuture<'_, Result<(), agh_peer::TransportError>> {
+        self.0.publish(subject, payload)
+    }
+    fn subscribe(
+        &self,
+        subject: String,
+    ) -> futures_util::future::BoxFuture<'_, Result<agh_peer::Subscription, agh_peer::TransportError>>
+    {
+        Box::pin(async move {
+            let inner = self.0.subscribe(subject).await?;
+            Ok(agh_peer::Subscription::new(FragileSource(inner)))
+        })
+    }
+    fn flush(&self) -> futures_util::future::BoxFuture<'_, Result<(), agh_peer::TransportError>> {
+        self.0.flush()
+    }
+    fn link_events(&self) -> Option<tokio::sync::broadcast::Receiver<agh_peer::LinkEvent>> {
+        None
+    }
+}
+
+/// When the inbound loop dies, the application hears it: an `internal` event, then the end of
+/// the stream (not a stream that silently never yields again).
+#[tokio::test]
+async fn a_dead_inbound_loop_ends_the_event_stream() {
+    let bus = Bus::new();
+    let (_b, mut be) = Peer::join(
+        PeerConfig::new("ws_bus", "ch", "patch.b"),
+        Fragile(bus.clone()),
+    )
+    .await
+    .unwrap();
+    let subject = agh_protocol::identity::peer_subject("ws_bus", "ch", "patch.b").unwrap();
+    bus.publish(subject, bytes::Bytes::from_static(b"boom"))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut internal = None;
+    loop {
+        match tokio::time::timeout_at(deadline, be.recv()).await {
+            Ok(Some(Event::Refused {
+                code: agh_protocol::ReasonCode::Internal,
+                message,
+                ..
+            })) => internal = Some(message),
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(_) => panic!("the event stream did not end after the inbound loop died"),
+        }
+    }
+    let message = internal.expect("an internal event before the end");
+    assert!(message.contains("inbound loop failed"), "{message}");
+    assert!(message.contains("boom"), "{message}");
+}

@@ -7,29 +7,34 @@ mod nats_server;
 
 use std::time::Duration;
 
-use agh_peer::{Container, Event, Events, NatsTransport, Peer, PeerConfig, WhoisQuery};
+use agh_peer::{
+    Container, Event, Events, LinkEvent, NatsTransport, Peer, PeerConfig, Transport, WhoisQuery,
+};
 use agh_protocol::discovery::Catalog;
 use agh_protocol::identity::{direct_id, peer_subject};
 use agh_protocol::{
     KnownBody, Message, MessageBuilder, ReasonCode, ReceiptStatus, SayBody, WorkState,
 };
-use nats_server::{Cluster, NatsServer};
+use nats_server::{unique_workspace, Cluster, NatsServer};
 use serde_json::json;
 
-const WS: &str = "ws_test";
 const CH: &str = "builders";
 const WAIT: Duration = Duration::from_secs(10);
 
-fn config(peer: &str) -> PeerConfig {
-    PeerConfig::new(WS, CH, peer).greet_interval(Duration::from_millis(300))
+fn config(ws: &str, peer: &str) -> PeerConfig {
+    PeerConfig::new(ws, CH, peer).greet_interval(Duration::from_millis(300))
 }
 
-async fn join(url: &str, peer: &str) -> (Peer, Events) {
-    join_with(url, config(peer)).await
+async fn join(ws: &str, url: &str, peer: &str) -> (Peer, Events) {
+    join_with(url, config(ws, peer)).await
 }
 
 async fn join_with(url: &str, config: PeerConfig) -> (Peer, Events) {
     let nats = NatsTransport::connect(url).await.expect("connect");
+    join_with_transport(config, nats).await
+}
+
+async fn join_with_transport(config: PeerConfig, nats: NatsTransport) -> (Peer, Events) {
     tokio::time::timeout(WAIT, Peer::join(config, nats))
         .await
         .expect("join in time")
@@ -99,9 +104,9 @@ async fn raw_client(url: &str) -> async_nats::Client {
 }
 
 /// Subscribes (raw) to `peer`'s subject: receipts sent to a peer that is not a runtime.
-async fn raw_inbox(raw: &async_nats::Client, peer: &str) -> async_nats::Subscriber {
+async fn raw_inbox(raw: &async_nats::Client, ws: &str, peer: &str) -> async_nats::Subscriber {
     let sub = raw
-        .subscribe(peer_subject(WS, CH, peer).unwrap())
+        .subscribe(peer_subject(ws, CH, peer).unwrap())
         .await
         .unwrap();
     raw.flush().await.unwrap();
@@ -135,8 +140,9 @@ fn now() -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn greet_presence_join_expiry_and_regreet() {
     let server = NatsServer::start();
-    let (a, mut a_events) = join(&server.url(), "ops.a").await;
-    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
+    let (b, mut b_events) = join(ws, &server.url(), "patch.b").await;
     joined(&mut a_events, "patch.b").await;
     joined(&mut b_events, "ops.a").await; // from a's periodic greet
     assert_eq!(a.peers().unwrap().len(), 1);
@@ -149,7 +155,7 @@ async fn greet_presence_join_expiry_and_regreet() {
     .await;
     assert!(a.peers().unwrap().is_empty());
     // and b comes back: its greet makes it present again.
-    let (_b, _b_events) = join(&server.url(), "patch.b").await;
+    let (_b, _b_events) = join(ws, &server.url(), "patch.b").await;
     joined(&mut a_events, "patch.b").await;
     a.shutdown().await.unwrap();
 }
@@ -157,8 +163,9 @@ async fn greet_presence_join_expiry_and_regreet() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_late_joiner_learns_who_is_present_at_once() {
     // Greets every 60 s: only the join whois can make the late joiner see a within WAIT.
-    let slow = |p: &str| PeerConfig::new(WS, CH, p).greet_interval(Duration::from_secs(60));
     let server = NatsServer::start();
+    let ws = &unique_workspace();
+    let slow = |p: &str| PeerConfig::new(ws, CH, p).greet_interval(Duration::from_secs(60));
     let (a, mut a_events) = join_with(&server.url(), slow("ops.a")).await;
     let (b, mut b_events) = join_with(&server.url(), slow("patch.b")).await;
     joined(&mut b_events, "ops.a").await; // from a's answer to b's join whois
@@ -185,26 +192,30 @@ fn catalog() -> Catalog {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whois_broadcast_directed_and_rich_catalog() {
     let server = NatsServer::start();
-    let (a, mut a_events) = join(&server.url(), "ops.a").await;
-    let (_b, _be) = join_with(&server.url(), config("patch.b").catalog(catalog())).await;
-    let (_c, _ce) = join_with(&server.url(), config("docs.c").display_name("Docs")).await;
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
+    let (_b, _be) = join_with(&server.url(), config(ws, "patch.b").catalog(catalog())).await;
+    let (_c, _ce) = join_with(&server.url(), config(ws, "docs.c").display_name("Docs")).await;
     joined(&mut a_events, "patch.b").await;
     joined(&mut a_events, "docs.c").await;
-    let wait = Duration::from_millis(1500);
-
-    // Broadcast, empty query: everyone answers.
-    let all = a.whois(&WhoisQuery::default(), wait).await.unwrap();
+    // Broadcast, empty query: everyone answers (returns once both did; WAIT is the bound).
+    let everyone = WhoisQuery {
+        enough: Some(2),
+        ..Default::default()
+    };
+    let all = a.whois(&everyone, WAIT).await.unwrap();
     let ids: Vec<&str> = all.iter().map(|x| x.card.peer_id.as_str()).collect();
     assert_eq!(ids, ["docs.c", "patch.b"]);
     assert_eq!(all[1].card.capabilities, ["fix-tests", "review-diff"]);
     assert!(all.iter().all(|x| x.catalog.is_none()));
 
-    // Broadcast with a capability query: only b matches.
+    // Broadcast with a capability query: only b matches (the whole window is waited, so that
+    // a wrong answer from c would be seen).
     let q = WhoisQuery {
         query: Some("review-diff".into()),
         ..Default::default()
     };
-    let some = a.whois(&q, wait).await.unwrap();
+    let some = a.whois(&q, Duration::from_secs(3)).await.unwrap();
     assert_eq!(some.len(), 1);
     assert_eq!(some[0].card.peer_id.as_str(), "patch.b");
 
@@ -242,14 +253,15 @@ async fn whois_broadcast_directed_and_rich_catalog() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn direct_room_say_between_two_peers() {
     let server = NatsServer::start();
-    let (a, mut a_events) = join(&server.url(), "ops.a").await;
-    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
+    let (b, mut b_events) = join(ws, &server.url(), "patch.b").await;
     joined(&mut a_events, "patch.b").await;
     a.say(&Container::Direct, Some("patch.b"), "just between us")
         .await
         .unwrap();
     let m = wait_for(&mut b_events, "the direct say", |e| is_message(e, "say")).await;
-    let room = direct_id(WS, CH, "ops.a", "patch.b").unwrap();
+    let room = direct_id(ws, CH, "ops.a", "patch.b").unwrap();
     assert_eq!(
         m.envelope().direct_id.as_deref().map(String::as_str),
         Some(room.as_str())
@@ -332,8 +344,9 @@ async fn work_unit(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_work_unit_then_work_closed_and_duplicate() {
     let server = NatsServer::start();
-    let (a, mut a_events) = join(&server.url(), "ops.a").await;
-    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
+    let (b, mut b_events) = join(ws, &server.url(), "patch.b").await;
     joined(&mut a_events, "patch.b").await;
     let req = work_unit(&a, &mut a_events, &b, &mut b_events, "work_smoke").await;
 
@@ -341,7 +354,7 @@ async fn full_work_unit_then_work_closed_and_duplicate() {
     // send it): b answers work_closed.
     let late_id = "late-1";
     let body: SayBody = serde_json::from_value(json!({"text": "one more thing"})).unwrap();
-    let late = MessageBuilder::new(WS, CH, "ops.a")
+    let late = MessageBuilder::new(ws, CH, "ops.a")
         .id(late_id)
         .ts(now())
         .to("patch.b")
@@ -357,8 +370,8 @@ async fn full_work_unit_then_work_closed_and_duplicate() {
         })
     ));
     let raw = raw_client(&server.url()).await;
-    let mut inbox = raw_inbox(&raw, "ops.a").await;
-    let subject = peer_subject(WS, CH, "patch.b").unwrap();
+    let mut inbox = raw_inbox(&raw, ws, "ops.a").await;
+    let subject = peer_subject(ws, CH, "patch.b").unwrap();
     raw.publish(subject, late.to_vec().unwrap().into())
         .await
         .unwrap();
@@ -423,13 +436,13 @@ async fn full_work_unit_then_work_closed_and_duplicate() {
     .await;
 }
 
-fn envelope(id: &str, ts: i64, to: &str, text: &str) -> Message {
-    envelope_from("tester.x", id, ts, to, text)
+fn envelope(ws: &str, id: &str, ts: i64, to: &str, text: &str) -> Message {
+    envelope_from(ws, "tester.x", id, ts, to, text)
 }
 
-fn envelope_from(from: &str, id: &str, ts: i64, to: &str, text: &str) -> Message {
+fn envelope_from(ws: &str, from: &str, id: &str, ts: i64, to: &str, text: &str) -> Message {
     let body: SayBody = serde_json::from_value(json!({ "text": text })).unwrap();
-    MessageBuilder::new(WS, CH, from)
+    MessageBuilder::new(ws, CH, from)
         .id(id)
         .ts(ts)
         .to(to)
@@ -442,12 +455,13 @@ fn envelope_from(from: &str, id: &str, ts: i64, to: &str, text: &str) -> Message
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn not_target_expired_and_hostile_payloads() {
     let server = NatsServer::start();
-    let (a, mut a_events) = join(&server.url(), "ops.a").await;
-    let (b, mut b_events) = join(&server.url(), "patch.b").await;
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
+    let (b, mut b_events) = join(ws, &server.url(), "patch.b").await;
     joined(&mut a_events, "patch.b").await;
     let raw = raw_client(&server.url()).await;
-    let mut inbox = raw_inbox(&raw, "tester.x").await;
-    let b_subject = peer_subject(WS, CH, "patch.b").unwrap();
+    let mut inbox = raw_inbox(&raw, ws, "tester.x").await;
+    let b_subject = peer_subject(ws, CH, "patch.b").unwrap();
 
     // not_target (an envelope for someone else, on b's subject) and expired (ts far in the past).
     for (id, ts, to, status, code) in [
@@ -466,7 +480,7 @@ async fn not_target_expired_and_hostile_payloads() {
             ReasonCode::Expired,
         ),
     ] {
-        let m = envelope(id, ts, to, "hi");
+        let m = envelope(ws, id, ts, to, "hi");
         raw.publish(b_subject.clone(), m.to_vec().unwrap().into())
             .await
             .unwrap();
@@ -477,12 +491,16 @@ async fn not_target_expired_and_hostile_payloads() {
 
     // Garbage and invalid envelopes: refused with a reason, answered when addressable.
     let bad_text = {
-        let mut v = envelope("bad-1", now(), "patch.b", "x").to_value().unwrap();
+        let mut v = envelope(ws, "bad-1", now(), "patch.b", "x")
+            .to_value()
+            .unwrap();
         v["body"]["text"] = json!("   ");
         serde_json::to_vec(&v).unwrap()
     };
     let unknown_member = {
-        let mut v = envelope("bad-2", now(), "patch.b", "x").to_value().unwrap();
+        let mut v = envelope(ws, "bad-2", now(), "patch.b", "x")
+            .to_value()
+            .unwrap();
         v["surprise"] = json!(1);
         serde_json::to_vec(&v).unwrap()
     };
@@ -529,15 +547,16 @@ async fn not_target_expired_and_hostile_payloads() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_mebibyte_envelope() {
     let server = NatsServer::start();
-    let (a, mut a_events) = join(&server.url(), "ops.a").await;
-    let (_b, mut b_events) = join(&server.url(), "patch.b").await;
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
+    let (_b, mut b_events) = join(ws, &server.url(), "patch.b").await;
     joined(&mut a_events, "patch.b").await;
-    let small = envelope_from("ops.a", "big-1", now(), "patch.b", "x")
+    let small = envelope_from(ws, "ops.a", "big-1", now(), "patch.b", "x")
         .to_vec()
         .unwrap()
         .len();
     let text = "y".repeat(agh_protocol::MAX_ENVELOPE_BYTES - small + 1);
-    let big = envelope_from("ops.a", "big-1", now(), "patch.b", &text);
+    let big = envelope_from(ws, "ops.a", "big-1", now(), "patch.b", &text);
     assert_eq!(
         big.to_vec().unwrap().len(),
         agh_protocol::MAX_ENVELOPE_BYTES
@@ -549,7 +568,7 @@ async fn one_mebibyte_envelope() {
         _ => panic!("not a say"),
     }
     // One byte more is refused before publishing: nothing invalid leaves.
-    let over = envelope_from("ops.a", "big-2", now(), "patch.b", &format!("{text}y"));
+    let over = envelope_from(ws, "ops.a", "big-2", now(), "patch.b", &format!("{text}y"));
     match a.send(over).await {
         Err(agh_peer::PeerError::Invalid(r)) => assert_eq!(r.code, ReasonCode::Malformed),
         other => panic!("a 1 MiB + 1 envelope was not refused: {other:?}"),
@@ -559,7 +578,8 @@ async fn one_mebibyte_envelope() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_retries_with_the_same_id_until_answered() {
     let server = NatsServer::start();
-    let (a, mut a_events) = join(&server.url(), "ops.a").await;
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
     // Nobody listens yet: the first tries go nowhere (NATS Core drops them).
     let body: SayBody = serde_json::from_value(json!({"text": "anyone?"})).unwrap();
     let m = a
@@ -572,9 +592,10 @@ async fn request_retries_with_the_same_id_until_answered() {
         .unwrap();
     let id = m.id().to_owned();
     let url = server.url();
+    let late_ws = ws.clone();
     let late = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(600)).await;
-        let (b, mut be) = join(&url, "patch.b").await;
+        let (b, mut be) = join(&late_ws, &url, "patch.b").await;
         let req = wait_for(&mut be, "the retried request", |e| is_message(e, "say")).await;
         b.receipt(&req, ReceiptStatus::Accepted, None, None)
             .await
@@ -590,13 +611,51 @@ async fn request_retries_with_the_same_id_until_answered() {
     let _ = &mut a_events;
 }
 
+/// The next `LinkEvent::Connected` after a `Disconnected` on `links` (a reconnect), within `WAIT`.
+async fn reconnected(links: &mut tokio::sync::broadcast::Receiver<LinkEvent>, who: &str) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut down = false;
+    loop {
+        match tokio::time::timeout_at(deadline, links.recv()).await {
+            Err(_) => panic!("{who} did not reconnect within {WAIT:?}"),
+            Ok(Err(e)) => panic!("{who}'s link events: {e}"),
+            Ok(Ok(LinkEvent::Disconnected)) => down = true,
+            Ok(Ok(LinkEvent::Connected)) if down => return,
+            Ok(Ok(LinkEvent::Connected)) => {}
+        }
+    }
+}
+
+fn greet_from(peer: &'static str) -> impl FnMut(&Event) -> Option<Message> {
+    move |e: &Event| is_message(e, "greet").filter(|m| m.envelope().from.as_str() == peer)
+}
+
+/// Greet after every reconnect (NOTES 9), with nothing else that could greet: the interval is
+/// 60 s and there is no discovery on join, so after the restart only the reconnect greet can
+/// arrive (async-nats replays what was published during the outage: no greet was). The peer
+/// that reconnects first greets while the other is still away, so each peer's link is then
+/// also cycled alone (`force_reconnect`) while the other is connected. The work unit opened
+/// before the restart completes after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_restart_mid_run() {
     let mut server = NatsServer::start();
-    let (a, mut a_events) = join(&server.url(), "ops.a").await;
-    let (b, mut b_events) = join(&server.url(), "patch.b").await;
-    joined(&mut a_events, "patch.b").await;
-    joined(&mut b_events, "ops.a").await;
+    let ws = &unique_workspace();
+    let quiet = |p: &str| {
+        PeerConfig::new(ws, CH, p)
+            .greet_interval(Duration::from_secs(60))
+            .discover_on_join(false)
+    };
+    let a_nats = NatsTransport::connect(&server.url())
+        .await
+        .expect("connect");
+    let b_nats = NatsTransport::connect(&server.url())
+        .await
+        .expect("connect");
+    let mut a_links = a_nats.link_events().expect("link events");
+    let mut b_links = b_nats.link_events().expect("link events");
+    let (a, mut a_events) = join_with_transport(quiet("ops.a"), a_nats.clone()).await;
+    let (b, mut b_events) = join_with_transport(quiet("patch.b"), b_nats.clone()).await;
+    joined(&mut a_events, "patch.b").await; // b's join greet
     let thread = Container::Thread("thread_restart".into());
     a.open_work(&thread, "patch.b", "work_restart", "survive a restart")
         .await
@@ -609,25 +668,30 @@ async fn server_restart_mid_run() {
     let key = agh_peer::core::PeerCore::work_key(&req).unwrap();
 
     server.restart();
+    reconnected(&mut a_links, "ops.a").await;
+    reconnected(&mut b_links, "patch.b").await;
 
-    // Both reconnect and greet again; presence recovers (fresh greets after the restart).
-    let greet_from = |peer: &'static str| {
-        move |e: &Event| is_message(e, "greet").filter(|m| m.envelope().from.as_str() == peer)
-    };
+    // b's link alone: a (connected) sees b's reconnect greet; then a's alone.
+    b_nats.client().force_reconnect().await.unwrap();
+    reconnected(&mut b_links, "patch.b").await;
     wait_for(
         &mut a_events,
         "b's greet after the restart",
         greet_from("patch.b"),
     )
     .await;
+    a_nats.client().force_reconnect().await.unwrap();
+    reconnected(&mut a_links, "ops.a").await;
     wait_for(
         &mut b_events,
         "a's greet after the restart",
         greet_from("ops.a"),
     )
     .await;
-    assert_eq!(a.peers().unwrap().len(), 1);
-    // No work state lost: the unit continues where it was.
+    assert_eq!(a.peers().unwrap()[0].peer_id.as_str(), "patch.b");
+    assert_eq!(b.peers().unwrap()[0].peer_id.as_str(), "ops.a");
+
+    // No work state lost: the unit continues where it was, and completes.
     assert_eq!(a.work_state(&key).unwrap(), Some("working"));
     assert_eq!(b.work_state(&key).unwrap(), Some("working"));
     b.trace(&req, WorkState::Completed, Some("done after restart"))
@@ -643,14 +707,153 @@ async fn server_restart_mid_run() {
     })
     .await;
     assert_eq!(a.work_state(&key).unwrap(), Some("completed"));
+    assert_eq!(b.work_state(&key).unwrap(), Some("completed"));
+}
+
+/// Shutdown during an outage returns within its bounds (async-nats never answers a flush
+/// while disconnected, and keeps reconnecting forever).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_is_bounded_while_the_server_is_down() {
+    let mut server = NatsServer::start();
+    let ws = &unique_workspace();
+    let nats = NatsTransport::connect(&server.url())
+        .await
+        .expect("connect");
+    let mut links = nats.link_events().expect("link events");
+    let (a, _a_events) = join_with_transport(config(ws, "ops.a"), nats).await;
+    server.stop();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match tokio::time::timeout_at(deadline, links.recv()).await {
+            Ok(Ok(LinkEvent::Disconnected)) => break,
+            Ok(Ok(_)) => {}
+            other => panic!("no disconnect seen: {other:?}"),
+        }
+    }
+    // Something published during the outage: the flush cannot complete.
+    let _ = a
+        .say(&Container::Thread("thread_outage".into()), None, "anyone?")
+        .await;
+    let bound = 2 * agh_peer::SHUTDOWN_WAIT + agh_peer::SHUTDOWN_DRAIN + Duration::from_secs(2);
+    let started = std::time::Instant::now();
+    let result = tokio::time::timeout(bound, a.shutdown())
+        .await
+        .unwrap_or_else(|_| panic!("shutdown still waiting after {bound:?}"));
+    match result {
+        Ok(()) => {}
+        Err(agh_peer::PeerError::Transport(e)) => assert!(e.message.contains("flush"), "{e}"),
+        Err(e) => panic!("unexpected shutdown error: {e}"),
+    }
+    assert!(started.elapsed() < bound);
+}
+
+/// Shutdown unsubscribes: afterwards the server has no subscriber on the peer's subject (a
+/// request there gets "no responders" at once), while before it had one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_unsubscribes() {
+    let server = NatsServer::start();
+    let ws = &unique_workspace();
+    let (b, _b_events) = join(ws, &server.url(), "patch.b").await;
+    let raw = raw_client(&server.url()).await;
+    let subject = peer_subject(ws, CH, "patch.b").unwrap();
+    let probe = || async {
+        tokio::time::timeout(
+            Duration::from_millis(500),
+            raw.request(subject.clone(), b"probe".as_slice().into()),
+        )
+        .await
+    };
+    // Subscribed: the request is delivered (b refuses it as malformed; nobody replies).
+    assert!(probe().await.is_err(), "b had no subscription");
+    b.shutdown().await.unwrap();
+    match probe().await {
+        Ok(Err(e)) => assert_eq!(e.kind(), async_nats::RequestErrorKind::NoResponders, "{e}"),
+        other => panic!("b's subject still has a subscriber: {other:?}"),
+    }
+}
+
+/// A capability transferred over NATS: the digest is computed by the sender (recipe of NOTES
+/// 6; the expected value computed independently) and the receiver gets it delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capability_transfer_with_computed_digest() {
+    let server = NatsServer::start();
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
+    let (_b, mut b_events) = join(ws, &server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    let doc = json!({
+        "id": "fix-tests",
+        "summary": " Repair <failing> tests & more. ",
+        "outcome": "A passing suite.",
+        "requirements": ["repo", "diff"],
+    });
+    let sent = a
+        .capability(
+            &Container::Thread("thread_caps".into()),
+            Some("patch.b"),
+            None,
+            doc,
+        )
+        .await
+        .unwrap();
+    let got = wait_for(&mut b_events, "the capability", |e| {
+        is_message(e, "capability")
+    })
+    .await;
+    assert_eq!(got.id(), sent.message.id());
+    let Some(KnownBody::Capability(c)) = got.known() else {
+        panic!("not a capability body");
+    };
+    // sha256 of {"id":"fix-tests","summary":"Repair \u003cfailing\u003e tests \u0026 more.",
+    // "outcome":"A passing suite.","requirements":["diff","repo"]} (trimmed, sorted, Go escapes).
+    assert_eq!(
+        c.capability.digest.as_str(),
+        "sha256:0a8ac3d1534026e6d21881d38d61f1c6059021dc0d174c6e809999e18b31e5eb"
+    );
+    assert_eq!(c.capability.id.as_str(), "fix-tests");
+}
+
+/// The periodic greet keeps presence: with a 300 ms interval presence expires after 2 s
+/// (2 x the interval in whole seconds), yet b stays present for well over that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn presence_outlasts_twice_the_interval_through_regreets() {
+    let server = NatsServer::start();
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &server.url(), "ops.a").await;
+    let (_b, _b_events) = join(ws, &server.url(), "patch.b").await;
+    joined(&mut a_events, "patch.b").await;
+    let watch = Duration::from_secs(5); // 2.5 x the 2 s expiry
+    let end = tokio::time::Instant::now() + watch;
+    let mut greets = 0;
+    loop {
+        match tokio::time::timeout_at(end, a_events.recv()).await {
+            Err(_) => break,
+            Ok(None) => panic!("a's events ended"),
+            Ok(Some(Event::PeerLeft(p))) => panic!("{p} left although it kept greeting"),
+            Ok(Some(e)) => {
+                if greet_from("patch.b")(&e).is_some() {
+                    greets += 1;
+                }
+            }
+        }
+    }
+    assert!(greets >= 5, "only {greets} greets from b in {watch:?}");
+    let present: Vec<String> = a
+        .peers()
+        .unwrap()
+        .iter()
+        .map(|c| c.peer_id.to_string())
+        .collect();
+    assert_eq!(present, ["patch.b"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_server_cluster_work_unit() {
     let cluster = Cluster::start();
-    let (a, mut a_events) = join(&cluster.servers[0].url(), "ops.a").await;
-    let (b, mut b_events) = join(&cluster.servers[2].url(), "patch.b").await;
-    let (_c, _ce) = join(&cluster.servers[1].url(), "docs.c").await;
+    let ws = &unique_workspace();
+    let (a, mut a_events) = join(ws, &cluster.servers[0].url(), "ops.a").await;
+    let (b, mut b_events) = join(ws, &cluster.servers[2].url(), "patch.b").await;
+    let (_c, _ce) = join(ws, &cluster.servers[1].url(), "docs.c").await;
     // Routes form in the background; the periodic greets find the peers once they are up.
     joined(&mut a_events, "patch.b").await;
     joined(&mut b_events, "ops.a").await;
@@ -668,9 +871,10 @@ async fn verified_peers_complete_a_work_unit_and_tampering_is_refused() {
     use futures_util::StreamExt;
 
     let server = NatsServer::start();
+    let ws = &unique_workspace();
     let url = server.url();
     let verified = |nick: &str, seed: u8| {
-        PeerConfig::verified(WS, CH, nick, Key::from_seed(&[seed; 32]))
+        PeerConfig::verified(ws, CH, nick, Key::from_seed(&[seed; 32]))
             .unwrap()
             .greet_interval(Duration::from_millis(300))
             .trust_policy(TrustPolicy::VerifiedOnly)
@@ -678,7 +882,7 @@ async fn verified_peers_complete_a_work_unit_and_tampering_is_refused() {
     // A third party listening on the v1 broadcast subject, to capture what it will relay.
     let raw = raw_client(&url).await;
     let mut v1_broadcast = raw
-        .subscribe(agh_protocol::identity::v1_broadcast_subject(WS, CH).unwrap())
+        .subscribe(agh_protocol::identity::v1_broadcast_subject(ws, CH).unwrap())
         .await
         .unwrap();
     raw.flush().await.unwrap();
@@ -695,7 +899,7 @@ async fn verified_peers_complete_a_work_unit_and_tampering_is_refused() {
         .find(|c| *c.peer_id == b_id)
         .unwrap();
     assert!(b_card.trust_modes_supported.iter().any(|m| m == PROFILE));
-    assert!(agh_protocol::identity::v1_peer_subject(WS, CH, &b_id)
+    assert!(agh_protocol::identity::v1_peer_subject(ws, CH, &b_id)
         .unwrap()
         .unwrap()
         .ends_with(&b_id[b_id.len() - 32..]));
@@ -745,7 +949,7 @@ async fn verified_peers_complete_a_work_unit_and_tampering_is_refused() {
     let mut reused = greet.clone();
     reused["id"] = "greet-replayed-elsewhere".into();
     tampered.push((reused, "signature"));
-    let b_subject = agh_protocol::identity::v1_peer_subject(WS, CH, &b_id)
+    let b_subject = agh_protocol::identity::v1_peer_subject(ws, CH, &b_id)
         .unwrap()
         .unwrap();
     for (envelope, step) in tampered {
@@ -775,7 +979,7 @@ async fn verified_peers_complete_a_work_unit_and_tampering_is_refused() {
     }
 
     // An unverified peer (v0 subjects) is refused by b's policy.
-    let (c, _c_events) = join(&url, "docs.c").await;
+    let (c, _c_events) = join(ws, &url, "docs.c").await;
     c.open_work(&thread, &b_id, "work_unverified", "please")
         .await
         .unwrap();
