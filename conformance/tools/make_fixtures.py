@@ -834,6 +834,19 @@ def sign(e, seed_byte, nickname="ops-coordinator", proof_edit=None, from_edit=No
     return e
 
 
+def on_curve(enc):
+    """Whether 32 bytes encode an edwards25519 point (RFC 8032 5.1.3: x^2 = (y^2 - 1)/(d y^2 + 1)
+    has a root)."""
+    p = 2**255 - 19
+    d = -121665 * pow(121666, p - 2, p) % p
+    y = int.from_bytes(enc, "little") & (2**255 - 1)
+    if y >= p:
+        return False
+    u, v = (y * y - 1) % p, (d * y * y + 1) % p
+    x2 = u * pow(v, p - 2, p) % p
+    return x2 == 0 or pow(x2, (p - 1) // 2, p) == 1
+
+
 def trust_case(name, rule, envelope, state, reject=None, raw=None, code="verification_failed"):
     c = {"rule": rule, "now": NOW}
     if raw is not None:
@@ -895,8 +908,19 @@ def trust_cases():
     trust_case("reject_stripped_proof_member", R + "a verified-form `from` without a proof member at all", edit(good, "/proof", DELETE), None, reject="/from")
     trust_case("reject_other_profile_verified_from", R + "a verified-form `from` with a proof this receiver cannot check",
                edit(good, "/proof", {"profile": "example.other-profile/v2"}), None, reject="/from")
-    trust_case("reject_wrong_profile_spelling", R + "step 1: the proof's shape is this profile's only with its exact identifier",
-               edit(edit(good, "/proof/profile", TRUST_PROFILE), "/proof/alg", "EdDSA"), None, reject="/proof/alg")
+    trust_case("reject_wrong_alg", R + "step 2: `alg` is `Ed25519`",
+               edit(good, "/proof/alg", "EdDSA"), None, reject="/proof/alg")
+    # Step 1: `profile` decides. Absent or null names no profile; a non-empty string names one;
+    # anything else is a malformed proof, refused at step 1.
+    trust_case("accept_proof_profile_null", R + "a proof whose `profile` is null names no profile: unverified",
+               mutate("say", {"proof": {"profile": None, "alg": "none"}}), "unverified")
+    trust_case("reject_empty_profile", R + "step 1: a `profile` that is no identifier (empty) is a malformed proof",
+               edit(good, "/proof/profile", ""), None, reject="/proof/profile")
+    trust_case("reject_non_string_profile", R + "step 1: a `profile` that is no identifier (a number) is a malformed proof, whatever `from` is",
+               mutate("say", {"proof": {"profile": 5}}), None, reject="/proof/profile")
+    # Two faults: the earlier step is reported (a padded `sig` is step 8's, `key_id` step 5's).
+    trust_case("reject_two_faults_earlier_step_wins", R + "steps in order: a wrong key_id (step 5) is reported before a padded sig (step 8)",
+               edit(edit(good, "/proof/sig", good["proof"]["sig"] + "=="), "/proof/key_id", "sha256:" + other_h), None, reject="/proof/key_id")
     trust_case("reject_swapped_pubkey", R + "steps 4-6: another key swapped in (its key_id too) no longer matches `from`",
                edit(edit(good, "/proof/pubkey", b64u(other_pub)), "/proof/key_id", "sha256:" + other_h), None, reject="/from")
     trust_case("reject_key_id_mismatch", R + "step 5: key_id is the SHA-256 of pubkey", edit(good, "/proof/key_id", "sha256:" + other_h), None, reject="/proof/key_id")
@@ -912,7 +936,7 @@ def trust_cases():
     trust_case("reject_short_pubkey", R + "step 3: pubkey is 32 bytes", edit(good, "/proof/pubkey", good["proof"]["pubkey"][:-2]), None, reject="/proof/pubkey")
     trust_case("reject_unknown_proof_member", R + "the proof of this profile has exactly its five members",
                edit(good, "/proof/nonce", "1"), None, reject="/proof")
-    trust_case("reject_missing_sig", R + "the proof of this profile has exactly its five members", edit(good, "/proof/sig", DELETE), None, reject="/proof/sig")
+    trust_case("reject_missing_sig", R + "step 8: a proof of this profile without `sig` (all five members are required) verifies nothing", edit(good, "/proof/sig", DELETE), None, reject="/proof/sig")
     # S + L: the same point equation, a non-canonical S (strict verification refuses it).
     import base64
     sig = bytearray(base64.urlsafe_b64decode(good["proof"]["sig"] + "=="))
@@ -921,6 +945,31 @@ def trust_cases():
     sig[32:] = s_val.to_bytes(32, "little")
     trust_case("reject_non_canonical_s", R + "step 8: strict verification refuses a non-canonical S",
                edit(good, "/proof/sig", b64u(bytes(sig))), None, reject="/proof/sig")
+    # Step 7: 1e400 has no canonical (ECMAScript) form. Written as raw text (Python's json would
+    # write `Infinity`); the proof is untouched, so steps 1-6 hold.
+    big = edit(good, "/ext", {"acme.big": "__BIG__"})
+    trust_case("reject_canonical_json", R + "step 7: an envelope with a number JCS cannot write (1e400) has no canonical form",
+               None, None, reject="/proof", raw=json.dumps(big, ensure_ascii=False).replace('"__BIG__"', "1e400"))
+    # Step 8, strict verification: points of small order (here the identity, y = 1) as key or as
+    # `R`, and a key that is no curve point. With key = R = identity and S = 0 the equation
+    # [S]B = R + [k]A holds for every message: a lax verifier (`cryptography`'s) accepts it.
+    identity = bytes([1]) + bytes(31)
+
+    def raw_key(pub, sig):
+        h = hashlib.sha256(pub).hexdigest()
+        e = copy.deepcopy(say)
+        e["from"] = "ops-coordinator@" + h[:32]
+        e["proof"] = {"profile": TRUST_PROFILE, "alg": "Ed25519", "key_id": "sha256:" + h, "pubkey": b64u(pub), "sig": b64u(sig)}
+        return e
+
+    trust_case("reject_small_order_pubkey", R + "step 8: strict verification refuses a small-order key (the identity, with R = identity and S = 0)",
+               raw_key(identity, identity + bytes(32)), None, reject="/proof/sig")
+    trust_case("reject_small_order_r", R + "step 8: strict verification refuses a small-order R",
+               edit(good, "/proof/sig", b64u(identity + bytes(32))), None, reject="/proof/sig")
+    # The first y from 2 up with no x on the curve (y = 2: (y^2 - 1)/(d y^2 + 1) is no square).
+    not_a_point = next(bytes([y]) + bytes(31) for y in range(2, 256) if not on_curve(bytes([y]) + bytes(31)))
+    trust_case("reject_pubkey_not_a_point", R + "step 8: a 32-byte pubkey that is no curve point verifies nothing",
+               raw_key(not_a_point, bytes(64)), None, reject="/proof/sig")
     trust_case("reject_bad_nickname", R + "a verified identity's nickname is [a-z0-9_-]{1,32}",
                sign(say, 1, from_edit="Ops@" + trust_key(1)[2][:32]), None, reject="/from", code="malformed")
 

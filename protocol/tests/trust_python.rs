@@ -5,15 +5,21 @@
 //! signed envelope fails there as it does here.
 //!
 //! Needs `python3` with `rfc8785` and `cryptography` (`.ci/run` installs them). Without them the
-//! tests say they were skipped, except under CI (`CI` set), where that is a failure.
+//! tests say they were skipped, except under CI (`CI` set to a non-empty value other than
+//! `false` or `0`; `.ci/run` exports `CI=true`), where that is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use agh_protocol::jcs::canonicalize_bytes;
-use agh_protocol::trust::{evaluate_bytes, Key, TrustState};
+use agh_protocol::trust::{evaluate_bytes, Key, Step, TrustState};
 use serde_json::{json, Value};
+
+/// Whether the tests run under CI: `CI` set to a non-empty value other than `false` and `0`.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
 
 struct Python {
     child: Child,
@@ -31,7 +37,7 @@ impl Python {
         if !ready {
             let message = "python3 with the `rfc8785` and `cryptography` packages is needed \
                            (pip install rfc8785 cryptography)";
-            assert!(std::env::var_os("CI").is_none(), "{message}");
+            assert!(!in_ci(), "{message}");
             let _ = writeln!(std::io::stderr(), "skipped: {message}");
             return None;
         }
@@ -298,15 +304,128 @@ fn signatures_verify_independently_and_every_one_byte_change_fails_both() {
         let theirs = python_state(&answer);
         assert_ne!(theirs, "verified", "{}", String::from_utf8_lossy(c));
         assert!(!ours.is_verified(), "{}", String::from_utf8_lossy(c));
-        let same = matches!(
-            (&ours, theirs),
-            (TrustState::Rejected { .. }, "rejected")
-                | (TrustState::Unverified { .. }, "unverified")
-        );
+        let same = match (&ours, theirs) {
+            // Both read the JSON: the same step. (Text only one side reads strictly is no
+            // envelope to canonicalize here: step canonical_json.)
+            (TrustState::Rejected { step, .. }, "rejected") => {
+                answer["ok"] != true || answer["why"] == step.as_str()
+            }
+            (TrustState::Unverified { .. }, "unverified") => true,
+            _ => false,
+        };
         assert!(
             same,
             "ours {ours}, python {answer}: {}",
             String::from_utf8_lossy(c)
         );
+    }
+}
+
+/// An envelope signed (or not) with a raw key and signature: steps 1-7 hold for `public`.
+fn raw_proof(public: &[u8; 32], sig: &[u8; 64]) -> Vec<u8> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let digest = agh_protocol::trust::key_digest_hex(public);
+    serde_json::to_vec(&json!({
+        "protocol": "agh-network/v0", "id": "msg_raw", "workspace_id": "ws_alpha",
+        "kind": "say", "channel": "builders", "surface": "thread", "thread_id": "thread_x",
+        "from": format!("ops@{}", &digest[..32]), "ts": 1_776_366_000,
+        "body": {"text": "any message"},
+        "proof": {"profile": agh_protocol::trust::PROFILE, "alg": "Ed25519",
+                  "key_id": format!("sha256:{digest}"), "pubkey": b64.encode(public),
+                  "sig": b64.encode(sig)}
+    }))
+    .unwrap()
+}
+
+fn rejected_at(state: &TrustState) -> Option<Step> {
+    match state {
+        TrustState::Rejected { step, .. } => Some(*step),
+        _ => None,
+    }
+}
+
+#[test]
+fn small_order_keys_and_r_are_refused_by_both_sides() {
+    let Some(mut py) = Python::start() else {
+        return;
+    };
+    // The encodings of the eight points of order dividing 8, canonical and not, as the Python
+    // side computes them from the curve equation.
+    let answer = py.ask(&[json!({"op": "small_order"})]).remove(0);
+    let encodings: Vec<[u8; 32]> = answer["encodings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let h = h.as_str().unwrap();
+            let mut b = [0u8; 32];
+            for (i, byte) in b.iter_mut().enumerate() {
+                *byte = u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap();
+            }
+            b
+        })
+        .collect();
+    assert_eq!(encodings.len(), 14, "8 points, 6 non-canonical encodings");
+    let good = Key::from_seed(&[5u8; 32]);
+    let mut envelopes = Vec::new();
+    for e in &encodings {
+        // A small-order key with R = the same point and S = 0 (for the identity, a lax verifier
+        // accepts that for every message).
+        let mut sig = [0u8; 64];
+        sig[..32].copy_from_slice(e);
+        envelopes.push(raw_proof(e, &sig));
+        // A good key with a small-order R.
+        envelopes.push(raw_proof(&good.public_key(), &sig));
+    }
+    let requests: Vec<Value> = envelopes
+        .iter()
+        .map(|e| json!({"op": "verify", "text": String::from_utf8(e.clone()).unwrap()}))
+        .collect();
+    for (e, answer) in envelopes.iter().zip(py.ask(&requests)) {
+        let ours = evaluate_bytes(e);
+        assert_eq!(rejected_at(&ours), Some(Step::Signature), "{ours}");
+        assert_eq!(
+            (answer["state"].as_str(), answer["why"].as_str()),
+            (Some("rejected"), Some("signature")),
+            "{}",
+            String::from_utf8_lossy(e)
+        );
+    }
+}
+
+#[test]
+fn the_trust_fixtures_hold_in_the_independent_check() {
+    let Some(mut py) = Python::start() else {
+        return;
+    };
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/trust");
+    let mut cases = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let case: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        // Only the trust verdicts (a grammar refusal is the schema's, before any trust step).
+        let Some(state) = case["expect"]["trust"].as_str() else {
+            continue;
+        };
+        let text = match &case["raw"] {
+            Value::String(raw) => raw.clone(),
+            _ => case["envelope"].to_string(),
+        };
+        cases.push((path, state.to_owned(), text));
+    }
+    assert!(cases.len() > 25, "{}", cases.len());
+    let requests: Vec<Value> = cases
+        .iter()
+        .map(|(_, _, t)| json!({"op": "verify", "text": t}))
+        .collect();
+    for ((path, state, text), answer) in cases.iter().zip(py.ask(&requests)) {
+        assert_eq!(answer["state"].as_str(), Some(state.as_str()), "{path:?}: {answer}");
+        // And the same step here.
+        let ours = evaluate_bytes(text.as_bytes());
+        assert_eq!(ours.as_str(), state, "{path:?}: {ours}");
+        if let Some(step) = rejected_at(&ours) {
+            assert_eq!(answer["why"], step.as_str(), "{path:?}: {ours}");
+        }
     }
 }
