@@ -306,7 +306,7 @@ fn a_refused_delegation_may_still_carry_its_error() {
 }
 
 #[test]
-fn cancel_names_an_open_delegation_and_is_acked_on_its_own() {
+fn cancel_names_a_delegation_and_is_acked_on_its_own() {
     let mut p = Pair::new();
     let delegate = p.envelope(
         KIT,
@@ -341,9 +341,13 @@ fn cancel_names_an_open_delegation_and_is_acked_on_its_own() {
         Some(json!({"code": "cancelled", "message": "Cancelled as asked"})),
     );
     settled(p.deliver(&error));
-    // Cancelling what is over, or what is not a delegation: refused.
+    // Cancelling a delegation that is over is still a cancel (best-effort); cancelling what is
+    // not a delegation is refused.
     let late = p.envelope(KIT, "cancel", Some(&d), None);
-    assert_eq!(refused(p.inject(&late)).0, "already_answered");
+    assert!(matches!(
+        delivered(p.deliver(&late)),
+        Correlation::Opened { awaiting: true, refers_to: Some(ref r), .. } if *r == d
+    ));
     let ping = p.envelope(KIT, "ping", None, None);
     delivered(p.deliver(&ping));
     let wrong = p.envelope(KIT, "cancel", Some(&id_of(&ping)), None);
@@ -428,13 +432,118 @@ fn an_unknown_kind_is_answered_with_error_unknown_kind() {
             .contains("/kind"),
         "{v}"
     );
-    // Kit's inbox takes that error only as an answer to something it sent: it never sent the
-    // `handshake` through its inbox, so the ref is unknown to it.
+    // The Family Agent records what it sends; Kit's inbox takes the error although the
+    // `handshake` opened no exchange: an `error` "can be sent at any time for any ref"
+    // (`x-agh-kind.answers_any`), and it moves nothing.
     let bytes = reply.to_vec().expect("bytes");
+    assert_eq!(p.family.send(&bytes, p.clock), Ok(Correlation::Unrelated));
     match p.kit.receive(&bytes, p.clock) {
-        Verdict::Refused(r) => assert_eq!(r.refusal, "unknown_request"),
-        Verdict::Delivered { .. } => panic!("an error about an untracked message"),
+        Verdict::Delivered { correlation, .. } => assert_eq!(correlation, Correlation::Unrelated),
+        Verdict::Refused(r) => panic!("the unknown_kind error was refused: {r}"),
     }
+    assert!(p.kit.correlator().is_empty());
+}
+
+#[test]
+fn an_error_about_a_malformed_reply_is_recorded_and_delivered() {
+    let mut p = Pair::new();
+    let ping = p.envelope(KIT, "ping", None, None);
+    delivered(p.deliver(&ping));
+    // The Family Agent's pong has a status no schema allows: Kit refuses it...
+    let bad = p.envelope(
+        FAMILY,
+        "pong",
+        Some(&id_of(&ping)),
+        Some(json!({"status": "asleep"})),
+    );
+    let Verdict::Refused(refusal) = p.inject(&bad) else {
+        panic!("accepted a bad pong");
+    };
+    assert_eq!(refusal.pointer, "/payload/status");
+    // ...and answers it with an `error` naming the pong, which its own inbox records...
+    let reply = error_reply(&refusal, KIT, &common::id(600), p.clock)
+        .expect("valid")
+        .expect("an answer goes out");
+    let bytes = reply.to_vec().expect("bytes");
+    assert_eq!(p.kit.send(&bytes, p.clock), Ok(Correlation::Unrelated));
+    // ...and the Family Agent's inbox delivers.
+    match p.family.receive(&bytes, p.clock) {
+        Verdict::Delivered { correlation, .. } => assert_eq!(correlation, Correlation::Unrelated),
+        Verdict::Refused(r) => panic!("refused: {r}"),
+    }
+    // The ping is still awaiting its pong: the error named the pong, not the ping.
+    assert_eq!(
+        p.kit.correlator().get(KIT, &id_of(&ping)).map(|t| t.state),
+        Some("open")
+    );
+    let pong = p.envelope(
+        FAMILY,
+        "pong",
+        Some(&id_of(&ping)),
+        Some(json!({"status": "idle"})),
+    );
+    settled(p.deliver(&pong));
+    // An error after the exchange is over ends nothing, and is not refused.
+    let late = p.envelope(
+        FAMILY,
+        "error",
+        Some(&id_of(&ping)),
+        Some(json!({"code": "internal", "message": "Late"})),
+    );
+    assert_eq!(delivered(p.deliver(&late)), Correlation::Unrelated);
+}
+
+#[test]
+fn a_delegation_acked_without_report_back_can_still_be_cancelled() {
+    let mut p = Pair::new();
+    let delegate = p.envelope(KIT, "delegate", None, Some(json!({"task": "t"})));
+    delivered(p.deliver(&delegate));
+    let d = id_of(&delegate);
+    let ack = p.envelope(FAMILY, "ack", Some(&d), Some(json!({"accepted": true})));
+    settled(p.deliver(&ack));
+    // Best-effort: the task may be done or still running; the cancel is taken and acked.
+    let cancel = p.envelope(KIT, "cancel", Some(&d), Some(json!({"reason": "No longer needed"})));
+    assert!(matches!(
+        delivered(p.deliver(&cancel)),
+        Correlation::Opened { awaiting: true, refers_to: Some(ref r), .. } if *r == d
+    ));
+    let ack = p.envelope(
+        FAMILY,
+        "ack",
+        Some(&id_of(&cancel)),
+        Some(json!({"accepted": false})),
+    );
+    settled(p.deliver(&ack));
+}
+
+#[test]
+fn a_result_may_arrive_much_later_than_the_retention() {
+    let mut p = Pair::new();
+    let delegate = p.envelope(
+        KIT,
+        "delegate",
+        None,
+        Some(json!({"task": "t", "report_back": true})),
+    );
+    delivered(p.deliver(&delegate));
+    let d = id_of(&delegate);
+    let ack = p.envelope(FAMILY, "ack", Some(&d), Some(json!({"accepted": true})));
+    delivered(p.deliver(&ack));
+    // Three hours pass (no deadline_ms: the sender waits for the result as long as it takes).
+    p.clock += 3 * 3_600_000;
+    assert!(p.kit.expire(p.clock).is_empty());
+    assert!(p.family.expire(p.clock).is_empty());
+    let result = p.envelope(
+        FAMILY,
+        "result",
+        Some(&d),
+        Some(json!({"status": "completed", "outcome": "Sent"})),
+    );
+    settled(p.deliver(&result));
+    // Settled, it is forgotten one retention later.
+    p.clock += agh_protocol::correlation::Correlator::DEFAULT_RETENTION_MS + 1;
+    p.kit.expire(p.clock);
+    assert!(p.kit.correlator().get(KIT, &d).is_none());
 }
 
 #[test]

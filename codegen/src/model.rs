@@ -344,6 +344,10 @@ pub struct Kind {
     /// The kinds of message this kind's correlation member must name (`x-agh-kind.refers_to`:
     /// a `cancel` names a `delegate`); empty when it answers a request or names nothing.
     pub refers_to: Vec<String>,
+    /// Whether a message of this kind may name any message in its correlation member
+    /// (`x-agh-kind.answers_any`: ACP's `error`, "sent at any time for any ref"): it moves the
+    /// exchange it names when a reply rule takes it, and is otherwise delivered unrelated.
+    pub answers_any: bool,
 }
 
 /// The built-in state every exchange starts in.
@@ -1865,7 +1869,7 @@ impl<'a> Builder<'a> {
                     format!("kind mismatch: body schema of kind {name:?} has no `x-agh-kind`"),
                 ));
             };
-            let (rules, refers_to) =
+            let (rules, refers_to, answers_any) =
                 self.kind_rules(&loc.id, &xp, x, env, known, containers, *body)?;
             if rules.kind != *name {
                 return Err(self.err(
@@ -1904,6 +1908,7 @@ impl<'a> Builder<'a> {
                 conditionals,
                 exchange: None,
                 refers_to,
+                answers_any,
             });
         }
         // Every x-agh-kind schema must be reachable through the dispatch.
@@ -1933,7 +1938,7 @@ impl<'a> Builder<'a> {
         known: &[KnownValues],
         containers: Option<&Containers>,
         body: Presence,
-    ) -> Result<(KindRules, Vec<String>)> {
+    ) -> Result<(KindRules, Vec<String>, bool)> {
         let Value::Object(m) = x else {
             return Err(self.err(id, xp, "`x-agh-kind` must be an object"));
         };
@@ -1959,6 +1964,7 @@ impl<'a> Builder<'a> {
             "verify",
             "exchange",
             "refers_to",
+            "answers_any",
         ];
         keys.extend(role_keys.iter().map(|(_, m)| *m));
         for k in m.keys() {
@@ -2156,7 +2162,35 @@ impl<'a> Builder<'a> {
                 format!("a kind that `refers_to` another needs `{k}: required`"),
             ));
         }
-        Ok((rules, refers_to))
+        let answers_any = match m.get("answers_any") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, "answers_any"),
+                    "`answers_any` must be a boolean",
+                ))
+            }
+        };
+        if answers_any {
+            let at = join_pointer(xp, "answers_any");
+            if roles.reply_to.is_none() || rules.reply_to == Forbidden {
+                return Err(self.err(
+                    id,
+                    &at,
+                    "a kind that answers any message needs its correlation member (role `reply_to`, not forbidden)",
+                ));
+            }
+            if m.contains_key("exchange") || !refers_to.is_empty() {
+                return Err(self.err(
+                    id,
+                    &at,
+                    "a kind that answers any message is a reply, not a request (no `exchange` or `refers_to`)",
+                ));
+            }
+        }
+        Ok((rules, refers_to, answers_any))
     }
 
     fn conditionals(

@@ -38,6 +38,11 @@ pub fn emit_profile(model: &Model) -> TokenStream {
     } else {
         quote!(&[])
     };
+    let answers_any = if model.kinds.iter().any(|k| k.answers_any) {
+        quote!(super::rules::ANSWERS_ANY)
+    } else {
+        quote!(&[])
+    };
     let refusal_codes = if model.refusal_codes.is_some() {
         quote!(super::rules::REFUSAL_CODES)
     } else {
@@ -91,6 +96,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             max_bytes: super::rules::MAX_ENVELOPE_BYTES,
             replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
             exchanges: #exchanges,
+            answers_any: #answers_any,
             refusal_codes: #refusal_codes,
         };
 

@@ -325,6 +325,20 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[#(#exchanges),*];
         });
     }
+    let answers_any: Vec<&str> = model
+        .kinds
+        .iter()
+        .filter(|k| k.answers_any)
+        .map(|k| k.name.as_str())
+        .collect();
+    if !answers_any.is_empty() {
+        out.extend(quote! {
+            /// The kinds whose correlation member may name any message (`x-agh-kind.answers_any`):
+            /// they move the exchange they name when a reply rule takes them, and are delivered
+            /// unrelated otherwise.
+            pub const ANSWERS_ANY: &[&str] = &[#(#answers_any),*];
+        });
+    }
     if let Some(r) = &model.refusal_codes {
         let entries = r.entries.iter().map(|(refusal, code)| {
             quote!(::agh_protocol::model::RefusalCode { refusal: #refusal, code: #code })

@@ -246,8 +246,24 @@ sequence("cancel_then_ack", DRAFT + "cancel -> ack; cancel names the delegation 
          correlation="answered", state="answered"),
     step(msg("error", 4, uid(1), {"code": "cancelled", "message": "Cancelled as asked"}, from_kit=False, dt=30),
          "sent", verdict="recorded", correlation="answered", state="answered"),
-    step(msg("cancel", 5, uid(1), None, dt=40), verdict="refused", reason_code="already_answered",
-         error_code="already_answered"),
+    step(msg("cancel", 5, uid(1), None, dt=40), verdict="delivered", correlation="opened"),
+])
+sequence("cancel_after_the_ack", DRAFT + "cancellation is best-effort (task may already be complete)", [
+    step(msg("delegate", 1, None, {"task": "t"}), verdict="delivered", correlation="opened"),
+    step(msg("ack", 2, uid(1), {"accepted": True}, from_kit=False, dt=10), "sent", verdict="recorded",
+         correlation="answered", state="answered"),
+    step(msg("cancel", 3, uid(1), {"reason": "Plans changed"}, dt=20), verdict="delivered", correlation="opened"),
+    step(msg("ack", 4, uid(3), {"accepted": False}, from_kit=False, dt=30), "sent", verdict="recorded",
+         correlation="answered", state="answered"),
+])
+sequence("error_for_any_ref", DRAFT + "error can be sent at any time for any ref", [
+    step(msg("error", 1, uid(77), {"code": "unknown_kind", "message": "No such kind here"}), verdict="delivered",
+         correlation="unrelated"),
+    step(msg("ping", 2), verdict="delivered", correlation="opened"),
+    step(msg("pong", 3, uid(2), {"status": "idle"}, from_kit=False, dt=10), "sent", verdict="recorded",
+         correlation="answered", state="answered"),
+    step(msg("error", 4, uid(2), {"code": "internal", "message": "Too late"}, dt=20), verdict="delivered",
+         correlation="unrelated"),
 ])
 sequence("reply_from_another_agent", STANCE + "a reply comes from the agent the request went to", [
     step(msg("discover", 1, None, None, from_kit=False), "sent", verdict="recorded", correlation="opened"),

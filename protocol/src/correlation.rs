@@ -9,8 +9,12 @@
 //! a tracked request (`unknown_request`), come from the party the request went to (`wrong_peer`),
 //! answer an exchange that is not over (`already_answered`) with a kind and body the exchange
 //! accepts at that point (`unexpected_reply`); the first matching reply rule moves the exchange
-//! to its `to` state. A request kind with `refers_to` (ACP's `cancel`) must name an exchange of
-//! those kinds that is not over, and opens its own. The profile spells each refusal
+//! to its `to` state. A kind that answers any message (`x-agh-kind.answers_any`, ACP's `error`:
+//! "can be sent at any time for any ref") moves the exchange it names when a rule takes it, and
+//! is otherwise [`Outcome::Unrelated`] instead of refused: it never moves an exchange no rule lets
+//! it move. A request kind with `refers_to` (ACP's `cancel`) must name a tracked exchange of those
+//! kinds between the same two parties, over or not (best-effort: the task may be complete), and
+//! opens its own. The profile spells each refusal
 //! (`Spec::refusal_code`: ACP's `unknown_ref`, `already_answered`, `unexpected_reply`,
 //! `not_authorized`).
 //!
@@ -183,8 +187,10 @@ pub enum Outcome {
         /// Whether the exchange is over now.
         settled: bool,
     },
-    /// Neither a request nor a reply of any exchange (or a reply-kind message with no
-    /// correlation member, as ACP's `error` about an envelope whose id could not be read).
+    /// Neither a request nor a reply of any exchange: a reply-kind message with no correlation
+    /// member (ACP's `error` about an envelope whose id could not be read), or a message of a kind
+    /// that answers any message (`answers_any`) naming one whose exchange it does not move (no
+    /// tracked exchange, one that is over, or one between other parties).
     Unrelated,
 }
 
@@ -261,9 +267,12 @@ fn awaiting(exchange: &Exchange, state: &str) -> bool {
 ///
 /// Memory is bounded: at most `cap` exchanges are kept (the oldest is forgotten first), and an
 /// exchange that awaits nothing (settled, timed out, or a request that expects no reply) is
-/// forgotten `retention` after its last change, as is one awaiting a reply with no deadline.
+/// forgotten `retention` after its last change. One that awaits a reply is kept until the reply
+/// settles it, its deadline passes or the cap evicts it (a `result` "may arrive much later").
 pub struct Correlator {
     exchanges: &'static [Exchange],
+    /// Kinds whose correlation member may name any message (`x-agh-kind.answers_any`).
+    answers_any: &'static [&'static str],
     clock: Clock,
     /// The correlation member's name, for messages (`ref`, `reply_to`).
     member: &'static str,
@@ -308,7 +317,16 @@ impl Correlator {
     pub fn for_spec<B>(spec: &crate::profile::Spec<B>) -> Self {
         let mut c = Self::new(spec.exchanges, spec.layout.roles.clock);
         c.member = spec.layout.roles.reply_to.unwrap_or("reply_to");
+        c.answers_any = spec.answers_any;
         c
+    }
+
+    /// The same tracker, with `kinds` answering any message (a profile's `Spec::answers_any`).
+    pub fn with_answers_any(self, kinds: &'static [&'static str]) -> Self {
+        Correlator {
+            answers_any: kinds,
+            ..self
+        }
     }
 
     /// A tracker with explicit bounds (`cap` at least 1).
@@ -320,6 +338,7 @@ impl Correlator {
     ) -> Self {
         Correlator {
             exchanges,
+            answers_any: &[],
             clock,
             member: "reply_to",
             cap: cap.max(1),
@@ -468,10 +487,8 @@ impl Correlator {
             }
         }
         let retention_ms = self.retention_ms;
-        self.pending.retain(|_, p| {
-            let waits_on_deadline = p.awaiting() && p.deadline_ms.is_some();
-            waits_on_deadline || p.touched_ms.saturating_add(retention_ms) >= now_ms
-        });
+        self.pending
+            .retain(|_, p| p.awaiting() || p.touched_ms.saturating_add(retention_ms) >= now_ms);
         let pending = &self.pending;
         self.order
             .retain(|(seq, key)| pending.get(key).is_some_and(|p| p.seq == *seq));
@@ -513,7 +530,7 @@ impl Correlator {
                 });
             }
             // A referring request (ACP's `cancel`): its correlation member names an exchange of
-            // one of `refers_to`, between the same two parties, that is not over.
+            // one of `refers_to`, between the same two parties, over or not (best-effort).
             let refused = |refusal, message: String| Refused {
                 refusal,
                 request_id: String::new(),
@@ -543,18 +560,6 @@ impl Correlator {
                     ),
                 });
             }
-            if !p.awaiting() {
-                return Err(Refused {
-                    refusal: RefusalKind::AlreadyAnswered,
-                    request_id: key.1.clone(),
-                    message: format!(
-                        "the `{}` `{target}` is over ({}); there is nothing to {}",
-                        p.exchange.kind,
-                        closed(p),
-                        message.kind
-                    ),
-                });
-            }
             return Ok(Plan::Open {
                 exchange,
                 refers_to: Some(target.to_owned()),
@@ -566,6 +571,20 @@ impl Correlator {
         if !self.is_reply_kind(message.kind) {
             return Ok(Plan::Unrelated);
         }
+        match self.plan_reply(message, direction, target) {
+            // It may name any message: what no rule takes moves nothing, and is not refused.
+            Err(_) if self.answers_any.contains(&message.kind) => Ok(Plan::Unrelated),
+            planned => planned,
+        }
+    }
+
+    /// The exchange move of a reply naming `target`.
+    fn plan_reply(
+        &self,
+        message: &Exchanged<'_>,
+        direction: Direction,
+        target: &str,
+    ) -> Result<Plan, Refused> {
         let (key, p) = self.lookup(message, direction, target)?;
         let refused = |refusal, text: String| Refused {
             refusal,
@@ -965,6 +984,89 @@ mod tests {
         assert!(c.reads_body("task") && c.reads_body("ack"));
         // `done` and `stop` are tested by no rule; `say` takes part in no exchange.
         assert!(!c.reads_body("done") && !c.reads_body("stop") && !c.reads_body("say"));
+    }
+
+    #[test]
+    fn a_kind_answering_any_message_moves_only_what_a_rule_lets_it_move() {
+        static ANY: &[&str] = &["ack"];
+        let mut c = tracker().with_answers_any(ANY);
+        // Names nothing tracked: delivered unrelated, not refused.
+        let stray = Exchanged::new("ack", "x1", "b", Some("a"), Some("nope"), 101);
+        assert_eq!(c.track(&stray, Direction::Received), Ok(Outcome::Unrelated));
+        // Without the declaration, the same message is refused.
+        assert_eq!(
+            tracker()
+                .check(&stray, Direction::Received)
+                .unwrap_err()
+                .refusal,
+            RefusalKind::UnknownRequest
+        );
+        // Names a tracked exchange a rule takes it for: moves it.
+        let task = Exchanged::new("task", "t1", "a", Some("b"), None, 100);
+        c.track(&task, Direction::Sent).expect("opened");
+        let ack = Exchanged::new("ack", "x2", "b", Some("a"), Some("t1"), 102);
+        assert!(matches!(
+            c.track(&ack, Direction::Received),
+            Ok(Outcome::Answered {
+                to: "answered",
+                settled: true,
+                ..
+            })
+        ));
+        // Once over, or from a third party: unrelated, and the exchange stays as it was.
+        let again = Exchanged::new("ack", "x3", "b", Some("a"), Some("t1"), 103);
+        assert_eq!(c.track(&again, Direction::Received), Ok(Outcome::Unrelated));
+        let other = Exchanged::new("ack", "x4", "z", Some("a"), Some("t1"), 103);
+        assert_eq!(c.track(&other, Direction::Received), Ok(Outcome::Unrelated));
+        assert_eq!(c.get("a", "t1").map(|t| t.state), Some("answered"));
+        // Kinds not declared keep the strict rules.
+        let done = Exchanged::new("done", "x5", "b", Some("a"), Some("t1"), 104);
+        assert_eq!(
+            c.track(&done, Direction::Received).unwrap_err().refusal,
+            RefusalKind::AlreadyAnswered
+        );
+    }
+
+    #[test]
+    fn a_referring_request_may_name_a_settled_exchange() {
+        let mut c = tracker();
+        let task = Exchanged::new("task", "t1", "a", Some("b"), None, 100);
+        c.track(&task, Direction::Sent).expect("opened");
+        let ack = Exchanged::new("ack", "x1", "b", Some("a"), Some("t1"), 101);
+        assert!(matches!(
+            c.track(&ack, Direction::Received),
+            Ok(Outcome::Answered { settled: true, .. })
+        ));
+        // Best-effort: the task may be complete; the stop opens its own exchange all the same.
+        let stop = Exchanged::new("stop", "s1", "a", Some("b"), Some("t1"), 102);
+        assert!(matches!(
+            c.track(&stop, Direction::Sent),
+            Ok(Outcome::Opened { refers_to: Some(ref t), awaiting: true, .. }) if t == "t1"
+        ));
+        assert_eq!(c.get("a", "t1").map(|t| t.state), Some("answered"));
+    }
+
+    #[test]
+    fn an_awaiting_exchange_outlives_the_retention() {
+        let mut c = Correlator::with_limits(EXCHANGES, Clock::Seconds, 10, 1000);
+        let rb = body(serde_json::json!({"report_back": true}));
+        let task = Exchanged::new("task", "t1", "a", Some("b"), None, 100).with_body(Some(&rb));
+        c.track(&task, Direction::Sent).expect("opened");
+        let yes = body(serde_json::json!({"accepted": true}));
+        let ack =
+            Exchanged::new("ack", "x1", "b", Some("a"), Some("t1"), 101).with_body(Some(&yes));
+        c.track(&ack, Direction::Received).expect("working");
+        // No deadline: the result is awaited however late it comes.
+        assert!(c.expire(101_000 + 1_000_000).is_empty());
+        assert_eq!(c.get("a", "t1").map(|t| t.state), Some("working"));
+        let done = Exchanged::new("done", "x2", "b", Some("a"), Some("t1"), 2_000);
+        assert!(matches!(
+            c.track(&done, Direction::Received),
+            Ok(Outcome::Answered { settled: true, .. })
+        ));
+        // Settled: forgotten one retention after.
+        c.expire(2_000_000 + 1_001);
+        assert!(c.get("a", "t1").is_none());
     }
 
     #[test]

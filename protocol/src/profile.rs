@@ -67,6 +67,8 @@ pub struct Spec<B: 'static> {
     pub replay_age_secs: u64,
     /// The request/response exchanges (`x-agh-kind.exchange`), in kind order.
     pub exchanges: &'static [Exchange],
+    /// The kinds whose correlation member may name any message (`x-agh-kind.answers_any`).
+    pub answers_any: &'static [&'static str],
     /// How the profile spells the runtime's refusals (`x-agh-refusal-codes`).
     pub refusal_codes: &'static [RefusalCode],
 }

@@ -26,6 +26,7 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
     max_bytes: super::rules::MAX_ENVELOPE_BYTES,
     replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
     exchanges: super::rules::EXCHANGES,
+    answers_any: super::rules::ANSWERS_ANY,
     refusal_codes: super::rules::REFUSAL_CODES,
 };
 impl p::Profile for Profile {

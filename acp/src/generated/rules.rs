@@ -683,6 +683,10 @@ pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
         refers_to: &[],
     },
 ];
+/// The kinds whose correlation member may name any message (`x-agh-kind.answers_any`):
+/// they move the exchange they name when a reply rule takes them, and are delivered
+/// unrelated otherwise.
+pub const ANSWERS_ANY: &[&str] = &["error"];
 /// How this profile spells the runtime's refusals (`x-agh-refusal-codes` on `ErrorCode`).
 pub const REFUSAL_CODES: &[::agh_protocol::model::RefusalCode] = &[
     ::agh_protocol::model::RefusalCode {

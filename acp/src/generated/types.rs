@@ -132,7 +132,7 @@ impl ::std::convert::TryFrom<::std::string::String> for AgentStatus {
         value.parse()
     }
 }
-///`cancel` asks the receiver to stop a task it was delegated: "Never mind". `ref` names the `delegate`; the receiver answers the cancel with `ack`. Cancellation is best-effort: the task may already be complete, and the delegation's own exchange goes on (typically to `error` code `cancelled`, or a `result`).
+///`cancel` asks the receiver to stop a task it was delegated: "Never mind". `ref` names the `delegate`; the receiver answers the cancel with `ack`. Cancellation is best-effort: the task may already be complete, so a `cancel` may name a delegation whose exchange is over (acknowledged without `report_back`, refused, reported); the receiver answers it with `ack` (`accepted: false` when nothing was left to stop) or `error`. The delegation's own exchange goes on (typically to `error` code `cancelled`, or a `result`).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
 #[agh(
     kind = "cancel",
@@ -241,13 +241,13 @@ pub struct DelegatePayload {
     ///MAY carry structured data the receiver needs: an arbitrary JSON object.
     #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
     pub context: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    ///MAY give the window, in milliseconds from `ts`, within which the task should be attempted. The sender waits that long for the `ack` (and, with `report_back`, for the `result`); without it, for its own default.
+    ///MAY give the window, in milliseconds from `ts`, within which the task should be attempted. The sender waits that long for the `ack` (and, with `report_back`, for the `result`); without it, until a reply settles the exchange.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub deadline_ms: ::std::option::Option<DurationMs>,
     ///MAY be `normal` or `urgent` (interrupt current work if needed). Absent means `normal`.
     #[serde(default = "defaults::delegate_payload_priority")]
     pub priority: Priority,
-    ///MAY ask for a `result` when the task is done. Absent means false: the exchange ends with the `ack`.
+    ///MAY ask for a `result` when the task is done. Absent means false: the exchange ends with the `ack` (a `cancel` may still name it). With it, the sender waits for the `result` as long as it takes ("may arrive much later"), or until `deadline_ms`.
     #[serde(default)]
     pub report_back: bool,
     ///MUST describe the task in natural language.
@@ -476,7 +476,7 @@ impl<'de> ::serde::Deserialize<'de> for ErrorCode {
             })
     }
 }
-///`error` says something went wrong with the message `ref` names: it answers any request (and ends its exchange), and it can be sent at any time for any message, for example to refuse an unknown kind (`unknown_kind`).
+///`error` says something went wrong with the message `ref` names: it answers any request (and ends its exchange), and it can be sent at any time for any message, for example to refuse an unknown kind (`unknown_kind`) or a malformed reply. An `error` whose `ref` names no open exchange it may end (a message that opened none, an exchange that is over) is accepted and ends nothing (`x-agh-kind.answers_any`).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
 #[agh(
     kind = "error",
@@ -898,8 +898,8 @@ pub struct ResponsePayload {
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tokens_used: ::std::option::Option<Count>,
     ///MAY say whether the response was cut short because of `max_tokens`. Absent means false.
-    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub truncated: ::std::option::Option<bool>,
+    #[serde(default)]
+    pub truncated: bool,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
@@ -2119,13 +2119,7 @@ impl ResponsePayload {
                     );
                 }
                 "truncated" => {
-                    f_truncated = Some(
-                        if v.is_null() {
-                            None
-                        } else {
-                            Some(::serde_json::from_str::<bool>(v.get())?)
-                        },
-                    );
+                    f_truncated = Some(::serde_json::from_str::<bool>(v.get())?);
                 }
                 _ => {
                     extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
@@ -2147,7 +2141,7 @@ impl ResponsePayload {
             },
             truncated: match f_truncated {
                 Some(v) => v,
-                None => None,
+                None => ::std::default::Default::default(),
             },
             extra: extra,
         })

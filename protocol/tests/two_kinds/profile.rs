@@ -26,6 +26,7 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
     max_bytes: super::rules::MAX_ENVELOPE_BYTES,
     replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
     exchanges: &[],
+    answers_any: &[],
     refusal_codes: &[],
 };
 impl p::Profile for Profile {
