@@ -420,7 +420,11 @@ fn the_trust_fixtures_hold_in_the_independent_check() {
         .map(|(_, _, t)| json!({"op": "verify", "text": t}))
         .collect();
     for ((path, state, text), answer) in cases.iter().zip(py.ask(&requests)) {
-        assert_eq!(answer["state"].as_str(), Some(state.as_str()), "{path:?}: {answer}");
+        assert_eq!(
+            answer["state"].as_str(),
+            Some(state.as_str()),
+            "{path:?}: {answer}"
+        );
         // And the same step here.
         let ours = evaluate_bytes(text.as_bytes());
         assert_eq!(ours.as_str(), state, "{path:?}: {ours}");

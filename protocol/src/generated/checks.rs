@@ -3240,6 +3240,17 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("profile") {
                 let mark = c::push(at, "profile");
                 'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "trust-proof.schema.json#/properties/profile",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
                     if !(v.as_str() == Some("agh-network.trust.ed25519-jcs/v1")) {
                         c::value_problem(
                             out,
@@ -3260,6 +3271,17 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("alg") {
                 let mark = c::push(at, "alg");
                 'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "trust-proof.schema.json#/properties/alg",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
                     if !(v.as_str() == Some("Ed25519")) {
                         c::value_problem(
                             out,

@@ -934,13 +934,13 @@ pub struct Envelope {
     ///MAY contain namespaced extension keys. Receivers MUST ignore unknown extension keys and preserve them when forwarding.
     #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
     pub ext: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    ///MUST be the sender Peer ID and MUST match `[a-z0-9][a-z0-9._-]{0,127}`.
+    ///MUST be the sender Peer ID and MUST match `[a-z0-9][a-z0-9._-]{0,127}`. Extended by the trust profile `agh-network.trust.ed25519-jcs/v1`: the verified form `nickname@fingerprint` (`VerifiedPeerId`: the nickname `[a-z0-9_-]{1,32}`, the fingerprint the first 32 lowercase hex digits of SHA-256 of the sender's public key) is accepted too, but only together with a proof of that profile; without one the envelope is refused with `verification_failed` (the proof-stripping defence).
     pub from: PeerId,
     ///MUST identify this envelope uniquely within the sender's replay window. UUIDs are RECOMMENDED.
     pub id: EnvelopeId,
     ///MUST be one of greet, whois, say, capability, receipt, or trace. `direct` is not a kind.
     pub kind: ::std::string::String,
-    ///Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing. A portable sender writes it as `null` when there is no proof. A proof of the trust profile `agh-network.trust.ed25519-jcs/v1` is a `TrustProof` and makes the envelope verified or rejected (`verification_failed`); a proof of another profile, or naming none, leaves it unverified.
+    ///Reserved for trust profiles. MAY be null in v0; v0 receivers MUST NOT require cryptographic proof processing. A portable sender writes it as `null` when there is no proof. A proof of the trust profile `agh-network.trust.ed25519-jcs/v1` is a `TrustProof` and makes the envelope verified or rejected (`verification_failed`); a proof of another profile (`profile` a non-empty string) or naming none (`profile` absent or null) leaves it unverified; a `profile` that is no identifier (`""`, a number) is a malformed proof (`verification_failed`).
     pub proof: ::std::option::Option<
         ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     >,
@@ -1622,11 +1622,11 @@ pub struct TraceBody {
 #[serde(deny_unknown_fields)]
 pub struct TrustProof {
     ///MUST be `Ed25519`.
-    pub alg: ::serde_json::Value,
+    pub alg: ::std::string::String,
     ///MUST be `sha256:` followed by the 64 lowercase hex digits of SHA-256 of the raw public key.
     pub key_id: TrustProofKeyId,
     ///MUST be `agh-network.trust.ed25519-jcs/v1`.
-    pub profile: ::serde_json::Value,
+    pub profile: ::std::string::String,
     ///MUST be the raw 32-byte Ed25519 public key in unpadded base64url (43 characters).
     pub pubkey: TrustProofPubkey,
     ///MUST be the 64-byte Ed25519 signature in unpadded base64url (86 characters), over the canonical envelope without `proof.sig`.
@@ -3897,7 +3897,16 @@ impl TrustProof {
         for (name, v) in ::agh_protocol::scan::checked_members(text) {
             match &*name {
                 "alg" => {
-                    f_alg = Some(::serde_json::from_str::<::serde_json::Value>(v.get())?);
+                    f_alg = Some(
+                        match v.string_value() {
+                            Some(t) => ::std::convert::identity(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "alg", "` is not a string")),
+                                );
+                            }
+                        },
+                    );
                 }
                 "key_id" => {
                     f_key_id = Some(
@@ -3913,7 +3922,14 @@ impl TrustProof {
                 }
                 "profile" => {
                     f_profile = Some(
-                        ::serde_json::from_str::<::serde_json::Value>(v.get())?,
+                        match v.string_value() {
+                            Some(t) => ::std::convert::identity(t.into_owned()),
+                            None => {
+                                return Err(
+                                    E::custom(concat!("`", "profile", "` is not a string")),
+                                );
+                            }
+                        },
                     );
                 }
                 "pubkey" => {
