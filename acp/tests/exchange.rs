@@ -502,7 +502,12 @@ fn a_delegation_acked_without_report_back_can_still_be_cancelled() {
     let ack = p.envelope(FAMILY, "ack", Some(&d), Some(json!({"accepted": true})));
     settled(p.deliver(&ack));
     // Best-effort: the task may be done or still running; the cancel is taken and acked.
-    let cancel = p.envelope(KIT, "cancel", Some(&d), Some(json!({"reason": "No longer needed"})));
+    let cancel = p.envelope(
+        KIT,
+        "cancel",
+        Some(&d),
+        Some(json!({"reason": "No longer needed"})),
+    );
     assert!(matches!(
         delivered(p.deliver(&cancel)),
         Correlation::Opened { awaiting: true, refers_to: Some(ref r), .. } if *r == d

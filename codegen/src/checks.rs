@@ -268,6 +268,15 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        if let Some(max) = c.maximum {
+            let msg = format!("must be at most {max}");
+            body.extend(quote! {
+                if c::number_value(v).is_some_and(|n| n > #max) {
+                    c::value_problem(out, #malformed, at, #rule, #msg, v);
+                    break #label;
+                }
+            });
+        }
         let mut array_checks = TokenStream::new();
         if let Some(n) = c.min_items {
             let n = n as usize;

@@ -215,6 +215,9 @@ fn constraint_notes(model: &Model, shape: &Shape, description: &str) -> Vec<Stri
     if let Some(m) = c.minimum {
         notes.push(format!("At least {m}."));
     }
+    if let Some(m) = c.maximum {
+        notes.push(format!("At most {m}."));
+    }
     if let Some(n) = c.min_items {
         notes.push(if n == 1 {
             "At least one item.".into()

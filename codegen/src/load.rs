@@ -32,6 +32,8 @@ pub struct Location {
 #[derive(Clone, Debug)]
 pub struct SchemaSet {
     dir: PathBuf,
+    /// What generated files name as their source (`schemas/acp-v0.2`).
+    source: String,
     files: BTreeMap<String, SchemaFile>,
 }
 
@@ -41,16 +43,67 @@ impl SchemaSet {
     /// (envelope `kind` enum, the envelope's `allOf` dispatch and each body's `x-agh-kind`).
     pub fn load(dir: impl AsRef<Path>) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
-        let mut paths = Vec::new();
-        collect_json(&dir, &dir, &mut paths)?;
-        paths.sort();
+        let docs = read_docs(&dir)?;
+        let source = dir
+            .file_name()
+            .map(|n| format!("schemas/{}", n.to_string_lossy()))
+            .unwrap_or_else(|| "schemas".into());
+        Self::from_docs(dir, source, docs)
+    }
+
+    /// The set at `base` with the edits of the file `edits` applied in memory: a JSON object
+    /// whose `edits` member lists RFC 6902 `add` operations, in order, each naming the `file`
+    /// (relative to `base`) it applies to: `{"file": "envelope.schema.json", "op": "add",
+    /// "path": "/allOf/-", "value": ...}`. The path `""` writes a whole file (a new schema); `-`
+    /// appends to an array, an index inserts before that item, an object member is set. Then
+    /// the set is loaded and checked as [`SchemaSet::load`] does. `source` is what generated
+    /// files name as their origin.
+    pub fn load_edited(base: &Path, edits: &Path, source: &str) -> Result<Self> {
+        let mut docs = read_docs(base)?;
+        let text = std::fs::read_to_string(edits)
+            .map_err(|e| Error::new(edits, "", format!("cannot read: {e}")))?;
+        let spec: Value = serde_json::from_str(&text)
+            .map_err(|e| Error::new(edits, "", format!("invalid JSON: {e}")))?;
+        let Some(list) = spec.get("edits").and_then(Value::as_array) else {
+            return Err(Error::new(edits, "/edits", "`edits` must list the edits"));
+        };
+        for (i, edit) in list.iter().enumerate() {
+            let at = format!("/edits/{i}");
+            let field = |name: &str| {
+                edit.get(name)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| Error::new(edits, &at, format!("`{name}` must be a string")))
+            };
+            if field("op")? != "add" {
+                return Err(Error::new(edits, &at, "only `add` edits are supported"));
+            }
+            let (file, path) = (PathBuf::from(field("file")?), field("path")?);
+            let Some(value) = edit.get("value").cloned() else {
+                return Err(Error::new(edits, &at, "an `add` edit needs a `value`"));
+            };
+            if path.is_empty() {
+                docs.retain(|(p, _)| *p != file);
+                docs.push((file, value));
+                continue;
+            }
+            let Some((_, doc)) = docs.iter_mut().find(|(p, _)| *p == file) else {
+                return Err(Error::new(
+                    edits,
+                    &at,
+                    format!("no file {} in the set", file.display()),
+                ));
+            };
+            add(doc, path, value).map_err(|why| {
+                Error::new(edits, &at, format!("{}: {path}: {why}", file.display()))
+            })?;
+        }
+        docs.sort_by(|a, b| a.0.cmp(&b.0));
+        Self::from_docs(base.to_path_buf(), source.to_owned(), docs)
+    }
+
+    fn from_docs(dir: PathBuf, source: String, docs: Vec<(PathBuf, Value)>) -> Result<Self> {
         let mut files = BTreeMap::new();
-        for rel in paths {
-            let full = dir.join(&rel);
-            let text = std::fs::read_to_string(&full)
-                .map_err(|e| Error::new(&rel, "", format!("cannot read: {e}")))?;
-            let doc: Value = serde_json::from_str(&text)
-                .map_err(|e| Error::new(&rel, "", format!("invalid JSON: {e}")))?;
+        for (rel, doc) in docs {
             let id = match doc.get("$id") {
                 Some(Value::String(id)) if !id.is_empty() => id.clone(),
                 Some(_) => {
@@ -71,7 +124,7 @@ impl SchemaSet {
         if files.is_empty() {
             return Err(Error::new(&dir, "", "no *.json schema files found"));
         }
-        let set = SchemaSet { dir, files };
+        let set = SchemaSet { dir, source, files };
         for file in set.files() {
             set.check_refs(file, &file.doc, "")?;
             check_descriptions(file, &file.doc, "")?;
@@ -84,6 +137,11 @@ impl SchemaSet {
     /// The directory the set was loaded from.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// What generated files name as the set's origin (`schemas/acp-v0.2`).
+    pub fn source(&self) -> &str {
+        &self.source
     }
 
     /// The files, ordered by path.
@@ -228,6 +286,47 @@ fn join_uri(base: &str, rel: &str) -> String {
         path.insert(0, '/');
     }
     format!("{prefix}{path}")
+}
+
+/// Every `*.json` file under `dir`, parsed, in path order.
+fn read_docs(dir: &Path) -> Result<Vec<(PathBuf, Value)>> {
+    let mut paths = Vec::new();
+    collect_json(dir, dir, &mut paths)?;
+    paths.sort();
+    let mut docs = Vec::new();
+    for rel in paths {
+        let text = std::fs::read_to_string(dir.join(&rel))
+            .map_err(|e| Error::new(&rel, "", format!("cannot read: {e}")))?;
+        let doc: Value = serde_json::from_str(&text)
+            .map_err(|e| Error::new(&rel, "", format!("invalid JSON: {e}")))?;
+        docs.push((rel, doc));
+    }
+    Ok(docs)
+}
+
+/// RFC 6902 `add` of `value` at the non-empty JSON Pointer `path` in `doc`.
+fn add(doc: &mut Value, path: &str, value: Value) -> std::result::Result<(), String> {
+    let Some((parent, last)) = path.rsplit_once('/') else {
+        return Err("a JSON Pointer starts with `/`".into());
+    };
+    let last = last.replace("~1", "/").replace("~0", "~");
+    let Some(target) = doc.pointer_mut(parent) else {
+        return Err(format!("nothing at `{parent}`"));
+    };
+    match target {
+        Value::Object(m) => {
+            m.insert(last, value);
+        }
+        Value::Array(items) if last == "-" => items.push(value),
+        Value::Array(items) => match last.parse::<usize>() {
+            Ok(i) if i <= items.len() && (last == "0" || !last.starts_with('0')) => {
+                items.insert(i, value)
+            }
+            _ => return Err(format!("`{last}` is not an index of `{parent}`")),
+        },
+        _ => return Err(format!("`{parent}` is neither an object nor an array")),
+    }
+    Ok(())
 }
 
 fn collect_json(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {

@@ -65,6 +65,8 @@ pub struct Constraints {
     pub min_length: Option<u64>,
     /// `minimum`.
     pub minimum: Option<f64>,
+    /// `maximum`.
+    pub maximum: Option<f64>,
     /// `const`.
     pub const_value: Option<Value>,
     /// `enum`, in schema order.
@@ -1023,6 +1025,9 @@ impl<'a> Builder<'a> {
         }
         if let Some(n) = map.get("minimum").and_then(Value::as_f64) {
             c.minimum = Some(n);
+        }
+        if let Some(n) = map.get("maximum").and_then(Value::as_f64) {
+            c.maximum = Some(n);
         }
         if let Some(v) = map.get("const") {
             c.const_value = Some(v.clone());

@@ -9,7 +9,7 @@
 //! registry can scan it with the kind's scanner as soon as `kind` is known).
 //!
 //! The constraints are the ones `checks.rs` applies (types, `null`, `const`, `enum`, `minLength`,
-//! `pattern`, `minimum`, `minItems`, `uniqueItems`, `x-agh-unique-after`, required, closed
+//! `pattern`, `minimum`, `maximum`, `minItems`, `uniqueItems`, `x-agh-unique-after`, required, closed
 //! objects, conditionals), read off the same [`Shape`]s; a differential test in the protocol
 //! crate holds the two to the same verdicts.
 
@@ -153,11 +153,16 @@ impl Emitter<'_> {
         Ok(out)
     }
 
-    fn minimum(shape: &Shape) -> TokenStream {
-        match shape.constraints.minimum {
-            Some(min) => quote!(if (n as f64) < #min { return None; }),
-            None => quote!(),
+    /// The `minimum` / `maximum` checks of the number `n` just read.
+    fn bounds(shape: &Shape) -> TokenStream {
+        let mut out = TokenStream::new();
+        if let Some(min) = shape.constraints.minimum {
+            out.extend(quote!(if (n as f64) < #min { return None; }));
         }
+        if let Some(max) = shape.constraints.maximum {
+            out.extend(quote!(if (n as f64) > #max { return None; }));
+        }
+        out
     }
 
     /// Statements that read one value of `shape` from `s` (declining with `return None`).
@@ -247,8 +252,8 @@ impl Emitter<'_> {
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
         Ok(match t {
             JsonType::String => read_then(quote!(s.string()?), "v", self.string_checks(shape)?),
-            JsonType::Integer => read_then(quote!(s.integer()?), "n", Self::minimum(shape)),
-            JsonType::Number => read_then(quote!(s.number()?), "n", Self::minimum(shape)),
+            JsonType::Integer => read_then(quote!(s.integer()?), "n", Self::bounds(shape)),
+            JsonType::Number => read_then(quote!(s.number()?), "n", Self::bounds(shape)),
             JsonType::Boolean => quote!(s.boolean()?;),
             JsonType::Object => match &shape.object {
                 Some(obj) => self.object(obj)?,
@@ -730,7 +735,7 @@ impl Emitter<'_> {
                     quote!(Member::Str(v)),
                 )
             } else if matches!(repr, MemberRepr::U64 | MemberRepr::I128) {
-                let mut min = Self::minimum(resolved);
+                let mut min = Self::bounds(resolved);
                 // `const` / `enum` of an integer member: compare the integer read.
                 let c = &resolved.constraints;
                 let values: Vec<&Value> = c

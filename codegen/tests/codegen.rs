@@ -84,8 +84,9 @@ fn output_is_byte_identical_across_runs() {
 
 #[test]
 fn committed_generated_files_are_fresh() {
-    // What `cargo xtask codegen --check` checks: the Rust code, the reference docs and the code of
-    // the second schema set that the protocol tests compile.
+    // What `cargo xtask codegen --check` checks: the Rust code, the reference docs, the code of
+    // the second schema set that the protocol tests compile, the ACP code and reference, and the
+    // code of the ACP set with the add-a-kind guide's edits that the ACP tests compile.
     let outputs = agh_codegen::workspace_outputs(&root()).unwrap();
     assert_eq!(
         outputs.iter().map(|o| o.dir).collect::<Vec<_>>(),
@@ -94,7 +95,8 @@ fn committed_generated_files_are_fresh() {
             "docs/reference",
             "protocol/tests/two_kinds",
             "acp/src/generated",
-            "docs/reference/acp"
+            "docs/reference/acp",
+            "acp/tests/acp_with_progress"
         ]
     );
     for out in outputs {
