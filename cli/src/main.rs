@@ -64,6 +64,21 @@ pub(crate) fn usage_error(usage: &str, message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Prints `text` and a newline on stdout: exit 0, also when the reader has gone (a closed pipe
+/// is not an error, and never a panic as `println!` would make it); 2 on another I/O error.
+fn print_text(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("agh: stdout: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// The usage text of `command` (the commands of one module share theirs).
 fn command_usage(command: &str) -> Option<&'static str> {
     Some(match command {
@@ -92,26 +107,19 @@ fn main() -> ExitCode {
     let rest: Vec<OsString> = args.collect();
     if let Some(usage) = command.to_str().and_then(command_usage) {
         if asks_for_help(&rest) {
-            println!("{usage}");
-            return ExitCode::SUCCESS;
+            return print_text(usage);
         }
     }
     match command.to_str() {
-        Some("--version" | "-V" | "version") => {
-            println!(
-                "agh {} (protocol {})",
-                env!("CARGO_PKG_VERSION"),
-                agh_protocol::PROFILE
-            );
-            ExitCode::SUCCESS
-        }
+        Some("--version" | "-V" | "version") => print_text(&format!(
+            "agh {} (protocol {})",
+            env!("CARGO_PKG_VERSION"),
+            agh_protocol::PROFILE
+        )),
         Some("help") if !rest.is_empty() => {
             let topic = rest[0].to_string_lossy();
             match command_usage(&topic) {
-                Some(usage) => {
-                    println!("{usage}");
-                    ExitCode::SUCCESS
-                }
+                Some(usage) => print_text(usage),
                 None => usage_error(USAGE, &format!("no help for unknown command {topic:?}")),
             }
         }
@@ -121,10 +129,7 @@ fn main() -> ExitCode {
         Some(cmd @ ("direct-id" | "route-token" | "subject" | "digest")) => ids::run(cmd, rest),
         Some(cmd @ ("peer" | "send" | "peers")) => net::run(cmd, rest),
         Some(cmd @ ("key" | "sign" | "verify")) => trust::run(cmd, rest),
-        Some("help" | "--help" | "-h") => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
+        Some("help" | "--help" | "-h") => print_text(USAGE),
         _ => usage_error(
             USAGE,
             &format!("unknown command {:?}", command.to_string_lossy()),

@@ -73,11 +73,13 @@ fn parse_args(cmd: &str, args: Vec<OsString>) -> Result<Args, String> {
             .into_string()
             .map_err(|v| format!("not UTF-8: {v:?}"))
     };
-    let secs = |s: String| -> Result<f64, String> {
+    // A number of seconds from 0 to one day (what `Duration` and the runtime can hold).
+    let secs = |flag: &str, s: String| -> Result<f64, String> {
+        let max = agh_peer::MAX_GREET_INTERVAL.as_secs_f64();
         s.parse::<f64>()
             .ok()
-            .filter(|x| x.is_finite() && *x >= 0.0)
-            .ok_or_else(|| format!("{s:?} is not a number of seconds"))
+            .filter(|x| x.is_finite() && (0.0..=max).contains(x))
+            .ok_or_else(|| format!("{flag}: {s:?} is not a number of seconds from 0 to {max}"))
     };
     while let Some(arg) = p.next().map_err(|e| e.to_string())? {
         match arg {
@@ -89,7 +91,9 @@ fn parse_args(cmd: &str, args: Vec<OsString>) -> Result<Args, String> {
             Long("verified-only") => a.verified_only = true,
             Long("catalog") if cmd == "peer" => a.catalog = Some(text(&mut p)?),
             Long("name") if cmd == "peer" => a.name = Some(text(&mut p)?),
-            Long("greet-interval") if cmd == "peer" => a.greet = Some(secs(text(&mut p)?)?),
+            Long("greet-interval") if cmd == "peer" => {
+                a.greet = Some(secs("--greet-interval", text(&mut p)?)?)
+            }
             Long("auto-complete") if cmd == "peer" => a.auto_complete = true,
             Long("open-work") if cmd == "peer" => a.open_work = Some(text(&mut p)?),
             Long("format") if cmd == "peer" => a.format = Some(text(&mut p)?.parse()?),
@@ -102,7 +106,7 @@ fn parse_args(cmd: &str, args: Vec<OsString>) -> Result<Args, String> {
             Long("for") if cmd == "send" => a.for_id = Some(text(&mut p)?),
             Long("status") if cmd == "send" => a.status = Some(text(&mut p)?),
             Long("reason") if cmd == "send" => a.reason = Some(text(&mut p)?),
-            Long("wait") if cmd != "peer" => a.wait = Some(secs(text(&mut p)?)?),
+            Long("wait") if cmd != "peer" => a.wait = Some(secs("--wait", text(&mut p)?)?),
             Long("query") if cmd == "peers" => a.query = Some(text(&mut p)?),
             Value(v) if cmd == "send" && a.kind.is_none() => {
                 a.kind = Some(v.into_string().map_err(|v| format!("not UTF-8: {v:?}"))?)
@@ -188,19 +192,59 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
             .await
             .map_err(|e| e.to_string())?;
         let (peer, events) = Peer::join(config, nats).await.map_err(|e| e.to_string())?;
-        match cmd {
-            "peer" => run_peer(&a, peer, events).await,
-            "send" => run_send(&a, peer, events).await,
-            _ => run_peers(&a, peer).await,
-        }
+        let done = match cmd {
+            "peer" => run_peer(&a, &peer, events).await,
+            "send" => run_send(&a, &peer, events).await,
+            _ => run_peers(&a, &peer).await,
+        };
+        // Shut down in every case (bounded), so that what was sent leaves the process.
+        let shut = peer
+            .shutdown()
+            .await
+            .map_err(|e| Failure::Refused(e.to_string()));
+        done.and(shut)
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(m) => {
+        // Whoever read the output has gone (`agh peer | head -3`): a clean end.
+        Err(Failure::StdoutClosed) => ExitCode::SUCCESS,
+        Err(Failure::Refused(m)) => {
             eprintln!("agh {cmd}: {m}");
             ExitCode::from(1)
         }
     }
+}
+
+/// Why a network command stopped early.
+#[derive(Debug)]
+enum Failure {
+    /// The network or the protocol refused (exit 1).
+    Refused(String),
+    /// Stdout was closed by its reader (exit 0).
+    StdoutClosed,
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Self {
+        Failure::Refused(m)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(m: &str) -> Self {
+        Failure::Refused(m.to_owned())
+    }
+}
+
+/// Writes one line to stdout; a closed pipe is [`Failure::StdoutClosed`].
+fn out_line(line: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")
+        .and_then(|()| out.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Failure::StdoutClosed,
+            _ => Failure::Refused(format!("stdout: {e}")),
+        })
 }
 
 /// An event as one JSON object.
@@ -305,7 +349,7 @@ pub fn event_text(e: &Event) -> String {
     }
 }
 
-fn print_event(json_lines: bool, e: &Event) -> Result<(), String> {
+fn print_event(json_lines: bool, e: &Event) -> Result<(), Failure> {
     // The human form leaves out the heartbeat.
     if !json_lines && matches!(e, Event::Message(m) if m.kind() == "greet") {
         return Ok(());
@@ -315,13 +359,51 @@ fn print_event(json_lines: bool, e: &Event) -> Result<(), String> {
     } else {
         event_text(e)
     };
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}")
-        .and_then(|()| out.flush())
-        .map_err(|e| format!("stdout: {e}"))
+    out_line(&line)
 }
 
-async fn run_peer(a: &Args, peer: Peer, mut events: Events) -> Result<(), String> {
+/// A failed action of `agh peer` (`open_work`, `auto_complete`) as one event line: the peer
+/// keeps running (a remote peer must not be able to stop it, e.g. by closing the work first).
+fn print_failure(
+    json_lines: bool,
+    action: &str,
+    message_id: Option<&str>,
+    e: &agh_peer::PeerError,
+) -> Result<(), Failure> {
+    let code = match e {
+        agh_peer::PeerError::Refused { code, .. } => Some(code.as_str()),
+        agh_peer::PeerError::Invalid(r) => Some(r.code.as_str()),
+        _ => None,
+    };
+    let line = if json_lines {
+        json!({
+            "event": "error",
+            "action": action,
+            "message_id": message_id,
+            "code": code,
+            "message": e.to_string(),
+        })
+        .to_string()
+    } else {
+        format!(
+            "error {action}{}: {e}",
+            message_id.map(|id| format!(" of {id}")).unwrap_or_default()
+        )
+    };
+    out_line(&line)
+}
+
+/// `--auto-complete` on one work request: receipt `accepted`, trace `working`, trace
+/// `completed`.
+async fn complete(peer: &Peer, m: &Message) -> Result<(), agh_peer::PeerError> {
+    peer.receipt(m, ReceiptStatus::Accepted, None, None).await?;
+    peer.trace(m, WorkState::Working, Some("working on it"))
+        .await?;
+    peer.trace(m, WorkState::Completed, Some("done")).await?;
+    Ok(())
+}
+
+async fn run_peer(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failure> {
     let json_lines = match a.format {
         Some(f) => f == crate::Format::Json,
         None => !std::io::stdout().is_terminal(),
@@ -343,25 +425,22 @@ async fn run_peer(a: &Args, peer: Peer, mut events: Events) -> Result<(), String
                 opened = true;
                 let work = format!("work_{}", std::process::id());
                 let text = a.text.as_deref().unwrap_or("please run this work unit");
-                peer.open_work(&thread, card.peer_id.as_str(), &work, text)
+                if let Err(e) = peer
+                    .open_work(&thread, card.peer_id.as_str(), &work, text)
                     .await
-                    .map_err(|e| e.to_string())?;
+                {
+                    print_failure(json_lines, "open_work", None, &e)?;
+                }
             }
             Event::Message(m) if a.auto_complete && is_work_request(m, peer.peer_id()) => {
-                peer.receipt(m, ReceiptStatus::Accepted, None, None)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                peer.trace(m, WorkState::Working, Some("working on it"))
-                    .await
-                    .map_err(|e| e.to_string())?;
-                peer.trace(m, WorkState::Completed, Some("done"))
-                    .await
-                    .map_err(|e| e.to_string())?;
+                if let Err(e) = complete(peer, m).await {
+                    print_failure(json_lines, "auto_complete", Some(m.id()), &e)?;
+                }
             }
             _ => {}
         }
     }
-    peer.shutdown().await.map_err(|e| e.to_string())
+    Ok(())
 }
 
 /// A `say` or `capability` with `work_id` directed to `me`.
@@ -371,7 +450,7 @@ fn is_work_request(m: &Message, me: &str) -> bool {
         && m.envelope().to.as_deref().map(String::as_str) == Some(me)
 }
 
-async fn run_send(a: &Args, peer: Peer, mut events: Events) -> Result<(), String> {
+async fn run_send(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failure> {
     let kind = a
         .kind
         .as_deref()
@@ -432,11 +511,13 @@ async fn run_send(a: &Args, peer: Peer, mut events: Events) -> Result<(), String
                 Err(r) => Err(agh_peer::PeerError::Invalid(r)),
             }
         }
-        other => return Err(format!("unknown KIND {other:?} (say, work, trace or receipt)")),
+        other => {
+            return Err(format!("unknown KIND {other:?} (say, work, trace or receipt)").into())
+        }
     }
     .map_err(|e| e.to_string())?;
     let id = sent.message.id().to_owned();
-    println!("{}", json!({ "sent": id, "subject": sent.publish.subject }));
+    out_line(&json!({ "sent": id, "subject": sent.publish.subject }).to_string())?;
     if let Some(wait) = a.wait {
         let work = sent
             .message
@@ -444,7 +525,11 @@ async fn run_send(a: &Args, peer: Peer, mut events: Events) -> Result<(), String
             .work_id
             .as_ref()
             .map(|w| w.to_string());
-        let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(wait);
+        let now = tokio::time::Instant::now();
+        // `wait` is at most a day (checked when parsed); never an overflow.
+        let deadline = now
+            .checked_add(Duration::from_secs_f64(wait))
+            .unwrap_or(now);
         while let Ok(Some(e)) = tokio::time::timeout_at(deadline, events.recv()).await {
             let Event::Message(m) = &e else { continue };
             let related = agh_peer::answers(m, &id)
@@ -461,10 +546,10 @@ async fn run_send(a: &Args, peer: Peer, mut events: Events) -> Result<(), String
             }
         }
     }
-    peer.shutdown().await.map_err(|e| e.to_string())
+    Ok(())
 }
 
-async fn run_peers(a: &Args, peer: Peer) -> Result<(), String> {
+async fn run_peers(a: &Args, peer: &Peer) -> Result<(), Failure> {
     let query = WhoisQuery {
         query: a.query.clone(),
         ..Default::default()
@@ -495,25 +580,19 @@ async fn run_peers(a: &Args, peer: Peer) -> Result<(), String> {
                 .unwrap_or(0)
         })
         .collect();
-    let mut out = std::io::stdout().lock();
     for r in [&head].into_iter().chain(&rows) {
-        writeln!(
-            out,
+        out_line(&format!(
             "{:w0$}  {:w1$}  {}",
             r[0],
             r[1],
             r[2],
             w0 = widths[0],
             w1 = widths[1]
-        )
-        .map_err(|e| format!("stdout: {e}"))?;
+        ))?;
     }
-    writeln!(
-        out,
+    out_line(&format!(
         "({} peer{} answered)",
         rows.len(),
         if rows.len() == 1 { "" } else { "s" }
-    )
-    .map_err(|e| format!("stdout: {e}"))?;
-    peer.shutdown().await.map_err(|e| e.to_string())
+    ))
 }
