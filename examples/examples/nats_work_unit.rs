@@ -80,6 +80,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // ops.demo: wait for patch.demo, open work, follow it to a terminal state.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     let thread = Container::Thread("thread_release_check".into());
+    let mut completed = false;
     while let Ok(Some(e)) = tokio::time::timeout_at(deadline, ops_events.recv()).await {
         show("ops", &e);
         match &e {
@@ -96,11 +97,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 outcome,
                 local: false,
                 ..
-            } if outcome.state() == Some("completed") => break,
+            } if outcome.state() == Some("completed") => {
+                completed = true;
+                break;
+            }
             _ => {}
         }
     }
-    worker.await??;
+    // Bounded too: patch.demo stops once it completed; if it never got the request, it is
+    // aborted here rather than awaited forever.
+    let mut worker = worker;
+    match tokio::time::timeout(Duration::from_secs(5), &mut worker).await {
+        Ok(joined) => joined??,
+        Err(_) => worker.abort(),
+    }
+    if !completed {
+        ops.shutdown().await?;
+        return Err("the work unit did not complete within 15 s".into());
+    }
     println!("work units known to ops.demo: {:?}", ops.work_units()?);
     ops.shutdown().await?;
     Ok(())
