@@ -25,7 +25,7 @@ pub use generated::*;
 use agh_protocol::parse::{Options, Rejection};
 use agh_protocol::problem::Problem;
 use agh_protocol::profile as runtime;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 pub use agh_protocol::correlation::{Outcome as Correlation, RefusalKind, TimedOut};
 pub use agh_protocol::inbox::Refusal;
@@ -87,8 +87,9 @@ pub fn new_id() -> Result<String, getrandom::Error> {
 /// `error`"; `error` "can be sent at any time for any ref"): from `local` to the refused
 /// message's sender, `ref` its id (null when that id could not be read as one), `code` the
 /// profile's code for the refusal (`x-agh-refusal-codes`: `unsupported_kind` is
-/// `unknown_kind`), the refusal's text as `message`. The envelope is built as JSON and checked
-/// by the same parser as any other.
+/// `unknown_kind`), the refusal's text as `message`. The envelope is written from the generated
+/// tables (the profile member and its constant, the roles, the kind and payload members) and the
+/// generated [`ErrorPayload`], then checked by the same parser as any other.
 ///
 /// `Ok(None)` when no answer should go out: the refused message was itself an `error` (two
 /// agents never trade errors about errors) or its sender could not be read. `Err` when `local`,
@@ -99,8 +100,10 @@ pub fn error_reply(
     id: &str,
     now_ms: i64,
 ) -> Result<Option<Message>, Rejection> {
+    use agh_protocol::Body;
+    let error_kind = <ErrorPayload as Body>::RULES.kind;
     let head = &refusal.head;
-    if head.kind.as_deref() == Some("error") {
+    if head.kind.as_deref() == Some(error_kind) {
         return Ok(None);
     }
     let Some(to) = head.from.as_deref() else {
@@ -111,17 +114,46 @@ pub fn error_reply(
         "" => refusal.message.clone(),
         at => format!("{at}: {}", refusal.message),
     };
+    let layout = &SPEC.layout;
+    let roles = &layout.roles;
+    let pointer = |member: Option<&str>| member.map(|m| format!("/{m}"));
+    let payload_problem = |member: &str, why: String| {
+        Rejection::from_problem(Problem {
+            code: agh_protocol::ReasonCode::Malformed,
+            pointer: format!("/{}/{member}", layout.body_member),
+            message: why,
+            rule: std::borrow::Cow::Borrowed("error_reply"),
+        })
+    };
+    let payload = ErrorPayload {
+        code: code
+            .parse()
+            .map_err(|e| payload_problem("code", format!("`{code}`: {e}")))?,
+        message: text
+            .parse()
+            .map_err(|e| payload_problem("message", format!("{e}")))?,
+        retryable: false,
+        extra: Map::new(),
+    };
+    let payload = serde_json::to_value(&payload).unwrap_or_default();
     let build = |reference: Option<&str>| -> Vec<u8> {
-        let envelope = json!({
-            "v": 1,
-            "id": id,
-            "from": local,
-            "to": to,
-            "ts": now_ms,
-            "kind": "error",
-            "ref": reference,
-            "payload": {"code": code, "message": text, "retryable": false},
-        });
+        let mut envelope = Map::new();
+        if let (Some(member), Some(value)) = (SPEC.profile_member, SPEC.profile_value) {
+            let value = serde_json::from_str(value).unwrap_or(Value::Null);
+            envelope.insert(member.to_owned(), value);
+        }
+        let mut set = |member: Option<&str>, value: Value| {
+            if let Some(m) = member {
+                envelope.insert(m.to_owned(), value);
+            }
+        };
+        set(roles.id, json!(id));
+        set(roles.from, json!(local));
+        set(roles.to, json!(to));
+        set(roles.sent_at, json!(now_ms));
+        set(Some(layout.kind_member), json!(error_kind));
+        set(roles.reply_to, json!(reference));
+        set(Some(layout.body_member), payload.clone());
         serde_json::to_vec(&envelope).unwrap_or_default()
     };
     let options = options(now_ms.div_euclid(1000));
@@ -129,9 +161,11 @@ pub fn error_reply(
     match reply {
         Ok(m) => Ok(Some(m)),
         // The refused message's id is not one (`ref` must be): answer with `ref` null.
-        Err(e) if e.pointer == "/ref" => parse(&build(None), &options).map(Some),
+        Err(e) if Some(&e.pointer) == pointer(roles.reply_to).as_ref() => {
+            parse(&build(None), &options).map(Some)
+        }
         // Its sender is not an agent id: there is nobody to answer.
-        Err(e) if e.pointer == "/to" => Ok(None),
+        Err(e) if Some(&e.pointer) == pointer(roles.to).as_ref() => Ok(None),
         Err(e) => Err(e),
     }
 }

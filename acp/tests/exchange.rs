@@ -614,3 +614,74 @@ fn new_ids_are_version_4_uuids_the_schema_accepts() {
     let bytes = serde_json::to_vec(&e).expect("json");
     agh_acp::parse(&bytes, &agh_acp::options(NOW)).expect("valid id");
 }
+
+#[test]
+fn error_reply_writes_a_valid_error_for_every_refusal_code() {
+    use agh_protocol::parse::Head;
+    // Every runtime refusal the profile spells (`x-agh-refusal-codes`), and one it does not.
+    let mut refusals: Vec<(&'static str, Option<&'static str>)> = agh_acp::REFUSAL_CODES
+        .iter()
+        .map(|r| (r.refusal, Some(r.code)))
+        .collect();
+    assert!(refusals.len() >= 10, "{refusals:?}");
+    refusals.push(("not_listed_here", None));
+    let options = agh_acp::options(NOW);
+    for (n, (name, code)) in refusals.into_iter().enumerate() {
+        let refusal = agh_acp::Refusal {
+            refusal: name,
+            code,
+            pointer: "/payload/question".into(),
+            message: "what is wrong".into(),
+            head: Box::new(Head {
+                id: Some(common::id(1)),
+                from: Some(KIT.into()),
+                kind: Some("query".into()),
+                ..Head::default()
+            }),
+        };
+        let n = u32::try_from(n).expect("few");
+        let reply = error_reply(&refusal, FAMILY, &common::id(700 + n), NOW_MS)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .expect("an answer goes out");
+        // The generated validator (the exact path) finds nothing wrong with it.
+        let bytes = reply.to_vec().expect("bytes");
+        let problems = agh_acp::explain(&bytes, &options);
+        assert!(problems.is_empty(), "{name}: {problems:?}");
+        let v: Value = serde_json::from_slice(&bytes).expect("json");
+        let want = code.unwrap_or(name);
+        assert_eq!(
+            (v["kind"].as_str(), v["payload"]["code"].as_str()),
+            (Some("error"), Some(want)),
+            "{v}"
+        );
+        assert_eq!(v["ref"], json!(common::id(1)));
+        assert_eq!(
+            (v["from"].as_str(), v["to"].as_str()),
+            (Some(FAMILY), Some(KIT))
+        );
+        assert_eq!(v["payload"]["message"], "/payload/question: what is wrong");
+        assert!(matches!(
+            reply.body(),
+            Some(agh_acp::KnownBody::Error(p)) if p.code.as_str() == want && !p.retryable
+        ));
+    }
+}
+
+#[test]
+fn error_reply_names_the_payload_member_it_cannot_write() {
+    use agh_protocol::parse::Head;
+    let refusal = agh_acp::Refusal {
+        refusal: "Not A Code",
+        code: None,
+        pointer: String::new(),
+        message: "x".into(),
+        head: Box::new(Head {
+            id: Some(common::id(1)),
+            from: Some(KIT.into()),
+            kind: Some("query".into()),
+            ..Head::default()
+        }),
+    };
+    let e = error_reply(&refusal, FAMILY, &common::id(2), NOW_MS).unwrap_err();
+    assert_eq!(e.pointer, "/payload/code");
+}
