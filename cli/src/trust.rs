@@ -20,8 +20,10 @@ pub(crate) const USAGE: &str = "usage: agh key new NICKNAME [--out FILE]
        agh sign --key FILE [--as NICKNAME] [ENVELOPE|-]
                  the envelope signed (compact JSON on stdout); `--as` sets `from` first
        agh verify [--format text|json] [ENVELOPE|-]
-                 the trust state: verified, unverified, or rejected with the failing step
-                 (exit 0 verified, 1 unverified or rejected)";
+                 the trust state: verified, unverified, or rejected with the first failing
+                 step (exit 0 verified, 1 unverified or rejected); the signature is checked
+                 over the canonical form (RFC 8785), so whitespace, member order and escape
+                 spellings do not change the verdict";
 
 fn read_input(path: Option<&str>) -> Result<Vec<u8>, String> {
     match path {

@@ -123,8 +123,9 @@ impl MessageBuilder {
     /// Signs the envelope with `key` (trust profile `agh-network.trust.ed25519-jcs/v1`) when it
     /// is finished: `from` must be this key's verified identity (`Key::peer_id`), else finishing
     /// fails with `verification_failed` at `/from`. The signed envelope writes `to` and every
-    /// member as `Message::to_vec` does (`to: null` when absent), so that the bytes a receiver
-    /// gets, and any faithful forward of them, verify.
+    /// member as `Message::to_vec` writes an unsigned one (`to: null` when absent, the portable
+    /// form); a receiver's `Message::to_vec` writes a signed envelope's members as received, so
+    /// a forward of it verifies too.
     pub fn sign(mut self, key: &crate::trust::Key) -> Self {
         self.key = Some(key.clone());
         self
