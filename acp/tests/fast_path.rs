@@ -1,11 +1,15 @@
 //! ACP's fast path (the generated one-pass scanners) and its exact path (strict reader and
 //! generated validators) give the same verdict on every input, as v0's do
 //! (`protocol/tests/fast_path.rs`): every `acp.core` fixture and step, the draft examples, and
-//! every single-member mutation of them. On accepted inputs the owned message from `parse`, the
+//! every single-member mutation of them, byte-level mutations (proptest), and each named type's
+//! scanner against its validator. On accepted inputs the owned message from `parse`, the
 //! one from `parse_ref(..).to_message()` and the input agree member by member.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+// The value helpers of the protocol crate's tests (`all_values`, `cases_from`), shared as they are.
+#[path = "../../protocol/tests/common/mod.rs"]
+mod shared;
 
 use std::path::{Path, PathBuf};
 
@@ -267,4 +271,128 @@ fn both_paths_agree_on_every_single_member_mutation() {
         }
     }
     assert!(checked > 2000 && accepted > 100, "{accepted} of {checked}");
+}
+
+/// Valid stored inputs (fixtures and draft examples), as the byte-mutation seeds.
+fn seeds() -> Vec<(Vec<u8>, i64)> {
+    corpus()
+        .into_iter()
+        .filter(|(_, b, now)| fast_accepts::<Acp>(b, &agh_acp::options(*now)))
+        .map(|(_, b, now)| (b, now))
+        .collect()
+}
+
+/// Bytes that make interesting edits: structure, escapes, digits, white space, non-ASCII.
+const ALPHABET: &[u8] = b"{}[],:\"\\ \t\n0123456789-+.eEtrufalsn_/xu\x00\x1f\x7f\xc3\xa9\xff";
+
+/// One byte-level edit: replace, insert or delete a byte, or copy a run of the envelope
+/// elsewhere (duplicated members, nested values).
+#[derive(Clone, Debug)]
+enum Edit {
+    Replace(usize, u8),
+    Insert(usize, u8),
+    Delete(usize),
+    Splice(usize, usize, usize),
+}
+
+fn apply(bytes: &mut Vec<u8>, edit: &Edit) {
+    if bytes.is_empty() {
+        return;
+    }
+    let len = bytes.len();
+    let byte = |b: u8| ALPHABET[usize::from(b) % ALPHABET.len()];
+    match *edit {
+        Edit::Replace(i, b) => bytes[i % len] = byte(b),
+        Edit::Insert(i, b) => bytes.insert(i % len, byte(b)),
+        Edit::Delete(i) => {
+            bytes.remove(i % len);
+        }
+        Edit::Splice(from, n, to) => {
+            let from = from % len;
+            let run = bytes[from..(from + n % 40).min(len)].to_vec();
+            bytes.splice(to % len..to % len, run);
+        }
+    }
+}
+
+fn edit() -> impl proptest::strategy::Strategy<Value = Edit> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Edit::Replace(i, b)),
+        (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Edit::Insert(i, b)),
+        any::<usize>().prop_map(Edit::Delete),
+        (any::<usize>(), any::<usize>(), any::<usize>())
+            .prop_map(|(a, b, c)| Edit::Splice(a, b, c)),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 2000, ..Default::default() })]
+
+    /// As v0's: the two paths agree on valid envelopes with a few bytes edited.
+    #[test]
+    fn both_paths_agree_on_byte_mutated_envelopes(
+        seed in proptest::prelude::any::<proptest::sample::Index>(),
+        edits in proptest::collection::vec(edit(), 1..4),
+    ) {
+        thread_local!(static SEEDS: Vec<(Vec<u8>, i64)> = seeds());
+        let (mut bytes, now) = SEEDS.with(|s| s[seed.index(s.len())].clone());
+        for e in &edits {
+            apply(&mut bytes, e);
+        }
+        if agree("byte mutation", &bytes, now) {
+            same_message("byte mutation", &bytes, now);
+        }
+    }
+}
+
+/// Every generated named-type scanner of the ACP set declines exactly the values its validator
+/// finds a problem in: on every value found in the stored inputs and on edits of them (the
+/// helpers of the protocol tests). Types no envelope member reaches alone are covered here too.
+#[test]
+fn every_named_scanner_agrees_with_its_validator() {
+    use agh_acp::checks::NAMED_CHECKS;
+    use agh_acp::scan::NAMED_SCANNERS;
+    use agh_protocol::problem::Problems;
+    use agh_protocol::scan::Scanner;
+
+    let mut values = Vec::new();
+    for (_, bytes, _) in corpus() {
+        if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+            shared::all_values(&v, &mut values);
+        }
+    }
+    values.extend(replacements());
+    values.sort_by_cached_key(Value::to_string);
+    values.dedup();
+    let cases = shared::cases_from(&values);
+    assert!(cases.len() > 2_000, "{}", cases.len());
+
+    let depth = agh_protocol::json::JsonLimits::DEFAULT_MAX_DEPTH;
+    let mut accepted = vec![0usize; NAMED_SCANNERS.len()];
+    for (t, (name, scan)) in NAMED_SCANNERS.iter().enumerate() {
+        let check = NAMED_CHECKS
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no validator for {name}"))
+            .1;
+        for (text, value) in &cases {
+            let mut problems = Problems::first_only();
+            check(value, &mut String::new(), &mut problems);
+            let mut s = Scanner::new(text, depth);
+            let fast = scan(&mut s).is_some() && s.end().is_some();
+            assert_eq!(
+                fast,
+                problems.is_empty(),
+                "{name}: the scanner {} {text} but the validator found {:?}",
+                if fast { "accepts" } else { "declines" },
+                problems.as_slice().first()
+            );
+            accepted[t] += usize::from(fast);
+        }
+    }
+    // Every type accepts some of the values: the agreement is not all-decline.
+    for ((name, _), n) in NAMED_SCANNERS.iter().zip(&accepted) {
+        assert!(*n > 0, "{name} accepted nothing");
+    }
 }
