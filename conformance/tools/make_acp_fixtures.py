@@ -110,11 +110,14 @@ for kind, _, _ in EXAMPLES:
          EXAMPLE[kind], accept=kind, agrees=True)
 
 # ---------- unknown payload fields: ignore ----------
-for kind in ["pong", "query", "delegate", "result", "capabilities", "error"]:
+for kind in ["pong", "query", "response", "delegate", "ack", "result", "notify", "cancel", "capabilities",
+             "error"]:
     case("accept_unknown_payload_member_" + kind, DRAFT + "Unknown payload fields: ignore, not reject",
          edit(EXAMPLE[kind], "/payload/x_future", {"nested": [1, 2.5, None]}), accept=kind, agrees=True)
-case("accept_unknown_payload_member_ping", DRAFT + "ping: no payload; one sent anyway has its members ignored",
-     edit(EXAMPLE["ping"], "/payload", {"x_future": True}), accept="ping", agrees=True)
+for kind in ["ping", "discover"]:
+    case("accept_unknown_payload_member_" + kind,
+         DRAFT + "%s: no payload; one sent anyway has its members ignored" % kind,
+         edit(EXAMPLE[kind], "/payload", {"x_future": True}), accept=kind, agrees=True)
 case("accept_unknown_envelope_member", DRAFT + "Unknown fields should be ignored, not rejected (envelope)",
      edit(EXAMPLE["query"], "/trace_id", "abc"), accept="query", agrees=True)
 case("accept_unknown_error_code", STANCE + "error.code is an open set: an unlisted code is accepted",
