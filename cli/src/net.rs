@@ -5,14 +5,17 @@
 //!   [--format text|json]`: runs a peer and prints its events, one per line (JSON lines, or a
 //!   human form when stdout is a terminal and no `--format` is given). `--auto-complete` answers
 //!   every work request directed to it (receipt `accepted`, trace `working`, trace `completed`);
-//!   `--open-work PEER` opens one work unit with PEER as soon as PEER is present.
+//!   `--open-work PEER` opens one work unit with PEER as soon as PEER is present. When one of
+//!   these actions fails (e.g. `work_closed`: the initiator canceled first), an `error` event
+//!   line says so and the peer keeps running.
 //! - `agh send --nats URL --workspace W --channel C --id PEER KIND ...`: sends one message
 //!   (`say`, `work`, `trace`, `receipt`) and, with `--wait SECS`, prints what answers it.
 //! - `agh peers --nats URL --workspace W --channel C [--id PEER] [--query Q] [--wait SECS]`:
 //!   broadcasts whois and prints who answered, as a table.
 //!
-//! Exit status: 0 done; 1 the network or the protocol refused (stderr says why, naming the
-//! server URL when none is reachable); 2 usage or I/O error.
+//! Exit status: 0 done (also when the reader of stdout went away); 1 the network or the
+//! protocol refused, or stdout failed (stderr says why, naming the server URL when none is
+//! reachable); 2 usage error (a bad flag value names the flag) or an unreadable input file.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
