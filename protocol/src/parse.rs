@@ -398,9 +398,8 @@ impl Message {
     /// numbers as written), written member by member without building the JSON tree.
     pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
         let body = match &self.body {
-            MessageBody::Known(b) if self.respelled.is_empty() && self.as_received.is_empty() => b,
-            // Respelled numbers and members kept as received are put back on the tree; extension
-            // bodies serialize through it.
+            MessageBody::Known(b) if self.respelled.is_empty() => b,
+            // Respelled numbers are put back on the tree; extension bodies serialize through it.
             _ => return serde_json::to_vec(&self.to_value()?),
         };
         let mut spans = FieldSpans::default();
@@ -419,10 +418,25 @@ impl Message {
             out.push(b':');
             Ok(())
         };
+        // Members kept as received (`Message::as_received`) are written as they came.
+        let kept = |name: &str| {
+            self.as_received
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.as_ref())
+        };
         for name in crate::generated::ENVELOPE_MEMBERS {
             if *name == crate::generated::BODY_MEMBER {
                 member(&mut out, name)?;
-                body.write_json(&mut out)?;
+                match kept(name) {
+                    Some(Some(received)) => serde_json::to_writer(&mut out, received)?,
+                    _ => body.write_json(&mut out)?,
+                }
+            } else if let Some(received) = kept(name) {
+                if let Some(v) = received {
+                    member(&mut out, name)?;
+                    serde_json::to_writer(&mut out, v)?;
+                }
             } else if let Some((_, span)) = spans.fields.iter().find(|(n, _)| n == name) {
                 member(&mut out, name)?;
                 out.extend_from_slice(&spans.buf[span.clone()]);

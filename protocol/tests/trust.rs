@@ -218,6 +218,11 @@ fn a_forwarded_signed_envelope_keeps_absent_and_null_members_as_received() {
         let written: serde_json::Value = serde_json::from_slice(&forwarded).unwrap();
         assert_eq!(written, received, "the forward writes what was received");
         assert_eq!(m.to_value().unwrap(), received);
+        // The member-by-member writer and the tree agree.
+        assert_eq!(
+            forwarded,
+            serde_json::to_vec(&m.to_value().unwrap()).unwrap()
+        );
         let again = parse(&forwarded, &Options::at(NOW)).unwrap();
         assert!(again.trust().is_verified(), "{}", again.trust());
         assert_eq!(again.to_vec().unwrap(), forwarded);
