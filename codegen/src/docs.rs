@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -102,6 +102,21 @@ fn slug(heading: &str) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// The English plural of a kind name (`receipt`: `receipts`, `notify`: `notifies`, `class`:
+/// `classes`); a name that already reads as a plural (`capabilities`) stays as it is.
+fn plural(word: &str) -> String {
+    let vowel = |c: char| "aeiou".contains(c);
+    let mut chars = word.chars().rev();
+    match (chars.next(), chars.next()) {
+        (Some('y'), Some(c)) if !vowel(c) => format!("{}ies", &word[..word.len() - 1]),
+        (Some('s'), Some('s' | 'u')) | (Some('x' | 'z'), _) | (Some('h'), Some('c' | 's')) => {
+            format!("{word}es")
+        }
+        (Some('s'), _) => word.to_owned(),
+        _ => format!("{word}s"),
+    }
 }
 
 fn capitalize(s: &str) -> String {
@@ -234,7 +249,19 @@ fn constraint_notes(model: &Model, shape: &Shape, description: &str) -> Vec<Stri
         notes.push(format!("Digest recipe `{recipe}`."));
     }
     if let Some(code) = &c.reason_code {
-        notes.push(format!("Another value is refused with `{code}`."));
+        // In the profile's own spelling when it declares one (`x-agh-refusal-codes`).
+        let spelled = model.refusal_codes.as_ref().and_then(|r| {
+            r.entries
+                .iter()
+                .find(|(runtime, _)| runtime == code)
+                .map(|(_, own)| own)
+        });
+        notes.push(match spelled {
+            Some(own) if own != code => {
+                format!("Another value is refused with `{own}` (the runtime's `{code}`).")
+            }
+            _ => format!("Another value is refused with `{code}`."),
+        });
     }
     notes
         .into_iter()
@@ -369,7 +396,7 @@ impl<'m> Layout<'m> {
             if used.is_empty() {
                 continue;
             }
-            let file = format!("{}s.md", kind.name);
+            let file = format!("{}.md", plural(&kind.name));
             for (s, _) in &used {
                 placed.insert(s.type_name);
                 anchors.insert(
@@ -378,7 +405,7 @@ impl<'m> Layout<'m> {
                 );
             }
             value_pages.push(ValuePage {
-                title: format!("{}s", capitalize(&kind.name)),
+                title: capitalize(&plural(&kind.name)),
                 file,
                 kind,
                 sets: used,
@@ -1681,7 +1708,11 @@ pub fn emit_docs(
         Page {
             file: "envelope.md".into(),
             title: "Envelope".into(),
-            summary: "the Fields table, conversation surfaces, kind rules at a glance, validation order, limits".into(),
+            summary: match model.containers {
+                Some(_) => "the Fields table, conversation surfaces, kind rules at a glance, validation order, limits",
+                None => "the Fields table, kind rules at a glance, validation order, limits",
+            }
+            .into(),
             contents: envelope_page(model, &layout, &header, &set_dir),
         },
         Page {
@@ -1763,106 +1794,102 @@ pub fn emit_docs(
 /// The reference section of an extension kind, rendered exactly like the core kinds': its
 /// envelope requirements and body fields tables. `body_schema` is the body's JSON Schema (for
 /// example from `schemars`; every property needs a `description`), `x_agh_kind` the kind's rules
-/// in the `x-agh-kind` vocabulary (as the derive attributes say them). The kind is added to a
-/// temporary copy of the schema set at `base`, which then goes through the same model and
-/// emitter as the core kinds.
+/// in the `x-agh-kind` vocabulary (as the derive attributes say them). The kind is added in
+/// memory to the schema set at `base` (its schema, the envelope's kind enum and a dispatch entry,
+/// on the members the envelope names as kind and body), which then goes through the same model
+/// and emitter as the core kinds.
 pub fn extension_kind_docs(base: &Path, body_schema: &Value, x_agh_kind: &Value) -> Result<String> {
     let kind = x_agh_kind
         .get("kind")
         .and_then(Value::as_str)
         .ok_or_else(|| Error::new("x-agh-kind", "/kind", "missing `kind`"))?
         .to_owned();
-    let tmp = std::env::temp_dir().join(format!(
-        "agh-ext-docs-{}-{}",
-        std::process::id(),
+    let (base_set, base_model) = crate::load_model(base)?;
+    let (kind_member, body_member) = (
+        &base_model.envelope.kind_member,
+        &base_model.envelope.body_member,
+    );
+    let envelope = base_set
+        .files()
+        .find(|f| f.doc.get("x-agh-envelope").is_some())
+        .ok_or_else(|| Error::new(base, "", "no envelope schema (`x-agh-envelope`)"))?;
+    let env_file = envelope.path.to_string_lossy().into_owned();
+    let file = format!(
+        "body/ext-{}.schema.json",
         kind.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-    ));
-    let result = (|| {
-        let set_dir = tmp.join(
-            base.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "schemas".into()),
-        );
-        copy_tree(base, &set_dir)?;
-        let env_path = set_dir.join("envelope.schema.json");
-        let mut envelope: Value = serde_json::from_str(
-            &std::fs::read_to_string(&env_path)
-                .map_err(|e| Error::new(&env_path, "", e.to_string()))?,
+    );
+    let mut body = body_schema.clone();
+    let obj = body
+        .as_object_mut()
+        .ok_or_else(|| Error::new("body schema", "", "must be an object"))?;
+    let base_uri = envelope
+        .id
+        .rsplit_once('/')
+        .map_or(envelope.id.as_str(), |(b, _)| b);
+    obj.insert("$id".into(), format!("{base_uri}/{file}").into());
+    obj.insert("x-agh-kind".into(), x_agh_kind.clone());
+    let escape = |m: &str| m.replace('~', "~0").replace('/', "~1");
+    let edits = [
+        serde_json::json!({"file": file, "op": "add", "path": "", "value": body}),
+        serde_json::json!({
+            "file": env_file, "op": "add",
+            "path": format!("/properties/{}/enum/-", escape(kind_member)), "value": kind,
+        }),
+        serde_json::json!({
+            "file": env_file, "op": "add", "path": "/allOf/-",
+            "value": {
+                "if": { "properties": { kind_member: { "const": kind } }, "required": [kind_member] },
+                "then": { "properties": { body_member: { "$ref": file } } }
+            },
+        }),
+    ];
+    let set =
+        SchemaSet::load_with_edits(base, &edits, Path::new("extension kind"), base_set.source())?;
+    let model = Model::build(&set)?;
+    let k = model.kind(&kind).ok_or_else(|| {
+        Error::new(
+            &file,
+            "",
+            format!("kind {kind:?} did not make it into the model"),
         )
-        .map_err(|e| Error::new(&env_path, "", e.to_string()))?;
-        let env_id = envelope
-            .get("$id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| Error::new(&env_path, "/$id", "missing `$id`"))?
-            .to_owned();
-        let file = format!(
-            "body/ext-{}.schema.json",
-            kind.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
-        );
-        let mut body = body_schema.clone();
-        let obj = body
-            .as_object_mut()
-            .ok_or_else(|| Error::new("body schema", "", "must be an object"))?;
-        let base_uri = env_id.rsplit_once('/').map_or(env_id.as_str(), |(b, _)| b);
-        obj.insert("$id".into(), format!("{base_uri}/{file}").into());
-        obj.insert("x-agh-kind".into(), x_agh_kind.clone());
-        if let Some(Value::Array(kinds)) = envelope.pointer_mut("/properties/kind/enum") {
-            kinds.push(kind.clone().into());
-        }
-        if let Some(Value::Array(all)) = envelope.get_mut("allOf") {
-            all.push(serde_json::json!({
-                "if": { "properties": { "kind": { "const": kind } }, "required": ["kind"] },
-                "then": { "properties": { "body": { "$ref": file } } }
-            }));
-        }
-        let write = |path: PathBuf, v: &Value| {
-            std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))
-                .and_then(|()| std::fs::write(&path, v.to_string()))
-                .map_err(|e| Error::new(&path, "", e.to_string()))
-        };
-        write(env_path.clone(), &envelope)?;
-        write(set_dir.join(&file), &body)?;
-        let (set, model) = crate::load_model(&set_dir)?;
-        let k = model.kind(&kind).ok_or_else(|| {
-            Error::new(
-                &file,
-                "",
-                format!("kind {kind:?} did not make it into the model"),
-            )
-        })?;
-        let layout = Layout::new(&model);
-        let section = kind_section(&model, &layout, k, None, &set_name(&set));
-        // The body schema lives in the extension's crate, not in the schema set.
-        let lines: Vec<String> = section
-            .lines()
-            .map(|l| {
-                if l.starts_with("Body schema: ") {
-                    format!(
-                        "Body schema: the `{}` type's JSON Schema (extension kind). Profile `{}`.",
-                        k.body_type, k.rules.profile
-                    )
-                } else {
-                    l.to_owned()
-                }
-            })
-            .collect();
-        Ok(lines.join("\n") + "\n")
-    })();
-    let _ = std::fs::remove_dir_all(&tmp);
-    result
+    })?;
+    let layout = Layout::new(&model);
+    let section = kind_section(&model, &layout, k, None, &set_name(&set));
+    // The body schema lives in the extension's crate, not in the schema set.
+    let lines: Vec<String> = section
+        .lines()
+        .map(|l| {
+            if l.starts_with("Body schema: ") {
+                format!(
+                    "Body schema: the `{}` type's JSON Schema (extension kind). Profile `{}`.",
+                    k.body_type, k.rules.profile
+                )
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    Ok(lines.join("\n") + "\n")
 }
 
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).map_err(|e| Error::new(to, "", e.to_string()))?;
-    for entry in std::fs::read_dir(from).map_err(|e| Error::new(from, "", e.to_string()))? {
-        let entry = entry.map_err(|e| Error::new(from, "", e.to_string()))?;
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)
-                .map_err(|e| Error::new(&target, "", e.to_string()))?;
+#[cfg(test)]
+mod tests {
+    use super::plural;
+
+    #[test]
+    fn page_names_are_english_plurals_of_the_kind() {
+        for (kind, want) in [
+            ("receipt", "receipts"),
+            ("notify", "notifies"),
+            ("pong", "pongs"),
+            ("delay", "delays"),
+            ("class", "classes"),
+            ("match", "matches"),
+            ("box", "boxes"),
+            ("status", "statuses"),
+            ("capabilities", "capabilities"),
+        ] {
+            assert_eq!(plural(kind), want, "{kind}");
         }
     }
-    Ok(())
 }

@@ -59,7 +59,6 @@ impl SchemaSet {
     /// the set is loaded and checked as [`SchemaSet::load`] does. `source` is what generated
     /// files name as their origin.
     pub fn load_edited(base: &Path, edits: &Path, source: &str) -> Result<Self> {
-        let mut docs = read_docs(base)?;
         let text = std::fs::read_to_string(edits)
             .map_err(|e| Error::new(edits, "", format!("cannot read: {e}")))?;
         let spec: Value = serde_json::from_str(&text)
@@ -67,6 +66,19 @@ impl SchemaSet {
         let Some(list) = spec.get("edits").and_then(Value::as_array) else {
             return Err(Error::new(edits, "/edits", "`edits` must list the edits"));
         };
+        Self::load_with_edits(base, list, edits, source)
+    }
+
+    /// [`SchemaSet::load_edited`] with the edits in memory; errors name them as `/edits/<i>` of
+    /// `origin`.
+    pub fn load_with_edits(
+        base: &Path,
+        list: &[Value],
+        origin: &Path,
+        source: &str,
+    ) -> Result<Self> {
+        let edits = origin;
+        let mut docs = read_docs(base)?;
         for (i, edit) in list.iter().enumerate() {
             let at = format!("/edits/{i}");
             let field = |name: &str| {

@@ -121,6 +121,17 @@ fn the_edited_set_generates_the_new_kind_and_nothing_else() {
         kinds.contains("Answers `delegate`"),
         "reply kinds say what they answer"
     );
+    // A set without conversation surfaces: its index does not mention them; the profile's own
+    // codes are named; value pages take English plurals.
+    let index = file(&docs, "index.md");
+    assert!(!index.contains("surfaces"), "{index}");
+    assert!(index.contains("[Notifies](notifies.md)"), "{index}");
+    assert!(
+        file(&docs, "envelope.md").contains(
+            "Another value is refused with `unsupported_version` (the runtime's `unsupported_profile`)."
+        ),
+        "the profile's code for a wrong `v`"
+    );
     // Nothing else changed but what the new kind brings.
     for f in &files {
         let old = before.iter().find(|b| b.path == f.path).unwrap();
