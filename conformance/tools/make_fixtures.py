@@ -306,6 +306,10 @@ case(K, "reject_peer_card_peer_id_grammar", "peer discovery: peer_id is a Peer I
 case(K, "reject_peer_card_capability_not_string", "peer discovery: capabilities is an array of strings", "greet", {"body/peer_card/capabilities": ["test.run", 7]}, reject=(M, "/body/peer_card/capabilities/1"))
 case(X, "accept_peer_card_brief_ext", "capability discovery: brief projection in peer_card.ext", "greet",
      {"body/peer_card/ext": {"agh.capabilities_brief": [{"id": "code.patch", "summary": "Patch code."}, {"id": "test.run", "summary": "Run tests."}]}})
+for label, summary in [("multi_line", "Patch code.\nThen run tests."), ("blank", "\u0085 ")]:
+    case(X, "reject_peer_card_brief_summary_%s" % label, "capability discovery: a brief entry's summary is its catalog entry's, one line and not blank", "greet",
+         {"body/peer_card/ext": {"agh.capabilities_brief": [{"id": "code.patch", "summary": summary}]}},
+         reject=(M, "/body/peer_card/ext/agh.capabilities_brief/0/summary"))
 case(K, "accept_greet_body_unknown_member", "NOTES 1: bodies are open objects", "greet", {"body/acme.note": "x"})
 # --- whois ---
 case(K, "reject_whois_type_unknown", "message kinds: whois type MUST be request or response", "whois_request", {"body/type": "answer"}, reject=(M, "/body/type"))

@@ -522,6 +522,19 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                         );
                         break 'c1;
                     }
+                    if let Some(s) = v.as_str() {
+                        if !pattern_1(s) {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "capability-brief-entry.schema.json#/properties/summary",
+                                "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                    }
                 }
                 at.truncate(mark);
                 if out.is_done() {

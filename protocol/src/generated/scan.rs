@@ -784,7 +784,10 @@ pub fn scan_capability_brief_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 2u64;
-                s.string()?;
+                let v = s.string()?;
+                if !super::checks::pattern_1(&v) {
+                    return None;
+                }
             }
             _ => {
                 s.fresh(&mut o, k)?;
