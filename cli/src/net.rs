@@ -542,7 +542,10 @@ async fn run_send(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failu
                 print_event(true, &e)?;
                 if let Some(KnownBody::Trace(t)) = m.known() {
                     let state = json!(t.state);
-                    if matches!(state.as_str(), Some("completed" | "failed" | "canceled")) {
+                    let terminal = state
+                        .as_str()
+                        .is_some_and(|s| agh_protocol::generated::LIFECYCLE.is_terminal(s));
+                    if terminal {
                         break;
                     }
                 }

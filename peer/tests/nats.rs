@@ -413,9 +413,8 @@ async fn full_work_unit_then_work_closed_and_duplicate() {
     })
     .await;
     a.resend(&sent).await.unwrap();
-    // Observed on a's subject (a's own lifecycle on main refuses a `duplicate` receipt while
-    // the unit is `submitted`; NOTES 4 says it changes nothing, a correction under way in
-    // agh-protocol; either way a does not answer it).
+    // Observed on a's subject (a `duplicate` receipt changes nothing in the lifecycle, NOTES 4;
+    // a does not answer a receipt).
     let r = raw_receipt(&mut inbox, sent.message.id()).await;
     assert_eq!(
         r,
