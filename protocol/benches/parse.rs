@@ -24,50 +24,10 @@ use agh_protocol::{
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Value};
 
+mod common;
+use common::{corpus, fixture};
+
 const NOW: i64 = 1_776_366_000;
-
-fn fixture(rel: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/fixtures")
-        .join(rel);
-    let v: Value = serde_json::from_slice(&std::fs::read(path).expect("fixture")).expect("json");
-    v["envelope"].clone()
-}
-
-/// Realistic envelopes of every kind, bodies from about 200 bytes to 10 KiB.
-fn corpus() -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut add =
-        |name: &str, v: Value| out.push((name.to_owned(), serde_json::to_vec(&v).expect("json")));
-    add("greet", fixture("core.message-kinds/accept_greet.json"));
-    add(
-        "whois_response",
-        fixture("core.message-kinds/accept_whois_response.json"),
-    );
-    add("receipt", fixture("core.message-kinds/accept_receipt.json"));
-    add(
-        "capability",
-        fixture("core.message-kinds/accept_capability.json"),
-    );
-    let say = fixture("core.envelope/accept_say.json");
-    for size in [200usize, 1024, 10 * 1024, 100 * 1024, 1_040_000] {
-        let mut v = say.clone();
-        let words: String = "smoke test the staging branch and report "
-            .chars()
-            .cycle()
-            .take(size)
-            .collect();
-        v["body"]["text"] = json!(words);
-        add(&format!("say_{size}"), v);
-    }
-    let mut trace = fixture("core.message-kinds/accept_trace.json");
-    let cases: Vec<Value> = (0..40)
-        .map(|i| json!({"name": format!("migration_case_{i}"), "passed": i % 7 != 0, "ms": 40 + i}))
-        .collect();
-    trace["body"]["result"] = json!({"passed": true, "cases": cases});
-    add("trace_result", trace);
-    out
-}
 
 fn schema_validator() -> jsonschema::Validator {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas/agh-network-v0");
@@ -395,7 +355,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
         let view = parse_ref(bytes, &options).expect("a valid corpus envelope");
         let recv = RefCell::new(ReceiverBench::new(bytes, &options));
         // (a), (b), parse_ref, parse, to_message; the receiver, and its dedup and lifecycle steps
-        // alone; for `capability` also (c) and the digest recipe alone as parse_ref runs it
+        // alone; a fresh copy of the input (the floor of any owned form); for `capability` also (c) and the digest recipe alone as parse_ref runs it
         // (context for the (b) target: neither (a) nor (b) checks the digest).
         let mut fns: Vec<Box<dyn Fn() + '_>> = vec![
             Box::new(|| drop(black_box(serde_json::from_slice::<Value>(black_box(bytes))))),
@@ -406,12 +366,22 @@ fn interleaved_ratios(_c: &mut Criterion) {
             Box::new(|| recv.borrow_mut().receive()),
             Box::new(|| recv.borrow_mut().dedup()),
             Box::new(|| recv.borrow_mut().lifecycle()),
+            // The least an owned message costs beyond the view: one fresh copy of the input.
+            Box::new(|| drop(black_box(black_box(bytes).to_vec()))),
+            // What each owned member costs at least: one small allocation, copied and freed.
+            Box::new(|| {
+                drop(black_box(String::from(black_box(
+                    "ops-coordinator.session-42",
+                ))))
+            }),
         ];
         const RECEIVE: usize = 5;
         const DEDUP: usize = 6;
         const LIFECYCLE: usize = 7;
-        const C: usize = 8;
-        const RECIPE: usize = 9;
+        const COPY: usize = 8;
+        const SMALL: usize = 9;
+        const C: usize = 10;
+        const RECIPE: usize = 11;
         if context {
             doc = capability_document(bytes);
             let (raw, fields) = recipe_input(&doc);
@@ -457,6 +427,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
         let mut ratio_b_less_recipe = Vec::with_capacity(ROUNDS);
         let mut recv_ref = Vec::with_capacity(ROUNDS);
         let mut recv_owned = Vec::with_capacity(ROUNDS);
+        let mut copy_floor = Vec::with_capacity(ROUNDS);
         for round in 0..ROUNDS {
             recv.borrow_mut().refill(batch);
             let mut ns = vec![0f64; n];
@@ -477,6 +448,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
             owned_ref.push(ns[3] / ns[2]);
             recv_ref.push(ns[RECEIVE] / ns[2]);
             recv_owned.push(ns[RECEIVE] / ns[3]);
+            copy_floor.push((ns[2] + ns[COPY]) / ns[2]);
             if context {
                 ratio_c.push(ns[C] / ns[2]);
                 ratio_b_less_recipe.push(ns[1] / (ns[2] - ns[RECIPE]));
@@ -498,6 +470,9 @@ fn interleaved_ratios(_c: &mut Criterion) {
             "receiver_over_parse": median(recv_owned),
             "dedup_ns": medians[DEDUP],
             "lifecycle_ns": medians[LIFECYCLE],
+            "copy_ns": medians[COPY],
+            "small_allocation_ns": medians[SMALL],
+            "parse_ref_and_copy_over_parse_ref": median(copy_floor),
             "work_bound": recv.borrow().work_id.is_some(),
             "rounds": ROUNDS, "batch": batch,
         });

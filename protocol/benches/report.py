@@ -34,6 +34,15 @@ def interleaved():
             d["parse_ns"], d["parse_over_a"], d["parse_over_parse_ref"], d["to_message_ns"]))
     print("\nworst parse_ref / (a): %.2fx (target <= 0.5x); worst (b) / parse_ref: %.2fx (target >= 4x)\n" % (worst_a, worst_b))
     print("calls per batch: " + ", ".join("%s %d" % (n, data[n]["batch"]) for n in sorted(data)) + "\n")
+    if all("copy_ns" in d for d in data.values()):
+        print("The floor of an owned form, same rounds: one fresh copy of the input (`to_vec`), and (parse_ref + copy) / parse_ref:\n")
+        print("| envelope | copy ns | (parse_ref + copy) / parse_ref | parse / parse_ref | one small allocation ns |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for n in sorted(data):
+            d = data[n]
+            print("| %s | %.0f | %.2fx | %.2fx | %.1f |" % (n, d["copy_ns"], d["parse_ref_and_copy_over_parse_ref"],
+                                                        d["parse_over_parse_ref"], d.get("small_allocation_ns", float("nan"))))
+        print()
     cap = data.get("capability", {})
     if "c_over_parse_ref" in cap:
         print("capability, in the same rounds (context, not targets): (c) = (b) + the digest recipe on the Value "

@@ -1,0 +1,139 @@
+//! Instructions per call of each parse step, counted by `valgrind --tool=callgrind`, and heap
+//! allocations per call, counted by memcheck (issue 24's breakdown of what the owned `parse`
+//! costs beyond `parse_ref`). Neither count depends on the load of the machine, so these figures
+//! are repeatable where timings are not (but an instruction is not a unit of time: glibc's
+//! `rep movsb` copy counts one per byte).
+//!
+//! Run: `cargo bench -p agh-protocol --bench instructions` (needs `valgrind`). The bench runs
+//! itself under callgrind once per step and envelope, each time [`calls_for`] calls of that step, and
+//! subtracts a run that only prepares the input: what is left is the step, per call. The result of
+//! each call is dropped inside the loop, as a user's would be, so freeing it is counted too.
+
+use std::hint::black_box;
+use std::process::Command;
+
+use agh_protocol::{parse, parse_ref, Options};
+
+mod common;
+
+const NOW: i64 = 1_776_366_000;
+
+/// Calls per run: 2,000 for small envelopes, fewer for large ones (callgrind is slow), at least 10.
+fn calls_for(len: usize) -> u64 {
+    (4_000_000 / len.max(1)).clamp(10, 2_000) as u64
+}
+
+/// The steps measured; `prepare` is the baseline (input built, nothing called).
+const STEPS: &[&str] = &[
+    "prepare",
+    "value",
+    "parse_ref",
+    "parse",
+    "to_message",
+    "to_envelope",
+    "body",
+];
+
+/// Runs `step` `calls` times on the corpus envelope `name` (the child's side).
+fn child(step: &str, name: &str, calls: u64) {
+    let corpus = common::corpus();
+    let Some((_, bytes)) = corpus.iter().find(|(n, _)| n == name) else {
+        panic!("no corpus envelope {name}");
+    };
+    let options = Options::at(NOW);
+    let view = parse_ref(bytes, &options).expect("a valid corpus envelope");
+    for _ in 0..calls {
+        match step {
+            "prepare" => drop(black_box(bytes)),
+            "value" => drop(black_box(
+                serde_json::from_slice::<serde_json::Value>(black_box(bytes)).expect("json"),
+            )),
+            "parse_ref" => drop(black_box(parse_ref(black_box(bytes), &options))),
+            "parse" => drop(black_box(parse(black_box(bytes), &options))),
+            "to_message" => drop(black_box(black_box(&view).to_message())),
+            "to_envelope" => drop(black_box(black_box(&view).envelope().to_envelope())),
+            "body" => drop(black_box(black_box(&view).body())),
+            _ => panic!("unknown step {step}"),
+        }
+    }
+}
+
+/// Total instructions of one child run under callgrind, and its heap allocations (memcheck's
+/// heap summary, a second run).
+fn count(step: &str, name: &str, calls: u64) -> Option<(u64, u64)> {
+    let exe = std::env::current_exe().ok()?;
+    let run = |tool: &[&str]| {
+        Command::new("valgrind")
+            .args(tool)
+            .arg(&exe)
+            .args(["--child", step, name, &calls.to_string()])
+            .output()
+            .ok()
+            .map(|out| String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let callgrind = run(&["--tool=callgrind", "--callgrind-out-file=/dev/null"])?;
+    let line = callgrind.lines().find(|l| l.contains("Collected :"))?;
+    let instructions = line.rsplit(':').next()?.trim().parse().ok()?;
+    // "total heap usage: 1,234 allocs, 1,234 frees, 56,789 bytes allocated"
+    let memcheck = run(&["--tool=memcheck", "--leak-check=no"])?;
+    let line = memcheck.lines().find(|l| l.contains("total heap usage:"))?;
+    let allocs = line.split("usage:").nth(1)?.split("allocs").next()?;
+    let allocs = allocs.trim().replace(',', "").parse().ok()?;
+    Some((instructions, allocs))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, step, name, calls] = args.as_slice() {
+        if flag == "--child" {
+            child(step, name, calls.parse().expect("a call count"));
+            return;
+        }
+    }
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        println!("valgrind is not installed: nothing measured (apt-get install valgrind)");
+        return;
+    }
+    println!("instructions per call (callgrind; each step run 10 to 2,000 times by size, the input's preparation subtracted)");
+    println!();
+    println!("| envelope | Value | parse_ref | parse | to_message | of which to_envelope | of which body | parse / parse_ref | parse / Value | allocations: Value | parse_ref | parse |");
+    println!(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for (name, bytes) in common::corpus() {
+        let calls = calls_for(bytes.len());
+        let mut totals = Vec::new();
+        for step in STEPS {
+            match count(step, &name, calls) {
+                Some(total) => totals.push(total),
+                None => {
+                    println!("valgrind gave no count for {step} on {name}");
+                    return;
+                }
+            }
+        }
+        let (base, base_allocs) = totals[0];
+        let each: Vec<f64> = totals
+            .iter()
+            .map(|&(t, _)| t.saturating_sub(base) as f64 / calls as f64)
+            .collect();
+        let allocs: Vec<f64> = totals
+            .iter()
+            .map(|&(_, a)| a.saturating_sub(base_allocs) as f64 / calls as f64)
+            .collect();
+        println!(
+            "| {name} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}x | {:.2}x | {:.1} | {:.1} | {:.1} |",
+            each[1],
+            each[2],
+            each[3],
+            each[4],
+            each[5],
+            each[6],
+            each[3] / each[2],
+            each[3] / each[1],
+            allocs[1],
+            allocs[2],
+            allocs[3],
+        );
+    }
+}
