@@ -960,26 +960,11 @@ impl Registry {
             // Missing or not a string: the envelope check reported it.
             return Some(map);
         };
-        if let Some(f) = FORBIDDEN_KINDS.iter().find(|f| f.name == kind) {
-            out.push(Problem::new(
-                ReasonCode::Malformed,
-                format!("/{kind_member}"),
-                "message kinds: forbidden kind names",
-                f.message,
-            ));
+        let known = self.entries.iter().map(|e| e.rules.kind);
+        if !crate::profile::kind_name(kind_member, kind, FORBIDDEN_KINDS, known, out) {
             return Some(map);
         }
         let Some(entry) = self.entry(kind).copied() else {
-            let known: Vec<&str> = self.entries.iter().map(|e| e.rules.kind).collect();
-            out.push(Problem::new(
-                ReasonCode::UnsupportedKind,
-                format!("/{kind_member}"),
-                "envelope: kind",
-                format!(
-                    "kind `{kind}` is not supported here (supported: {})",
-                    known.join(", ")
-                ),
-            ));
             return Some(map);
         };
 

@@ -300,26 +300,11 @@ fn check<P: Profile>(
     let Some(kind) = map.get(kind_member).and_then(Value::as_str) else {
         return Some(map);
     };
-    if let Some(f) = spec.forbidden_kinds.iter().find(|f| f.name == kind) {
-        out.push(Problem::new(
-            ReasonCode::Malformed,
-            format!("/{kind_member}"),
-            "message kinds: forbidden kind names",
-            f.message,
-        ));
+    let known = spec.kinds.iter().map(|k| k.rules.kind);
+    if !kind_name(kind_member, kind, spec.forbidden_kinds, known, out) {
         return Some(map);
     }
     let Some(info) = spec.kind(kind) else {
-        let known: Vec<&str> = spec.kinds.iter().map(|k| k.rules.kind).collect();
-        out.push(Problem::new(
-            ReasonCode::UnsupportedKind,
-            format!("/{kind_member}"),
-            "envelope: kind",
-            format!(
-                "kind `{kind}` is not supported here (supported: {})",
-                known.join(", ")
-            ),
-        ));
         return Some(map);
     };
     if options.check_freshness {
@@ -651,6 +636,41 @@ impl<T: EnvelopeView> Members for T {
             _ => None,
         }
     }
+}
+
+/// Step 2 of the exact path, the kind's name: a forbidden name is `malformed`, a name that is not
+/// one of `known` is `unsupported_kind`. Returns whether the name is known and allowed. Shared by
+/// every profile's exact path (v0's `Registry` and the generic one).
+pub(crate) fn kind_name<'k>(
+    kind_member: &str,
+    kind: &str,
+    forbidden: &[Forbidden],
+    known: impl Iterator<Item = &'k str> + Clone,
+    out: &mut Problems,
+) -> bool {
+    if let Some(f) = forbidden.iter().find(|f| f.name == kind) {
+        out.push(Problem::new(
+            ReasonCode::Malformed,
+            format!("/{kind_member}"),
+            "message kinds: forbidden kind names",
+            f.message,
+        ));
+        return false;
+    }
+    if known.clone().any(|k| k == kind) {
+        return true;
+    }
+    let known: Vec<&str> = known.collect();
+    out.push(Problem::new(
+        ReasonCode::UnsupportedKind,
+        format!("/{kind_member}"),
+        "envelope: kind",
+        format!(
+            "kind `{kind}` is not supported here (supported: {})",
+            known.join(", ")
+        ),
+    ));
+    false
 }
 
 /// Freshness: `expires_at` at or before the clock is expired; without it, a sent time older than
