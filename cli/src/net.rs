@@ -413,7 +413,7 @@ async fn run_peer(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failu
     };
     let mut opened = false;
     let thread = Container::Thread("thread_agh_cli".into());
-    let stop = tokio::signal::ctrl_c();
+    let stop = stop_signal();
     tokio::pin!(stop);
     loop {
         let event = tokio::select! {
@@ -444,6 +444,33 @@ async fn run_peer(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failu
         }
     }
     Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM (what `kill`, `timeout` and service managers
+/// send), so that either ends `agh peer` through the peer's clean shutdown. A signal that cannot
+/// be listened for never resolves: the other still stops the peer.
+async fn stop_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {}
+        _ = terminate => {}
+    }
 }
 
 /// A `say` or `capability` with `work_id` directed to `me`.

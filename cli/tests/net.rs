@@ -130,6 +130,21 @@ impl Daemon {
         self.child.lock().unwrap().try_wait().unwrap().is_none()
     }
 
+    /// Its exit status, waited for up to `limit` (`None`: still running then).
+    fn exit_within(&self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.lock().unwrap().try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            // A child's exit has no event std can await with a timeout; bounded by `deadline`.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Kills it and returns its stderr.
     fn finish(mut self) -> String {
         self.kill();
@@ -528,6 +543,32 @@ fn the_worker_survives_work_closed_under_it() {
     assert_eq!(last["envelope"]["body"]["state"], "completed", "{lines:?}");
     let stderr = worker.finish();
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// `kill` (SIGTERM, what service managers and `timeout` send) and Ctrl-C (SIGINT) both end `agh
+/// peer` through its clean shutdown: exit status 0, not death by the signal.
+#[cfg(unix)]
+#[test]
+fn sigterm_and_sigint_stop_the_peer_cleanly() {
+    let server = NatsServer::start();
+    let url = server.url();
+    for signal in ["-TERM", "-INT"] {
+        let ws = unique_workspace();
+        let (worker, _rx) = worker(&url, &ws);
+        let sent = Command::new("kill")
+            .args([signal, &worker.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill {signal}");
+        let status = worker.exit_within(LIMIT);
+        let stderr = worker.finish();
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(0),
+            "kill {signal}: {status:?}\n{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }
 
 /// A reader that goes away is a clean end (exit 0), not a panic or a failure.
