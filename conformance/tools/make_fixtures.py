@@ -954,6 +954,14 @@ def trust_cases():
     big = edit(good, "/ext", {"acme.big": "__BIG__"})
     trust_case("reject_canonical_json", R + "step 7: an envelope with a number JCS cannot write (1e400) has no canonical form",
                None, None, reject="/proof", raw=json.dumps(big, ensure_ascii=False).replace('"__BIG__"', "1e400"))
+    # Step 7: an integer literal beyond +-(2^53 - 1) has no canonical form either (distinct
+    # integers there share one double, so a signature would not protect the value a reader keeps);
+    # the largest exact integer signs and verifies.
+    unsafe = edit(good, "/ext", {"acme.amount": "__BIG__"})
+    trust_case("reject_integer_beyond_2_53", R + "step 7: an integer beyond +-(2^53 - 1) (9007199254740993) has no canonical form: it shares its double with 9007199254740992",
+               None, None, reject="/proof", raw=json.dumps(unsafe, ensure_ascii=False).replace('"__BIG__"', "9007199254740993"))
+    trust_case("accept_signed_largest_exact_integer", R + "the largest exact integer, 2^53 - 1, is signed and verified as written",
+               sign(mutate("say", {"ext": {"acme.amount": 9007199254740991}}), 1), "verified")
     # Step 8, strict verification: points of small order (here the identity, y = 1) as key or as
     # `R`, and a key that is no curve point. With key = R = identity and S = 0 the equation
     # [S]B = R + [k]A holds for every message: a lax verifier (`cryptography`'s) accepts it.

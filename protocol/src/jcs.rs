@@ -6,7 +6,11 @@
 //!   UTF-8;
 //! - numbers: ECMAScript's `Number.prototype.toString` of the IEEE 754 double the literal denotes
 //!   (`1e2` -> `100`, `1E-7` -> `1e-7`, `-0` -> `0`); a literal beyond the double range (`1e400`)
-//!   has no canonical form and is refused.
+//!   has no canonical form and is refused, and so is an integer literal beyond the doubles'
+//!   exact integers, +-(2^53 - 1) (I-JSON, RFC 7493 section 2.2, which RFC 8785 builds on): above
+//!   it distinct integers share one double (`9007199254740993` and `9007199254740992` would be one
+//!   canonical form), so a signature would not protect the value a reader that keeps the integer
+//!   (as this crate does) gets. PyPI's `rfc8785` refuses the same literals.
 //!
 //! It works on the JSON exactly as received (`serde_json` keeps member order and every number's
 //! text here): nothing is added, dropped or defaulted.
@@ -100,7 +104,23 @@ fn write_value(value: &Value, out: &mut Vec<u8>, pointer: &mut String) -> Result
 }
 
 /// ECMAScript's `Number.prototype.toString` of the double that the JSON literal `text` denotes.
+/// The largest integer every integer up to which a double holds exactly: 2^53 - 1.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 fn write_number(text: &str, out: &mut Vec<u8>) -> Result<(), String> {
+    let is_integer_literal = !text.contains(['.', 'e', 'E']);
+    if is_integer_literal {
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        // JSON integers have no leading zeros: more than 16 digits is beyond 2^53 - 1.
+        let safe = digits.len() <= 16 && digits.parse::<u64>().is_ok_and(|n| n <= MAX_SAFE_INTEGER);
+        if !safe {
+            return Err(format!(
+                "`{text}` is an integer beyond +-(2^53 - 1): distinct integers there share one \
+                 double, so it has no canonical form a signature could protect (write it as a \
+                 string)"
+            ));
+        }
+    }
     let value: f64 = text
         .parse()
         .map_err(|_| format!("`{text}` is not a JSON number"))?;
@@ -241,8 +261,29 @@ mod tests {
         let e = canonicalize_bytes(br#"{"a":[1,1e400]}"#).unwrap_err();
         assert_eq!(e.pointer, "/a/1");
         assert!(e.message.contains("1e400"), "{e}");
-        // Beyond 2^53 an integer is the nearest double, as ECMAScript reads it.
-        assert_eq!(jcs("18446744073709551616"), "18446744073709552000");
+    }
+
+    #[test]
+    fn integers_beyond_the_exact_doubles_have_no_canonical_form() {
+        // Within +-(2^53 - 1) an integer literal is exact.
+        assert_eq!(jcs("9007199254740991"), "9007199254740991");
+        assert_eq!(jcs("-9007199254740991"), "-9007199254740991");
+        assert_eq!(jcs("[0,-0,1]"), "[0,0,1]");
+        // Beyond it distinct integers share a double: refused, naming the value and its place.
+        for big in [
+            "9007199254740992",
+            "-9007199254740992",
+            "9007199254740993",
+            "18446744073709551616",
+            "123456789012345678901234567890",
+        ] {
+            let e = canonicalize_bytes(format!(r#"{{"a":[{big}]}}"#).as_bytes()).unwrap_err();
+            assert_eq!(e.pointer, "/a/0", "{big}");
+            assert!(e.message.contains(big) && e.message.contains("2^53"), "{e}");
+        }
+        // A literal with a fraction or an exponent denotes a double, as ECMAScript reads it.
+        assert_eq!(jcs("9007199254740993.0"), "9007199254740992");
+        assert_eq!(jcs("1.8446744073709551616e19"), "18446744073709552000");
     }
 
     #[test]

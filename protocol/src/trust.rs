@@ -640,8 +640,18 @@ impl Key {
         proof.insert("alg".into(), ALG.into());
         proof.insert("key_id".into(), self.key_id().into());
         proof.insert("pubkey".into(), self.public_key_b64().into());
-        envelope.insert("proof".into(), Value::Object(proof));
-        let signed = signed_bytes(envelope).map_err(|e| KeyError::Envelope(e.to_string()))?;
+        let before = envelope.insert("proof".into(), Value::Object(proof));
+        let signed = match signed_bytes(envelope) {
+            Ok(signed) => signed,
+            Err(e) => {
+                // Nothing signed: the envelope is left as it was given.
+                match before {
+                    Some(proof) => envelope.insert("proof".into(), proof),
+                    None => envelope.remove("proof"),
+                };
+                return Err(KeyError::Envelope(format!("no canonical form: {e}")));
+            }
+        };
         let sig = B64.encode(self.signing.sign(&signed).to_bytes());
         if let Some(Value::Object(proof)) = envelope.get_mut("proof") {
             proof.insert("sig".into(), sig.into());
@@ -897,6 +907,48 @@ mod tests {
         let mut t = signed();
         t["ext"]["acme.big"] = serde_json::from_str::<Value>("1e400").unwrap();
         assert_eq!(step(evaluate(&t)), Step::Canonical);
+    }
+
+    #[test]
+    fn an_integer_beyond_the_exact_doubles_is_neither_signed_nor_verified() {
+        // Signing refuses it, naming the member, and leaves the envelope as it was.
+        let k = key();
+        let mut e = envelope(&k.peer_id("ops").unwrap());
+        e["ext"]["acme.amount"] = serde_json::from_str::<Value>("9007199254740993").unwrap();
+        let before = e.clone();
+        let err = k.sign_envelope(&mut e).unwrap_err().to_string();
+        assert!(
+            err.contains("/ext/acme.amount") && err.contains("2^53"),
+            "{err}"
+        );
+        assert_eq!(e, before);
+        // A signer that rounds it to the nearest double (9007199254740992, as a plain RFC 8785
+        // writer would) signs a canonical form that `...993` and `...992` share: a receiver
+        // that keeps the integer must not call either verified.
+        let mut rounded = envelope(&k.peer_id("ops").unwrap());
+        rounded["ext"]["acme.amount"] = json!(9_007_199_254_740_992_u64 - 1);
+        k.sign_envelope(&mut rounded).unwrap();
+        let text = serde_json::to_string(&rounded).unwrap();
+        let signed_over_rounded = {
+            let mut m = rounded.clone();
+            if let Some(Value::Object(p)) = m.get_mut("proof") {
+                p.remove("sig");
+            }
+            let canonical = String::from_utf8(signed_bytes(&m).unwrap())
+                .unwrap()
+                .replace("9007199254740991", "9007199254740992");
+            B64.encode(k.signing.sign(canonical.as_bytes()).to_bytes())
+        };
+        let sig = rounded["proof"]["sig"].as_str().unwrap().to_owned();
+        for big in ["9007199254740992", "9007199254740993"] {
+            let forged = text
+                .replace("9007199254740991", big)
+                .replace(&sig, &signed_over_rounded);
+            let state = evaluate_bytes(forged.as_bytes());
+            assert_eq!(step(state), Step::Canonical, "{big}");
+        }
+        // The largest exact integer signs and verifies.
+        assert!(evaluate_bytes(text.as_bytes()).is_verified());
     }
 
     #[test]
