@@ -18,7 +18,8 @@ pub(crate) const USAGE: &str = "usage: agh key new NICKNAME [--out FILE]
        agh key id --key FILE NICKNAME
                  the verified peer id of a key for a nickname
        agh sign --key FILE [--as NICKNAME] [ENVELOPE|-]
-                 the envelope signed (compact JSON on stdout); `--as` sets `from` first
+                 the envelope signed (compact JSON on stdout); `--as` sets `from` first;
+                 an envelope that is invalid once signed is refused with its reason code
        agh verify [--format text|json] [ENVELOPE|-]
                  the trust state: verified, unverified, or rejected with the first failing
                  step (exit 0 verified, 1 unverified or rejected); the signature is checked
@@ -91,7 +92,7 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
                 Err(e) => return usage_error(USAGE, &e.to_string()),
             };
             if let Err(e) = key.save(&path) {
-                return fail(&format!("key new: cannot write {}: {e}", path.display()));
+                return fail(&format!("key new: cannot write the key: {e}"));
             }
             println!("{id}");
             eprintln!("agh: secret key written to {} (owner-only)", path.display());
@@ -134,6 +135,13 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
                 return fail(&format!("sign: {e}"));
             }
             let text = Json::Object(envelope).to_string();
+            // Nothing invalid leaves signed: the result is held to every rule but freshness (a
+            // signature may be made ahead of sending), and a refusal is reported, not written.
+            if let Err(r) =
+                agh_protocol::parse(text.as_bytes(), &agh_protocol::Options::without_freshness())
+            {
+                return fail(&format!("sign: not signed, the envelope is invalid: {r}"));
+            }
             let mut stdout = std::io::stdout().lock();
             match writeln!(stdout, "{text}") {
                 Ok(()) => ExitCode::SUCCESS,

@@ -212,3 +212,41 @@ fn sign_then_verify_here_and_independently_and_every_byte_matters() {
         assert_ne!(state, "verified", "{text}");
     }
 }
+
+/// Nothing invalid leaves `agh sign`: an envelope that breaks a rule once signed is refused with
+/// its reason code and pointer, and nothing is written; a missing key file is named.
+#[test]
+fn sign_refuses_invalid_envelopes_and_names_a_missing_key_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("ops.pem");
+    let (code, _, err) = run(agh().args(["key", "new", "ops", "--out"]).arg(&key), "");
+    assert_eq!(code, 0, "{err}");
+    let good =
+        std::fs::read_to_string(root().join("examples/envelopes/say-say_thread_001.json")).unwrap();
+    let mut no_text: Value = serde_json::from_str(&good).unwrap();
+    no_text["body"]["text"] = json!("   ");
+    let mut big: Value = serde_json::from_str(&good).unwrap();
+    big["ext"] = json!({"acme.amount": 1});
+    let big = big
+        .to_string()
+        .replace("\"acme.amount\":1", "\"acme.amount\":9007199254740993");
+    for (input, want) in [
+        (r#"{"kind":"nope"}"#.to_owned(), "malformed at /protocol"),
+        (no_text.to_string(), "malformed at /body/text"),
+        (big, "/ext/acme.amount"),
+    ] {
+        let (code, out, err) = run(
+            agh()
+                .args(["sign", "--key"])
+                .arg(&key)
+                .args(["--as", "ops"]),
+            &input,
+        );
+        assert_eq!((code, out.as_str()), (1, ""), "{input}: {err}");
+        assert!(err.contains(want), "{input}: {err}");
+    }
+    let missing = dir.path().join("missing.pem");
+    let (code, _, err) = run(agh().args(["sign", "--key"]).arg(&missing), "");
+    assert_eq!(code, 1);
+    assert!(err.contains("missing.pem"), "{err}");
+}

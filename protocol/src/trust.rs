@@ -523,6 +523,14 @@ impl fmt::Display for KeyError {
 
 impl std::error::Error for KeyError {}
 
+/// An I/O error on a key file, naming the file.
+fn in_file(path: &Path, e: std::io::Error) -> KeyError {
+    KeyError::Io(std::io::Error::new(
+        e.kind(),
+        format!("{}: {e}", path.display()),
+    ))
+}
+
 /// An Ed25519 signing key of this profile. Stored as a PKCS#8 PEM file (`BEGIN PRIVATE KEY`, what
 /// `openssl genpkey -algorithm ed25519` writes), written with owner-only permissions.
 #[derive(Clone)]
@@ -560,17 +568,22 @@ impl Key {
             .map_err(|e| KeyError::Format(format!("not a PKCS#8 Ed25519 private key: {e}")))
     }
 
-    /// The key as PKCS#8 PEM.
+    /// The key as PKCS#8 PEM: version 1, the private key alone, as `openssl genpkey -algorithm
+    /// ed25519` writes it and OpenSSL and Python's `cryptography` read it (the public key follows
+    /// from it). [`Key::from_pem`] reads version 2 as well.
     pub fn to_pem(&self) -> Result<String, KeyError> {
-        self.signing
-            .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
-            .map(|pem| pem.to_string())
-            .map_err(|e| KeyError::Format(e.to_string()))
+        ed25519_dalek::pkcs8::KeypairBytes {
+            secret_key: self.signing.to_bytes(),
+            public_key: None,
+        }
+        .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
+        .map(|pem| pem.to_string())
+        .map_err(|e| KeyError::Format(e.to_string()))
     }
 
     /// Loads a key file.
     pub fn load(path: &Path) -> Result<Key, KeyError> {
-        let text = std::fs::read_to_string(path).map_err(KeyError::Io)?;
+        let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
         Key::from_pem(&text).map_err(|e| KeyError::Format(format!("{}: {e}", path.display())))
     }
 
@@ -586,8 +599,8 @@ impl Key {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o600);
         }
-        let mut file = options.open(path).map_err(KeyError::Io)?;
-        file.write_all(pem.as_bytes()).map_err(KeyError::Io)
+        let mut file = options.open(path).map_err(|e| in_file(path, e))?;
+        file.write_all(pem.as_bytes()).map_err(|e| in_file(path, e))
     }
 
     /// The raw public key.
@@ -1031,5 +1044,29 @@ mod tests {
         );
         assert_eq!(Key::load(&path).unwrap().fingerprint(), k.fingerprint());
         assert!(Key::generate().unwrap().fingerprint() != k.fingerprint());
+        // Errors name the file.
+        let missing = dir.path().join("missing.pem");
+        let e = Key::load(&missing).unwrap_err().to_string();
+        assert!(e.contains("missing.pem"), "{e}");
+        let e = k.save(&path).unwrap_err().to_string();
+        assert!(e.contains("ops.pem"), "{e}");
+    }
+
+    #[test]
+    fn the_pem_is_pkcs8_version_1_and_version_2_is_read_too() {
+        use ed25519_dalek::pkcs8::spki::der::Decode;
+        let k = key();
+        let pem = k.to_pem().unwrap();
+        let (_, der) = ed25519_dalek::pkcs8::spki::der::pem::decode_vec(pem.as_bytes()).unwrap();
+        let info = ed25519_dalek::pkcs8::PrivateKeyInfoRef::from_der(&der).unwrap();
+        assert!(info.public_key.is_none(), "version 1: no public key member");
+        // RFC 8410's example layout: 48 bytes, version 0.
+        assert_eq!(der.len(), 48);
+        assert_eq!(&der[..7], &[0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05]);
+        let v2 = k
+            .signing
+            .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
+            .unwrap();
+        assert_eq!(Key::from_pem(&v2).unwrap().public_key(), k.public_key());
     }
 }

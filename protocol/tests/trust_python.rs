@@ -459,3 +459,21 @@ fn the_trust_fixtures_hold_in_the_independent_check() {
         }
     }
 }
+
+/// A key file as `agh key new` writes it (PKCS#8 PEM) is read by `cryptography`, that is by
+/// OpenSSL's parser, and names the same public key.
+#[test]
+fn key_files_are_read_by_an_independent_implementation() {
+    let Some(mut py) = Python::start() else {
+        return;
+    };
+    let keys: Vec<Key> = (0u8..8).map(|i| Key::from_seed(&[i; 32])).collect();
+    let requests: Vec<Value> = keys
+        .iter()
+        .map(|k| json!({"op": "pem_public_key", "text": k.to_pem().unwrap()}))
+        .collect();
+    for (k, answer) in keys.iter().zip(py.ask(&requests)) {
+        let hex: String = k.public_key().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(answer["public_key"], json!(hex), "{answer}");
+    }
+}

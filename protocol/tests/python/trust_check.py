@@ -188,6 +188,12 @@ def main():
         try:
             if req["op"] == "small_order":
                 out = {"ok": True, "encodings": sorted(e.hex() for e in SMALL_ORDER)}
+            elif req["op"] == "pem_public_key":
+                # A key file as `agh key new` writes it, read by `cryptography` (OpenSSL's parser).
+                from cryptography.hazmat.primitives import serialization
+                key = serialization.load_pem_private_key(req["text"].encode("ascii"), password=None)
+                raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+                out = {"ok": True, "public_key": raw.hex()}
             else:
                 value = json.loads(req["text"], object_pairs_hook=no_duplicates)
                 if req["op"] == "jcs":
