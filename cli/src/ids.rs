@@ -14,14 +14,19 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use agh_protocol::digest::{capability_digest, verify};
-use agh_protocol::identity::{broadcast_subject, checked_route_token, direct_id, peer_subject};
+use agh_protocol::identity::{
+    broadcast_subject, checked_route_token, direct_id, peer_subject, v1_broadcast_subject,
+    v1_peer_subject,
+};
 use agh_protocol::json::{read_envelope_json, JsonLimits};
 use serde_json::Value;
 
 pub(crate) const USAGE: &str = "usage: agh direct-id WS CHANNEL PEER PEER
-       agh route-token PEER
-       agh subject WS CHANNEL [PEER]
-       agh digest [--verify] [FILE|-]";
+       agh route-token [--v1] PEER
+       agh subject [--v1] WS CHANNEL [PEER]
+       agh digest [--verify] [FILE|-]
+                 --v1: the trust profile's subjects (TRUST.md): prefix agh.network.v1, a
+                 verified peer's route token is the fingerprint of its nickname@fingerprint id";
 
 const OK: u8 = 0;
 const FAILED: u8 = 1;
@@ -82,16 +87,41 @@ fn exec(
         Err(bad) => return io.usage(&format!("argument {bad:?} is not UTF-8")),
     };
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    // Options: only `digest` has one (`--verify`); an identifier never starts with `-`.
+    // Options: `digest --verify`, `route-token --v1`, `subject --v1`; an identifier never starts
+    // with `-`.
+    let mut a = a;
+    let v1 = matches!(cmd, "route-token" | "subject") && a.contains(&"--v1");
+    if v1 {
+        a.retain(|x| *x != "--v1");
+    }
     if cmd != "digest" {
         if let Some(flag) = a.iter().find(|x| x.starts_with('-')) {
             return io.usage(&format!("unknown option `{flag}` for `{cmd}`"));
         }
     }
+    let not_verified = |peer: &str| {
+        format!(
+            "agh {cmd}: malformed: peer: `{peer}` is not a verified id nickname@fingerprint \
+             (with --v1 the route token is the fingerprint)"
+        )
+    };
     let result = match (cmd, a.as_slice()) {
         ("digest", rest) => return digest(&mut io, rest),
         ("direct-id", [ws, channel, p1, p2]) => direct_id(ws, channel, p1, p2),
+        ("route-token", [peer]) if v1 => match checked_route_token(peer) {
+            Ok(_) => match agh_protocol::trust::split_verified_id(peer) {
+                Some((_, fingerprint)) => Ok(fingerprint.to_owned()),
+                None => return io.failure(FAILED, &not_verified(peer)),
+            },
+            Err(e) => Err(e),
+        },
         ("route-token", [peer]) => checked_route_token(peer),
+        ("subject", [ws, channel]) if v1 => v1_broadcast_subject(ws, channel),
+        ("subject", [ws, channel, peer]) if v1 => match v1_peer_subject(ws, channel, peer) {
+            Ok(Some(subject)) => Ok(subject),
+            Ok(None) => return io.failure(FAILED, &not_verified(peer)),
+            Err(e) => Err(e),
+        },
         ("subject", [ws, channel]) => broadcast_subject(ws, channel),
         ("subject", [ws, channel, peer]) => peer_subject(ws, channel, peer),
         ("direct-id" | "route-token" | "subject", _) => {
@@ -216,6 +246,46 @@ mod tests {
             agh("subject", &["ws_alpha", "builders", "echo.demo"], "").1,
             "agh.network.v0.ws_alpha.builders.peer.96b61db360703e491489caf5fbbd45bc\n"
         );
+    }
+
+    #[test]
+    fn v1_subjects_use_the_fingerprint_of_a_verified_id() {
+        let fp = "34750f98bd59fcfc946da45aaabe933b";
+        let id = format!("ops-coordinator@{fp}");
+        assert_eq!(
+            agh("route-token", &["--v1", &id], ""),
+            (0, format!("{fp}\n"), String::new())
+        );
+        assert_eq!(
+            agh("subject", &["ws_alpha", "builders", &id, "--v1"], "").1,
+            format!("agh.network.v1.ws_alpha.builders.peer.{fp}\n")
+        );
+        assert_eq!(
+            agh("subject", &["--v1", "ws_alpha", "builders"], "").1,
+            "agh.network.v1.ws_alpha.builders.broadcast\n"
+        );
+        // The v1 subjects agree with the library's (the ones a Verified Peer subscribes to).
+        assert_eq!(
+            agh("subject", &["--v1", "ws_alpha", "builders", &id], "").1,
+            format!(
+                "{}\n",
+                v1_peer_subject("ws_alpha", "builders", &id)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default()
+            )
+        );
+        // A plain peer id has no fingerprint: refused, naming the argument.
+        for (cmd, args) in [
+            ("route-token", &["--v1", "echo.demo"][..]),
+            ("subject", &["--v1", "ws", "c", "echo.demo"][..]),
+        ] {
+            let (code, out, err) = agh(cmd, args, "");
+            assert_eq!((code, out.as_str()), (1, ""), "{cmd}");
+            assert!(err.contains("malformed: peer: `echo.demo`"), "{err}");
+        }
+        // --v1 belongs to route-token and subject only.
+        assert_eq!(agh("direct-id", &["--v1", "ws", "c", "a", "b"], "").0, 2);
     }
 
     #[test]
