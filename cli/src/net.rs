@@ -36,8 +36,12 @@ pub(crate) const USAGE: &str =
        agh send --nats URL --workspace W --channel C --id PEER KIND [--to PEER]
                 [--thread ID | --direct] [--work-id ID] [--text TEXT] [--state STATE]
                 [--for ID] [--status STATUS] [--reason CODE] [--wait SECS]
+                [--key FILE [--verified-only]]
                 KIND: say | work | trace | receipt
-       agh peers --nats URL --workspace W --channel C [--id PEER] [--query Q] [--wait SECS]";
+       agh peers --nats URL --workspace W --channel C [--id PEER] [--query Q] [--wait SECS]
+                [--key FILE [--verified-only]]
+       --key FILE: sign as the Verified Peer NICKNAME@fingerprint of that key (--id is then
+                the nickname); --verified-only: refuse what is not verified";
 
 #[derive(Debug, Default)]
 struct Args {

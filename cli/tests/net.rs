@@ -643,4 +643,37 @@ fn two_verified_peers_from_the_command_line_complete_a_work_unit() {
         trace["envelope"]["proof"]["profile"],
         "agh-network.trust.ed25519-jcs/v1"
     );
+    // `agh send --key` is a Verified Peer for one message: the verified-only worker takes its
+    // work and answers it, every answer verified.
+    let send_work = |c: &mut Command, work: &str| {
+        c.args(["work", "--to", &worker_id, "--thread", "thread_cli"])
+            .args(["--work-id", work, "--text", "signed from agh send"])
+            .args(["--wait", "10"]);
+        send(c)
+    };
+    let mut signed = net("send", &url, &ws, "ops");
+    signed.arg("--key").arg(&ops_key);
+    let lines = send_work(&mut signed, "work_signed_send");
+    let kinds: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["receipt", "trace", "trace"], "{lines:?}");
+    assert!(
+        lines[1..].iter().all(|l| l["trust"] == "verified"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[3]["envelope"]["body"]["state"], "completed");
+    // Unsigned, the same request is refused by the verified-only worker.
+    let lines = send_work(
+        &mut net("send", &url, &ws, "plain.one"),
+        "work_unsigned_send",
+    );
+    assert_eq!(lines.len(), 2, "one refusal, nothing else: {lines:?}");
+    let body = &lines[1]["envelope"]["body"];
+    assert_eq!(
+        (&body["status"], &body["reason_code"]),
+        (&json!("rejected"), &json!("verification_failed")),
+        "{lines:?}"
+    );
 }
