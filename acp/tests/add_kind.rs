@@ -52,12 +52,18 @@ fn an_envelope_of_the_new_kind_parses_into_its_generated_type() {
     // The fast path takes it too, and the owned message writes the same members back.
     assert!(runtime::fast_accepts::<Edited>(&bytes(&line), &options));
     assert_eq!(message.to_value().unwrap(), line);
-    // The unedited profile refuses the same line as an unknown kind (`error` `unknown_kind`).
-    let before = agh_acp::parse(&bytes(&line), &agh_acp::options(NOW)).unwrap_err();
-    assert_eq!(
-        (before.code, before.pointer.as_str()),
-        (ReasonCode::UnsupportedKind, "/kind")
-    );
+    // The unedited profile refuses the same line as an unknown kind (`error` `unknown_kind`);
+    // once a maintainer has performed the guide on `schemas/acp-v0.2` itself, it takes it alike.
+    let before = agh_acp::parse(&bytes(&line), &agh_acp::options(NOW));
+    if agh_acp::SPEC.kind("progress").is_none() {
+        let before = before.unwrap_err();
+        assert_eq!(
+            (before.code, before.pointer.as_str()),
+            (ReasonCode::UnsupportedKind, "/kind")
+        );
+    } else {
+        assert_eq!(before.unwrap().to_value().unwrap(), line);
+    }
 }
 
 #[test]

@@ -55,9 +55,11 @@ impl SchemaSet {
     /// whose `edits` member lists RFC 6902 `add` operations, in order, each naming the `file`
     /// (relative to `base`) it applies to: `{"file": "envelope.schema.json", "op": "add",
     /// "path": "/allOf/-", "value": ...}`. The path `""` writes a whole file (a new schema); `-`
-    /// appends to an array, an index inserts before that item, an object member is set. Then
-    /// the set is loaded and checked as [`SchemaSet::load`] does. `source` is what generated
-    /// files name as their origin.
+    /// appends to an array, an index inserts before that item, an object member is set. Unlike
+    /// RFC 6902, an `add` into an array that already holds an equal item leaves the array as it
+    /// is: edits can be applied to a set that already has them (a guide's edits, once a
+    /// maintainer has performed the guide on the set itself). Then the set is loaded and checked
+    /// as [`SchemaSet::load`] does. `source` is what generated files name as their origin.
     pub fn load_edited(base: &Path, edits: &Path, source: &str) -> Result<Self> {
         let text = std::fs::read_to_string(edits)
             .map_err(|e| Error::new(edits, "", format!("cannot read: {e}")))?;
@@ -329,6 +331,9 @@ fn add(doc: &mut Value, path: &str, value: Value) -> std::result::Result<(), Str
         Value::Object(m) => {
             m.insert(last, value);
         }
+        // Already there (the edits were performed on the set itself, as a guide tells a
+        // maintainer to): an array that holds an equal item keeps it once.
+        Value::Array(items) if items.contains(&value) => {}
         Value::Array(items) if last == "-" => items.push(value),
         Value::Array(items) => match last.parse::<usize>() {
             Ok(i) if i <= items.len() && (last == "0" || !last.starts_with('0')) => {

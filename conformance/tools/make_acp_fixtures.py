@@ -7,7 +7,7 @@ schemas/acp-v0.2/NOTES.md (ids, ts in milliseconds and its window, required payl
 on initiating kinds and replies), and the correlation rules as sequences through one inbox. Each
 case is written by hand below; this script only expands them into data files. It also writes the
 draft's examples, one envelope per kind, to examples/acp-envelopes/ (the generated ACP reference
-shows them).
+shows them), and one example of each kind added after the draft (ADDED_EXAMPLES).
 Run it from the repository root: python3 conformance/tools/make_acp_fixtures.py
 """
 import copy
@@ -69,7 +69,12 @@ EXAMPLES = [
     ("error", R, {"code": "not_authorized", "message": "I don't have access to the user's work calendar",
                   "retryable": False}),
 ]
-EXAMPLE = {k: envelope(k, r, p) for k, r, p in EXAMPLES}
+# Kinds added to schemas/acp-v0.2 after the draft (docs/guides/add-an-acp-kind.md, step 5): one
+# example each, as (kind, ref, payload). Every kind needs one: the reference docs show it and
+# agh-acp's tests require an example per kind.
+ADDED_EXAMPLES = [
+]
+EXAMPLE = {k: envelope(k, r, p) for k, r, p in EXAMPLES + ADDED_EXAMPLES}
 
 CASES = []
 
@@ -107,6 +112,10 @@ def edit(env, pointer, value=None, delete=False):
 # ---------- the draft's examples ----------
 for kind, _, _ in EXAMPLES:
     case("accept_draft_example_" + kind, DRAFT + "the `%s` example of the Schemas section" % kind,
+         EXAMPLE[kind], accept=kind, agrees=True)
+
+for kind, _, _ in ADDED_EXAMPLES:
+    case("accept_example_" + kind, "schemas/acp-v0.2: the example of `%s`, a kind added after the draft" % kind,
          EXAMPLE[kind], accept=kind, agrees=True)
 
 # ---------- unknown payload fields: ignore ----------
@@ -297,6 +306,10 @@ def write_examples():
     os.makedirs(EXAMPLES_OUT)
     for kind, _, _ in EXAMPLES:
         with open(os.path.join(EXAMPLES_OUT, kind + "-draft.json"), "w") as f:
+            json.dump(EXAMPLE[kind], f, indent=2, ensure_ascii=False)
+            f.write("\n")
+    for kind, _, _ in ADDED_EXAMPLES:
+        with open(os.path.join(EXAMPLES_OUT, kind + "-example.json"), "w") as f:
             json.dump(EXAMPLE[kind], f, indent=2, ensure_ascii=False)
             f.write("\n")
 
