@@ -249,24 +249,31 @@ fn constraint_notes(model: &Model, shape: &Shape, description: &str) -> Vec<Stri
         notes.push(format!("Digest recipe `{recipe}`."));
     }
     if let Some(code) = &c.reason_code {
-        // In the profile's own spelling when it declares one (`x-agh-refusal-codes`).
-        let spelled = model.refusal_codes.as_ref().and_then(|r| {
-            r.entries
-                .iter()
-                .find(|(runtime, _)| runtime == code)
-                .map(|(_, own)| own)
-        });
-        notes.push(match spelled {
-            Some(own) if own != code => {
-                format!("Another value is refused with `{own}` (the runtime's `{code}`).")
-            }
-            _ => format!("Another value is refused with `{code}`."),
-        });
+        notes.push(format!(
+            "Another value is refused with {}.",
+            refusal_code(model, code)
+        ));
     }
     notes
         .into_iter()
         .filter(|n| !said(n.trim_end_matches('.')))
         .collect()
+}
+
+/// A runtime reason code as a reader of this set's docs meets it: in the profile's own spelling
+/// when it declares one (`x-agh-refusal-codes`), naming the runtime's code beside it when the two
+/// differ (`` `unknown_ref` (the runtime's `unknown_request`) ``).
+fn refusal_code(model: &Model, code: &str) -> String {
+    let spelled = model.refusal_codes.as_ref().and_then(|r| {
+        r.entries
+            .iter()
+            .find(|(runtime, _)| runtime == code)
+            .map(|(_, own)| own)
+    });
+    match spelled {
+        Some(own) if own != code => format!("`{own}` (the runtime's `{code}`)"),
+        _ => format!("`{code}`"),
+    }
 }
 
 fn presence_word(p: Presence) -> &'static str {
@@ -1148,20 +1155,26 @@ fn exchange_text(out: &mut String, model: &Model, kind: &Kind) {
         return;
     };
     let _ = writeln!(out, "### `{}` exchange\n", kind.name);
+    let late = refusal_code(model, "already_answered");
     let deadline = match (&e.deadline, e.default_deadline) {
-        (Some(m), Some(d)) => format!(" The requester stops waiting `{}` ms after the request's sent time ({d} ms when absent); a later reply is `already_answered`.", m.trim_start_matches('/')),
-        (Some(m), None) => format!(" The requester stops waiting `{}` ms after the request's sent time (no deadline when absent); a later reply is `already_answered`.", m.trim_start_matches('/')),
-        (None, Some(d)) => format!(" The requester stops waiting {d} ms after the request's sent time; a later reply is `already_answered`."),
+        (Some(m), Some(d)) => format!(" The requester stops waiting `{}` ms after the request's sent time ({d} ms when absent); a later reply is {late}.", m.trim_start_matches('/')),
+        (Some(m), None) => format!(" The requester stops waiting `{}` ms after the request's sent time (no deadline when absent); a later reply is {late}.", m.trim_start_matches('/')),
+        (None, Some(d)) => format!(" The requester stops waiting {d} ms after the request's sent time; a later reply is {late}."),
         (None, None) => String::new(),
     };
     let expects = match e.expects_reply {
         true => "a reply is awaited",
         false => "no reply is awaited (the replies below are possible)",
     };
+    let code = |c: &str| refusal_code(model, c);
     let _ = writeln!(
         out,
-        "A `{}` opens an exchange in state `open`, where {expects}; it ends in `answered`.{deadline} A reply whose `{correlation}` names no tracked request is refused as `unknown_request`, one from a party the request did not go to as `wrong_peer`, one for an exchange that is over as `already_answered`, and any other that no rule below takes as `unexpected_reply`.\n",
-        kind.name
+        "A `{}` opens an exchange in state `open`, where {expects}; it ends in `answered`.{deadline} A reply whose `{correlation}` names no tracked request is refused as {}, one from a party the request did not go to as {}, one for an exchange that is over as {}, and any other that no rule below takes as {}.\n",
+        kind.name,
+        code("unknown_request"),
+        code("wrong_peer"),
+        code("already_answered"),
+        code("unexpected_reply"),
     );
     if !e.states.is_empty() {
         let rows: Vec<Vec<String>> = e

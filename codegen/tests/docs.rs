@@ -242,6 +242,24 @@ fn editing_a_description_and_a_rule_annotation_changes_the_docs() {
     }
 }
 
+/// The exchange prose names every refusal in the profile's own codes (ACP's
+/// `x-agh-refusal-codes`), with the runtime's code beside it; a set without its own codes (v0)
+/// names the runtime's.
+#[test]
+fn exchange_refusals_are_named_in_the_profiles_own_codes() {
+    let acp = docs_for(&root().join("schemas/acp-v0.2"), None);
+    let kinds = page(&acp, "message-kinds.md");
+    for want in [
+        "refused as `unknown_ref` (the runtime's `unknown_request`)",
+        "as `not_authorized` (the runtime's `wrong_peer`)",
+        "as `already_answered`",
+    ] {
+        assert!(kinds.contains(want), "{want}");
+    }
+    assert!(!kinds.contains("as `unknown_request`"));
+    assert!(!kinds.contains("as `wrong_peer`"));
+}
+
 #[test]
 fn another_schema_set_gets_its_own_docs() {
     let files = docs_for(&two_kinds(), None);
