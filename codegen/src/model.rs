@@ -959,6 +959,17 @@ impl<'a> Builder<'a> {
             }
             return Err(self.err(id, ptr, "expected a schema object"));
         };
+        if let Some(k) = UNSUPPORTED_KEYWORDS.iter().find(|k| map.contains_key(**k)) {
+            return Err(self.err(
+                id,
+                &join_pointer(ptr, k),
+                format!(
+                    "`{k}` is not supported by codegen: the generated validators and scanners \
+                     would not check it (supported: {}; schemas/README.md)",
+                    SUPPORTED_KEYWORDS.join(", ")
+                ),
+            ));
+        }
         if let Some(Value::String(r)) = map.get("$ref") {
             let p = join_pointer(ptr, "$ref");
             let loc = self.set.resolve_ref(id, &p, r)?;
@@ -3004,3 +3015,49 @@ impl<'a> Builder<'a> {
         })
     }
 }
+
+/// JSON Schema validation keywords that the model does not carry: a schema that uses one is
+/// refused, naming it, rather than generating validators and scanners that silently ignore it.
+const UNSUPPORTED_KEYWORDS: &[&str] = &[
+    "maxLength",
+    "maxItems",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "format",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "patternProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "contains",
+    "minContains",
+    "maxContains",
+    "prefixItems",
+    "not",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$dynamicRef",
+];
+
+/// The validation keywords the model carries into types, validators, scanners and docs.
+const SUPPORTED_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "$ref",
+    "pattern",
+    "minLength",
+    "minimum",
+    "maximum",
+    "const",
+    "enum",
+    "minItems",
+    "uniqueItems",
+    "anyOf/oneOf (a nullable member)",
+    "allOf with if/then (kind dispatch)",
+];

@@ -361,3 +361,28 @@ fn a_transition_out_of_a_terminal_state_is_a_schema_error() {
     );
     assert!(err.contains("terminal"), "{err}");
 }
+
+/// A validation keyword codegen does not carry is refused, naming the file, the keyword's pointer
+/// and what is supported, instead of generating checks that silently ignore it.
+#[test]
+fn an_unsupported_keyword_is_refused_not_ignored() {
+    for (keyword, value) in [
+        ("maxLength", serde_json::json!(20)),
+        ("maxItems", serde_json::json!(3)),
+        ("exclusiveMinimum", serde_json::json!(0)),
+        ("format", serde_json::json!("uri")),
+        ("multipleOf", serde_json::json!(2)),
+    ] {
+        let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+            say["properties"]["text"][keyword] = value.clone();
+        });
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("say.schema.json")
+                && err.contains(&format!("/properties/text/{keyword}"))
+                && err.contains(&format!("`{keyword}` is not supported"))
+                && err.contains("minLength"),
+            "{err}"
+        );
+    }
+}
