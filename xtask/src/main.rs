@@ -1,14 +1,21 @@
-//! `cargo xtask codegen [--check]`: regenerates every generated file of the workspace
-//! (`protocol/src/generated/*.rs`, `docs/reference/*.md` and `protocol/tests/two_kinds/*.rs`, see
+//! `cargo xtask codegen [--check]`: regenerates every generated file of the workspace (the v0
+//! code in `protocol/src/generated/`, its reference in `docs/reference/`, the second test set's
+//! code in `protocol/tests/two_kinds/`, the ACP code in `acp/src/generated/` and its reference in
+//! `docs/reference/acp/`, and the add-a-kind guide's code in `acp/tests/acp_with_progress/`; see
 //! `agh_codegen::workspace_outputs`), or, with `--check`, writes nothing and fails naming every
 //! stale, missing or extra file.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// The workspace this run was started in: `cargo run` sets `CARGO_MANIFEST_DIR` for the process
+/// (xtask's folder in the checkout at hand), which matters when several checkouts share one
+/// `CARGO_TARGET_DIR` and so one xtask binary; the folder it was built in is the fallback.
 fn workspace_root() -> PathBuf {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    here.parent().unwrap_or(here).to_path_buf()
+    let here = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    here.parent().map(Path::to_path_buf).unwrap_or(here)
 }
 
 fn usage() -> ExitCode {
