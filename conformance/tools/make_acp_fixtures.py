@@ -118,6 +118,58 @@ for kind, _, _ in ADDED_EXAMPLES:
     case("accept_example_" + kind, "schemas/acp-v0.2: the example of `%s`, a kind added after the draft" % kind,
          EXAMPLE[kind], accept=kind, agrees=True)
 
+# ---------- every listed value of a payload member is accepted ----------
+# Read from the schemas (an `enum`, or the open set's `x-agh-known-values`), so a value added to a
+# schema gets its fixture when this script runs again.
+SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schemas", "acp-v0.2")
+
+
+def listed_values(kind):
+    """(member, [values]) of the payload schema of `kind`, for members with listed values."""
+    with open(os.path.join(SCHEMAS, "defs.schema.json")) as f:
+        defs = json.load(f)
+    path = os.path.join(SCHEMAS, "body", kind + ".schema.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        body = json.load(f)
+
+    def resolve(v):
+        while "$ref" in v:
+            target, _, pointer = v["$ref"].partition("#")
+            v = defs if target.endswith("defs.schema.json") else body
+            for part in pointer.strip("/").split("/"):
+                v = v[part]
+        return v
+
+    out = []
+    for member, schema in body.get("properties", {}).items():
+        for alt in resolve(schema).get("anyOf", [schema]):
+            alt = resolve(alt)
+            values = alt.get("enum") or list(alt.get("x-agh-known-values", {}))
+            values = [v for v in values if v is not None]
+            if values:
+                out.append((member, values))
+    return out
+
+
+# What a value brings with it by the schema's conditional rules (`result` `failed` requires `error`).
+WITH_VALUE = {
+    ("result", "status", "failed"): {"error": "The family contact's number is not reachable"},
+}
+
+for kind, _, payload in EXAMPLES + ADDED_EXAMPLES:
+    for member, values in listed_values(kind):
+        for value in values:
+            if payload.get(member) == value:
+                continue  # the example has it already
+            env = edit(EXAMPLE[kind], "/payload/" + member, value)
+            for other, v in WITH_VALUE.get((kind, member, value), {}).items():
+                env = edit(env, "/payload/" + other, v)
+            case("accept_%s_%s_%s" % (kind, member, value),
+                 STANCE + "every listed value of `%s.%s` is accepted (`%s`)" % (kind, member, value),
+                 env, accept=kind, agrees=True)
+
 # ---------- unknown payload fields: ignore ----------
 for kind in ["pong", "query", "response", "delegate", "ack", "result", "notify", "cancel", "capabilities",
              "error"]:
