@@ -60,6 +60,21 @@ pub(crate) fn detect(bytes: &[u8]) -> Profile {
     }
 }
 
+/// Under `--profile auto`, a JSON object that claims no profile (neither AGH Network's `protocol`
+/// nor ACP's `v`): it is read as AGH Network, and its refusal says so.
+fn unclaimed(bytes: &[u8]) -> bool {
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(serde_json::Value::Object(map)) => {
+            !agh_protocol::generated::profile::SPEC.claims(&map) && !agh_acp::claims(&map)
+        }
+        _ => false,
+    }
+}
+
+/// What a refusal adds when the envelope claimed no profile.
+const UNCLAIMED: &str = "neither `protocol` (AGH Network) nor `v` (ACP) is present: read as AGH \
+                         Network; `--profile acp` reads it as ACP";
+
 /// One envelope to check: where it came from and its bytes.
 struct Input {
     source: String,
@@ -197,6 +212,8 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             ),
             (Err(r), fmt) => {
                 invalid += 1;
+                let hint =
+                    (profile == Profile::Auto && unclaimed(&input.bytes)).then_some(UNCLAIMED);
                 match fmt {
                     Format::Json => {
                         let mut line = json!({
@@ -212,6 +229,9 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
                         {
                             line["trust"] = "rejected".into();
                         }
+                        if let Some(hint) = hint {
+                            line["profile_hint"] = hint.into();
+                        }
                         line.to_string()
                     }
                     Format::Text => {
@@ -220,8 +240,9 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
                         } else {
                             &r.pointer
                         };
+                        let hint = hint.map(|h| format!(" ({h})")).unwrap_or_default();
                         format!(
-                            "{} {at} ({}): {} [{}]",
+                            "{} {at} ({}): {} [{}]{hint}",
                             r.code, input.source, r.message, r.rule
                         )
                     }

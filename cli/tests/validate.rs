@@ -170,6 +170,40 @@ fn either_profile_is_told_from_the_envelope() {
     assert_eq!(lines[2]["pointer"], "/kind");
 }
 
+/// An object that claims no profile (neither `protocol` nor `v`) is read as AGH Network, and its
+/// refusal says so and how to read it as ACP; an envelope that claims one gets no such hint.
+#[test]
+fn an_envelope_claiming_no_profile_is_told_so() {
+    let unclaimed = r#"{"id":"x","kind":"ping"}"#;
+    let (code, out, _) = run(agh().args(["validate", "-"]), unclaimed);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("malformed /protocol")
+            && out.contains("neither `protocol` (AGH Network) nor `v` (ACP)")
+            && out.contains("--profile acp"),
+        "{out}"
+    );
+    let (_, out, _) = run(agh().args(["validate", "--format", "json", "-"]), unclaimed);
+    let line: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(line["profile_hint"]
+        .as_str()
+        .unwrap()
+        .contains("--profile acp"));
+    // Claimed (ACP's `v`, AGH's `protocol`), or a forced profile: no hint.
+    for (args, input) in [
+        (vec!["validate", "-"], r#"{"v":1,"kind":"ping"}"#),
+        (
+            vec!["validate", "-"],
+            r#"{"protocol":"agh-network/v0","kind":"say"}"#,
+        ),
+        (vec!["validate", "--profile", "agh", "-"], unclaimed),
+    ] {
+        let (code, out, _) = run(agh().args(&args), input);
+        assert_eq!(code, 1);
+        assert!(!out.contains("neither `protocol`"), "{args:?}: {out}");
+    }
+}
+
 #[test]
 fn a_forced_profile_checks_every_envelope_against_it() {
     let (code, out, _) = run(
