@@ -391,6 +391,15 @@ fn messages_name_the_member_and_the_rule() {
         r.message,
         "`ts` 1771107699999 is 300001 ms old, more than the replay age of 300 s"
     );
+    // A `ts` in seconds (fresh as seconds, far too old as milliseconds) is told so.
+    let r = parse(&with(example("ping"), "/ts", json!(NOW - 10))).unwrap_err();
+    assert_eq!(r.code, ReasonCode::Expired);
+    assert!(
+        r.message
+            .ends_with("(it reads as Unix seconds; `ts` is in ms)"),
+        "{}",
+        r.message
+    );
     // What could be read of a refused envelope addresses the error reply.
     assert_eq!(r.head.id.as_deref(), Some(id(1).as_str()));
     assert_eq!(r.head.from.as_deref(), Some(common::KIT));

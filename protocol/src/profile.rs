@@ -713,12 +713,24 @@ pub(crate) fn freshness(
             Some(m) => format!(", and there is no `{m}`"),
             None => String::new(),
         };
+        // A clock finer than seconds, and a `ts` that would be fresh read as seconds: say so.
+        let in_seconds = per_second > 1
+            && options
+                .now
+                .saturating_sub(ts)
+                .checked_abs()
+                .is_some_and(|a| a <= replay_secs);
+        let hint = if in_seconds {
+            format!(" (it reads as Unix seconds; `{member}` is in {unit})")
+        } else {
+            String::new()
+        };
         out.push(Problem::new(
             ReasonCode::Expired,
             format!("/{member}"),
             "envelope: freshness (replay age)",
             format!(
-                "`{member}` {ts} is {age} {unit} old, more than the replay age of {replay_secs} s{no_expiry}"
+                "`{member}` {ts} is {age} {unit} old, more than the replay age of {replay_secs} s{no_expiry}{hint}"
             ),
         ));
     } else if age < 0 && age.saturating_neg() > replay {
