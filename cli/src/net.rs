@@ -146,7 +146,7 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
         let mut config = match &a.key {
             // A Verified Peer: `--id` is the nickname, the peer id `nickname@fingerprint`.
             Some(path) => {
-                let key = agh_protocol::trust::Key::load(std::path::Path::new(path))
+                let key = crate::trust::load_key(std::path::Path::new(path))
                     .map_err(|e| format!("--key: {e}"))?;
                 PeerConfig::verified(ws, ch, &id, key).map_err(|e| format!("--key: {e}"))?
             }

@@ -52,6 +52,28 @@ fn read_envelope(cmd: &str, path: Option<&str>) -> Result<serde_json::Map<String
     })
 }
 
+/// Loads a secret key file; on Unix, warns (on stderr) when others than its owner may read it,
+/// as `ssh` does, since whoever reads it can sign as this peer.
+pub(crate) fn load_key(path: &std::path::Path) -> Result<Key, agh_protocol::trust::KeyError> {
+    let key = Key::load(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(path) {
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                eprintln!(
+                    "agh: warning: the secret key {} is readable by others (mode {mode:o}); \
+                     `chmod 600 {}`",
+                    path.display(),
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(key)
+}
+
 fn fail(message: &str) -> ExitCode {
     eprintln!("agh: {message}");
     ExitCode::from(1)
@@ -102,7 +124,7 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
             let Some(path) = key else {
                 return usage_error(USAGE, "key id needs --key FILE");
             };
-            match Key::load(&path).and_then(|k| k.peer_id(nick)) {
+            match load_key(&path).and_then(|k| k.peer_id(nick)) {
                 Ok(id) => {
                     println!("{id}");
                     ExitCode::SUCCESS
@@ -115,7 +137,7 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
             let Some(path) = key else {
                 return usage_error(USAGE, "sign needs --key FILE");
             };
-            let key = match Key::load(&path) {
+            let key = match load_key(&path) {
                 Ok(k) => k,
                 Err(e) => return fail(&format!("sign: {e}")),
             };

@@ -250,3 +250,24 @@ fn sign_refuses_invalid_envelopes_and_names_a_missing_key_file() {
     assert_eq!(code, 1);
     assert!(err.contains("missing.pem"), "{err}");
 }
+
+/// A secret key file others may read still loads, with a warning naming it and the fix; an
+/// owner-only one loads silently.
+#[cfg(unix)]
+#[test]
+fn a_key_readable_by_others_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("ops.pem");
+    let (code, id, err) = run(agh().args(["key", "new", "ops", "--out"]).arg(&key), "");
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(agh().args(["key", "id", "--key"]).arg(&key).arg("ops"), "");
+    assert_eq!((code, err.as_str()), (0, ""));
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, again, err) = run(agh().args(["key", "id", "--key"]).arg(&key).arg("ops"), "");
+    assert_eq!((code, again.as_str()), (0, id.as_str()));
+    assert!(
+        err.contains("warning") && err.contains("ops.pem") && err.contains("chmod 600"),
+        "{err}"
+    );
+}
