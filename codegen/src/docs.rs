@@ -607,7 +607,7 @@ fn body_presence_rule(body_member: &str, p: Presence) -> String {
         Presence::Required => "REQUIRED.".into(),
         Presence::Recommended => "SHOULD be present.".into(),
         Presence::Optional => format!("MAY be absent or null; members of a `{body_member}` sent anyway are ignored when the kind has none."),
-        Presence::Forbidden => "MUST be absent.".into(),
+        Presence::Forbidden => "MUST be absent or null.".into(),
     }
 }
 
@@ -897,7 +897,7 @@ fn member_rule(kind: &Kind, member: &str, model: &Model) -> Option<String> {
             Presence::Required => "REQUIRED. MUST match the work being addressed.".into(),
             Presence::Optional => "OPTIONAL. When present, it MUST belong to the same conversation container, and the message takes part in the work lifecycle there.".into(),
             Presence::Recommended => "SHOULD be present.".into(),
-            Presence::Forbidden => "MUST be absent.".into(),
+            Presence::Forbidden => "MUST be absent or null.".into(),
         }),
         "to" => Some(format!(
             "{}{}",
@@ -915,7 +915,7 @@ fn member_rule(kind: &Kind, member: &str, model: &Model) -> Option<String> {
                 Presence::Required => "MUST reference the envelope being answered.",
                 Presence::Recommended => "SHOULD reference the envelope being answered.",
                 Presence::Optional => "MAY reference the envelope being answered.",
-                Presence::Forbidden => "MUST be absent.",
+                Presence::Forbidden => "MUST be absent or null.",
             },
             overrides(|c| c.envelope.reply_to)
         )),
