@@ -602,12 +602,26 @@ fn body_presence_varies(model: &Model) -> bool {
 }
 
 /// The body member's requirement for a kind.
-fn body_presence_rule(body_member: &str, p: Presence) -> String {
+fn body_presence_rule(model: &Model, body_member: &str, p: Presence) -> String {
     match p {
         Presence::Required => "REQUIRED.".into(),
         Presence::Recommended => "SHOULD be present.".into(),
         Presence::Optional => format!("MAY be absent or null; members of a `{body_member}` sent anyway are ignored when the kind has none."),
-        Presence::Forbidden => "MUST be absent or null.".into(),
+        Presence::Forbidden => absent_rule(model, body_member).into(),
+    }
+}
+
+/// What a forbidden envelope member must be: absent, or also `null` where its schema allows
+/// `null` (null reads as absent there).
+fn absent_rule(model: &Model, member: &str) -> &'static str {
+    let nullable = model
+        .envelope
+        .member(member)
+        .is_some_and(|f| f.shape.nullable || model.resolve(&f.shape).nullable);
+    if nullable {
+        "MUST be absent or null."
+    } else {
+        "MUST be absent."
     }
 }
 
@@ -897,7 +911,7 @@ fn member_rule(kind: &Kind, member: &str, model: &Model) -> Option<String> {
             Presence::Required => "REQUIRED. MUST match the work being addressed.".into(),
             Presence::Optional => "OPTIONAL. When present, it MUST belong to the same conversation container, and the message takes part in the work lifecycle there.".into(),
             Presence::Recommended => "SHOULD be present.".into(),
-            Presence::Forbidden => "MUST be absent or null.".into(),
+            Presence::Forbidden => absent_rule(model, member).into(),
         }),
         "to" => Some(format!(
             "{}{}",
@@ -915,7 +929,7 @@ fn member_rule(kind: &Kind, member: &str, model: &Model) -> Option<String> {
                 Presence::Required => "MUST reference the envelope being answered.",
                 Presence::Recommended => "SHOULD reference the envelope being answered.",
                 Presence::Optional => "MAY reference the envelope being answered.",
-                Presence::Forbidden => "MUST be absent or null.",
+                Presence::Forbidden => absent_rule(model, member),
             },
             overrides(|c| c.envelope.reply_to)
         )),
@@ -1049,7 +1063,7 @@ fn kind_section(
     if body_presence_varies(model) {
         rows.push(vec![
             format!("`{body_member}`"),
-            body_presence_rule(body_member, kind.rules.body),
+            body_presence_rule(model, body_member, kind.rules.body),
         ]);
     }
     table(&mut out, &["Field", "Requirement"], &rows);
