@@ -228,6 +228,12 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
                             && r.rule.starts_with("trust")
                         {
                             line["trust"] = "rejected".into();
+                            // The failing step, as `agh verify --format json` names it.
+                            if let agh_protocol::trust::TrustState::Rejected { step, .. } =
+                                agh_protocol::trust::evaluate_bytes(&input.bytes)
+                            {
+                                line["step"] = step.as_str().into();
+                            }
                         }
                         if let Some(hint) = hint {
                             line["profile_hint"] = hint.into();

@@ -271,3 +271,37 @@ fn a_key_readable_by_others_is_warned_about() {
         "{err}"
     );
 }
+
+/// `agh validate --format json` names the failing trust step as `agh verify` does, on every
+/// rejected fixture of the trust group.
+#[test]
+fn validate_names_the_failing_trust_step_as_verify_does() {
+    let dir = root().join("conformance/fixtures/trust");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let doc: Value =
+            serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+        if doc["expect"]["trust"] != "rejected" {
+            continue;
+        }
+        let text = match doc.get("raw") {
+            Some(raw) => raw.as_str().unwrap().to_owned(),
+            None => doc["envelope"].to_string(),
+        };
+        let now = doc["now"].to_string();
+        let (_, validated, _) = run(
+            agh().args(["validate", "--now", &now, "--format", "json", "-"]),
+            &text,
+        );
+        let (_, verified, _) = run(agh().args(["verify", "--format", "json", "-"]), &text);
+        let validated: Value = serde_json::from_str(validated.trim()).unwrap();
+        let verified: Value = serde_json::from_str(verified.trim()).unwrap();
+        if validated["reason_code"] != "verification_failed" {
+            continue; // a schema rule refuses it first (validate's order)
+        }
+        assert_eq!(validated["step"], verified["step"], "{text}");
+        assert!(validated["step"].is_string(), "{validated}");
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked}");
+}
