@@ -3018,13 +3018,14 @@ impl<'a> Builder<'a> {
 
 /// JSON Schema validation keywords that the model does not carry: a schema that uses one is
 /// refused, naming it, rather than generating validators and scanners that silently ignore it.
+/// (`format` is not among them: in draft 2020-12 it is an annotation unless a validator opts in,
+/// and derive tools such as schemars write it on every integer.)
 const UNSUPPORTED_KEYWORDS: &[&str] = &[
     "maxLength",
     "maxItems",
     "exclusiveMinimum",
     "exclusiveMaximum",
     "multipleOf",
-    "format",
     "minProperties",
     "maxProperties",
     "propertyNames",
