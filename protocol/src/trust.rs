@@ -571,19 +571,21 @@ impl Key {
     /// The key as PKCS#8 PEM: version 1, the private key alone, as `openssl genpkey -algorithm
     /// ed25519` writes it and OpenSSL and Python's `cryptography` read it (the public key follows
     /// from it). [`Key::from_pem`] reads version 2 as well.
-    pub fn to_pem(&self) -> Result<String, KeyError> {
+    /// The text is wiped from memory when dropped.
+    pub fn to_pem(&self) -> Result<zeroize::Zeroizing<String>, KeyError> {
         ed25519_dalek::pkcs8::KeypairBytes {
             secret_key: self.signing.to_bytes(),
             public_key: None,
         }
         .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
-        .map(|pem| pem.to_string())
         .map_err(|e| KeyError::Format(e.to_string()))
     }
 
     /// Loads a key file.
     pub fn load(path: &Path) -> Result<Key, KeyError> {
-        let text = std::fs::read_to_string(path).map_err(|e| in_file(path, e))?;
+        // The file's text holds the secret: wiped from memory when dropped.
+        let text =
+            zeroize::Zeroizing::new(std::fs::read_to_string(path).map_err(|e| in_file(path, e))?);
         Key::from_pem(&text).map_err(|e| KeyError::Format(format!("{}: {e}", path.display())))
     }
 
@@ -1025,7 +1027,11 @@ mod tests {
     fn keys_round_trip_through_pem_and_name_their_peer() {
         let k = key();
         let pem = k.to_pem().unwrap();
-        assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"), "{pem}");
+        assert!(
+            pem.starts_with("-----BEGIN PRIVATE KEY-----"),
+            "{}",
+            pem.as_str()
+        );
         assert_eq!(Key::from_pem(&pem).unwrap().public_key(), k.public_key());
         assert!(k.peer_id("Bad Nick").is_err());
         assert_eq!(k.peer_id("ops").unwrap().len(), "ops@".len() + 32);

@@ -470,7 +470,7 @@ fn key_files_are_read_by_an_independent_implementation() {
     let keys: Vec<Key> = (0u8..8).map(|i| Key::from_seed(&[i; 32])).collect();
     let requests: Vec<Value> = keys
         .iter()
-        .map(|k| json!({"op": "pem_public_key", "text": k.to_pem().unwrap()}))
+        .map(|k| json!({"op": "pem_public_key", "text": k.to_pem().unwrap().as_str()}))
         .collect();
     for (k, answer) in keys.iter().zip(py.ask(&requests)) {
         let hex: String = k.public_key().iter().map(|b| format!("{b:02x}")).collect();
