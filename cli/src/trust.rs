@@ -24,7 +24,9 @@ pub(crate) const USAGE: &str = "usage: agh key new NICKNAME [--out FILE]
                  the trust state: verified, unverified, or rejected with the first failing
                  step (exit 0 verified, 1 unverified or rejected); the signature is checked
                  over the canonical form (RFC 8785), so whitespace, member order and escape
-                 spellings do not change the verdict";
+                 spellings do not change the verdict; only the trust steps run (`agh validate`
+                 checks every rule in the validation order, so a member the schemas refuse
+                 first, such as a `proof` that is no object, is `malformed` there)";
 
 fn read_input(path: Option<&str>) -> Result<Vec<u8>, String> {
     match path {
