@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use agh_protocol::{explain, Options};
 use serde_json::json;
 
-use crate::validate::{detect, Profile};
+use crate::validate::{acp_options, detect, Profile};
 use crate::{usage_error, Format};
 
 pub(crate) const USAGE: &str =
@@ -67,13 +67,7 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     };
     let acp = profile == Profile::Acp;
     let problems = match acp {
-        true => {
-            let mut acp_options = agh_acp::options(options.now);
-            if let Some(age) = age {
-                acp_options.replay_age_secs = age;
-            }
-            agh_acp::explain(&bytes, &acp_options)
-        }
+        true => agh_acp::explain(&bytes, &acp_options(options.now, age)),
         false => explain(&bytes, &options),
     };
     for p in &problems {

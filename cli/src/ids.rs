@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use agh_protocol::digest::{capability_digest, verify};
 use agh_protocol::identity::{
     broadcast_subject, checked_route_token, direct_id, peer_subject, v1_broadcast_subject,
-    v1_peer_subject,
+    v1_peer_subject, v1_route_token,
 };
 use agh_protocol::json::{read_envelope_json, JsonLimits};
 use serde_json::Value;
@@ -108,11 +108,9 @@ fn exec(
     let result = match (cmd, a.as_slice()) {
         ("digest", rest) => return digest(&mut io, rest),
         ("direct-id", [ws, channel, p1, p2]) => direct_id(ws, channel, p1, p2),
-        ("route-token", [peer]) if v1 => match checked_route_token(peer) {
-            Ok(_) => match agh_protocol::trust::split_verified_id(peer) {
-                Some((_, fingerprint)) => Ok(fingerprint.to_owned()),
-                None => return io.failure(FAILED, &not_verified(peer)),
-            },
+        ("route-token", [peer]) if v1 => match v1_route_token(peer) {
+            Ok(Some(token)) => Ok(token),
+            Ok(None) => return io.failure(FAILED, &not_verified(peer)),
             Err(e) => Err(e),
         },
         ("route-token", [peer]) => checked_route_token(peer),

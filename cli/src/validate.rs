@@ -45,30 +45,46 @@ impl std::str::FromStr for Profile {
     }
 }
 
-/// The profile of one envelope under `--profile auto`.
-pub(crate) fn detect(bytes: &[u8]) -> Profile {
+/// What an envelope's marker member says of its profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// Not a JSON object: nothing to tell it by.
+    NotAnObject,
+    /// An object with neither AGH Network's `protocol` nor ACP's `v`.
+    Nothing,
+    /// The profile its marker member names.
+    Profile(Profile),
+}
+
+fn claim(bytes: &[u8]) -> Claim {
     let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(bytes)
     else {
-        return Profile::Agh;
+        return Claim::NotAnObject;
     };
     if agh_protocol::generated::profile::SPEC.claims(&map) {
-        Profile::Agh
+        Claim::Profile(Profile::Agh)
     } else if agh_acp::claims(&map) {
-        Profile::Acp
+        Claim::Profile(Profile::Acp)
     } else {
-        Profile::Agh
+        Claim::Nothing
     }
 }
 
-/// Under `--profile auto`, a JSON object that claims no profile (neither AGH Network's `protocol`
-/// nor ACP's `v`): it is read as AGH Network, and its refusal says so.
-fn unclaimed(bytes: &[u8]) -> bool {
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(serde_json::Value::Object(map)) => {
-            !agh_protocol::generated::profile::SPEC.claims(&map) && !agh_acp::claims(&map)
-        }
-        _ => false,
+/// The profile of one envelope under `--profile auto` (AGH Network unless it claims ACP).
+pub(crate) fn detect(bytes: &[u8]) -> Profile {
+    match claim(bytes) {
+        Claim::Profile(p) => p,
+        Claim::NotAnObject | Claim::Nothing => Profile::Agh,
     }
+}
+
+/// The options of the ACP profile at `now`, with the replay age the caller gave.
+pub(crate) fn acp_options(now: i64, replay_age: Option<u64>) -> Options {
+    let mut options = agh_acp::options(now);
+    if let Some(age) = replay_age {
+        options.replay_age_secs = age;
+    }
+    options
 }
 
 /// What a refusal adds when the envelope claimed no profile.
@@ -180,15 +196,18 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
 
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut acp_options = agh_acp::options(options.now);
-    if let Some(age) = replay_age {
-        acp_options.replay_age_secs = age;
-    }
+    let acp_options = acp_options(options.now, replay_age);
     let mut invalid = 0usize;
     for (index, input) in inputs.iter().enumerate() {
-        let this = match profile {
-            Profile::Auto => detect(&input.bytes),
-            p => p,
+        // Under `auto`, told from the marker member; an object claiming no profile is read as
+        // AGH Network, and its refusal says so.
+        let (this, hint) = match profile {
+            Profile::Auto => match claim(&input.bytes) {
+                Claim::Profile(p) => (p, None),
+                Claim::Nothing => (Profile::Agh, Some(UNCLAIMED)),
+                Claim::NotAnObject => (Profile::Agh, None),
+            },
+            p => (p, None),
         };
         if this == Profile::Acp {
             let (line, ok) = acp_line(index, input, &acp_options, format);
@@ -212,8 +231,6 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
             ),
             (Err(r), fmt) => {
                 invalid += 1;
-                let hint =
-                    (profile == Profile::Auto && unclaimed(&input.bytes)).then_some(UNCLAIMED);
                 match fmt {
                     Format::Json => {
                         let mut line = json!({

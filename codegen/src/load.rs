@@ -72,14 +72,13 @@ impl SchemaSet {
     }
 
     /// [`SchemaSet::load_edited`] with the edits in memory; errors name them as `/edits/<i>` of
-    /// `origin`.
+    /// `edits` (where they came from).
     pub fn load_with_edits(
         base: &Path,
         list: &[Value],
-        origin: &Path,
+        edits: &Path,
         source: &str,
     ) -> Result<Self> {
-        let edits = origin;
         let mut docs = read_docs(base)?;
         for (i, edit) in list.iter().enumerate() {
             let at = format!("/edits/{i}");

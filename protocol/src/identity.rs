@@ -294,10 +294,17 @@ pub fn v1_broadcast_subject(workspace_id: &str, channel: &str) -> Result<String,
     Ok(v0.replacen(SUBJECT_PREFIX, crate::trust::SUBJECT_PREFIX, 1))
 }
 
+/// A verified peer's route token under the trust profile (TRUST.md): the fingerprint of its
+/// `nickname@fingerprint` id (argument `peer`, checked against the peer id grammar). `None` for a
+/// peer id not in the verified form.
+pub fn v1_route_token(peer_id: &str) -> Result<Option<String>, IdentityError> {
+    let peer: PeerId = parse("peer", peer_id)?;
+    Ok(crate::trust::split_verified_id(&peer).map(|(_, fingerprint)| fingerprint.to_owned()))
+}
+
 /// A verified peer's inbox subject under the trust profile's prefix (TRUST.md): its route token
-/// is the fingerprint of its `nickname@fingerprint` id,
-/// `agh.network.v1.<workspace_id>.<channel>.peer.<fingerprint>`. `None` for a peer id not in the
-/// verified form.
+/// is [`v1_route_token`], `agh.network.v1.<workspace_id>.<channel>.peer.<fingerprint>`. `None`
+/// for a peer id not in the verified form.
 pub fn v1_peer_subject(
     workspace_id: &str,
     channel: &str,
@@ -305,17 +312,14 @@ pub fn v1_peer_subject(
 ) -> Result<Option<String>, IdentityError> {
     let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
     let channel: Channel = parse("channel", channel)?;
-    let peer: PeerId = parse("peer", peer_id)?;
-    Ok(
-        crate::trust::split_verified_id(&peer).map(|(_, fingerprint)| {
-            format!(
-                "{}.{}.{}.peer.{fingerprint}",
-                crate::trust::SUBJECT_PREFIX,
-                *workspace_id,
-                *channel
-            )
-        }),
-    )
+    Ok(v1_route_token(peer_id)?.map(|fingerprint| {
+        format!(
+            "{}.{}.{}.peer.{fingerprint}",
+            crate::trust::SUBJECT_PREFIX,
+            *workspace_id,
+            *channel
+        )
+    }))
 }
 
 /// A peer's inbox subject in a channel:

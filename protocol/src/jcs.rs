@@ -103,10 +103,12 @@ fn write_value(value: &Value, out: &mut Vec<u8>, pointer: &mut String) -> Result
     Ok(())
 }
 
-/// ECMAScript's `Number.prototype.toString` of the double that the JSON literal `text` denotes.
 /// The largest integer every integer up to which a double holds exactly: 2^53 - 1.
 const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
+/// ECMAScript's `Number.prototype.toString` of the double that the JSON literal `text` denotes;
+/// an integer literal beyond +-[`MAX_SAFE_INTEGER`] or a literal beyond the double range has no
+/// canonical form.
 fn write_number(text: &str, out: &mut Vec<u8>) -> Result<(), String> {
     let is_integer_literal = !text.contains(['.', 'e', 'E']);
     if is_integer_literal {

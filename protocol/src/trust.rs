@@ -570,8 +570,8 @@ impl Key {
 
     /// The key as PKCS#8 PEM: version 1, the private key alone, as `openssl genpkey -algorithm
     /// ed25519` writes it and OpenSSL and Python's `cryptography` read it (the public key follows
-    /// from it). [`Key::from_pem`] reads version 2 as well.
-    /// The text is wiped from memory when dropped.
+    /// from it). [`Key::from_pem`] reads version 2 as well. The text is wiped from memory when
+    /// dropped.
     pub fn to_pem(&self) -> Result<zeroize::Zeroizing<String>, KeyError> {
         ed25519_dalek::pkcs8::KeypairBytes {
             secret_key: self.signing.to_bytes(),
@@ -941,7 +941,7 @@ mod tests {
         // writer would) signs a canonical form that `...993` and `...992` share: a receiver
         // that keeps the integer must not call either verified.
         let mut rounded = envelope(&k.peer_id("ops").unwrap());
-        rounded["ext"]["acme.amount"] = json!(9_007_199_254_740_992_u64 - 1);
+        rounded["ext"]["acme.amount"] = json!(9_007_199_254_740_991_u64);
         k.sign_envelope(&mut rounded).unwrap();
         let text = serde_json::to_string(&rounded).unwrap();
         let signed_over_rounded = {
