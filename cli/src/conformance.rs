@@ -1,61 +1,52 @@
-//! `agh conformance run [--group G]... [--fixtures DIR] [--impl CMD] [--record PATH]` and
+//! `agh conformance run` (the fixtures against this implementation or another command) and
 //! `agh conformance serve` (this implementation behind the line protocol, on stdin/stdout).
+//! Arguments and help: [`Command`].
 
-use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agh_conformance::{ChildProcess, Implementation, InProcess};
 
-use crate::usage_error;
+/// Run the conformance suite, or serve this implementation to it
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// Run the conformance fixtures against this implementation or CMD
+    ///
+    /// Prints the report and writes the record. Exit status: 0 every group passed, 1 any
+    /// failed, 2 unreadable fixtures, an implementation that cannot start, or a record that
+    /// cannot be written.
+    Run(RunArgs),
+    /// Answer the conformance line protocol on stdin/stdout (one JSON request per line)
+    Serve,
+}
 
-pub(crate) const USAGE: &str =
-    "usage: agh conformance run [--group G]... [--fixtures DIR] [--impl CMD] [--record PATH]
-       agh conformance serve";
-
-struct RunArgs {
+/// The arguments of `agh conformance run`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// Run only this fixture group (repeatable) [default: every group]
+    #[arg(long = "group", value_name = "G")]
     groups: Vec<String>,
+    /// The fixtures directory [default: the shipped fixtures]
+    #[arg(long, value_name = "DIR")]
     fixtures: Option<PathBuf>,
+    /// The implementation under test: a command speaking the line protocol [default: this one,
+    /// in process]
+    #[arg(long = "impl", value_name = "CMD")]
     implementation: Option<String>,
+    /// Where to write the record
+    #[arg(long, value_name = "PATH", default_value = "conformance-record.json")]
     record: PathBuf,
 }
 
-fn parse_run(args: Vec<OsString>) -> Result<RunArgs, lexopt::Error> {
-    use lexopt::prelude::*;
-    let mut p = lexopt::Parser::from_args(args);
-    let mut a = RunArgs {
-        groups: Vec::new(),
-        fixtures: None,
-        implementation: None,
-        record: PathBuf::from("conformance-record.json"),
-    };
-    while let Some(arg) = p.next()? {
-        match arg {
-            Long("group") => a.groups.push(p.value()?.string()?),
-            Long("fixtures") => a.fixtures = Some(p.value()?.into()),
-            Long("impl") => a.implementation = Some(p.value()?.string()?),
-            Long("record") => a.record = p.value()?.into(),
-            _ => return Err(arg.unexpected()),
-        }
-    }
-    Ok(a)
-}
-
-pub fn run(args: Vec<OsString>) -> ExitCode {
-    let mut args = args.into_iter();
-    match args.next().as_ref().and_then(|a| a.to_str()) {
-        Some("run") => run_suite(args.collect()),
-        Some("serve") => serve(),
-        _ => usage_error(USAGE, "expected `run` or `serve`"),
+pub(crate) fn run(command: Command) -> ExitCode {
+    match command {
+        Command::Run(a) => run_suite(a),
+        Command::Serve => serve(),
     }
 }
 
-fn run_suite(args: Vec<OsString>) -> ExitCode {
-    let a = match parse_run(args) {
-        Ok(a) => a,
-        Err(e) => return usage_error(USAGE, &e.to_string()),
-    };
+fn run_suite(a: RunArgs) -> ExitCode {
     let dir = a.fixtures.unwrap_or_else(agh_conformance::shipped_fixtures);
     let fixtures = match agh_conformance::load(&dir, &a.groups) {
         Ok(f) => f,

@@ -1,9 +1,7 @@
-//! `agh explain [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]`:
-//! every problem of one envelope (not only the first), each with its reason code, pointer and the
+//! `agh explain` (arguments and help: [`Args`]): every problem of one envelope (not only the first), each with its reason code, pointer and the
 //! rule it breaks; for ACP also the `error` code ACP answers it with. The profile is told from the
 //! envelope as `agh validate` tells it.
 
-use std::ffi::OsString;
 use std::io::Read;
 use std::process::ExitCode;
 
@@ -11,39 +9,40 @@ use agh_protocol::{explain, Options};
 use serde_json::json;
 
 use crate::validate::{acp_options, detect, Profile};
-use crate::{usage_error, Format};
+use crate::Format;
 
-pub(crate) const USAGE: &str =
-    "usage: agh explain [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]";
+/// Every problem of one envelope, with reason code, pointer and rule
+///
+/// Not only the first problem, as `agh validate` reports: each with its reason code, pointer
+/// and the rule it breaks; for ACP also the `error` code ACP answers it with. The profile is
+/// told as `agh validate` tells it. Exit status: 0 no problem, 1 problems, 2 usage or I/O error.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The profile to check against
+    #[arg(long, value_enum, default_value_t = Profile::Auto)]
+    profile: Profile,
+    /// The time to check freshness at, in Unix seconds [default: now]
+    #[arg(long, value_name = "UNIX")]
+    now: Option<i64>,
+    /// The replay age (freshness window) in seconds [default: the profile's]
+    #[arg(long = "replay-age", value_name = "SECS")]
+    replay_age: Option<u64>,
+    /// How to print each problem
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// The envelope's file (`-`: standard input)
+    #[arg(value_name = "PATH|-", default_value = "-")]
+    path: String,
+}
 
-pub fn run(args: Vec<OsString>) -> ExitCode {
-    use lexopt::prelude::*;
-    let parsed = (|| -> Result<_, lexopt::Error> {
-        let mut p = lexopt::Parser::from_args(args);
-        let (mut now, mut age, mut format, mut path) = (None, None, Format::Text, None);
-        let mut profile = Profile::Auto;
-        while let Some(arg) = p.next()? {
-            match arg {
-                Long("profile") => profile = p.value()?.parse()?,
-                Long("now") => now = Some(p.value()?.parse::<i64>()?),
-                Long("replay-age") => age = Some(p.value()?.parse::<u64>()?),
-                Long("format") => format = p.value()?.parse()?,
-                Value(v) if path.is_none() => path = Some(v.string()?),
-                _ => return Err(arg.unexpected()),
-            }
-        }
-        Ok((
-            now,
-            age,
-            format,
-            path.unwrap_or_else(|| "-".to_owned()),
-            profile,
-        ))
-    })();
-    let (now, age, format, path, profile) = match parsed {
-        Ok(a) => a,
-        Err(e) => return usage_error(USAGE, &e.to_string()),
-    };
+pub(crate) fn run(args: Args) -> ExitCode {
+    let Args {
+        profile,
+        now,
+        replay_age: age,
+        format,
+        path,
+    } = args;
     let bytes = if path == "-" {
         let mut b = Vec::new();
         std::io::stdin().read_to_end(&mut b).map(|_| b)

@@ -1,15 +1,9 @@
-//! Identity and digest commands; each prints the value alone on one line.
-//!
-//! - `agh direct-id WS CHANNEL PEER PEER`
-//! - `agh route-token PEER`
-//! - `agh subject WS CHANNEL [PEER]` (the broadcast subject, or PEER's inbox subject)
-//! - `agh digest [--verify] [FILE|-]` (a capability document in, its digest out; `--verify`
-//!   checks the `digest` it carries)
+//! Identity and digest commands; each prints the value alone on one line. Arguments and help:
+//! [`Command`].
 //!
 //! Exit status: 0 done; 1 an argument or document that breaks a rule (stderr names the reason
 //! code, `malformed` or `verification_failed`, and the argument or member); 2 usage or I/O error.
 
-use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
@@ -21,27 +15,84 @@ use agh_protocol::identity::{
 use agh_protocol::json::{read_envelope_json, JsonLimits};
 use serde_json::Value;
 
-pub(crate) const USAGE: &str = "usage: agh direct-id WS CHANNEL PEER PEER
-       agh route-token [--v1] PEER
-       agh subject [--v1] WS CHANNEL [PEER]
-       agh digest [--verify] [FILE|-]
-                 --v1: the trust profile's subjects (TRUST.md): prefix agh.network.v1, a
-                 verified peer's route token is the fingerprint of its nickname@fingerprint id";
+/// The identity and digest commands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// The direct room id of two peers
+    DirectId {
+        /// The workspace id
+        #[arg(value_name = "WS")]
+        workspace: String,
+        /// The channel
+        channel: String,
+        /// One peer id
+        #[arg(value_name = "PEER")]
+        peer_a: String,
+        /// The other peer id (the order does not matter)
+        #[arg(value_name = "PEER")]
+        peer_b: String,
+    },
+    /// A peer's NATS route token
+    RouteToken {
+        /// The trust profile's token (TRUST.md): the fingerprint of a verified peer id
+        /// NICKNAME@fingerprint
+        #[arg(long)]
+        v1: bool,
+        /// The peer id
+        peer: String,
+    },
+    /// The broadcast subject of a channel, or PEER's inbox subject
+    Subject {
+        /// The trust profile's subjects (TRUST.md): prefix agh.network.v1, and a verified peer's
+        /// route token is the fingerprint of its NICKNAME@fingerprint id
+        #[arg(long)]
+        v1: bool,
+        /// The workspace id
+        #[arg(value_name = "WS")]
+        workspace: String,
+        /// The channel
+        channel: String,
+        /// The peer whose inbox subject to print [default: the broadcast subject]
+        peer: Option<String>,
+    },
+    /// A capability document's canonical digest
+    Digest {
+        /// Check the `digest` the document carries instead (printed when it matches)
+        #[arg(long)]
+        verify: bool,
+        /// The document's file (`-`: standard input)
+        #[arg(value_name = "FILE|-", default_value = "-")]
+        file: String,
+    },
+}
+
+impl Command {
+    /// The command's name, as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::DirectId { .. } => "direct-id",
+            Command::RouteToken { .. } => "route-token",
+            Command::Subject { .. } => "subject",
+            Command::Digest { .. } => "digest",
+        }
+    }
+}
 
 const OK: u8 = 0;
 const FAILED: u8 = 1;
-const USAGE_OR_IO: u8 = 2;
+const IO_ERROR: u8 = 2;
 
-/// Runs `agh <cmd> <args>` on the process's standard streams.
-pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
+/// Runs the command on the process's standard streams.
+pub(crate) fn run(command: Command) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let code = exec(
-        cmd,
-        args,
-        &mut std::io::stdin().lock(),
-        &mut stdout.lock(),
-        &mut stderr.lock(),
+        command,
+        &mut Io {
+            stdin: &mut std::io::stdin().lock(),
+            out: &mut stdout.lock(),
+            err: &mut stderr.lock(),
+        },
     );
     ExitCode::from(code)
 }
@@ -54,78 +105,58 @@ struct Io<'a> {
 }
 
 impl Io<'_> {
-    fn usage(&mut self, message: &str) -> u8 {
-        // Nothing sensible to do when stderr is gone.
-        let _ = writeln!(self.err, "agh: {message}\n{USAGE}");
-        USAGE_OR_IO
-    }
-
     fn value(&mut self, value: &str) -> u8 {
         match writeln!(self.out, "{value}") {
             Ok(()) => OK,
-            Err(e) => self.failure(USAGE_OR_IO, &format!("cannot write the output: {e}")),
+            Err(e) => self.failure(IO_ERROR, &format!("cannot write the output: {e}")),
         }
     }
 
     fn failure(&mut self, code: u8, message: &str) -> u8 {
+        // Nothing sensible to do when stderr is gone.
         let _ = writeln!(self.err, "{message}");
         code
     }
 }
 
-/// `agh <cmd> <args>` on the given streams; returns the exit status.
-fn exec(
-    cmd: &str,
-    args: Vec<OsString>,
-    stdin: &mut dyn Read,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> u8 {
-    let mut io = Io { stdin, out, err };
-    let args: Vec<String> = match args.into_iter().map(OsString::into_string).collect() {
-        Ok(a) => a,
-        Err(bad) => return io.usage(&format!("argument {bad:?} is not UTF-8")),
-    };
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    // Options: `digest --verify`, `route-token --v1`, `subject --v1`; an identifier never starts
-    // with `-`.
-    let mut a = a;
-    let v1 = matches!(cmd, "route-token" | "subject") && a.contains(&"--v1");
-    if v1 {
-        a.retain(|x| *x != "--v1");
-    }
-    if cmd != "digest" {
-        if let Some(flag) = a.iter().find(|x| x.starts_with('-')) {
-            return io.usage(&format!("unknown option `{flag}` for `{cmd}`"));
-        }
-    }
+/// Runs `command` on the given streams; returns the exit status.
+fn exec(command: Command, io: &mut Io<'_>) -> u8 {
+    let cmd = command.name();
     let not_verified = |peer: &str| {
         format!(
             "agh {cmd}: malformed: peer: `{peer}` is not a verified id nickname@fingerprint \
              (with --v1 the route token is the fingerprint)"
         )
     };
-    let result = match (cmd, a.as_slice()) {
-        ("digest", rest) => return digest(&mut io, rest),
-        ("direct-id", [ws, channel, p1, p2]) => direct_id(ws, channel, p1, p2),
-        ("route-token", [peer]) if v1 => match v1_route_token(peer) {
+    let result = match command {
+        Command::Digest { verify, file } => return digest(io, verify, &file),
+        Command::DirectId {
+            workspace,
+            channel,
+            peer_a,
+            peer_b,
+        } => direct_id(&workspace, &channel, &peer_a, &peer_b),
+        Command::RouteToken { v1: true, peer } => match v1_route_token(&peer) {
             Ok(Some(token)) => Ok(token),
-            Ok(None) => return io.failure(FAILED, &not_verified(peer)),
+            Ok(None) => return io.failure(FAILED, &not_verified(&peer)),
             Err(e) => Err(e),
         },
-        ("route-token", [peer]) => checked_route_token(peer),
-        ("subject", [ws, channel]) if v1 => v1_broadcast_subject(ws, channel),
-        ("subject", [ws, channel, peer]) if v1 => match v1_peer_subject(ws, channel, peer) {
-            Ok(Some(subject)) => Ok(subject),
-            Ok(None) => return io.failure(FAILED, &not_verified(peer)),
-            Err(e) => Err(e),
+        Command::RouteToken { v1: false, peer } => checked_route_token(&peer),
+        Command::Subject {
+            v1,
+            workspace,
+            channel,
+            peer,
+        } => match (v1, peer) {
+            (true, None) => v1_broadcast_subject(&workspace, &channel),
+            (true, Some(peer)) => match v1_peer_subject(&workspace, &channel, &peer) {
+                Ok(Some(subject)) => Ok(subject),
+                Ok(None) => return io.failure(FAILED, &not_verified(&peer)),
+                Err(e) => Err(e),
+            },
+            (false, None) => broadcast_subject(&workspace, &channel),
+            (false, Some(peer)) => peer_subject(&workspace, &channel, &peer),
         },
-        ("subject", [ws, channel]) => broadcast_subject(ws, channel),
-        ("subject", [ws, channel, peer]) => peer_subject(ws, channel, peer),
-        ("direct-id" | "route-token" | "subject", _) => {
-            return io.usage(&format!("wrong number of arguments for `{cmd}`"))
-        }
-        _ => return io.usage(&format!("unknown command `{cmd}`")),
     };
     match result {
         Ok(value) => io.value(&value),
@@ -137,31 +168,7 @@ fn exec(
 }
 
 /// `agh digest [--verify] [FILE|-]`.
-fn digest(io: &mut Io<'_>, args: &[&str]) -> u8 {
-    let mut verify_it = false;
-    let mut path: Option<&str> = None;
-    let mut rest = args.iter();
-    while let Some(&arg) = rest.next() {
-        match arg {
-            "--verify" => verify_it = true,
-            "--" => {
-                for &p in rest.by_ref() {
-                    if path.replace(p).is_some() {
-                        return io.usage("agh digest takes one FILE or -");
-                    }
-                }
-            }
-            a if a.starts_with('-') && a != "-" => {
-                return io.usage(&format!("unknown option `{a}` for `digest`"))
-            }
-            p => {
-                if path.replace(p).is_some() {
-                    return io.usage("agh digest takes one FILE or -");
-                }
-            }
-        }
-    }
-    let path = path.unwrap_or("-");
+fn digest(io: &mut Io<'_>, verify_it: bool, path: &str) -> u8 {
     let mut bytes = Vec::new();
     let read = if path == "-" {
         io.stdin.read_to_end(&mut bytes).map(|_| ())
@@ -169,7 +176,7 @@ fn digest(io: &mut Io<'_>, args: &[&str]) -> u8 {
         std::fs::read(path).map(|b| bytes = b)
     };
     if let Err(e) = read {
-        return io.failure(USAGE_OR_IO, &format!("agh digest: cannot read {path}: {e}"));
+        return io.failure(IO_ERROR, &format!("agh digest: cannot read {path}: {e}"));
     }
     // Strict JSON (no duplicate keys, UTF-8, one object): an ambiguous document has no digest.
     let doc = match read_envelope_json(&bytes, &JsonLimits::default()) {
@@ -191,17 +198,27 @@ fn digest(io: &mut Io<'_>, args: &[&str]) -> u8 {
 mod tests {
     use super::*;
 
-    /// `(exit status, stdout, stderr)` of `agh <cmd> <args>` with `stdin`.
+    /// `(exit status, stdout, stderr)` of `agh <cmd> <args>` with `stdin`: parsed as `agh`
+    /// parses it (a usage error is clap's, exit 2), run on in-memory streams.
     fn agh(cmd: &str, args: &[&str], stdin: &str) -> (u8, String, String) {
         let mut out = Vec::new();
         let mut err = Vec::new();
-        let code = exec(
-            cmd,
-            args.iter().map(OsString::from).collect(),
-            &mut stdin.as_bytes(),
-            &mut out,
-            &mut err,
-        );
+        let line = ["agh", cmd].into_iter().chain(args.iter().copied());
+        let code = match crate::parse(line).map(|cli| cli.command) {
+            Ok(crate::Command::Ids(command)) => exec(
+                command,
+                &mut Io {
+                    stdin: &mut stdin.as_bytes(),
+                    out: &mut out,
+                    err: &mut err,
+                },
+            ),
+            Ok(other) => panic!("not an identity command: {other:?}"),
+            Err(e) => {
+                err = e.render().to_string().into_bytes();
+                2
+            }
+        };
         (
             code,
             String::from_utf8(out).unwrap_or_default(),
@@ -321,7 +338,7 @@ mod tests {
         ] {
             let (code, out, err) = agh(cmd, args, "");
             assert_eq!((code, out.as_str()), (2, ""), "{cmd} {args:?}");
-            assert!(err.contains("usage: agh"), "{err}");
+            assert!(err.contains("Usage: agh"), "{err}");
         }
     }
 

@@ -1,7 +1,18 @@
 //! `agh`: the command-line front end of `agh-protocol`.
+//!
+//! The arguments are parsed by `clap` (derive): [`Command`] lists the commands, each module
+//! defines its commands' argument structs (their doc comments are the help text) and the
+//! function that runs each. A new command is one variant, one argument struct and one function.
+//!
+//! Exit status, for every command: 0 done; 1 what was checked is invalid or was refused; 2 a
+//! usage error (clap's own, or a value refused after parsing) or an I/O error. `--help`, `-h`,
+//! `agh help COMMAND` and `--version` print on stdout and exit 0.
 
-use std::ffi::OsString;
 use std::process::ExitCode;
+use std::sync::LazyLock;
+
+use clap::error::ErrorKind;
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 mod conformance;
 mod explain;
@@ -10,58 +21,159 @@ mod net;
 mod trust;
 mod validate;
 
-const USAGE: &str = "usage: agh <command> [args]
-       agh help COMMAND | agh COMMAND --help      a command's usage
-       agh --version
-
-commands:
-  validate [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...
-                 check envelopes of either profile (.json: one envelope; .jsonl or -: one per
-                 line; auto: `protocol` is AGH Network v0, `v` is ACP v0.2)
-  explain [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]
-                 every problem of one envelope, with reason code, pointer and rule
-  conformance run [--group G]... [--fixtures DIR] [--impl CMD] [--record PATH]
-                 run the conformance fixtures against this implementation or CMD
-  conformance serve
-                 answer the conformance line protocol on stdin/stdout
-  direct-id WS CHANNEL PEER PEER    the direct room id of two peers
-  route-token PEER                  a peer's NATS route token
-  subject WS CHANNEL [PEER]         the broadcast subject, or PEER's inbox subject
-  digest [--verify] [FILE|-]        a capability document's canonical digest
-  peer --nats URL --workspace W --channel C --id PEER [--catalog FILE] ...
-                 run a peer over NATS and print its events (JSON lines)
-  send --nats URL --workspace W --channel C --id PEER KIND ... [--wait SECS]
-                 send one say / work / trace / receipt, print what answers it
-  peers --nats URL --workspace W --channel C [--query Q]
-                 broadcast whois and list who answered
-  key new NICKNAME [--out FILE]     a new Ed25519 key (trust profile ed25519-jcs/v1)
-  key id --key FILE NICKNAME        the verified peer id NICKNAME@fingerprint of a key
-  sign --key FILE [--as NICK] [ENVELOPE|-]   the envelope signed
-  verify [ENVELOPE|-]               its trust state (verified / unverified / rejected + step)";
-
-/// Output format of the commands that print results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Format {
-    Text,
-    Json,
+/// The command line: one command and its arguments.
+#[derive(Debug, Parser)]
+#[command(
+    name = "agh",
+    about = "AGH Network v0 from the command line: check envelopes, compute ids and digests, \
+             run the conformance suite, sign and verify, talk over NATS",
+    after_help = "`agh help COMMAND` (or `agh COMMAND --help`) prints a command's usage; \
+                  `agh --version` the version.",
+    disable_help_flag = true,
+    args_override_self = true
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// Print help
+    #[arg(short = 'h', long = "help", action = ArgAction::HelpLong, global = true)]
+    help: Option<bool>,
 }
 
-impl std::str::FromStr for Format {
-    type Err = String;
+/// Every command of `agh`.
+#[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one value, parsed once per process: boxing would only add noise"
+)]
+pub(crate) enum Command {
+    Validate(validate::Args),
+    Explain(explain::Args),
+    #[command(subcommand)]
+    Conformance(conformance::Command),
+    #[command(flatten)]
+    Ids(ids::Command),
+    #[command(flatten)]
+    Net(net::Command),
+    #[command(flatten)]
+    Trust(trust::Command),
+    /// Print the shell completions of `agh` (e.g. `agh completions bash > agh.bash`)
+    Completions {
+        /// The shell to complete in
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the version (as `agh --version`)
+    #[command(hide = true)]
+    Version,
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "text" => Ok(Format::Text),
-            "json" => Ok(Format::Json),
-            other => Err(format!("unknown format {other:?} (text or json)")),
+impl Command {
+    fn run(self) -> ExitCode {
+        match self {
+            Command::Validate(a) => validate::run(a),
+            Command::Explain(a) => explain::run(a),
+            Command::Conformance(c) => conformance::run(c),
+            Command::Ids(c) => ids::run(c),
+            Command::Net(c) => net::run(c),
+            Command::Trust(c) => trust::run(c),
+            Command::Completions { shell } => completions(shell),
+            Command::Version => print_text(command().render_version().trim_end()),
         }
     }
 }
 
-/// Prints a usage error and returns exit status 2.
-pub(crate) fn usage_error(usage: &str, message: &str) -> ExitCode {
-    eprintln!("agh: {message}\n{usage}");
-    ExitCode::from(2)
+/// The version `agh --version` prints after the name: the crate's and the protocol's.
+static VERSION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} (protocol {})",
+        env!("CARGO_PKG_VERSION"),
+        agh_protocol::PROFILE
+    )
+});
+
+/// The `clap` definition of the whole command line.
+pub(crate) fn command() -> clap::Command {
+    let version: &'static str = VERSION.as_str();
+    with_hyphen_values(Cli::command().version(version))
+}
+
+/// An option's value is the argument after it whatever it starts with (`--now -5`, `--text
+/// -x`); a positional argument that starts with `-` is still an unknown flag.
+fn with_hyphen_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        let takes_value = !arg.is_positional()
+            && arg
+                .get_num_args()
+                .is_none_or(|n| n.takes_values() && n.min_values() > 0);
+        let flag = matches!(
+            arg.get_action(),
+            ArgAction::SetTrue
+                | ArgAction::SetFalse
+                | ArgAction::Count
+                | ArgAction::Help
+                | ArgAction::HelpLong
+                | ArgAction::HelpShort
+                | ArgAction::Version
+        );
+        if takes_value && !flag {
+            arg.allow_hyphen_values(true)
+        } else {
+            arg
+        }
+    })
+    .mut_subcommands(with_hyphen_values)
+}
+
+/// The command line `args` (the program name first), parsed.
+pub(crate) fn parse<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
+/// Prints a clap error (or the help or version it carries) where clap prints it; returns its
+/// exit status: 0 for help and version, 2 for a usage error.
+fn report(e: &clap::Error) -> ExitCode {
+    // Nothing sensible to do when the stream is gone.
+    let _ = e.print();
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+}
+
+/// A usage error found after parsing, for the command at `path` (e.g. `["key", "new"]`):
+/// printed as clap prints its own, with that command's usage line.
+pub(crate) fn usage(path: &[&str], message: impl std::fmt::Display) -> clap::Error {
+    fn find(cmd: &clap::Command, path: &[&str]) -> clap::Command {
+        match path.split_first() {
+            Some((name, rest)) => match cmd.find_subcommand(name) {
+                Some(sub) => find(sub, rest),
+                None => cmd.clone(),
+            },
+            None => cmd.clone(),
+        }
+    }
+    let mut root = command();
+    // Built from the root, each command's usage line names its parents (`agh key new`).
+    root.build();
+    find(&root, path).error(ErrorKind::ValueValidation, message)
+}
+
+/// Prints a usage error for the command at `path`; returns exit status 2.
+pub(crate) fn usage_error(path: &[&str], message: impl std::fmt::Display) -> ExitCode {
+    report(&usage(path, message))
+}
+
+/// Output format of the commands that print results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// One human line per result
+    Text,
+    /// One JSON object per line
+    Json,
 }
 
 /// Prints `text` and a newline on stdout: exit 0, also when the reader has gone (a closed pipe
@@ -79,60 +191,17 @@ fn print_text(text: &str) -> ExitCode {
     }
 }
 
-/// The usage text of `command` (the commands of one module share theirs).
-fn command_usage(command: &str) -> Option<&'static str> {
-    Some(match command {
-        "validate" => validate::USAGE,
-        "explain" => explain::USAGE,
-        "conformance" => conformance::USAGE,
-        "direct-id" | "route-token" | "subject" | "digest" => ids::USAGE,
-        "peer" | "send" | "peers" => net::USAGE,
-        "key" | "sign" | "verify" => trust::USAGE,
-        _ => return None,
-    })
-}
-
-/// Whether the arguments ask for help (`--help` or `-h` before any `--`).
-fn asks_for_help(args: &[OsString]) -> bool {
-    args.iter()
-        .take_while(|a| *a != "--")
-        .any(|a| a == "--help" || a == "-h")
+/// `agh completions SHELL`: the completion script, written whole (a closed pipe ends it
+/// cleanly, where `clap_complete` writing to stdout itself would panic).
+fn completions(shell: clap_complete::Shell) -> ExitCode {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command(), "agh", &mut script);
+    print_text(String::from_utf8_lossy(&script).trim_end())
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args_os().skip(1);
-    let Some(command) = args.next() else {
-        return usage_error(USAGE, "missing command");
-    };
-    let rest: Vec<OsString> = args.collect();
-    if let Some(usage) = command.to_str().and_then(command_usage) {
-        if asks_for_help(&rest) {
-            return print_text(usage);
-        }
-    }
-    match command.to_str() {
-        Some("--version" | "-V" | "version") => print_text(&format!(
-            "agh {} (protocol {})",
-            env!("CARGO_PKG_VERSION"),
-            agh_protocol::PROFILE
-        )),
-        Some("help") if !rest.is_empty() => {
-            let topic = rest[0].to_string_lossy();
-            match command_usage(&topic) {
-                Some(usage) => print_text(usage),
-                None => usage_error(USAGE, &format!("no help for unknown command {topic:?}")),
-            }
-        }
-        Some("validate") => validate::run(rest),
-        Some("explain") => explain::run(rest),
-        Some("conformance") => conformance::run(rest),
-        Some(cmd @ ("direct-id" | "route-token" | "subject" | "digest")) => ids::run(cmd, rest),
-        Some(cmd @ ("peer" | "send" | "peers")) => net::run(cmd, rest),
-        Some(cmd @ ("key" | "sign" | "verify")) => trust::run(cmd, rest),
-        Some("help" | "--help" | "-h") => print_text(USAGE),
-        _ => usage_error(
-            USAGE,
-            &format!("unknown command {:?}", command.to_string_lossy()),
-        ),
+    match parse(std::env::args_os()) {
+        Ok(cli) => cli.command.run(),
+        Err(e) => report(&e),
     }
 }

@@ -1,23 +1,11 @@
-//! The network commands, over NATS (`agh-peer`):
-//!
-//! - `agh peer --nats URL --workspace W --channel C --id PEER [--catalog FILE] [--name NAME]
-//!   [--greet-interval SECS] [--auto-complete] [--open-work PEER] [--text TEXT]
-//!   [--format text|json]`: runs a peer and prints its events, one per line (JSON lines, or a
-//!   human form when stdout is a terminal and no `--format` is given). `--auto-complete` answers
-//!   every work request directed to it (receipt `accepted`, trace `working`, trace `completed`);
-//!   `--open-work PEER` opens one work unit with PEER as soon as PEER is present. When one of
-//!   these actions fails (e.g. `work_closed`: the initiator canceled first), an `error` event
-//!   line says so and the peer keeps running.
-//! - `agh send --nats URL --workspace W --channel C --id PEER KIND ...`: sends one message
-//!   (`say`, `work`, `trace`, `receipt`) and, with `--wait SECS`, prints what answers it.
-//! - `agh peers --nats URL --workspace W --channel C [--id PEER] [--query Q] [--wait SECS]`:
-//!   broadcasts whois and prints who answered, as a table.
+//! The network commands, over NATS (`agh-peer`): `agh peer` runs a peer and prints its events,
+//! `agh send` sends one message and prints what answers it, `agh peers` lists who answers whois.
+//! Arguments and help: [`Command`].
 //!
 //! Exit status: 0 done (also when the reader of stdout went away); 1 the network or the
 //! protocol refused, or stdout failed (stderr says why, naming the server URL when none is
 //! reachable); 2 usage error (a bad flag value names the flag) or an unreadable input file.
 
-use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -25,163 +13,242 @@ use std::time::Duration;
 use agh_peer::{Container, Event, Events, NatsTransport, Peer, PeerConfig, WhoisQuery};
 use agh_protocol::discovery::Catalog;
 use agh_protocol::{KnownBody, Message, ReceiptBody, ReceiptStatus, TraceBody, WorkState};
-use lexopt::prelude::*;
 use serde_json::{json, Value};
 
-pub(crate) const USAGE: &str =
-    "usage: agh peer --nats URL --workspace W --channel C --id PEER [--catalog FILE]
-                [--key FILE [--verified-only]]   (with --key, --id is the nickname)
-                [--name NAME] [--greet-interval SECS] [--auto-complete]
-                [--open-work PEER [--text TEXT]] [--format text|json]
-       agh send --nats URL --workspace W --channel C --id PEER KIND [--to PEER]
-                [--thread ID | --direct] [--work-id ID] [--text TEXT] [--state STATE]
-                [--for ID] [--status STATUS] [--reason CODE] [--wait SECS]
-                [--key FILE [--verified-only]]
-                KIND: say | work | trace | receipt
-       agh peers --nats URL --workspace W --channel C [--id PEER] [--query Q] [--wait SECS]
-                [--key FILE [--verified-only]]
-       --key FILE: sign as the Verified Peer NICKNAME@fingerprint of that key (--id is then
-                the nickname); --verified-only: refuse what is not verified";
-
-#[derive(Debug, Default)]
-struct Args {
-    key: Option<String>,
-    verified_only: bool,
-    nats: Option<String>,
-    workspace: Option<String>,
-    channel: Option<String>,
-    id: Option<String>,
-    catalog: Option<String>,
-    name: Option<String>,
-    greet: Option<f64>,
-    auto_complete: bool,
-    open_work: Option<String>,
-    format: Option<crate::Format>,
-    kind: Option<String>,
-    to: Option<String>,
-    thread: Option<String>,
-    direct: bool,
-    work_id: Option<String>,
-    text: Option<String>,
-    state: Option<String>,
-    for_id: Option<String>,
-    status: Option<String>,
-    reason: Option<String>,
-    wait: Option<f64>,
-    query: Option<String>,
+/// The network commands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// Run a peer over NATS and print its events
+    ///
+    /// One event per line: JSON lines, or a human form when stdout is a terminal and no
+    /// `--format` is given. When an action (`--auto-complete`, `--open-work`) fails, e.g.
+    /// `work_closed` because the initiator canceled first, an `error` event line says so and
+    /// the peer keeps running. Ctrl-C or SIGTERM stops it cleanly.
+    Peer(PeerArgs),
+    /// Send one say / work / trace / receipt, print what answers it
+    ///
+    /// Prints `{"sent": ID, "subject": SUBJECT}`, then with `--wait` each related message as a
+    /// JSON event line until a terminal trace or the time is up.
+    Send(SendArgs),
+    /// Broadcast whois and list who answered, as a table
+    Peers(PeersArgs),
 }
 
-fn parse_args(cmd: &str, args: Vec<OsString>) -> Result<Args, String> {
-    let mut p = lexopt::Parser::from_args(args);
-    let mut a = Args::default();
-    let text = |p: &mut lexopt::Parser| -> Result<String, String> {
-        p.value()
-            .map_err(|e| e.to_string())?
-            .into_string()
-            .map_err(|v| format!("not UTF-8: {v:?}"))
-    };
-    // A number of seconds from 0 to one day (what `Duration` and the runtime can hold).
-    let secs = |flag: &str, s: String| -> Result<f64, String> {
-        let max = agh_peer::MAX_GREET_INTERVAL.as_secs_f64();
-        s.parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite() && (0.0..=max).contains(x))
-            .ok_or_else(|| format!("{flag}: {s:?} is not a number of seconds from 0 to {max}"))
-    };
-    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
-        match arg {
-            Long("nats") => a.nats = Some(text(&mut p)?),
-            Long("workspace") => a.workspace = Some(text(&mut p)?),
-            Long("channel") => a.channel = Some(text(&mut p)?),
-            Long("id") => a.id = Some(text(&mut p)?),
-            Long("key") => a.key = Some(text(&mut p)?),
-            Long("verified-only") => a.verified_only = true,
-            Long("catalog") if cmd == "peer" => a.catalog = Some(text(&mut p)?),
-            Long("name") if cmd == "peer" => a.name = Some(text(&mut p)?),
-            Long("greet-interval") if cmd == "peer" => {
-                a.greet = Some(secs("--greet-interval", text(&mut p)?)?)
-            }
-            Long("auto-complete") if cmd == "peer" => a.auto_complete = true,
-            Long("open-work") if cmd == "peer" => a.open_work = Some(text(&mut p)?),
-            Long("format") if cmd == "peer" => a.format = Some(text(&mut p)?.parse()?),
-            Long("to") if cmd == "send" => a.to = Some(text(&mut p)?),
-            Long("thread") if cmd == "send" => a.thread = Some(text(&mut p)?),
-            Long("direct") if cmd == "send" => a.direct = true,
-            Long("work-id") if cmd == "send" => a.work_id = Some(text(&mut p)?),
-            Long("text") if cmd != "peers" => a.text = Some(text(&mut p)?),
-            Long("state") if cmd == "send" => a.state = Some(text(&mut p)?),
-            Long("for") if cmd == "send" => a.for_id = Some(text(&mut p)?),
-            Long("status") if cmd == "send" => a.status = Some(text(&mut p)?),
-            Long("reason") if cmd == "send" => a.reason = Some(text(&mut p)?),
-            Long("wait") if cmd != "peer" => a.wait = Some(secs("--wait", text(&mut p)?)?),
-            Long("query") if cmd == "peers" => a.query = Some(text(&mut p)?),
-            Value(v) if cmd == "send" && a.kind.is_none() => {
-                a.kind = Some(v.into_string().map_err(|v| format!("not UTF-8: {v:?}"))?)
-            }
-            other => return Err(other.unexpected().to_string()),
+/// Where and as whom a network command joins.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Connection {
+    /// The NATS server (e.g. nats://127.0.0.1:4222)
+    #[arg(long, value_name = "URL")]
+    nats: String,
+    /// The workspace id
+    #[arg(long, value_name = "W")]
+    workspace: String,
+    /// The channel
+    #[arg(long, value_name = "C")]
+    channel: String,
+    /// Sign as the Verified Peer NICKNAME@fingerprint of this key (--id is then the nickname)
+    #[arg(long, value_name = "FILE")]
+    key: Option<String>,
+    /// Refuse what is not verified
+    #[arg(long)]
+    verified_only: bool,
+}
+
+/// The arguments of `agh peer`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PeerArgs {
+    #[command(flatten)]
+    connection: Connection,
+    /// This peer's id (with --key: its nickname)
+    #[arg(long, value_name = "PEER")]
+    id: String,
+    /// The capability catalog to announce: a JSON array of capability documents, an object
+    /// with such a `capabilities` array, or one document
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<String>,
+    /// The display name on this peer's card
+    #[arg(long)]
+    name: Option<String>,
+    /// Seconds between greets (the heartbeat) [default: the peer's]
+    #[arg(long = "greet-interval", value_name = "SECS", value_parser = seconds)]
+    greet_interval: Option<f64>,
+    /// Answer every work request directed to this peer: receipt `accepted`, trace `working`,
+    /// trace `completed`
+    #[arg(long)]
+    auto_complete: bool,
+    /// Open one work unit with PEER as soon as PEER is present
+    #[arg(long, value_name = "PEER")]
+    open_work: Option<String>,
+    /// The text of the work request --open-work sends
+    #[arg(long, default_value = "please run this work unit")]
+    text: String,
+    /// How to print events [default: text on a terminal, json otherwise]
+    #[arg(long, value_enum)]
+    format: Option<crate::Format>,
+}
+
+/// What `agh send` sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Kind {
+    /// A say (in a thread or the direct room)
+    Say,
+    /// A work request: a say with --work-id, to --to
+    Work,
+    /// A trace of a work unit (--state)
+    Trace,
+    /// A receipt for a message (--for, --status)
+    Receipt,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Say => "say",
+            Kind::Work => "work",
+            Kind::Trace => "trace",
+            Kind::Receipt => "receipt",
         }
     }
-    Ok(a)
 }
 
-fn required<'a>(v: &'a Option<String>, flag: &str) -> Result<&'a str, String> {
-    v.as_deref().ok_or_else(|| format!("missing {flag}"))
+/// The arguments of `agh send`.
+#[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("room").required(true).args(["thread", "direct"]))]
+pub(crate) struct SendArgs {
+    #[command(flatten)]
+    connection: Connection,
+    /// This peer's id (with --key: its nickname)
+    #[arg(long, value_name = "PEER")]
+    id: String,
+    /// What to send
+    #[arg(value_enum, value_name = "KIND")]
+    kind: Kind,
+    /// The peer it is for (work, trace and receipt need one)
+    #[arg(long, value_name = "PEER")]
+    to: Option<String>,
+    /// The thread to send in
+    #[arg(long, value_name = "ID")]
+    thread: Option<String>,
+    /// Send in the direct room of this peer and --to
+    #[arg(long)]
+    direct: bool,
+    /// The work unit (work, trace and receipt need one)
+    #[arg(long = "work-id", value_name = "ID")]
+    work_id: Option<String>,
+    /// The say's text, the trace's message or the receipt's detail
+    #[arg(long)]
+    text: Option<String>,
+    /// The trace's state (e.g. working, completed)
+    #[arg(long)]
+    state: Option<String>,
+    /// The id of the message a receipt is for
+    #[arg(long = "for", value_name = "ID")]
+    for_id: Option<String>,
+    /// The receipt's status (accepted, rejected, ...)
+    #[arg(long, default_value = "accepted")]
+    status: String,
+    /// The receipt's reason code
+    #[arg(long, value_name = "CODE")]
+    reason: Option<String>,
+    /// Wait this many seconds for what answers it, and print it
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    wait: Option<f64>,
+}
+
+/// The arguments of `agh peers`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PeersArgs {
+    #[command(flatten)]
+    connection: Connection,
+    /// This peer's id (with --key: its nickname) [default: agh-cli.PID]
+    #[arg(long, value_name = "PEER")]
+    id: Option<String>,
+    /// Only peers whose card matches this query
+    #[arg(long, value_name = "Q")]
+    query: Option<String>,
+    /// How long to collect answers, in seconds
+    #[arg(long, value_name = "SECS", value_parser = seconds, default_value = "2")]
+    wait: f64,
+}
+
+/// A number of seconds from 0 to one day (what `Duration` and the runtime can hold).
+fn seconds(s: &str) -> Result<f64, String> {
+    let max = agh_peer::MAX_GREET_INTERVAL.as_secs_f64();
+    s.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && (0.0..=max).contains(x))
+        .ok_or_else(|| format!("{s:?} is not a number of seconds from 0 to {max}"))
+}
+
+impl Command {
+    /// The command's name, as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Peer(_) => "peer",
+            Command::Send(_) => "send",
+            Command::Peers(_) => "peers",
+        }
+    }
+}
+
+/// The peer's configuration from the arguments: `Err` is a usage error (a key or catalog that
+/// cannot be read or used).
+fn configure(c: &Connection, id: &str, peer_args: Option<&PeerArgs>) -> Result<PeerConfig, String> {
+    let (ws, ch) = (c.workspace.as_str(), c.channel.as_str());
+    let mut config = match &c.key {
+        // A Verified Peer: `--id` is the nickname, the peer id `nickname@fingerprint`.
+        Some(path) => {
+            let key = crate::trust::load_key(std::path::Path::new(path))
+                .map_err(|e| format!("--key: {e}"))?;
+            PeerConfig::verified(ws, ch, id, key).map_err(|e| format!("--key: {e}"))?
+        }
+        None => PeerConfig::new(ws, ch, id),
+    };
+    if c.verified_only {
+        config = config.trust_policy(agh_protocol::trust::TrustPolicy::VerifiedOnly);
+    }
+    let Some(a) = peer_args else {
+        return Ok(config);
+    };
+    if let Some(s) = a.greet_interval {
+        config = config.greet_interval(Duration::from_secs_f64(s.max(0.05)));
+    }
+    if let Some(n) = &a.name {
+        config = config.display_name(n);
+    }
+    if let Some(path) = &a.catalog {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+        let docs = match v {
+            Value::Array(d) => d,
+            Value::Object(mut o) if o.contains_key("capabilities") => {
+                match o.remove("capabilities") {
+                    Some(Value::Array(d)) => d,
+                    _ => return Err(format!("{path}: `capabilities` is not an array")),
+                }
+            }
+            other => vec![other],
+        };
+        let catalog = Catalog::new(docs).map_err(|p| format!("{path}: {p}"))?;
+        config = config.catalog(catalog);
+    }
+    Ok(config)
 }
 
 /// Runs `agh peer|send|peers`.
-pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
-    let a = match parse_args(cmd, args) {
-        Ok(a) => a,
-        Err(m) => return crate::usage_error(USAGE, &m),
+pub(crate) fn run(command: Command) -> ExitCode {
+    let cmd = command.name();
+    let (connection, id, peer_args) = match &command {
+        Command::Peer(a) => (&a.connection, Some(&a.id), Some(a)),
+        Command::Send(a) => (&a.connection, Some(&a.id), None),
+        Command::Peers(a) => (&a.connection, a.id.as_ref(), None),
     };
-    let setup = (|| -> Result<PeerConfig, String> {
-        let ws = required(&a.workspace, "--workspace")?;
-        let ch = required(&a.channel, "--channel")?;
-        let default_id = format!("agh-cli.{}", std::process::id());
-        let id = a.id.clone().unwrap_or(default_id);
-        if cmd != "peers" && a.id.is_none() {
-            return Err("missing --id".into());
-        }
-        required(&a.nats, "--nats")?;
-        let mut config = match &a.key {
-            // A Verified Peer: `--id` is the nickname, the peer id `nickname@fingerprint`.
-            Some(path) => {
-                let key = crate::trust::load_key(std::path::Path::new(path))
-                    .map_err(|e| format!("--key: {e}"))?;
-                PeerConfig::verified(ws, ch, &id, key).map_err(|e| format!("--key: {e}"))?
-            }
-            None => PeerConfig::new(ws, ch, &id),
-        };
-        if a.verified_only {
-            config = config.trust_policy(agh_protocol::trust::TrustPolicy::VerifiedOnly);
-        }
-        if let Some(s) = a.greet {
-            config = config.greet_interval(Duration::from_secs_f64(s.max(0.05)));
-        }
-        if let Some(n) = &a.name {
-            config = config.display_name(n);
-        }
-        if let Some(path) = &a.catalog {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-            let v: Value = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
-            let docs = match v {
-                Value::Array(d) => d,
-                Value::Object(mut o) if o.contains_key("capabilities") => {
-                    match o.remove("capabilities") {
-                        Some(Value::Array(d)) => d,
-                        _ => return Err(format!("{path}: `capabilities` is not an array")),
-                    }
-                }
-                other => vec![other],
-            };
-            let catalog = Catalog::new(docs).map_err(|p| format!("{path}: {p}"))?;
-            config = config.catalog(catalog);
-        }
-        Ok(config)
-    })();
-    let config = match setup {
+    let id = id
+        .cloned()
+        .unwrap_or_else(|| format!("agh-cli.{}", std::process::id()));
+    let config = match configure(connection, &id, peer_args) {
         Ok(c) => c,
-        Err(m) => return crate::usage_error(USAGE, &m),
+        Err(m) => return crate::usage_error(&[cmd], m),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -193,16 +260,15 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let url = a.nats.clone().unwrap_or_default();
     let result = runtime.block_on(async {
-        let nats = NatsTransport::connect(&url)
+        let nats = NatsTransport::connect(&connection.nats)
             .await
             .map_err(|e| e.to_string())?;
         let (peer, events) = Peer::join(config, nats).await.map_err(|e| e.to_string())?;
-        let done = match cmd {
-            "peer" => run_peer(&a, &peer, events).await,
-            "send" => run_send(&a, &peer, events).await,
-            _ => run_peers(&a, &peer).await,
+        let done = match &command {
+            Command::Peer(a) => run_peer(a, &peer, events).await,
+            Command::Send(a) => run_send(a, &peer, events).await,
+            Command::Peers(a) => run_peers(a, &peer).await,
         };
         // Shut down in every case (bounded), so that what was sent leaves the process.
         let shut = peer
@@ -410,7 +476,7 @@ async fn complete(peer: &Peer, m: &Message) -> Result<(), agh_peer::PeerError> {
     Ok(())
 }
 
-async fn run_peer(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failure> {
+async fn run_peer(a: &PeerArgs, peer: &Peer, mut events: Events) -> Result<(), Failure> {
     let json_lines = match a.format {
         Some(f) => f == crate::Format::Json,
         None => !std::io::stdout().is_terminal(),
@@ -431,9 +497,8 @@ async fn run_peer(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failu
             {
                 opened = true;
                 let work = format!("work_{}", std::process::id());
-                let text = a.text.as_deref().unwrap_or("please run this work unit");
                 if let Err(e) = peer
-                    .open_work(&thread, card.peer_id.as_str(), &work, text)
+                    .open_work(&thread, card.peer_id.as_str(), &work, &a.text)
                     .await
                 {
                     print_failure(json_lines, "open_work", None, &e)?;
@@ -484,69 +549,77 @@ fn is_work_request(m: &Message, me: &str) -> bool {
         && m.envelope().to.as_deref().map(String::as_str) == Some(me)
 }
 
-async fn run_send(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failure> {
-    let kind = a
-        .kind
-        .as_deref()
-        .ok_or("missing KIND (say, work, trace or receipt)")?;
-    let container = match (&a.thread, a.direct) {
-        (Some(t), false) => Container::Thread(t.clone()),
-        (None, true) => Container::Direct,
-        (None, false) => return Err("missing --thread ID or --direct".into()),
-        (Some(_), true) => return Err("--thread and --direct exclude each other".into()),
+/// The value of an option that `what` needs.
+fn required<'a>(v: &'a Option<String>, what: &str, flag: &str) -> Result<&'a str, String> {
+    v.as_deref().ok_or_else(|| format!("{what} needs {flag}"))
+}
+
+async fn run_send(a: &SendArgs, peer: &Peer, mut events: Events) -> Result<(), Failure> {
+    let kind = a.kind.as_str();
+    // clap holds exactly one of --thread and --direct.
+    let container = match &a.thread {
+        Some(t) => Container::Thread(t.clone()),
+        None => Container::Direct,
     };
     let to = a.to.as_deref();
-    let sent = match kind {
-        "say" => peer.say(&container, to, a.text.as_deref().unwrap_or("")).await,
-        "work" => {
-            let to = to.ok_or("work needs --to PEER")?;
-            let work = required(&a.work_id, "--work-id")?;
-            peer.open_work(&container, to, work, a.text.as_deref().unwrap_or("")).await
+    let sent = match a.kind {
+        Kind::Say => {
+            peer.say(&container, to, a.text.as_deref().unwrap_or(""))
+                .await
         }
-        "trace" | "receipt" => {
-            let to = to.ok_or_else(|| format!("{kind} needs --to PEER"))?;
-            let work = required(&a.work_id, "--work-id")?;
-            let mut b = peer.builder(kind).map_err(|e| e.to_string())?.to(to).work_id(work);
+        Kind::Work => {
+            let to = required(&a.to, kind, "--to PEER")?;
+            let work = required(&a.work_id, kind, "--work-id ID")?;
+            peer.open_work(&container, to, work, a.text.as_deref().unwrap_or(""))
+                .await
+        }
+        Kind::Trace | Kind::Receipt => {
+            let to = required(&a.to, kind, "--to PEER")?;
+            let work = required(&a.work_id, kind, "--work-id ID")?;
+            let mut b = peer
+                .builder(kind)
+                .map_err(|e| e.to_string())?
+                .to(to)
+                .work_id(work);
             b = match &container {
                 Container::Thread(t) => b.thread(t),
                 Container::Direct => b.direct(
                     &agh_protocol::identity::direct_id(
-                        required(&a.workspace, "--workspace")?,
-                        required(&a.channel, "--channel")?,
+                        &a.connection.workspace,
+                        &a.connection.channel,
                         peer.peer_id(),
                         to,
                     )
                     .map_err(|e| e.to_string())?,
                 ),
             };
-            let m = if kind == "trace" {
-                let state = required(&a.state, "--state")?;
+            let m = if a.kind == Kind::Trace {
+                let state = required(&a.state, kind, "--state STATE")?;
                 let mut body = json!({ "state": state });
                 if let Some(t) = &a.text {
                     body["message"] = t.clone().into();
                 }
-                let body: TraceBody = serde_json::from_value(body).map_err(|e| format!("--state: {e}"))?;
+                let body: TraceBody =
+                    serde_json::from_value(body).map_err(|e| format!("--state: {e}"))?;
                 b.body(&body)
             } else {
-                let for_id = required(&a.for_id, "--for")?;
+                let for_id = required(&a.for_id, kind, "--for ID")?;
                 b = b.reply_to(for_id);
-                let mut body = json!({ "for_id": for_id, "status": a.status.as_deref().unwrap_or("accepted") });
+                let mut body = json!({ "for_id": for_id, "status": a.status });
                 if let Some(r) = &a.reason {
                     body["reason_code"] = r.clone().into();
                 }
                 if let Some(t) = &a.text {
                     body["detail"] = t.clone().into();
                 }
-                let body: ReceiptBody = serde_json::from_value(body).map_err(|e| format!("--status: {e}"))?;
+                let body: ReceiptBody =
+                    serde_json::from_value(body).map_err(|e| format!("--status: {e}"))?;
                 b.body(&body)
             };
             match m {
                 Ok(m) => peer.send(m).await,
                 Err(r) => Err(agh_peer::PeerError::Invalid(r)),
             }
-        }
-        other => {
-            return Err(format!("unknown KIND {other:?} (say, work, trace or receipt)").into())
         }
     }
     .map_err(|e| e.to_string())?;
@@ -586,12 +659,12 @@ async fn run_send(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failu
     Ok(())
 }
 
-async fn run_peers(a: &Args, peer: &Peer) -> Result<(), Failure> {
+async fn run_peers(a: &PeersArgs, peer: &Peer) -> Result<(), Failure> {
     let query = WhoisQuery {
         query: a.query.clone(),
         ..Default::default()
     };
-    let wait = Duration::from_secs_f64(a.wait.unwrap_or(2.0));
+    let wait = Duration::from_secs_f64(a.wait);
     let answers = peer.whois(&query, wait).await.map_err(|e| e.to_string())?;
     let rows: Vec<[String; 3]> = answers
         .iter()

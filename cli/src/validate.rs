@@ -1,4 +1,4 @@
-//! `agh validate [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...`
+//! `agh validate` (arguments and help: [`Args`]).
 //!
 //! Either protocol profile: AGH Network v0 (`agh`) or ACP v0.2 (`acp`). With `--profile auto`
 //! (the default) each envelope's profile is told from its marker member: `protocol` is AGH
@@ -8,41 +8,25 @@
 //! per line (blank lines are skipped). Without a path, standard input is read. Exit status: 0 when
 //! every envelope is valid, 1 when any is invalid, 2 on usage or I/O errors.
 
-use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use agh_protocol::{parse, Options};
 use serde_json::json;
 
-use crate::{usage_error, Format};
-
-pub(crate) const USAGE: &str =
-    "usage: agh validate [--profile auto|agh|acp] [--now UNIX] [--replay-age SECS] [--format text|json] [PATH|-]...";
+use crate::Format;
 
 /// Which profile to validate against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Profile {
-    /// Told per envelope from its marker member.
+    /// Told per envelope from its marker member (`protocol`: agh, `v`: acp)
     Auto,
-    /// AGH Network v0.
+    /// AGH Network v0
+    #[value(alias = "agh-network/v0")]
     Agh,
-    /// ACP v0.2.
+    /// ACP v0.2
+    #[value(alias = "acp/0.2")]
     Acp,
-}
-
-impl std::str::FromStr for Profile {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(Profile::Auto),
-            "agh" | "agh-network/v0" => Ok(Profile::Agh),
-            "acp" | "acp/0.2" => Ok(Profile::Acp),
-            other => Err(format!(
-                "unknown profile `{other}`: expected auto, agh or acp"
-            )),
-        }
-    }
 }
 
 /// What an envelope's marker member says of its profile.
@@ -125,56 +109,40 @@ fn read_inputs(path: &str, out: &mut Vec<Input>) -> std::io::Result<()> {
     Ok(())
 }
 
-struct Args {
+/// Check envelopes of either profile, one verdict per line
+///
+/// Each verdict is `ok KIND ID TRUST (SOURCE)`, or the refusal's reason code, pointer, message
+/// and rule. A `.json` file holds one envelope; a `.jsonl` file or `-` (standard input) one per line
+/// (blank lines skipped). Without a path, standard input is read. With `--profile auto` each
+/// envelope's profile is told from its marker member: `protocol` is AGH Network v0, `v` is ACP
+/// v0.2. Exit status: 0 every envelope valid, 1 any invalid, 2 usage or I/O error.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The profile to check against
+    #[arg(long, value_enum, default_value_t = Profile::Auto)]
     profile: Profile,
+    /// The time to check freshness at, in Unix seconds [default: now]
+    #[arg(long, value_name = "UNIX")]
     now: Option<i64>,
+    /// The replay age (freshness window) in seconds [default: the profile's]
+    #[arg(long = "replay-age", value_name = "SECS")]
     replay_age: Option<u64>,
+    /// How to print each verdict
+    #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Files to check (`-`: standard input)
+    #[arg(value_name = "PATH|-")]
     paths: Vec<String>,
-    help: bool,
 }
 
-fn parse_args(args: Vec<OsString>) -> Result<Args, lexopt::Error> {
-    use lexopt::prelude::*;
-    let mut parser = lexopt::Parser::from_args(args);
-    let mut a = Args {
-        profile: Profile::Auto,
-        now: None,
-        replay_age: None,
-        format: Format::Text,
-        paths: Vec::new(),
-        help: false,
-    };
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Long("profile") => a.profile = parser.value()?.parse()?,
-            Long("now") => a.now = Some(parser.value()?.parse()?),
-            Long("replay-age") => a.replay_age = Some(parser.value()?.parse()?),
-            Long("format") => a.format = parser.value()?.parse()?,
-            Long("help") | Short('h') => a.help = true,
-            Value(v) => a.paths.push(v.string()?),
-            _ => return Err(arg.unexpected()),
-        }
-    }
-    Ok(a)
-}
-
-pub fn run(args: Vec<OsString>) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     let Args {
         profile,
         now,
         replay_age,
         format,
         mut paths,
-        help,
-    } = match parse_args(args) {
-        Ok(a) => a,
-        Err(e) => return usage_error(USAGE, &e.to_string()),
-    };
-    if help {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
+    } = args;
     if paths.is_empty() {
         paths.push("-".to_owned());
     }

@@ -1,26 +1,36 @@
 //! What a newcomer reaches for first: `agh --version`, `agh help COMMAND`, `agh COMMAND --help`,
-//! and a non-zero exit with the usage on an unknown flag, for every command.
+//! a non-zero exit with the usage on an unknown flag, for every command, and `agh completions`.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
 use common::{agh, run};
 
-/// Every command, with the first line of the usage it prints (its own line, or its group's).
+/// Every command, with the usage line its help and its usage errors show.
 const COMMANDS: &[(&str, &str)] = &[
-    ("validate", "usage: agh validate "),
-    ("explain", "usage: agh explain "),
-    ("conformance", "usage: agh conformance run "),
-    ("direct-id", "usage: agh direct-id "),
-    ("route-token", "usage: agh direct-id "),
-    ("subject", "usage: agh direct-id "),
-    ("digest", "usage: agh direct-id "),
-    ("peer", "usage: agh peer "),
-    ("send", "usage: agh peer "),
-    ("peers", "usage: agh peer "),
-    ("key", "usage: agh key new "),
-    ("sign", "usage: agh key new "),
-    ("verify", "usage: agh key new "),
+    ("validate", "Usage: agh validate [OPTIONS] [PATH|-]..."),
+    ("explain", "Usage: agh explain [OPTIONS] [PATH|-]"),
+    ("conformance", "Usage: agh conformance <COMMAND>"),
+    (
+        "direct-id",
+        "Usage: agh direct-id <WS> <CHANNEL> <PEER> <PEER>",
+    ),
+    ("route-token", "Usage: agh route-token [OPTIONS] <PEER>"),
+    (
+        "subject",
+        "Usage: agh subject [OPTIONS] <WS> <CHANNEL> [PEER]",
+    ),
+    ("digest", "Usage: agh digest [OPTIONS] [FILE|-]"),
+    ("peer", "Usage: agh peer [OPTIONS] --nats <URL>"),
+    ("send", "Usage: agh send [OPTIONS] --nats <URL>"),
+    ("peers", "Usage: agh peers [OPTIONS] --nats <URL>"),
+    ("key", "Usage: agh key <COMMAND>"),
+    (
+        "sign",
+        "Usage: agh sign [OPTIONS] --key <FILE> [ENVELOPE|-]",
+    ),
+    ("verify", "Usage: agh verify [OPTIONS] [ENVELOPE|-]"),
+    ("completions", "Usage: agh completions <SHELL>"),
 ];
 
 #[test]
@@ -43,8 +53,7 @@ fn help_and_dash_dash_help_print_the_commands_usage() {
     for (command, usage) in COMMANDS {
         let (code, out, err) = run(agh().args(["help", command]), "");
         assert_eq!(code, 0, "help {command}: {err}");
-        assert!(out.starts_with(usage), "help {command}: {out}");
-        assert!(out.contains(command), "help {command} names it: {out}");
+        assert!(out.contains(usage), "help {command}: {out}");
         for flag in ["--help", "-h"] {
             let (code, again, err) = run(agh().args([command, flag]), "");
             assert_eq!(code, 0, "{command} {flag}: {err}");
@@ -57,29 +66,130 @@ fn help_and_dash_dash_help_print_the_commands_usage() {
         out.contains("agh help COMMAND") && out.contains("agh --version"),
         "{out}"
     );
+    // Every command is listed, hidden `version` aside.
+    for (command, _) in COMMANDS {
+        assert!(out.contains(&format!("\n  {command} ")), "{command}: {out}");
+    }
+    assert!(!out.contains("\n  version "), "{out}");
+}
+
+/// The help of a command shows its flags, with what each does (from the definitions).
+#[test]
+fn help_shows_each_flag_with_its_description() {
+    for command in ["peer", "send", "peers"] {
+        let (_, out, _) = run(agh().args([command, "--help"]), "");
+        for flag in [
+            "--nats <URL>",
+            "--key <FILE>",
+            "--verified-only",
+            "--id <PEER>",
+        ] {
+            assert!(out.contains(flag), "{command} shows {flag}: {out}");
+        }
+        assert!(out.contains("Refuse what is not verified"), "{out}");
+    }
+    let (_, out, _) = run(agh().args(["send", "--help"]), "");
+    for kind in ["say", "work", "trace", "receipt"] {
+        assert!(
+            out.contains(&format!("- {kind}:")),
+            "send lists KIND {kind}: {out}"
+        );
+    }
+    let (_, out, _) = run(agh().args(["validate", "--help"]), "");
+    for value in ["auto", "agh", "acp", "text", "json"] {
+        assert!(out.contains(value), "validate lists {value}: {out}");
+    }
+    let (_, out, _) = run(agh().args(["help", "key", "new"]), "");
+    assert!(
+        out.contains("Usage: agh key new [OPTIONS] <NICKNAME>"),
+        "{out}"
+    );
 }
 
 #[test]
 fn an_unknown_flag_exits_2_with_the_usage() {
     for (command, usage) in COMMANDS {
         let mut args = vec![*command];
-        if *command == "conformance" {
-            args.push("run");
+        let mut usage = usage.to_string();
+        match *command {
+            "conformance" => {
+                args.push("run");
+                usage = "Usage: agh conformance run [OPTIONS]".into();
+            }
+            "key" => {
+                args.extend(["new", "nick"]);
+                usage = "Usage: agh key new <NICKNAME>".into();
+            }
+            "completions" => args.push("bash"),
+            _ => {}
         }
         args.push("--no-such-flag");
         let (code, out, err) = run(agh().args(&args), "");
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(out.is_empty(), "{args:?}: {out}");
         assert!(
-            err.contains("--no-such-flag"),
+            err.contains("'--no-such-flag'"),
             "{args:?} names the flag: {err}"
         );
-        assert!(err.contains(usage), "{args:?} prints the usage: {err}");
+        assert!(err.contains(&usage), "{args:?} prints the usage: {err}");
     }
     let (code, _, err) = run(agh().args(["help", "frobnicate"]), "");
     assert_eq!(code, 2);
     assert!(
-        err.contains("frobnicate") && err.contains("usage: agh <command>"),
+        err.contains("frobnicate") && err.contains("Usage: agh <COMMAND>"),
+        "{err}"
+    );
+    let (code, out, err) = run(&mut agh(), "");
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("Usage: agh <COMMAND>"), "{err}");
+}
+
+/// A bad value names the flag and what it takes; repeating a flag keeps the last value, as
+/// before.
+#[test]
+fn bad_values_name_the_flag_and_repeated_flags_keep_the_last() {
+    let (code, _, err) = run(agh().args(["validate", "--profile", "v9"]), "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--profile") && err.contains("auto, agh, acp"),
+        "{err}"
+    );
+    let envelope = common::root().join("examples/envelopes/say-say_thread_001.json");
+    let (code, out, err) = run(
+        agh()
+            .args(["validate", "--format", "json", "--format", "text"])
+            .args(["--now", "1776366250", "--replay-age", "600"])
+            .arg(&envelope),
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("ok say "), "{out}");
+    // The long names of the profiles still work, and an option's value may start with `-`.
+    let (code, out, _) = run(
+        agh()
+            .args(["validate", "--profile", "agh-network/v0", "--now", "-1"])
+            .arg(&envelope),
+        "",
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("/ts"), "{out}");
+}
+
+#[test]
+fn completions_for_each_shell_name_the_commands() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, out, err) = run(agh().args(["completions", shell]), "");
+        assert_eq!(code, 0, "{shell}: {err}");
+        for (command, _) in COMMANDS {
+            assert!(out.contains(command), "{shell} completes {command}: {out}");
+        }
+        // fish names long flags without their dashes (`-l verified-only`).
+        assert!(out.contains("verified-only"), "{shell}: {out}");
+    }
+    let (code, _, err) = run(agh().args(["completions", "tcsh"]), "");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bash") && err.contains("zsh") && err.contains("fish"),
         "{err}"
     );
 }
