@@ -118,6 +118,13 @@ fn user_fixture_directories_and_bad_arguments() {
     let (code, out, record) = run_suite(&["--fixtures", dir.path().to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(record["passed_groups"], serde_json::json!(["mine"]));
+    // --group repeats: each one given is run, and only those.
+    let (code, out, record) = run_suite(&["--group", "core.delivery", "--group", "trust"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        record["passed_groups"],
+        serde_json::json!(["core.delivery", "trust"])
+    );
     let out = agh()
         .args(["conformance", "run", "--group", "nope"])
         .output()
