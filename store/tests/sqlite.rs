@@ -1,0 +1,404 @@
+//! What only the SQLite store has: a file that outlives the process, readers beside the writer,
+//! and the faults of a file (not ours, newer, damaged, read-only, locked).
+
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use agh_store::{
+    Binding, Direction, Error, MessageFilter, MessageRecord, MessageScope, PageRequest,
+    SqliteOptions, SqliteStore, Store, WorkChange, WorkRef, Write,
+};
+
+fn binding() -> Binding {
+    Binding::new("ws_alpha", "builders", "worker.one")
+}
+
+fn say(id: &str, thread: &str, at: i64) -> MessageRecord {
+    MessageRecord {
+        bytes: format!("{{\"id\":\"{id}\"}}").into_bytes(),
+        direction: Direction::Accepted,
+        kind: Some("say".to_owned()),
+        id: Some(id.to_owned()),
+        from: Some("ops.one".to_owned()),
+        to: None,
+        surface: Some("thread".to_owned()),
+        container_id: Some(thread.to_owned()),
+        work_id: None,
+        reply_to: None,
+        causation_id: None,
+        ts: Some(at / 1000),
+        received_at_ms: at,
+        trust: None,
+        summary: None,
+    }
+}
+
+fn all() -> MessageFilter {
+    MessageFilter::new(MessageScope::All)
+}
+
+fn count(store: &dyn Store) -> usize {
+    store
+        .messages(&all(), &PageRequest::newest(PageRequest::MAX_LIMIT))
+        .expect("read")
+        .items
+        .len()
+}
+
+fn quick() -> SqliteOptions {
+    SqliteOptions {
+        busy_timeout: Duration::from_millis(200),
+        ..SqliteOptions::default()
+    }
+}
+
+fn file_bytes(path: &Path) -> Vec<u8> {
+    std::fs::read(path).expect("read file")
+}
+
+/// Asserts that `error` names `path`.
+fn names(error: &Error, path: &Path) {
+    assert_eq!(error.path(), Some(path), "{error}");
+    assert!(
+        error.to_string().contains(&path.display().to_string()),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_reopened_store_has_everything_and_refuses_another_binding() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    {
+        let store = SqliteStore::open(&path, binding()).expect("create");
+        store
+            .write(vec![
+                Write::Message(say("m1", "thread_a", 1_000)),
+                Write::Work(WorkChange {
+                    key: WorkRef::new("thread", "thread_a", "work_1"),
+                    initiator: "ops.one".to_owned(),
+                    target: Some("worker.one".to_owned()),
+                    state: "requested".to_owned(),
+                    closed: false,
+                    message_id: "m1".to_owned(),
+                    at_ms: 1_000,
+                }),
+            ])
+            .expect("recorded");
+        store.close();
+    }
+    let store = SqliteStore::open(&path, binding()).expect("reopen");
+    assert_eq!(count(&store), 1);
+    assert_eq!(store.recover(0, 0).expect("read").work.len(), 1);
+    drop(store);
+
+    for other in [
+        Binding::new("ws_beta", "builders", "worker.one"),
+        Binding::new("ws_alpha", "ops", "worker.one"),
+        Binding::new("ws_alpha", "builders", "worker.two"),
+    ] {
+        let before = file_bytes(&path);
+        let err = SqliteStore::open(&path, other.clone()).expect_err("another binding");
+        names(&err, &path);
+        match &err {
+            Error::OtherBinding {
+                expected, found, ..
+            } => {
+                assert_eq!(**expected, other);
+                assert_eq!(**found, binding());
+            }
+            e => panic!("unexpected {e}"),
+        }
+        assert_eq!(file_bytes(&path), before, "left unchanged");
+    }
+}
+
+#[test]
+fn a_reader_reads_while_the_writer_writes() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    let store = SqliteStore::open(&path, binding()).expect("create");
+    let reader = SqliteStore::open_reader(&path).expect("reader");
+    assert_eq!(reader.binding(), &binding(), "the binding the file names");
+    let writer = std::thread::spawn(move || {
+        for i in 0..200 {
+            store
+                .write(vec![Write::Message(say(&format!("m{i}"), "thread_a", i))])
+                .expect("recorded");
+        }
+        store
+    });
+    let mut last = 0;
+    while last < 200 {
+        let n = count(&reader);
+        assert!(n >= last, "a reader never sees the store shrink");
+        last = n;
+    }
+    let store = writer.join().expect("writer");
+    let err = reader
+        .write(vec![Write::Message(say("x", "thread_a", 1))])
+        .expect_err("reader only");
+    assert!(matches!(err, Error::ReaderOnly { .. }), "{err}");
+    names(&err, &path);
+    assert!(matches!(
+        reader.prune(i64::MAX).wait(),
+        Err(Error::ReaderOnly { .. })
+    ));
+    drop(store);
+    // Readable once the writer has closed it too.
+    assert_eq!(
+        count(&SqliteStore::open_reader(&path).expect("reader")),
+        200
+    );
+}
+
+#[test]
+fn many_threads_writing_at_once_lose_nothing() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = std::sync::Arc::new(
+        SqliteStore::open(dir.path().join("peer.sqlite3"), binding()).expect("create"),
+    );
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let tickets: Vec<_> = (0..50)
+                    .map(|i| {
+                        store.submit(vec![Write::Message(say(
+                            &format!("t{t}m{i}"),
+                            &format!("thread_{t}"),
+                            i,
+                        ))])
+                    })
+                    .collect();
+                for ticket in tickets {
+                    ticket.wait().expect("recorded");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("thread");
+    }
+    assert_eq!(count(&*store), 400);
+    let threads = store.threads(&PageRequest::newest(100)).expect("read");
+    assert_eq!(threads.items.len(), 8);
+    assert!(threads.items.iter().all(|c| c.messages == 50));
+}
+
+#[test]
+fn a_newer_schema_version_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    SqliteStore::open(&path, binding()).expect("create").close();
+    {
+        let raw = rusqlite::Connection::open(&path).expect("raw");
+        raw.pragma_update(None, "user_version", agh_store::SCHEMA_VERSION + 1)
+            .expect("bump");
+    }
+    let before = file_bytes(&path);
+    let err = SqliteStore::open(&path, binding()).expect_err("newer");
+    assert!(
+        matches!(err, Error::Newer { found, supported, .. }
+            if found == agh_store::SCHEMA_VERSION + 1 && supported == agh_store::SCHEMA_VERSION),
+        "{err}"
+    );
+    names(&err, &path);
+    let err = SqliteStore::open_reader(&path).expect_err("newer");
+    assert!(matches!(err, Error::Newer { .. }), "{err}");
+    assert_eq!(file_bytes(&path), before, "left unchanged");
+}
+
+#[test]
+fn another_programs_database_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("other.db");
+    {
+        let raw = rusqlite::Connection::open(&path).expect("raw");
+        raw.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('hi');")
+            .expect("their schema");
+    }
+    let before = file_bytes(&path);
+    let err = SqliteStore::open(&path, binding()).expect_err("not ours");
+    assert!(matches!(err, Error::NotOurs { .. }), "{err}");
+    names(&err, &path);
+    assert!(err.to_string().contains("another program"), "{err}");
+    assert!(matches!(
+        SqliteStore::open_reader(&path),
+        Err(Error::NotOurs { .. })
+    ));
+    assert_eq!(file_bytes(&path), before, "left unchanged");
+    assert!(
+        !dir.path().join("other.db-wal").exists(),
+        "not switched to WAL"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 3) as u8).collect();
+    std::fs::write(&path, &garbage).expect("write");
+    let err = SqliteStore::open(&path, binding()).expect_err("garbage");
+    assert!(
+        matches!(&err, Error::NotOurs { detail, .. } if detail.contains("not a SQLite database")),
+        "{err}"
+    );
+    names(&err, &path);
+    assert!(matches!(
+        SqliteStore::open_reader(&path),
+        Err(Error::NotOurs { .. })
+    ));
+    assert_eq!(file_bytes(&path), garbage, "left unchanged");
+}
+
+#[test]
+fn a_damaged_store_is_reported_as_damaged() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    {
+        let store = SqliteStore::open(&path, binding()).expect("create");
+        let writes = (0..2000)
+            .map(|i| Write::Message(say(&format!("m{i}"), &format!("thread_{}", i % 50), i)))
+            .collect();
+        store.write(writes).expect("recorded");
+    }
+    // Overwrite every page after the first few (the header and schema stay readable).
+    let mut bytes = file_bytes(&path);
+    assert!(bytes.len() > 64 * 1024, "a store of many pages");
+    for b in &mut bytes[8 * 4096..] {
+        *b = 0x5a;
+    }
+    std::fs::write(&path, &bytes).expect("damage");
+    let error = match SqliteStore::open(&path, binding()) {
+        Err(e) => e,
+        Ok(store) => store
+            .messages(&all(), &PageRequest::newest(5000))
+            .and_then(|_| store.threads(&PageRequest::newest(100)))
+            .expect_err("damaged pages cannot be read"),
+    };
+    assert!(matches!(error, Error::Corrupt { .. }), "{error}");
+    names(&error, &path);
+}
+
+#[test]
+fn a_read_only_file_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    SqliteStore::open(&path, binding()).expect("create").close();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let err = SqliteStore::open(&path, binding()).expect_err("read-only");
+    assert!(matches!(err, Error::ReadOnly { .. }), "{err}");
+    names(&err, &path);
+    // Reading it is still fine.
+    assert_eq!(count(&SqliteStore::open_reader(&path).expect("reader")), 0);
+}
+
+#[test]
+fn a_missing_directory_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("no").join("such").join("peer.sqlite3");
+    let err = SqliteStore::open(&path, binding()).expect_err("no directory");
+    assert!(matches!(err, Error::Open { .. }), "{err}");
+    names(&err, &path);
+    let err = SqliteStore::open_reader(&path).expect_err("no file");
+    assert!(matches!(err, Error::Open { .. }), "{err}");
+    names(&err, &path);
+}
+
+#[test]
+fn a_locked_database_is_reported_and_the_writer_recovers() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    let store = SqliteStore::open_with(&path, binding(), quick()).expect("create");
+    let other = rusqlite::Connection::open(&path).expect("raw");
+    other.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let err = store
+        .write(vec![Write::Message(say("m1", "thread_a", 1))])
+        .expect_err("locked");
+    assert!(matches!(err, Error::Locked { .. }), "{err}");
+    names(&err, &path);
+    assert_eq!(count(&store), 0, "nothing recorded");
+    other.execute_batch("ROLLBACK").expect("unlock");
+    store
+        .write(vec![Write::Message(say("m2", "thread_a", 2))])
+        .expect("recorded once the lock is gone");
+    assert_eq!(count(&store), 1);
+    drop(store);
+
+    // A connection holding the file exclusively keeps the store from opening at all.
+    other
+        .execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; SELECT count(*) FROM messages;",
+        )
+        .expect("exclusive");
+    let err = SqliteStore::open_with(&path, binding(), quick()).expect_err("locked");
+    assert!(matches!(err, Error::Locked { .. }), "{err}");
+    names(&err, &path);
+}
+
+/// The child of `a_killed_writer_keeps_every_ready_write`: writes until killed, printing the
+/// number of each write once its ticket is ready.
+#[test]
+fn crash_child() {
+    let Some(path) = std::env::var_os("AGH_STORE_CRASH_CHILD") else {
+        return;
+    };
+    let store = SqliteStore::open(PathBuf::from(path), binding()).expect("open");
+    let mut out = std::io::stdout().lock();
+    for i in 0.. {
+        store
+            .write(vec![Write::Message(say(&format!("m{i}"), "thread_k", i))])
+            .expect("recorded");
+        writeln!(out, "durable {i}").expect("stdout");
+        out.flush().expect("stdout");
+    }
+}
+
+#[test]
+fn a_killed_writer_keeps_every_ready_write() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    let mut child = Command::new(std::env::current_exe().expect("test binary"))
+        .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
+        .env("AGH_STORE_CRASH_CHILD", &path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("child");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut last = None;
+    for line in BufReader::new(stdout).lines() {
+        let line = line.expect("line");
+        if let Some(n) = line.strip_prefix("durable ") {
+            let n: i64 = n.parse().expect("number");
+            last = Some(n);
+            if n >= 300 {
+                break;
+            }
+        }
+    }
+    child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix.
+    child.wait().expect("reaped");
+    let last = last.expect("the child wrote");
+    assert!(last >= 300, "the child stopped early, at {last}");
+    let store = SqliteStore::open(&path, binding()).expect("reopen after the kill");
+    let page = store
+        .messages(&all(), &PageRequest::newest(PageRequest::MAX_LIMIT))
+        .expect("read");
+    let ids: std::collections::HashSet<String> = page
+        .items
+        .iter()
+        .filter_map(|m| m.record.id.clone())
+        .collect();
+    for i in 0..=last {
+        assert!(
+            ids.contains(&format!("m{i}")),
+            "m{i} was ready, so it is recorded"
+        );
+    }
+}
