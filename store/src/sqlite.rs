@@ -3,8 +3,9 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -44,6 +45,9 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// At most this many submitted groups go into one transaction.
     pub max_group: usize,
+    /// A cap on the file's size, in database pages (`PRAGMA max_page_count`; pages are 4 KiB):
+    /// past it a write fails with [`Error::DiskFull`], as on a full disk. `None`: no cap.
+    pub max_pages: Option<u32>,
 }
 
 impl Default for SqliteOptions {
@@ -52,6 +56,7 @@ impl Default for SqliteOptions {
             synchronous: Synchronous::Normal,
             busy_timeout: Duration::from_secs(5),
             max_group: 256,
+            max_pages: None,
         }
     }
 }
@@ -72,6 +77,8 @@ pub struct SqliteStore {
     jobs: Option<mpsc::Sender<Job>>,
     writer: Option<JoinHandle<()>>,
     readers: Mutex<Vec<Connection>>,
+    /// Write transactions committed by the writer.
+    commits: Arc<AtomicU64>,
 }
 
 /// What the header of a file says.
@@ -244,6 +251,10 @@ impl SqliteStore {
         };
         conn.pragma_update(None, "synchronous", synchronous)
             .map_err(sql)?;
+        if let Some(pages) = options.max_pages {
+            conn.pragma_update(None, "max_page_count", pages)
+                .map_err(sql)?;
+        }
         if found.version < SCHEMA_VERSION {
             migrate(&conn, &path, &binding)?;
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
@@ -251,9 +262,11 @@ impl SqliteStore {
         let (jobs, receiver) = mpsc::channel();
         let writer_path = path.clone();
         let max_group = options.max_group.max(1);
+        let commits = Arc::new(AtomicU64::new(0));
+        let counter = commits.clone();
         let writer = std::thread::Builder::new()
             .name("agh-store-writer".to_owned())
-            .spawn(move || run_writer(&conn, &writer_path, &receiver, max_group))
+            .spawn(move || run_writer(&conn, &writer_path, &receiver, max_group, &counter))
             .map_err(|e| Error::Open {
                 path: path.clone(),
                 detail: format!("the writer thread could not start: {e}"),
@@ -265,6 +278,7 @@ impl SqliteStore {
             jobs: Some(jobs),
             writer: Some(writer),
             readers: Mutex::new(Vec::new()),
+            commits,
         })
     }
 
@@ -315,7 +329,14 @@ impl SqliteStore {
             jobs: None,
             writer: None,
             readers: Mutex::new(vec![conn]),
+            commits: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// How many write transactions this handle's writer has committed (each holds every group
+    /// submitted while the one before was being written).
+    pub fn transactions(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
     }
 
     /// The file.
@@ -390,7 +411,13 @@ fn reader_connection(path: &Path, options: &SqliteOptions) -> Result<Connection>
 // ---------------------------------------------------------------------------------------------
 // The writer.
 
-fn run_writer(conn: &Connection, path: &Path, jobs: &mpsc::Receiver<Job>, max_group: usize) {
+fn run_writer(
+    conn: &Connection,
+    path: &Path,
+    jobs: &mpsc::Receiver<Job>,
+    max_group: usize,
+    commits: &AtomicU64,
+) {
     let mut pending = None;
     loop {
         let job = match pending.take() {
@@ -414,21 +441,23 @@ fn run_writer(conn: &Connection, path: &Path, jobs: &mpsc::Receiver<Job>, max_gr
                         Err(_) => break,
                     }
                 }
-                commit_group(conn, path, group);
+                if commit_group(conn, path, group) {
+                    commits.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
     }
 }
 
 /// One transaction for every group; each group in a savepoint, so that a failing group is
-/// undone alone.
-fn commit_group(conn: &Connection, path: &Path, group: Vec<(Vec<Write>, Completer<()>)>) {
+/// undone alone. Whether it committed.
+fn commit_group(conn: &Connection, path: &Path, group: Vec<(Vec<Write>, Completer<()>)>) -> bool {
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
         let error = Error::sqlite(path, &e);
         for (_, done) in group {
             done.complete(Err(error.clone()));
         }
-        return;
+        return false;
     }
     let mut answers = Vec::with_capacity(group.len());
     let mut fatal = None;
@@ -456,6 +485,7 @@ fn commit_group(conn: &Connection, path: &Path, group: Vec<(Vec<Write>, Complete
             for (done, answer) in answers {
                 done.complete(answer);
             }
+            true
         }
         Err(error) => {
             // Undo whatever is left of the transaction (SQLite may have rolled it back already,
@@ -464,6 +494,7 @@ fn commit_group(conn: &Connection, path: &Path, group: Vec<(Vec<Write>, Complete
             for (done, _) in answers {
                 done.complete(Err(error.clone()));
             }
+            false
         }
     }
 }
@@ -477,7 +508,14 @@ fn apply_in_savepoint(
     conn.execute_batch("SAVEPOINT agh_group")?;
     for write in writes {
         if let Err(e) = apply(conn, write) {
-            conn.execute_batch("ROLLBACK TO agh_group; RELEASE agh_group")?;
+            // After some errors (a full disk, for one) SQLite has rolled back the whole
+            // transaction itself: the savepoint is gone, and the error is the transaction's.
+            if conn
+                .execute_batch("ROLLBACK TO agh_group; RELEASE agh_group")
+                .is_err()
+            {
+                return Err(e);
+            }
             return Ok(Err(e));
         }
     }

@@ -189,6 +189,31 @@ fn many_threads_writing_at_once_lose_nothing() {
 }
 
 #[test]
+fn writes_that_arrive_together_share_one_transaction() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    let store = SqliteStore::open(&path, binding()).expect("create");
+    // Hold the write lock so that the writer waits while 100 groups arrive.
+    let other = rusqlite::Connection::open(&path).expect("raw");
+    other.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let tickets: Vec<_> = (0..100)
+        .map(|i| store.submit(vec![Write::Message(say(&format!("m{i}"), "thread_a", i))]))
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    other.execute_batch("ROLLBACK").expect("unlock");
+    for ticket in tickets {
+        ticket.wait().expect("recorded");
+    }
+    assert_eq!(count(&store), 100);
+    // The first group may have been taken alone before the others arrived; the rest are one.
+    assert!(
+        store.transactions() <= 2,
+        "{} transactions",
+        store.transactions()
+    );
+}
+
+#[test]
 fn a_newer_schema_version_is_refused_and_left_unchanged() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("peer.sqlite3");
@@ -296,6 +321,45 @@ fn a_read_only_file_is_refused() {
     names(&err, &path);
     // Reading it is still fine.
     assert_eq!(count(&SqliteStore::open_reader(&path).expect("reader")), 0);
+}
+
+#[test]
+fn a_full_store_says_so_and_keeps_what_it_had() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    SqliteStore::open(&path, binding()).expect("create").close();
+    let options = SqliteOptions {
+        max_pages: Some(40),
+        ..quick()
+    };
+    let store = SqliteStore::open_with(&path, binding(), options).expect("open");
+    let mut recorded = 0;
+    let error = loop {
+        let mut m = say(&format!("m{recorded}"), "thread_a", recorded);
+        m.bytes = vec![b'x'; 2048];
+        match store.write(vec![Write::Message(m)]) {
+            Ok(()) => recorded += 1,
+            Err(e) => break e,
+        }
+        assert!(
+            recorded < 1000,
+            "40 pages cannot hold 1000 messages of 2 KiB"
+        );
+    };
+    assert!(matches!(error, Error::DiskFull { .. }), "{error}");
+    names(&error, &path);
+    assert!(recorded > 0);
+    assert_eq!(
+        count(&store),
+        recorded as usize,
+        "every write before it is kept"
+    );
+    // Space freed, the writer goes on.
+    let pruned = store.prune(recorded / 2).wait().expect("pruned");
+    assert!(pruned.messages > 0);
+    store
+        .write(vec![Write::Message(say("after", "thread_a", 1_000_000))])
+        .expect("recorded once there is room");
 }
 
 #[test]
