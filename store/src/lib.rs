@@ -25,6 +25,30 @@
 //! # Time
 //! Local times (receive time, activity, first and last seen) are Unix **milliseconds**
 //! (`*_ms`); the envelope `ts` and the dedup expiry are Unix seconds, as in the protocol.
+//!
+//! # Example
+//! ```
+//! use agh_protocol::{parse, Options};
+//! use agh_store::{Binding, Direction, MessageRecord, PageRequest, SqliteStore, Store, Write};
+//!
+//! let bytes = br#"{"protocol":"agh-network/v0","id":"msg_1","workspace_id":"ws_demo",
+//!   "kind":"say","channel":"builders","surface":"thread","thread_id":"thread_1",
+//!   "from":"ops.one","to":null,"ts":1776366120,"body":{"text":"hello"},"proof":null}"#;
+//! let message = parse(bytes, &Options::at(1776366120)).expect("valid");
+//!
+//! let dir = tempfile::tempdir()?;
+//! let store = SqliteStore::open(
+//!     dir.path().join("worker.one.sqlite3"),
+//!     Binding::new("ws_demo", "builders", "worker.one"),
+//! )?;
+//! let record = MessageRecord::of_message(&bytes[..], &message, Direction::Accepted, 1_776_366_120_500);
+//! store.write(vec![Write::Message(record)])?; // durable once this returns
+//!
+//! let threads = store.threads(&PageRequest::newest(50))?;
+//! assert_eq!(threads.items[0].id, "thread_1");
+//! assert_eq!(threads.items[0].participants[0].peer, "ops.one");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod cursor;
 mod error;
