@@ -141,3 +141,32 @@ impl<T> Drop for Completer<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ticket_is_ready_when_completed_from_another_thread() {
+        let (ticket, done) = pair::<u32>(PathBuf::from("x.sqlite3"));
+        assert!(ticket.try_take().is_none(), "not ready yet");
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            done.complete(Ok(7));
+        });
+        assert_eq!(ticket.wait(), Ok(7));
+        t.join().expect("thread");
+    }
+
+    #[test]
+    fn a_dropped_completer_makes_the_ticket_say_the_writer_is_gone() {
+        let (ticket, done) = pair::<()>(PathBuf::from("x.sqlite3"));
+        drop(done);
+        assert_eq!(
+            ticket.wait(),
+            Err(Error::WriterGone {
+                path: PathBuf::from("x.sqlite3")
+            })
+        );
+    }
+}
