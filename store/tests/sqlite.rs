@@ -441,6 +441,14 @@ fn a_killed_writer_keeps_every_ready_write() {
         if let Some(n) = line.strip_prefix("durable ") {
             let n: i64 = n.parse().expect("number");
             last = Some(n);
+            if n == 100 {
+                // Another process reads the store while the child writes it.
+                let reader = SqliteStore::open_reader(&path).expect("reader beside the writer");
+                assert!(
+                    count(&reader) > 100,
+                    "every write the child reported is readable"
+                );
+            }
             if n >= 300 {
                 break;
             }
