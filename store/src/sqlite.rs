@@ -88,7 +88,10 @@ struct Found {
     objects: i64,
 }
 
-fn inspect(conn: &Connection, path: &Path) -> Result<Found> {
+/// Reads the header of the file at `path` and refuses what this build cannot open: another
+/// program's file, or a schema version above the number of `migrations`.
+fn inspect(conn: &Connection, path: &Path, migrations: &[&str]) -> Result<Found> {
+    let supported = migrations.len() as i64;
     let read = || -> rusqlite::Result<Found> {
         Ok(Found {
             application_id: conn.pragma_query_value(None, "application_id", |r| r.get(0))?,
@@ -110,11 +113,11 @@ fn inspect(conn: &Connection, path: &Path) -> Result<Found> {
             ),
         });
     }
-    if found.version > SCHEMA_VERSION {
+    if found.version > supported {
         return Err(Error::Newer {
             path: path.to_path_buf(),
             found: found.version,
-            supported: SCHEMA_VERSION,
+            supported,
         });
     }
     if found.version < 1 {
@@ -143,16 +146,16 @@ fn read_binding(conn: &Connection, path: &Path) -> Result<Binding> {
     })
 }
 
-/// Applies the migrations from `found` up to [`SCHEMA_VERSION`], in one transaction; on a
-/// fresh file also marks it as a store of `binding`.
-fn migrate(conn: &Connection, path: &Path, binding: &Binding) -> Result<()> {
+/// Applies the `migrations` the file lacks, in one transaction; on a fresh file also marks it as
+/// a store of `binding`.
+fn migrate(conn: &Connection, path: &Path, binding: &Binding, migrations: &[&str]) -> Result<()> {
     let sql = |e: rusqlite::Error| Error::sqlite(path, &e);
     conn.execute_batch("BEGIN IMMEDIATE").map_err(sql)?;
     let run = || -> Result<()> {
         // Read again under the write lock: another process may have created or migrated it.
-        let found = inspect(conn, path)?;
+        let found = inspect(conn, path, migrations)?;
         let from = usize::try_from(found.version).unwrap_or(0);
-        for migration in MIGRATIONS.iter().skip(from) {
+        for migration in migrations.iter().skip(from) {
             conn.execute_batch(migration).map_err(sql)?;
         }
         if found.version == 0 {
@@ -170,7 +173,7 @@ fn migrate(conn: &Connection, path: &Path, binding: &Binding) -> Result<()> {
                 .map_err(sql)?;
             }
         }
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)
+        conn.pragma_update(None, "user_version", migrations.len() as i64)
             .map_err(sql)
     };
     match run() {
@@ -232,7 +235,7 @@ impl SqliteStore {
         let sql = |e: rusqlite::Error| Error::sqlite(&path, &e);
         let conn = Connection::open_with_flags(&path, flags).map_err(sql)?;
         conn.busy_timeout(options.busy_timeout).map_err(sql)?;
-        let found = inspect(&conn, &path)?;
+        let found = inspect(&conn, &path, MIGRATIONS)?;
         if found.version > 0 {
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
         }
@@ -256,7 +259,7 @@ impl SqliteStore {
                 .map_err(sql)?;
         }
         if found.version < SCHEMA_VERSION {
-            migrate(&conn, &path, &binding)?;
+            migrate(&conn, &path, &binding, MIGRATIONS)?;
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
         }
         let (jobs, receiver) = mpsc::channel();
@@ -307,7 +310,7 @@ impl SqliteStore {
             }
         }
         let conn = reader_connection(&path, &options)?;
-        let found = inspect(&conn, &path)?;
+        let found = inspect(&conn, &path, MIGRATIONS)?;
         if found.version < SCHEMA_VERSION {
             return Err(Error::NotOurs {
                 path,
@@ -1111,5 +1114,85 @@ impl Store for SqliteStore {
                 Ok(((p.last_seen_ms, p.peer.clone()), p))
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding() -> Binding {
+        Binding::new("ws_alpha", "builders", "worker.one")
+    }
+
+    /// A later build's migration list: today's, then one more.
+    const NEXT: &[&str] = &[
+        MIGRATIONS[0],
+        "ALTER TABLE messages ADD COLUMN note TEXT; CREATE INDEX messages_note ON messages (note);",
+    ];
+
+    #[test]
+    fn a_store_is_migrated_forward_and_keeps_its_data() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        {
+            let store = SqliteStore::open(&path, binding()).expect("create");
+            let mut m = crate::MessageRecord::of_rejection(
+                b"not json".to_vec(),
+                &agh_protocol::parse(b"not json", &agh_protocol::Options::at(0))
+                    .expect_err("not an envelope"),
+                5,
+            );
+            m.id = Some("kept".to_owned());
+            store.write(vec![Write::Message(m)]).expect("recorded");
+        }
+        let conn = Connection::open(&path).expect("open");
+        let found = inspect(&conn, &path, NEXT).expect("an older store");
+        assert_eq!(found.version, 1);
+        migrate(&conn, &path, &binding(), NEXT).expect("migrated");
+        assert_eq!(inspect(&conn, &path, NEXT).expect("ours").version, 2);
+        let (id, note): (String, Option<String>) = conn
+            .query_row("SELECT id, note FROM messages", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("the message and the new column");
+        assert_eq!((id.as_str(), note), ("kept", None));
+        assert_eq!(read_binding(&conn, &path).expect("binding"), binding());
+        // Migrating again changes nothing.
+        migrate(&conn, &path, &binding(), NEXT).expect("nothing to do");
+        assert_eq!(inspect(&conn, &path, NEXT).expect("ours").version, 2);
+        drop(conn);
+        // This build (one migration) refuses the migrated file.
+        assert!(matches!(
+            SqliteStore::open(&path, binding()),
+            Err(Error::Newer {
+                found: 2,
+                supported: 1,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_failing_migration_leaves_the_store_as_it_was() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        SqliteStore::open(&path, binding()).expect("create").close();
+        let broken: &[&str] = &[
+            MIGRATIONS[0],
+            "ALTER TABLE messages ADD COLUMN x TEXT; SELECT * FROM no_such_table;",
+        ];
+        let conn = Connection::open(&path).expect("open");
+        let err = migrate(&conn, &path, &binding(), broken).expect_err("broken");
+        assert!(err.to_string().contains("no_such_table"), "{err}");
+        assert_eq!(inspect(&conn, &path, MIGRATIONS).expect("ours").version, 1);
+        let columns: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'x'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("columns");
+        assert_eq!(columns, 0, "the migration was undone whole");
     }
 }
