@@ -16,6 +16,7 @@ use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, Subcommand, ValueE
 
 mod conformance;
 mod explain;
+mod history;
 mod ids;
 mod net;
 mod trust;
@@ -57,6 +58,8 @@ pub(crate) enum Command {
     Net(net::Command),
     #[command(flatten)]
     Trust(trust::Command),
+    #[command(flatten)]
+    History(history::Command),
     /// Print the shell completions of `agh` (e.g. `agh completions bash > agh.bash`)
     Completions {
         /// The shell to complete in
@@ -77,6 +80,7 @@ impl Command {
             Command::Ids(c) => ids::run(c),
             Command::Net(c) => net::run(c),
             Command::Trust(c) => trust::run(c),
+            Command::History(c) => history::run(c),
             Command::Completions { shell } => completions(shell),
             Command::Version => print_text(command().render_version().trim_end()),
         }

@@ -31,6 +31,14 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     ("verify", "Usage: agh verify [OPTIONS] [ENVELOPE|-]"),
     ("completions", "Usage: agh completions <SHELL>"),
+    ("threads", "Usage: agh threads [OPTIONS]"),
+    ("directs", "Usage: agh directs [OPTIONS]"),
+    (
+        "messages",
+        "Usage: agh messages [OPTIONS] <--thread <ID>|--direct <ID>|--work <ID>|--peer <ID>>",
+    ),
+    ("work", "Usage: agh work [OPTIONS] [WORK_ID]"),
+    ("audit", "Usage: agh audit [OPTIONS]"),
 ];
 
 #[test]
