@@ -28,6 +28,7 @@
 
 pub mod core;
 mod error;
+mod record;
 pub mod transport;
 
 use std::panic::AssertUnwindSafe;
@@ -93,6 +94,12 @@ pub struct PeerConfig {
     pub key: Option<agh_protocol::trust::Key>,
     /// Which trust states inbound envelopes may have (default: verified and unverified).
     pub trust_policy: agh_protocol::trust::TrustPolicy,
+    /// Where the peer records what it receives and sends (default: nowhere). A received
+    /// message is recorded before its event reaches the application and before a receipt
+    /// for it is published, a sent one before it is published; what cannot be recorded is
+    /// not delivered (an `internal` [`Event::Refused`] says so) and not sent. Greets and the
+    /// join whois are not recorded.
+    pub store: Option<Arc<dyn agh_store::Store>>,
 }
 
 impl std::fmt::Debug for PeerConfig {
@@ -108,6 +115,7 @@ impl std::fmt::Debug for PeerConfig {
             .field("discover_on_join", &self.discover_on_join)
             .field("key", &self.key)
             .field("trust_policy", &self.trust_policy)
+            .field("store", &self.store)
             .finish_non_exhaustive()
     }
 }
@@ -127,7 +135,14 @@ impl PeerConfig {
             discover_on_join: true,
             key: None,
             trust_policy: agh_protocol::trust::TrustPolicy::default(),
+            store: None,
         }
+    }
+
+    /// Records what the peer receives and sends in `store` (see [`PeerConfig::store`]).
+    pub fn store(mut self, store: Arc<dyn agh_store::Store>) -> Self {
+        self.store = Some(store);
+        self
     }
 
     /// A Verified Peer: `nickname@fingerprint` of `key` in `workspace_id` / `channel`, signing
@@ -264,6 +279,8 @@ struct Shared {
     events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
     delivered: broadcast::Sender<Message>,
     clock: Clock,
+    store: Option<Arc<dyn agh_store::Store>>,
+    replay_age_secs: u64,
 }
 
 impl Shared {
@@ -337,11 +354,52 @@ impl Shared {
 
     async fn on_inbound(&self, payload: &[u8]) {
         let now = self.now();
-        let out = match self.core() {
-            Ok(mut core) => core.on_inbound(payload, now),
+        let (out, writes) = match self.core() {
+            Ok(mut core) => {
+                let out = core.on_inbound(payload, now);
+                let writes = self
+                    .store
+                    .as_ref()
+                    .map(|_| record::inbound(&core, payload, &out, now, self.replay_age_secs));
+                (out, writes)
+            }
             Err(_) => return,
         };
+        if let (Some(store), Some(writes)) = (&self.store, writes) {
+            if !writes.is_empty() {
+                if let Err(e) = store.submit(writes).await {
+                    // Nothing unrecorded reaches the application or leaves.
+                    self.emit(Event::Refused {
+                        code: agh_protocol::ReasonCode::Internal,
+                        pointer: String::new(),
+                        message: format!(
+                            "could not record an inbound message, so it was not delivered: {e}"
+                        ),
+                        from: None,
+                        answered: false,
+                    });
+                    return;
+                }
+            }
+        }
         self.run(out).await;
+    }
+
+    /// Records a message this peer is about to publish (nothing without a store).
+    async fn record_sent(
+        &self,
+        message: &Message,
+        publish: &Publish,
+        outcome: &Outcome,
+    ) -> Result<(), PeerError> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let writes = record::sent(&*self.core()?, message, publish, outcome);
+        store.submit(writes).await.map_err(|e| PeerError::Refused {
+            code: agh_protocol::ReasonCode::Internal,
+            message: format!("not sent: `{}` could not be recorded: {e}", message.id()),
+        })
     }
 
     async fn tick(&self) {
@@ -424,6 +482,8 @@ impl Peer {
             events: Mutex::new(Some(events_tx)),
             delivered,
             clock: config.clock.clone(),
+            store: config.store.clone(),
+            replay_age_secs: config.replay_age_secs,
         });
         let (stop, stop_rx) = watch::channel(false);
 
@@ -557,6 +617,9 @@ impl Peer {
     /// peer subject otherwise. The lifecycle records it first; a refused one is not sent.
     pub async fn send(&self, message: Message) -> Result<Sent, PeerError> {
         let (publish, outcome) = self.shared.core()?.prepare(&message)?;
+        self.shared
+            .record_sent(&message, &publish, &outcome)
+            .await?;
         self.shared.publish(&publish).await?;
         if outcome.is_accepted() {
             self.shared.emit(Event::Work {

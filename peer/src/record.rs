@@ -1,0 +1,189 @@
+//! What a peer writes to its store ([`agh_store::Store`]): the writes for one step of the core
+//! (an inbound payload and what it produced, or a message this peer sends). The shell submits
+//! them and waits for the ticket before it publishes anything or hands an event to the
+//! application, so that what the application saw and every receipt that left is recorded.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use agh_protocol::{Message, Options, Outcome};
+use agh_store::{
+    AuditKind, AuditRecord, DedupKey, Direction, MessageRecord, PresenceRecord, WorkChange,
+    WorkRef, Write,
+};
+
+use crate::core::{Event, Outputs, PeerCore, Publish};
+
+/// The local time, Unix milliseconds (what the store's `*_ms` columns hold).
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// The work change `outcome` made, read back from the core's tracker (which already applied it).
+fn work_change(core: &PeerCore, outcome: &Outcome, message_id: &str, at_ms: i64) -> Option<Write> {
+    let (key, state) = match outcome {
+        Outcome::Opened { key, state } => (key, *state),
+        Outcome::Transitioned { key, to, .. } => (key, *to),
+        _ => return None,
+    };
+    let unit = core.work().get(key)?;
+    Some(Write::Work(WorkChange {
+        key: WorkRef::new(&key.surface, &key.container_id, &key.work_id),
+        initiator: unit.initiator.clone(),
+        target: Some(unit.target.clone()),
+        state: state.to_owned(),
+        closed: core.work().lifecycle().is_terminal(state),
+        message_id: message_id.to_owned(),
+        at_ms,
+    }))
+}
+
+/// The record of an envelope this peer publishes (a receipt, a whois answer, a greet): parsed
+/// back from its bytes (they are this peer's own, valid when built).
+fn sent_record(p: &Publish, now: i64, at_ms: i64) -> MessageRecord {
+    match agh_protocol::parse(&p.payload, &Options::at(now)) {
+        Ok(m) => MessageRecord::of_message(p.payload.to_vec(), &m, Direction::Sent, at_ms),
+        Err(r) => {
+            let mut record = MessageRecord::of_rejection(p.payload.to_vec(), &r, at_ms);
+            record.direction = Direction::Sent;
+            record.id = Some(p.id.clone());
+            record
+        }
+    }
+}
+
+/// The writes for a message this peer sends, with what its lifecycle did.
+pub(crate) fn sent(
+    core: &PeerCore,
+    message: &Message,
+    publish: &Publish,
+    outcome: &Outcome,
+) -> Vec<Write> {
+    let at_ms = now_ms();
+    let mut writes = vec![Write::Message(MessageRecord::of_message(
+        publish.payload.to_vec(),
+        message,
+        Direction::Sent,
+        at_ms,
+    ))];
+    writes.extend(work_change(core, outcome, message.id(), at_ms));
+    writes
+}
+
+/// The writes for one inbound `payload` and what the core made of it (`out`): the message
+/// (accepted or refused, exact bytes), its dedup key, the work change, presence, one audit row
+/// (delivered, refused or ignored), and every envelope the step publishes (receipts, whois
+/// answers).
+pub(crate) fn inbound(
+    core: &PeerCore,
+    payload: &[u8],
+    out: &Outputs,
+    now: i64,
+    replay_age_secs: u64,
+) -> Vec<Write> {
+    let at_ms = now_ms();
+    let mut writes = Vec::new();
+    let audit = |kind, id: Option<String>, from: Option<String>| AuditRecord {
+        kind,
+        at_ms,
+        message_id: id,
+        from,
+        reason_code: None,
+        pointer: None,
+        detail: None,
+        receipt_sent: false,
+    };
+    for event in &out.events {
+        match event {
+            Event::Message(m) => {
+                let from = m.envelope().from.to_string();
+                writes.push(Write::Message(MessageRecord::of_message(
+                    payload,
+                    m,
+                    Direction::Accepted,
+                    at_ms,
+                )));
+                writes.push(Write::Dedup(DedupKey {
+                    from: from.clone(),
+                    id: m.id().to_owned(),
+                    expires_at: now.saturating_add_unsigned(replay_age_secs),
+                }));
+                writes.push(Write::Presence(PresenceRecord {
+                    peer: from.clone(),
+                    last_seen_ms: at_ms,
+                    card: None,
+                }));
+                writes.push(Write::Audit(audit(
+                    AuditKind::Delivered,
+                    Some(m.id().to_owned()),
+                    Some(from),
+                )));
+            }
+            Event::Work {
+                message_id,
+                outcome,
+                ..
+            } => writes.extend(work_change(core, outcome, message_id, at_ms)),
+            Event::PeerJoined(card) => writes.push(Write::Presence(PresenceRecord {
+                peer: card.peer_id.to_string(),
+                last_seen_ms: at_ms,
+                card: serde_json::to_string(card).ok(),
+            })),
+            Event::PeerLeft(_) => {}
+            Event::Refused {
+                code,
+                pointer,
+                message,
+                from,
+                answered,
+            } => {
+                let head =
+                    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(payload)
+                        .ok()
+                        .map(|m| agh_protocol::Head::of(&m));
+                let id = head.as_ref().and_then(|h| h.id.clone());
+                let sender = from
+                    .clone()
+                    .or_else(|| head.as_ref().and_then(|h| h.from.clone()));
+                let record = MessageRecord {
+                    bytes: payload.to_vec(),
+                    direction: Direction::Refused,
+                    kind: head.as_ref().and_then(|h| h.kind.clone()),
+                    id: id.clone(),
+                    from: sender.clone(),
+                    to: None,
+                    surface: head
+                        .as_ref()
+                        .and_then(|h| h.container_id.as_ref().and(h.surface.clone())),
+                    container_id: head
+                        .as_ref()
+                        .and_then(|h| h.surface.as_ref().and(h.container_id.clone())),
+                    work_id: head.as_ref().and_then(|h| h.work_id.clone()),
+                    reply_to: None,
+                    causation_id: None,
+                    ts: None,
+                    received_at_ms: at_ms,
+                    trust: None,
+                    summary: Some(format!("{} at {pointer:?}", code.as_str())),
+                };
+                writes.push(Write::Message(record));
+                writes.push(Write::Audit(AuditRecord {
+                    reason_code: Some(code.as_str().to_owned()),
+                    pointer: Some(pointer.clone()),
+                    detail: Some(message.clone()),
+                    receipt_sent: *answered,
+                    ..audit(AuditKind::Refused, id, sender)
+                }));
+            }
+            Event::Ignored { id, reason } => writes.push(Write::Audit(AuditRecord {
+                detail: Some(reason.clone()),
+                ..audit(AuditKind::Ignored, id.clone(), None)
+            })),
+        }
+    }
+    for p in &out.publish {
+        writes.push(Write::Message(sent_record(p, now, at_ms)));
+    }
+    writes
+}

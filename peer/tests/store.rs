@@ -1,0 +1,247 @@
+//! A peer with a store: every test runs with `MemoryStore` and with `SqliteStore` (the two
+//! implementations of one contract). What the application sees is recorded before it sees it;
+//! what is sent, before it is published; what cannot be recorded is neither delivered nor sent.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agh_peer::{Bus, Container, Event, Peer, PeerConfig, PeerError, Transport};
+use agh_protocol::{ReasonCode, ReceiptStatus, WorkState};
+use agh_store::{
+    AuditFilter, Binding, Direction, MemoryStore, MessageFilter, MessageScope, PageRequest,
+    SqliteOptions, SqliteStore, Store,
+};
+
+const WS: &str = "ws_store";
+
+/// The two implementations, each for peer `peer` (the SQLite one in `dir`).
+fn stores(dir: &std::path::Path, peer: &str) -> Vec<Arc<dyn Store>> {
+    let binding = Binding::new(WS, "ch", peer);
+    vec![
+        Arc::new(MemoryStore::new(binding.clone())),
+        Arc::new(SqliteStore::open(dir.join(format!("{peer}.sqlite3")), binding).unwrap()),
+    ]
+}
+
+async fn next_event(events: &mut agh_peer::Events, what: impl Fn(&Event) -> bool) -> Event {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Some(e)) if what(&e) => return e,
+            Ok(Some(_)) => {}
+            other => panic!("not seen: {other:?}"),
+        }
+    }
+}
+
+async fn next_message(events: &mut agh_peer::Events, kind: &str) -> agh_protocol::Message {
+    match next_event(
+        events,
+        |e| matches!(e, Event::Message(m) if m.kind() == kind),
+    )
+    .await
+    {
+        Event::Message(m) => *m,
+        _ => unreachable!(),
+    }
+}
+
+fn ids(store: &dyn Store, scope: MessageScope) -> Vec<(String, Direction)> {
+    store
+        .messages(&MessageFilter::new(scope), &PageRequest::newest(100))
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|m| (m.record.id.unwrap_or_default(), m.record.direction))
+        .collect()
+}
+
+fn has(store: &dyn Store, id: &str, direction: Direction) -> bool {
+    ids(store, MessageScope::All)
+        .iter()
+        .any(|(i, d)| i == id && *d == direction)
+}
+
+#[tokio::test]
+async fn a_work_unit_is_recorded_before_each_event_and_each_publish() {
+    let dir = tempfile::tempdir().unwrap();
+    for (a_store, b_store) in stores(dir.path(), "ops.a")
+        .into_iter()
+        .zip(stores(dir.path(), "patch.b"))
+    {
+        let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+        let config = |peer: &str, store: &Arc<dyn Store>| {
+            PeerConfig::new(WS, "ch", peer).store(store.clone())
+        };
+        let (a, mut ae) = Peer::join_shared(config("ops.a", &a_store), bus.clone())
+            .await
+            .unwrap();
+        let (b, mut be) = Peer::join_shared(config("patch.b", &b_store), bus.clone())
+            .await
+            .unwrap();
+        next_message(&mut ae, "greet").await;
+        let thread = Container::Thread("thread_store".into());
+        let sent = a
+            .open_work(&thread, "patch.b", "work_store", "go")
+            .await
+            .unwrap();
+        let id = sent.message.id().to_owned();
+        assert!(
+            has(&*a_store, &id, Direction::Sent),
+            "recorded before it was published"
+        );
+        let req = next_message(&mut be, "say").await;
+        // The application sees it only once it is recorded.
+        assert!(has(&*b_store, &id, Direction::Accepted));
+        b.receipt(&req, ReceiptStatus::Accepted, None, None)
+            .await
+            .unwrap();
+        let receipt = next_message(&mut ae, "receipt").await;
+        assert!(has(&*a_store, receipt.id(), Direction::Accepted));
+        b.trace(&req, WorkState::Completed, Some("done"))
+            .await
+            .unwrap();
+        let trace = next_message(&mut ae, "trace").await;
+        assert!(has(&*a_store, trace.id(), Direction::Accepted));
+
+        for store in [&a_store, &b_store] {
+            let units = store.work("work_store").unwrap();
+            assert_eq!(units.len(), 1, "{:?}", store.binding());
+            assert_eq!(units[0].unit.state, "completed");
+            assert!(units[0].unit.closed);
+            assert_eq!(units[0].unit.initiator, "ops.a");
+            let path: Vec<&str> = units[0]
+                .transitions
+                .iter()
+                .map(|t| t.to_state.as_str())
+                .collect();
+            assert_eq!(path, ["submitted", "working", "completed"]);
+            let threads = store.threads(&PageRequest::newest(10)).unwrap();
+            assert_eq!(threads.items[0].id, "thread_store");
+            assert_eq!(threads.items[0].messages, 3);
+            assert_eq!(threads.items[0].open_work, 0);
+            let peers = store.peers(&PageRequest::newest(10)).unwrap();
+            assert_eq!(peers.items.len(), 1, "the other peer, with its card");
+            assert!(peers.items[0].card.is_some());
+        }
+        assert_eq!(
+            ids(&*a_store, MessageScope::Work("work_store".into()))
+                .into_iter()
+                .map(|(_, d)| d)
+                .collect::<Vec<_>>(),
+            [Direction::Accepted, Direction::Accepted, Direction::Sent]
+        );
+
+        // A refused message: its bytes, an audit row, and the receipt that went back.
+        let late = stale_say("late-1");
+        bus.publish(
+            agh_protocol::identity::peer_subject(WS, "ch", "patch.b").unwrap(),
+            late.clone().into(),
+        )
+        .await
+        .unwrap();
+        let refused = next_event(&mut be, |e| matches!(e, Event::Refused { .. })).await;
+        assert!(matches!(refused, Event::Refused { answered: true, .. }));
+        let audit = b_store
+            .audit(AuditFilter::Refused, &PageRequest::newest(10))
+            .unwrap();
+        let row = &audit.items[0].record;
+        assert_eq!(row.message_id.as_deref(), Some("late-1"));
+        assert_eq!(row.reason_code.as_deref(), Some("expired"));
+        assert!(row.receipt_sent);
+        let stored = b_store
+            .messages(
+                &MessageFilter::new(MessageScope::Peer("tester.x".into())),
+                &PageRequest::newest(10),
+            )
+            .unwrap();
+        let directions: Vec<Direction> = stored.items.iter().map(|m| m.record.direction).collect();
+        assert_eq!(directions, [Direction::Sent, Direction::Refused]);
+        assert_eq!(stored.items[1].record.bytes, late, "the exact bytes");
+        assert_eq!(stored.items[0].record.kind.as_deref(), Some("receipt"));
+
+        a.shutdown().await.unwrap();
+        b.shutdown().await.unwrap();
+    }
+}
+
+/// A say from `tester.x` to `patch.b`, an hour old (refused `expired`, answered).
+fn stale_say(id: &str) -> Vec<u8> {
+    let body: agh_protocol::SayBody =
+        serde_json::from_value(serde_json::json!({ "text": "late" })).unwrap();
+    agh_protocol::MessageBuilder::new(WS, "ch", "tester.x")
+        .id(id)
+        .ts(agh_peer::system_clock()() - 3600)
+        .to("patch.b")
+        .thread("thread_store")
+        .work_id("work_late")
+        .body(&body)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+}
+
+/// A SQLite store of `peer` that holds its schema and nothing much more: a message with a long
+/// text does not fit (as on a full disk).
+fn full_store(dir: &std::path::Path, peer: &str) -> Arc<dyn Store> {
+    let path = dir.join(format!("{peer}-full.sqlite3"));
+    let binding = Binding::new(WS, "ch", peer);
+    SqliteStore::open(&path, binding.clone()).unwrap().close();
+    let pages = std::fs::metadata(&path).unwrap().len() / 4096;
+    let options = SqliteOptions {
+        max_pages: Some(u32::try_from(pages).unwrap()),
+        ..SqliteOptions::default()
+    };
+    Arc::new(SqliteStore::open_with(&path, binding, options).unwrap())
+}
+
+#[tokio::test]
+async fn what_cannot_be_recorded_is_neither_delivered_nor_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(20_000);
+    let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+    let a_store = full_store(dir.path(), "ops.a");
+    let b_store = full_store(dir.path(), "patch.b");
+    let (a, mut ae) = Peer::join_shared(
+        PeerConfig::new(WS, "ch", "ops.a").store(a_store.clone()),
+        bus.clone(),
+    )
+    .await
+    .unwrap();
+    let (_b, mut be) = Peer::join_shared(
+        PeerConfig::new(WS, "ch", "patch.b").store(b_store.clone()),
+        bus.clone(),
+    )
+    .await
+    .unwrap();
+    next_message(&mut ae, "greet").await;
+    let thread = Container::Thread("thread_full".into());
+    // Sending: refused with `internal`, nothing published.
+    let err = a.say(&thread, None, &long).await.unwrap_err();
+    assert!(
+        matches!(&err, PeerError::Refused { code: ReasonCode::Internal, message } if message.contains("could not be recorded")),
+        "{err:?}"
+    );
+    // Receiving: an `internal` event instead of the message.
+    let (c, _ce) = Peer::join_shared(PeerConfig::new(WS, "ch", "other.c"), bus.clone())
+        .await
+        .unwrap();
+    let sent = c.say(&thread, None, &long).await.unwrap();
+    let e = next_event(&mut be, |e| {
+        matches!(e, Event::Refused { .. }) || matches!(e, Event::Message(m) if m.kind() == "say")
+    })
+    .await;
+    match e {
+        Event::Refused { code, message, .. } => {
+            assert_eq!(code, ReasonCode::Internal);
+            assert!(message.contains("not delivered"), "{message}");
+        }
+        other => panic!("delivered unrecorded: {other:?}"),
+    }
+    assert!(!has(&*b_store, sent.message.id(), Direction::Accepted));
+    // A short message still fits and is delivered.
+    let short = c.say(&thread, None, "hi").await.unwrap();
+    let got = next_message(&mut be, "say").await;
+    assert_eq!(got.id(), short.message.id());
+}
