@@ -231,6 +231,12 @@ impl PeerCore {
         &self.card
     }
 
+    /// The receiver, for a restarted peer to replay its recorded messages into
+    /// (`record::recover`).
+    pub(crate) fn receiver_mut(&mut self) -> &mut Receiver {
+        &mut self.receiver
+    }
+
     /// The work units this peer knows.
     pub fn work(&self) -> &WorkTracker {
         self.receiver.work()

@@ -467,6 +467,29 @@ impl Peer {
             key: config.key.clone(),
             trust_policy: config.trust_policy,
         })?;
+        let mut core = core;
+        if let Some(store) = &config.store {
+            let b = store.binding();
+            if (b.workspace.as_str(), b.channel.as_str(), b.peer.as_str())
+                != (
+                    config.workspace_id.as_str(),
+                    config.channel.as_str(),
+                    config.peer_id.as_str(),
+                )
+            {
+                return Err(PeerError::Config(format!(
+                    "store: the store of {b}, not of peer {} in workspace {} channel {}",
+                    config.peer_id, config.workspace_id, config.channel
+                )));
+            }
+            record::recover(
+                &mut core,
+                &**store,
+                (config.clock)(),
+                config.replay_age_secs,
+            )
+            .map_err(|e| PeerError::Config(format!("store: {e}")))?;
+        }
         let links = transport.link_events();
         let mut streams = Vec::new();
         for subject in core.subscriptions() {

@@ -3,12 +3,13 @@
 //! them and waits for the ticket before it publishes anything or hands an event to the
 //! application, so that what the application saw and every receipt that left is recorded.
 
+use std::collections::{BTreeMap, HashSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use agh_protocol::{Message, Options, Outcome};
 use agh_store::{
-    AuditKind, AuditRecord, DedupKey, Direction, MessageRecord, PresenceRecord, WorkChange,
-    WorkRef, Write,
+    AuditKind, AuditRecord, DedupKey, Direction, MessageFilter, MessageRecord, MessageScope,
+    PageRequest, PresenceRecord, Store, StoredMessage, WorkChange, WorkRef, Write,
 };
 
 use crate::core::{Event, Outputs, PeerCore, Publish};
@@ -186,4 +187,118 @@ pub(crate) fn inbound(
         writes.push(Write::Message(sent_record(p, now, at_ms)));
     }
     writes
+}
+
+/// How long a closed work unit is loaded back on start, so that a late message on it gets
+/// `work_closed`: one day.
+pub(crate) const KEEP_CLOSED_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// The messages of `filter`, oldest first; with `since_ms`, only those received at or after it
+/// (newer pages are read first, and reading stops at the first older message).
+fn all_messages(
+    store: &dyn Store,
+    filter: &MessageFilter,
+    since_ms: Option<i64>,
+) -> agh_store::Result<Vec<StoredMessage>> {
+    let mut out = Vec::new();
+    let mut request = PageRequest::newest(1000);
+    loop {
+        let page = store.messages(filter, &request)?;
+        let mut done = page.older.is_none();
+        for m in page.items {
+            if since_ms.is_some_and(|since| m.record.received_at_ms < since) {
+                done = true;
+                break;
+            }
+            out.push(m);
+        }
+        match page.older {
+            Some(cursor) if !done => request = PageRequest::before(1000, cursor),
+            _ => break,
+        }
+    }
+    out.reverse();
+    Ok(out)
+}
+
+/// What a restarted peer loaded from its store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Work units (open, or closed within a day).
+    pub work_units: usize,
+    /// `(from, id)` pairs back in the replay window.
+    pub dedup_keys: usize,
+}
+
+/// Loads what `store` remembers into a fresh core at `now` (Unix seconds): the recorded messages
+/// of every open and recently closed work unit, and the accepted messages whose dedup key is
+/// still inside the replay window, replayed oldest first through the protocol's own receiver
+/// (those of the window through `receive`, which puts their keys back; the others through the
+/// lifecycle only). So after a restart a duplicate gets `duplicate`, a message on closed work
+/// `work_closed`, and open work goes on.
+pub(crate) fn recover(
+    core: &mut PeerCore,
+    store: &dyn Store,
+    now: i64,
+    replay_age_secs: u64,
+) -> agh_store::Result<Recovered> {
+    let at_ms = now_ms();
+    let recovery = store.recover(now, at_ms.saturating_sub(KEEP_CLOSED_MS))?;
+    let window: HashSet<(String, String)> = recovery
+        .dedup
+        .iter()
+        .map(|k| (k.from.clone(), k.id.clone()))
+        .collect();
+    let mut replay: BTreeMap<i64, MessageRecord> = BTreeMap::new();
+    for unit in &recovery.work {
+        let filter = MessageFilter::new(MessageScope::Work(unit.key.work_id.clone()));
+        for m in all_messages(store, &filter, None)? {
+            let r = &m.record;
+            let same = r.surface.as_deref() == Some(unit.key.surface.as_str())
+                && r.container_id.as_deref() == Some(unit.key.container_id.as_str());
+            if same && r.direction != Direction::Refused {
+                replay.insert(m.seq, m.record);
+            }
+        }
+    }
+    if !window.is_empty() {
+        // A key expires `replay_age` after its message was received: older messages have none.
+        let age_ms = i64::try_from(replay_age_secs)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1000);
+        let since = at_ms.saturating_sub(age_ms).saturating_sub(60_000);
+        for m in all_messages(store, &MessageFilter::new(MessageScope::All), Some(since))? {
+            if m.record.direction == Direction::Accepted && in_window(&window, &m.record) {
+                replay.insert(m.seq, m.record);
+            }
+        }
+    }
+    let mut dedup_keys = 0;
+    let receiver = core.receiver_mut();
+    for record in replay.into_values() {
+        if record.direction == Direction::Accepted && in_window(&window, &record) {
+            let delivery = receiver.receive(&record.bytes, now);
+            if matches!(delivery, agh_protocol::Delivery::Delivered { .. }) {
+                dedup_keys += 1;
+                continue;
+            }
+        }
+        if record.work_id.is_some() {
+            let at = record.ts.unwrap_or(now);
+            if let Ok(m) = agh_protocol::parse(&record.bytes, &Options::at(at)) {
+                receiver.record_sent(&m);
+            }
+        }
+    }
+    Ok(Recovered {
+        work_units: recovery.work.len(),
+        dedup_keys,
+    })
+}
+
+fn in_window(window: &HashSet<(String, String)>, r: &MessageRecord) -> bool {
+    match (&r.from, &r.id) {
+        (Some(from), Some(id)) => window.contains(&(from.clone(), id.clone())),
+        _ => false,
+    }
 }

@@ -245,3 +245,120 @@ async fn what_cannot_be_recorded_is_neither_delivered_nor_sent() {
     let got = next_message(&mut be, "say").await;
     assert_eq!(got.id(), short.message.id());
 }
+
+/// An envelope from `ops.a` to `patch.b` in `thread_store`, on `work`, built by hand (a's own
+/// tracker would refuse to send on closed work).
+fn from_a(id: &str, work: &str) -> Vec<u8> {
+    let body: agh_protocol::SayBody =
+        serde_json::from_value(serde_json::json!({ "text": "more" })).unwrap();
+    agh_protocol::MessageBuilder::new(WS, "ch", "ops.a")
+        .id(id)
+        .ts(agh_peer::system_clock()())
+        .to("patch.b")
+        .thread("thread_store")
+        .work_id(work)
+        .body(&body)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+}
+
+/// A peer started again on its store: a duplicate gets `duplicate`, a message on closed work
+/// `work_closed`, and open work goes on. (Across a real process killed with SIGKILL:
+/// `cli/tests/store.rs`.)
+#[tokio::test]
+async fn a_restarted_peer_remembers_dedup_keys_and_work() {
+    let dir = tempfile::tempdir().unwrap();
+    for b_store in stores(dir.path(), "patch.b") {
+        let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+        let b_subject = agh_protocol::identity::peer_subject(WS, "ch", "patch.b").unwrap();
+        let config = || PeerConfig::new(WS, "ch", "patch.b").store(b_store.clone());
+        let (a, mut ae) = Peer::join_shared(PeerConfig::new(WS, "ch", "ops.a"), bus.clone())
+            .await
+            .unwrap();
+        let (b, mut be) = Peer::join_shared(config(), bus.clone()).await.unwrap();
+        next_message(&mut ae, "greet").await;
+        let thread = Container::Thread("thread_store".into());
+        let done = a
+            .open_work(&thread, "patch.b", "work_done", "finish me")
+            .await
+            .unwrap();
+        let req = next_message(&mut be, "say").await;
+        b.trace(&req, WorkState::Completed, Some("done"))
+            .await
+            .unwrap();
+        next_message(&mut ae, "trace").await;
+        a.open_work(&thread, "patch.b", "work_open", "keep me")
+            .await
+            .unwrap();
+        let open_req = next_message(&mut be, "say").await;
+        b.receipt(&open_req, ReceiptStatus::Accepted, None, None)
+            .await
+            .unwrap();
+        next_message(&mut ae, "receipt").await;
+        b.shutdown().await.unwrap();
+        drop(be);
+
+        // Started again on the same store.
+        let (b, mut be) = Peer::join_shared(config(), bus.clone()).await.unwrap();
+        let key = agh_peer::core::PeerCore::work_key(&open_req).unwrap();
+        assert_eq!(b.work_state(&key).unwrap(), Some("working"));
+        // A duplicate of the first request.
+        bus.publish(b_subject.clone(), done.publish.payload.clone())
+            .await
+            .unwrap();
+        let e = next_event(&mut be, |e| matches!(e, Event::Refused { .. })).await;
+        assert!(
+            matches!(
+                e,
+                Event::Refused {
+                    code: ReasonCode::Duplicate,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // A new message on the completed unit.
+        bus.publish(
+            b_subject.clone(),
+            from_a("late-on-done", "work_done").into(),
+        )
+        .await
+        .unwrap();
+        let e = next_event(&mut be, |e| matches!(e, Event::Refused { .. })).await;
+        assert!(
+            matches!(
+                e,
+                Event::Refused {
+                    code: ReasonCode::WorkClosed,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // The open unit goes on.
+        b.trace(&open_req, WorkState::Completed, Some("after the restart"))
+            .await
+            .unwrap();
+        let trace = next_message(&mut ae, "trace").await;
+        assert_eq!(
+            trace.envelope().work_id.as_deref().map(String::as_str),
+            Some("work_open")
+        );
+        assert_eq!(b.work_state(&key).unwrap(), Some("completed"));
+        a.shutdown().await.unwrap();
+        b.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_store_of_another_peer_is_refused_on_join() {
+    let dir = tempfile::tempdir().unwrap();
+    for store in stores(dir.path(), "patch.b") {
+        let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+        let err = Peer::join_shared(PeerConfig::new(WS, "ch", "ops.a").store(store), bus)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("peer patch.b"), "{err}");
+    }
+}
