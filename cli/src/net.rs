@@ -8,11 +8,13 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use agh_peer::{Container, Event, Events, NatsTransport, Peer, PeerConfig, WhoisQuery};
 use agh_protocol::discovery::Catalog;
 use agh_protocol::{KnownBody, Message, ReceiptBody, ReceiptStatus, TraceBody, WorkState};
+use agh_store::{Binding, SqliteStore, Store};
 use serde_json::{json, Value};
 
 /// The network commands.
@@ -85,6 +87,59 @@ pub(crate) struct PeerArgs {
     /// How to print events [default: text on a terminal, json otherwise]
     #[arg(long, value_enum)]
     format: Option<crate::Format>,
+    /// Record what this peer receives and sends in this SQLite file, and remember its work and
+    /// dedup keys across a restart [default: DATA_DIR/agh/W/C/PEER.sqlite3, see `agh threads
+    /// --help`]
+    #[arg(long, value_name = "PATH")]
+    store: Option<std::path::PathBuf>,
+    /// Keep no store: nothing is recorded, nothing is remembered across a restart
+    #[arg(long, conflicts_with_all = ["store", "retain_days"])]
+    no_store: bool,
+    /// Prune the messages and audit rows older than N days (at start, then hourly); never an
+    /// open work unit or its messages
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=36500))]
+    retain_days: Option<u32>,
+}
+
+/// An open store and its file.
+type PeerStore = (std::path::PathBuf, Arc<dyn Store>);
+
+/// The store of `agh peer` (unless `--no-store`): `--store PATH` or the default path, created
+/// with its directories when missing. `Err` names the flag.
+fn open_store(a: &PeerArgs, config: &PeerConfig) -> Result<Option<PeerStore>, String> {
+    if a.no_store {
+        return Ok(None);
+    }
+    let path = match &a.store {
+        Some(p) => p.clone(),
+        None => {
+            let p = crate::history::default_store_path(
+                &config.workspace_id,
+                &config.channel,
+                &config.peer_id,
+            )?;
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("the default store's directory {}: {e}", dir.display()))?;
+            }
+            p
+        }
+    };
+    let binding = Binding::new(&config.workspace_id, &config.channel, &config.peer_id);
+    let store = SqliteStore::open(&path, binding).map_err(|e| format!("--store: {e}"))?;
+    Ok(Some((path, Arc::new(store))))
+}
+
+/// Prunes what is older than `days` days.
+async fn prune(store: &Arc<dyn Store>, days: u32) -> Result<agh_store::Pruned, agh_store::Error> {
+    let before = now_ms() - i64::from(days) * 24 * 60 * 60 * 1000;
+    store.prune(before).await
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// What `agh send` sends.
@@ -246,10 +301,20 @@ pub(crate) fn run(command: Command) -> ExitCode {
     let id = id
         .cloned()
         .unwrap_or_else(|| format!("agh-cli.{}", std::process::id()));
-    let config = match configure(connection, &id, peer_args) {
+    let mut config = match configure(connection, &id, peer_args) {
         Ok(c) => c,
         Err(m) => return crate::usage_error(&[cmd], m),
     };
+    let store = match peer_args.map(|a| open_store(a, &config)) {
+        Some(Ok(store)) => store,
+        Some(Err(m)) => return crate::usage_error(&[cmd], m),
+        None => None,
+    };
+    if let Some((path, store)) = &store {
+        eprintln!("agh peer: store {}", path.display());
+        config = config.store(store.clone());
+    }
+    let store = store.map(|(_, s)| s);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -266,7 +331,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
             .map_err(|e| e.to_string())?;
         let (peer, events) = Peer::join(config, nats).await.map_err(|e| e.to_string())?;
         let done = match &command {
-            Command::Peer(a) => run_peer(a, &peer, events).await,
+            Command::Peer(a) => run_peer(a, &peer, events, store.as_ref()).await,
             Command::Send(a) => run_send(a, &peer, events).await,
             Command::Peers(a) => run_peers(a, &peer).await,
         };
@@ -476,7 +541,12 @@ async fn complete(peer: &Peer, m: &Message) -> Result<(), agh_peer::PeerError> {
     Ok(())
 }
 
-async fn run_peer(a: &PeerArgs, peer: &Peer, mut events: Events) -> Result<(), Failure> {
+async fn run_peer(
+    a: &PeerArgs,
+    peer: &Peer,
+    mut events: Events,
+    store: Option<&Arc<dyn Store>>,
+) -> Result<(), Failure> {
     let json_lines = match a.format {
         Some(f) => f == crate::Format::Json,
         None => !std::io::stdout().is_terminal(),
@@ -485,9 +555,20 @@ async fn run_peer(a: &PeerArgs, peer: &Peer, mut events: Events) -> Result<(), F
     let thread = Container::Thread("thread_agh_cli".into());
     let stop = stop_signal();
     tokio::pin!(stop);
+    // Retention: at start (the first tick is immediate), then hourly.
+    let mut retention = tokio::time::interval(Duration::from_secs(3600));
+    let retain = store.zip(a.retain_days);
     loop {
         let event = tokio::select! {
             _ = &mut stop => break,
+            _ = retention.tick(), if retain.is_some() => {
+                if let Some((store, days)) = retain {
+                    if let Err(e) = prune(store, days).await {
+                        eprintln!("agh peer: retention: {e}");
+                    }
+                }
+                continue;
+            }
             e = events.recv() => match e { Some(e) => e, None => break },
         };
         print_event(json_lines, &event)?;

@@ -7,7 +7,13 @@ use std::process::{Command, Stdio};
 
 /// The `agh` binary under test.
 pub fn agh() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_agh"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agh"));
+    // `agh peer` keeps a store in the data directory by default: never the real one in tests.
+    cmd.env(
+        "XDG_DATA_HOME",
+        std::env::temp_dir().join(format!("agh-cli-tests-{}", std::process::id())),
+    );
+    cmd
 }
 
 /// The workspace root.
