@@ -84,7 +84,7 @@ pub(crate) struct PeerArgs {
     text: String,
     /// How to print events [default: text on a terminal, json otherwise]
     #[arg(long, value_enum)]
-    format: Option<crate::Format>,
+    format: Option<crate::output::Format>,
 }
 
 /// What `agh send` sends.
@@ -236,7 +236,7 @@ fn configure(c: &Connection, id: &str, peer_args: Option<&PeerArgs>) -> Result<P
 }
 
 /// Runs `agh peer|send|peers`.
-pub(crate) fn run(command: Command) -> ExitCode {
+pub(crate) fn run(command: Command) -> Result<ExitCode, crate::output::Usage> {
     let cmd = command.name();
     let (connection, id, peer_args) = match &command {
         Command::Peer(a) => (&a.connection, Some(&a.id), Some(a)),
@@ -248,7 +248,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
         .unwrap_or_else(|| format!("agh-cli.{}", std::process::id()));
     let config = match configure(connection, &id, peer_args) {
         Ok(c) => c,
-        Err(m) => return crate::usage_error(&[cmd], m),
+        Err(m) => return Err(crate::output::Usage::new(&[cmd], m)),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -257,7 +257,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("agh: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
+            return Ok(ExitCode::from(2));
         }
     };
     let result = runtime.block_on(async {
@@ -277,7 +277,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
             .map_err(|e| Failure::Refused(e.to_string()));
         done.and(shut)
     });
-    match result {
+    Ok(match result {
         Ok(()) => ExitCode::SUCCESS,
         // Whoever read the output has gone (`agh peer | head -3`): a clean end.
         Err(Failure::StdoutClosed) => ExitCode::SUCCESS,
@@ -285,7 +285,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
             eprintln!("agh {cmd}: {m}");
             ExitCode::from(1)
         }
-    }
+    })
 }
 
 /// Why a network command stopped early.
@@ -478,7 +478,7 @@ async fn complete(peer: &Peer, m: &Message) -> Result<(), agh_peer::PeerError> {
 
 async fn run_peer(a: &PeerArgs, peer: &Peer, mut events: Events) -> Result<(), Failure> {
     let json_lines = match a.format {
-        Some(f) => f == crate::Format::Json,
+        Some(f) => f == crate::output::Format::Json,
         None => !std::io::stdout().is_terminal(),
     };
     let mut opened = false;
