@@ -1,6 +1,6 @@
 //! The wire kit: certifies a live AGH Network peer over NATS (`agh conformance wire`).
 //!
-//! Scenarios are data ([`scenario`], `conformance/fixtures/wire/*.json`, format in
+//! Scenarios are data ([`load_scenarios`], `conformance/fixtures/wire/*.json`, format in
 //! `conformance/README.md`). Each is one requirement (MUST / SHOULD / MAY, its level, the page or
 //! NOTES section it comes from) and the steps that check it: publish a templated envelope (or
 //! raw bytes) as one of the kit's own probe peers, then expect an envelope from the target that
