@@ -2,8 +2,10 @@
 //!
 //! - `agh peer --nats URL --workspace W --channel C --id PEER [--catalog FILE] [--name NAME]
 //!   [--greet-interval SECS] [--auto-complete] [--open-work PEER] [--text TEXT]
-//!   [--format text|json]`: runs a peer and prints its events, one per line (JSON lines, or a
-//!   human form when stdout is a terminal and no `--format` is given). `--auto-complete` answers
+//!   [--format text|json] [--stats SECS]`: runs a peer and prints its events, one per line
+//!   (JSON lines, or a human form when stdout is a terminal and no `--format` is given);
+//!   with `--stats SECS` every SECS seconds, and on SIGUSR1, a stats line (`Peer::stats`:
+//!   counts and each bounded table against its cap; `{"event": "stats", ...}` in JSON). `--auto-complete` answers
 //!   every work request directed to it (receipt `accepted`, trace `working`, trace `completed`);
 //!   `--open-work PEER` opens one work unit with PEER as soon as PEER is present. When one of
 //!   these actions fails (e.g. `work_closed`: the initiator canceled first), an `error` event
@@ -32,7 +34,8 @@ pub(crate) const USAGE: &str =
     "usage: agh peer --nats URL --workspace W --channel C --id PEER [--catalog FILE]
                 [--key FILE [--verified-only]]   (with --key, --id is the nickname)
                 [--name NAME] [--greet-interval SECS] [--auto-complete]
-                [--open-work PEER [--text TEXT]] [--format text|json]
+                [--open-work PEER [--text TEXT]] [--format text|json] [--stats SECS]
+                (--stats SECS, and SIGUSR1: print the peer's counts and table sizes)
        agh send --nats URL --workspace W --channel C --id PEER KIND [--to PEER]
                 [--thread ID | --direct] [--work-id ID] [--text TEXT] [--state STATE]
                 [--for ID] [--status STATUS] [--reason CODE] [--wait SECS]
@@ -54,6 +57,7 @@ struct Args {
     catalog: Option<String>,
     name: Option<String>,
     greet: Option<f64>,
+    stats: Option<f64>,
     auto_complete: bool,
     open_work: Option<String>,
     format: Option<crate::Format>,
@@ -101,6 +105,7 @@ fn parse_args(cmd: &str, args: Vec<OsString>) -> Result<Args, String> {
             Long("greet-interval") if cmd == "peer" => {
                 a.greet = Some(secs("--greet-interval", text(&mut p)?)?)
             }
+            Long("stats") if cmd == "peer" => a.stats = Some(secs("--stats", text(&mut p)?)?),
             Long("auto-complete") if cmd == "peer" => a.auto_complete = true,
             Long("open-work") if cmd == "peer" => a.open_work = Some(text(&mut p)?),
             Long("format") if cmd == "peer" => a.format = Some(text(&mut p)?.parse()?),
@@ -202,7 +207,11 @@ pub fn run(cmd: &str, args: Vec<OsString>) -> ExitCode {
         let done = match cmd {
             "peer" => run_peer(&a, &peer, events).await,
             "send" => run_send(&a, &peer, events).await,
-            _ => run_peers(&a, &peer).await,
+            _ => {
+                // Nobody reads the events here: dropped, so that deliveries never wait for them.
+                drop(events);
+                run_peers(&a, &peer).await
+            }
         };
         // Shut down in every case (bounded), so that what was sent leaves the process.
         let shut = peer
@@ -295,6 +304,14 @@ pub fn event_json(e: &Event) -> Value {
             "answered": answered,
         }),
         Event::Ignored { id, reason } => json!({ "event": "ignored", "id": id, "reason": reason }),
+        Event::Disconnected => json!({ "event": "disconnected" }),
+        Event::Reconnected => json!({ "event": "reconnected" }),
+        Event::SlowConsumer { dropped, total } => {
+            json!({ "event": "slow_consumer", "dropped": dropped, "total": total })
+        }
+        Event::EventsDropped { dropped, total } => {
+            json!({ "event": "events_dropped", "dropped": dropped, "total": total })
+        }
     }
 }
 
@@ -353,7 +370,55 @@ pub fn event_text(e: &Event) -> String {
         Event::Ignored { id, reason } => {
             format!("ignored {}: {reason}", id.as_deref().unwrap_or("?"))
         }
+        Event::Disconnected => "disconnected from the server (reconnecting)".to_owned(),
+        Event::Reconnected => "reconnected".to_owned(),
+        Event::SlowConsumer { dropped, total } => {
+            format!("slow consumer: {dropped} inbound messages dropped ({total} in all)")
+        }
+        Event::EventsDropped { dropped, total } => {
+            format!("{dropped} events dropped, not read in time ({total} in all)")
+        }
     }
+}
+
+/// `agh peer`'s statistics (`--stats SECS`, SIGUSR1) as one line.
+fn stats_line(json_lines: bool, peer: &Peer) -> String {
+    match peer.stats() {
+        Ok(s) if json_lines => {
+            let mut v = serde_json::to_value(&s).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("event".into(), "stats".into());
+            }
+            v.to_string()
+        }
+        Ok(s) => s.to_string(),
+        Err(e) => format!("stats: {e}"),
+    }
+}
+
+#[cfg(unix)]
+type Usr1 = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type Usr1 = Option<std::convert::Infallible>;
+
+/// Listens for SIGUSR1 (`None` where there is none, or it cannot be listened for).
+fn usr1_signal() -> Usr1 {
+    #[cfg(unix)]
+    return tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
+    #[cfg(not(unix))]
+    None
+}
+
+/// Resolves on each SIGUSR1 (never without a listener).
+async fn usr1(signal: &mut Usr1) {
+    #[cfg(unix)]
+    if let Some(s) = signal {
+        s.recv().await;
+        return;
+    }
+    #[cfg(not(unix))]
+    let _ = signal;
+    std::future::pending().await
 }
 
 fn print_event(json_lines: bool, e: &Event) -> Result<(), Failure> {
@@ -419,9 +484,23 @@ async fn run_peer(a: &Args, peer: &Peer, mut events: Events) -> Result<(), Failu
     let thread = Container::Thread("thread_agh_cli".into());
     let stop = stop_signal();
     tokio::pin!(stop);
+    // `--stats SECS` and SIGUSR1: a stats line.
+    let mut every = a.stats.map(|s| {
+        let period = Duration::from_secs_f64(s.max(0.1));
+        tokio::time::interval_at(tokio::time::Instant::now() + period, period)
+    });
+    let mut sigusr1 = usr1_signal();
     loop {
         let event = tokio::select! {
             _ = &mut stop => break,
+            _ = async { match every.as_mut() { Some(i) => { i.tick().await; } None => std::future::pending().await } } => {
+                out_line(&stats_line(json_lines, peer))?;
+                continue;
+            }
+            _ = usr1(&mut sigusr1) => {
+                out_line(&stats_line(json_lines, peer))?;
+                continue;
+            }
             e = events.recv() => match e { Some(e) => e, None => break },
         };
         print_event(json_lines, &event)?;

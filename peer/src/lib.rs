@@ -28,10 +28,13 @@
 
 pub mod core;
 mod error;
+pub mod limits;
+pub mod stats;
 pub mod transport;
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -50,6 +53,8 @@ use tokio::task::JoinHandle;
 
 pub use crate::core::{Container, Event, Publish};
 pub use crate::error::PeerError;
+pub use crate::limits::Limits;
+pub use crate::stats::{Gauge, Stats, Tables};
 pub use crate::transport::{
     Bus, Inbound, LinkEvent, NatsTransport, Source, Subscription, Transport, TransportError,
 };
@@ -93,6 +98,8 @@ pub struct PeerConfig {
     pub key: Option<agh_protocol::trust::Key>,
     /// Which trust states inbound envelopes may have (default: verified and unverified).
     pub trust_policy: agh_protocol::trust::TrustPolicy,
+    /// The bounds on every table the peer keeps because of what others send.
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for PeerConfig {
@@ -108,6 +115,7 @@ impl std::fmt::Debug for PeerConfig {
             .field("discover_on_join", &self.discover_on_join)
             .field("key", &self.key)
             .field("trust_policy", &self.trust_policy)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -127,7 +135,14 @@ impl PeerConfig {
             discover_on_join: true,
             key: None,
             trust_policy: agh_protocol::trust::TrustPolicy::default(),
+            limits: Limits::default(),
         }
+    }
+
+    /// Sets the bounds.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// A Verified Peer: `nickname@fingerprint` of `key` in `workspace_id` / `channel`, signing
@@ -177,13 +192,23 @@ impl PeerConfig {
     }
 }
 
-/// The application's events, as a [`Stream`](futures_util::Stream). Unbounded: nothing is
-/// dropped while the application is slow. It ends when the peer shuts down, and when its
-/// inbound loop stops for any other reason (the transport ended the subscriptions, or the loop
-/// failed): then a last [`Event::Refused`] with reason `internal` says why.
+/// The application's events, as a [`Stream`](futures_util::Stream). It ends when the peer
+/// shuts down, and when its inbound loop stops for any other reason (the transport ended the
+/// subscriptions, or the loop failed): then a last [`Event::Refused`] with reason `internal`
+/// says why.
+///
+/// Bounded ([`Limits::events`]). When the application reads too slowly and the queue is full:
+/// a delivery ([`Event::Message`], and the [`Event::Work`] a received message did) makes the
+/// inbound loop wait for room, so no message is half handled (processed but never seen); the
+/// transport then queues, and past its own bound drops inbound messages, reported as
+/// [`Event::SlowConsumer`] (their senders get no receipt and send again). Every other event
+/// (refusals, ignored messages, presence, the peer's own work, link changes) is dropped and
+/// counted instead, so that a flood of garbage can never stall the peer; the count is reported
+/// as [`Event::EventsDropped`] once there is room, and in [`Peer::stats`]. An application that
+/// does not read its events should drop them: then nothing waits for it.
 #[derive(Debug)]
 pub struct Events {
-    rx: mpsc::UnboundedReceiver<Event>,
+    rx: mpsc::Receiver<Event>,
 }
 
 impl Events {
@@ -261,9 +286,17 @@ struct Shared {
     core: Mutex<core::PeerCore>,
     transport: Arc<dyn Transport>,
     /// `None` once the stream was ended (the inbound loop stopped).
-    events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
+    events: Mutex<Option<mpsc::Sender<Event>>>,
     delivered: broadcast::Sender<Message>,
     clock: Clock,
+    limits: Limits,
+    sent: AtomicU64,
+    send_failed: AtomicU64,
+    events_dropped: AtomicU64,
+    /// How many of `events_dropped` / the transport's drops were reported as events.
+    events_dropped_reported: AtomicU64,
+    inbound_dropped_reported: AtomicU64,
+    pending_whois: AtomicUsize,
 }
 
 impl Shared {
@@ -271,13 +304,50 @@ impl Shared {
         (self.clock)()
     }
 
-    /// Hands an event to the application (dropped once the stream has ended).
+    fn events_tx(&self) -> Option<mpsc::Sender<Event>> {
+        self.events.lock().ok().and_then(|e| e.clone())
+    }
+
+    /// Hands an event to the application without waiting: dropped and counted when its queue
+    /// is full (and dropped once the stream has ended).
     fn emit(&self, event: Event) {
-        if let Ok(events) = self.events.lock() {
-            if let Some(tx) = events.as_ref() {
-                let _ = tx.send(event);
+        if let Some(tx) = self.events_tx() {
+            if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(event) {
+                self.events_dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+
+    /// Hands a delivery to the application, waiting for room in its queue.
+    async fn deliver(&self, event: Event) {
+        if let Some(tx) = self.events_tx() {
+            let _ = tx.send(event).await;
+        }
+    }
+
+    /// Reports what was dropped since the last report (events, then inbound messages), when
+    /// there is room for the report.
+    fn report_drops(&self) {
+        let report = |total: u64, reported: &AtomicU64, event: fn(u64, u64) -> Event| {
+            let before = reported.load(Ordering::Relaxed);
+            if total > before {
+                if let Some(tx) = self.events_tx() {
+                    if tx.try_send(event(total - before, total)).is_ok() {
+                        reported.store(total, Ordering::Relaxed);
+                    }
+                }
+            }
+        };
+        report(
+            self.events_dropped.load(Ordering::Relaxed),
+            &self.events_dropped_reported,
+            |dropped, total| Event::EventsDropped { dropped, total },
+        );
+        report(
+            self.transport.dropped(),
+            &self.inbound_dropped_reported,
+            |dropped, total| Event::SlowConsumer { dropped, total },
+        );
     }
 
     /// Ends the event stream after the events already queued.
@@ -294,13 +364,21 @@ impl Shared {
     }
 
     async fn publish(&self, p: &Publish) -> Result<(), PeerError> {
-        self.transport
+        let done = self
+            .transport
             .publish(p.subject.clone(), p.payload.clone())
             .await
-            .map_err(PeerError::from)
+            .map_err(PeerError::from);
+        match &done {
+            Ok(()) => self.sent.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.send_failed.fetch_add(1, Ordering::Relaxed),
+        };
+        done
     }
 
-    async fn run(&self, out: core::Outputs) {
+    /// Publishes what the core produced and hands its events on; deliveries wait for room when
+    /// `wait` (the inbound loop), everything else never does.
+    async fn run(&self, out: core::Outputs, wait: bool) {
         for p in &out.publish {
             if let Err(e) = self.publish(p).await {
                 self.emit(Event::Refused {
@@ -319,7 +397,11 @@ impl Shared {
                     let _ = self.delivered.send(m.as_ref().clone());
                 }
             }
-            self.emit(e);
+            if wait && e.is_delivery() {
+                self.deliver(e).await;
+            } else {
+                self.emit(e);
+            }
         }
     }
 
@@ -341,7 +423,7 @@ impl Shared {
             Ok(mut core) => core.on_inbound(payload, now),
             Err(_) => return,
         };
-        self.run(out).await;
+        self.run(out, true).await;
     }
 
     async fn tick(&self) {
@@ -350,7 +432,8 @@ impl Shared {
             Ok(mut core) => core.tick(now),
             Err(_) => return,
         };
-        self.run(out).await;
+        self.run(out, false).await;
+        self.report_drops();
     }
 }
 
@@ -408,6 +491,7 @@ impl Peer {
             nonce,
             key: config.key.clone(),
             trust_policy: config.trust_policy,
+            limits: config.limits.clone(),
         })?;
         let links = transport.link_events();
         let mut streams = Vec::new();
@@ -416,7 +500,7 @@ impl Peer {
         }
         let subs = futures_util::stream::select_all(streams);
         transport.flush().await?;
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = mpsc::channel(config.limits.events.max(1));
         let (delivered, _) = broadcast::channel(4096);
         let shared = Arc::new(Shared {
             core: Mutex::new(core),
@@ -424,6 +508,13 @@ impl Peer {
             events: Mutex::new(Some(events_tx)),
             delivered,
             clock: config.clock.clone(),
+            limits: config.limits.clone(),
+            sent: AtomicU64::new(0),
+            send_failed: AtomicU64::new(0),
+            events_dropped: AtomicU64::new(0),
+            events_dropped_reported: AtomicU64::new(0),
+            inbound_dropped_reported: AtomicU64::new(0),
+            pending_whois: AtomicUsize::new(0),
         });
         let (stop, stop_rx) = watch::channel(false);
 
@@ -477,9 +568,15 @@ impl Peer {
                         _ = greet.tick() => { let _ = shared.greet().await; }
                         _ = expiry.tick() => shared.tick().await,
                         event = link => match event {
-                            Some(Some(LinkEvent::Disconnected)) => down = true,
+                            Some(Some(LinkEvent::Disconnected)) => {
+                                if !down {
+                                    shared.emit(Event::Disconnected);
+                                }
+                                down = true;
+                            }
                             Some(Some(LinkEvent::Connected)) => {
                                 if down {
+                                    shared.emit(Event::Reconnected);
                                     let _ = shared.greet().await;
                                 }
                                 down = false;
@@ -525,6 +622,42 @@ impl Peer {
     pub fn peers(&self) -> Result<Vec<PeerCard>, PeerError> {
         let now = self.now();
         Ok(self.shared.core()?.peers(now))
+    }
+
+    /// What the peer counted since it joined, and the size of each bounded table against its
+    /// cap ([`Limits`]).
+    pub fn stats(&self) -> Result<Stats, PeerError> {
+        let (counters, mut tables) = {
+            let core = self.shared.core()?;
+            (core.counters().clone(), core.tables())
+        };
+        let limits = &self.shared.limits;
+        tables.pending_whois = Gauge::new(
+            self.shared.pending_whois.load(Ordering::Relaxed),
+            limits.pending_whois,
+        );
+        let queued = self
+            .shared
+            .events_tx()
+            .map_or(0, |tx| tx.max_capacity() - tx.capacity());
+        tables.events = Gauge::new(queued, limits.events.max(1));
+        Ok(Stats {
+            received: counters.received,
+            delivered: counters.delivered,
+            refused: counters
+                .refused
+                .iter()
+                .map(|(code, n)| ((*code).to_owned(), *n))
+                .collect(),
+            ignored: counters.ignored,
+            sent: self.shared.sent.load(Ordering::Relaxed),
+            send_failed: self.shared.send_failed.load(Ordering::Relaxed),
+            expired_work: counters.expired_work,
+            evicted_peers: counters.evicted_peers,
+            inbound_dropped: self.shared.transport.dropped(),
+            events_dropped: self.shared.events_dropped.load(Ordering::Relaxed),
+            tables,
+        })
     }
 
     /// The state of a work unit, if known (`submitted`, `working`, ...).
@@ -693,12 +826,34 @@ impl Peer {
 
     /// Sends a whois request and collects the responses that arrive before `wait` has passed
     /// (a directed request returns as soon as its target answered, any request as soon as
-    /// [`WhoisQuery::enough`] peers did).
+    /// [`WhoisQuery::enough`] peers did, or [`Limits::whois_answers`]). At most
+    /// [`Limits::pending_whois`] calls wait at once: one more fails with `busy`.
     pub async fn whois(
         &self,
         query: &WhoisQuery,
         wait: Duration,
     ) -> Result<Vec<WhoisAnswer>, PeerError> {
+        let cap = self.shared.limits.pending_whois;
+        let pending = &self.shared.pending_whois;
+        if pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < cap).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(PeerError::Refused {
+                code: agh_protocol::ReasonCode::Busy,
+                message: format!("{cap} whois calls are already waiting (Limits::pending_whois)"),
+            });
+        }
+        struct Pending<'a>(&'a AtomicUsize);
+        impl Drop for Pending<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _pending = Pending(pending);
+        let most = self.shared.limits.whois_answers.max(1);
         let mut body = json!({ "type": "request" });
         if let Some(q) = &query.query {
             body["query"] = q.clone().into();
@@ -748,7 +903,10 @@ impl Peer {
                 catalog,
                 message: next,
             });
-            if query.to.is_some() || query.enough.is_some_and(|n| out.len() >= n) {
+            if query.to.is_some()
+                || query.enough.is_some_and(|n| out.len() >= n)
+                || out.len() >= most
+            {
                 break;
             }
         }

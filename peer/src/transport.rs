@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -106,6 +107,11 @@ pub trait Transport: Send + Sync + 'static {
     fn flush(&self) -> BoxFuture<'_, Result<(), TransportError>>;
     /// Connection changes (reconnects); `None` for a transport that never disconnects.
     fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>>;
+    /// How many inbound messages the transport dropped before they were read (its queue for a
+    /// subscription was full: a slow consumer), since it was created.
+    fn dropped(&self) -> u64 {
+        0
+    }
 }
 
 /// The NATS binding: NATS Core publish/subscribe through `async-nats`. Reconnects are the
@@ -116,6 +122,9 @@ pub struct NatsTransport {
     client: async_nats::Client,
     url: String,
     links: broadcast::Sender<LinkEvent>,
+    /// Messages async-nats dropped for a full subscription queue (one `SlowConsumer` event
+    /// each).
+    dropped: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for NatsTransport {
@@ -130,9 +139,25 @@ impl NatsTransport {
     /// Connects to the NATS server at `url` (`nats://127.0.0.1:4222`, or several URLs of one
     /// cluster separated by commas). Fails with a message naming the URL when no server answers.
     pub async fn connect(url: &str) -> Result<NatsTransport, TransportError> {
+        NatsTransport::connect_with_capacity(url, Self::DEFAULT_SUBSCRIPTION_CAPACITY).await
+    }
+
+    /// How many inbound messages each subscription queues before async-nats drops more (a
+    /// slow consumer, counted in [`Transport::dropped`]): 8,192.
+    pub const DEFAULT_SUBSCRIPTION_CAPACITY: usize = 8_192;
+
+    /// [`NatsTransport::connect`] queuing at most `capacity` inbound messages per subscription
+    /// (at least 1).
+    pub async fn connect_with_capacity(
+        url: &str,
+        capacity: usize,
+    ) -> Result<NatsTransport, TransportError> {
         let (links, _) = broadcast::channel(64);
         let tx = links.clone();
+        let dropped = Arc::new(AtomicU64::new(0));
+        let drops = dropped.clone();
         let options = async_nats::ConnectOptions::new()
+            .subscription_capacity(capacity.max(1))
             .connection_timeout(Duration::from_secs(3))
             .reconnect_delay_callback(|attempts| {
                 Duration::from_millis(50 * (attempts.min(20) as u64 + 1))
@@ -140,7 +165,11 @@ impl NatsTransport {
             .max_reconnects(None)
             .event_callback(move |event| {
                 let tx = tx.clone();
+                let drops = drops.clone();
                 async move {
+                    if let async_nats::Event::SlowConsumer(_) = event {
+                        drops.fetch_add(1, Ordering::Relaxed);
+                    }
                     let link = match event {
                         async_nats::Event::Connected => Some(LinkEvent::Connected),
                         async_nats::Event::Disconnected => Some(LinkEvent::Disconnected),
@@ -170,6 +199,7 @@ impl NatsTransport {
             client,
             url: url.to_owned(),
             links,
+            dropped,
         })
     }
 
@@ -220,6 +250,12 @@ impl Transport for NatsTransport {
 
     fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>> {
         Some(self.links.subscribe())
+    }
+
+    /// The `SlowConsumer` events async-nats reported (one per dropped message); a lower bound
+    /// when its own event queue (128) overflowed under a storm.
+    fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 }
 
