@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -123,8 +123,18 @@ pub struct NatsTransport {
     url: String,
     links: broadcast::Sender<LinkEvent>,
     /// Messages async-nats dropped for a full subscription queue (one `SlowConsumer` event
-    /// each).
+    /// each, as far as its own event queue kept them).
     dropped: Arc<AtomicU64>,
+    /// Inbound accounting: messages read out of the subscriptions, and live subscriptions.
+    reads: Arc<Reads>,
+    capacity: usize,
+}
+
+/// What came out of a transport's subscriptions.
+#[derive(Debug, Default)]
+struct Reads {
+    read: AtomicU64,
+    live: AtomicUsize,
 }
 
 impl fmt::Debug for NatsTransport {
@@ -200,6 +210,8 @@ impl NatsTransport {
             url: url.to_owned(),
             links,
             dropped,
+            reads: Arc::new(Reads::default()),
+            capacity: capacity.max(1),
         })
     }
 
@@ -235,7 +247,11 @@ impl Transport for NatsTransport {
                 .subscribe(subject.clone())
                 .await
                 .map_err(|e| TransportError::new(format!("subscribe to `{subject}`: {e}")))?;
-            Ok(Subscription::new(NatsSubscription { sub }))
+            self.reads.live.fetch_add(1, Ordering::Relaxed);
+            Ok(Subscription::new(NatsSubscription {
+                sub,
+                reads: self.reads.clone(),
+            }))
         })
     }
 
@@ -252,25 +268,45 @@ impl Transport for NatsTransport {
         Some(self.links.subscribe())
     }
 
-    /// The `SlowConsumer` events async-nats reported (one per dropped message); a lower bound
-    /// when its own event queue (128) overflowed under a storm.
+    /// A lower bound of the messages async-nats dropped: the larger of its `SlowConsumer`
+    /// events (one per dropped message, but its own event queue of 128 overflows under a
+    /// storm) and the messages the client received that were neither read out of a
+    /// subscription nor can still be queued in one (`capacity` per live subscription). For a
+    /// client that only this transport's subscriptions use.
     fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
+        let received = self.client.statistics().in_messages.load(Ordering::Relaxed);
+        let read = self.reads.read.load(Ordering::Relaxed);
+        let queued =
+            (self.capacity as u64).saturating_mul(self.reads.live.load(Ordering::Relaxed) as u64);
+        let unread = received.saturating_sub(read).saturating_sub(queued);
+        self.dropped.load(Ordering::Relaxed).max(unread)
     }
 }
 
 /// An `async-nats` subscriber as a [`Source`].
 struct NatsSubscription {
     sub: async_nats::Subscriber,
+    reads: Arc<Reads>,
+}
+
+impl Drop for NatsSubscription {
+    fn drop(&mut self) {
+        self.reads.live.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl futures_util::Stream for NatsSubscription {
     type Item = Inbound;
     fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
+        self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Inbound>> {
-        self.sub.poll_next_unpin(cx).map(|m| {
+        let this = self.get_mut();
+        let reads = &this.reads;
+        this.sub.poll_next_unpin(cx).map(|m| {
+            if m.is_some() {
+                reads.read.fetch_add(1, Ordering::Relaxed);
+            }
             m.map(|m| Inbound {
                 subject: m.subject.to_string(),
                 payload: m.payload,

@@ -142,9 +142,11 @@ async fn a_flood_is_refused_within_caps_while_legitimate_work_completes() {
             .unwrap();
     let worker = Arc::new(worker);
     let answered = Arc::new(AtomicBool::new(false));
+    let slow_reports = Arc::new(AtomicU64::new(0));
     let app = {
         let worker = worker.clone();
         let answered = answered.clone();
+        let slow_reports = slow_reports.clone();
         tokio::spawn(async move {
             while let Some(e) = worker_events.recv().await {
                 match e {
@@ -160,6 +162,10 @@ async fn a_flood_is_refused_within_caps_while_legitimate_work_completes() {
                             .await
                             .unwrap();
                         answered.store(true, Ordering::SeqCst);
+                    }
+                    Event::SlowConsumer { dropped, total } => {
+                        assert!(dropped > 0 && dropped <= total);
+                        slow_reports.fetch_add(1, Ordering::SeqCst);
                     }
                     _ => {}
                 }
@@ -319,6 +325,16 @@ async fn a_flood_is_refused_within_caps_while_legitimate_work_completes() {
         caps.open_work_per_initiator
     );
     assert!(stats.evicted_peers > 0, "presence never evicted: {stats}");
+    // Whatever the worker could not read in time was dropped by the client, and reported.
+    let total = (WORK_OPENINGS + GREETERS + GARBAGE) as u64;
+    let queues = 2 * NatsTransport::DEFAULT_SUBSCRIPTION_CAPACITY as u64;
+    if stats.received + queues < total {
+        assert!(stats.inbound_dropped > 0, "{stats}");
+        assert!(
+            slow_reports.load(Ordering::SeqCst) > 0,
+            "no SlowConsumer event"
+        );
+    }
     assert!(stats.tables.presence.len <= caps.presence);
     sampling.store(false, Ordering::SeqCst);
     let samples = sampler.await.expect("every sample within the caps");
