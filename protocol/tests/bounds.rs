@@ -283,3 +283,42 @@ fn presence_past_its_cap_forgets_the_least_recently_seen() {
     assert_eq!(p.expire(T + 60), 1);
     assert_eq!((p.remote_len(), p.remote_bytes()), (0, 0));
 }
+
+#[test]
+fn correlation_past_its_cap_forgets_the_oldest_exchange() {
+    use agh_protocol::correlation::{Correlator, Direction, Exchanged};
+    use agh_protocol::model::{Clock, Exchange, ReplyRule};
+    static EXCHANGES: &[Exchange] = &[Exchange {
+        kind: "ping",
+        expects_reply: true,
+        deadline: None,
+        default_deadline_ms: None,
+        states: &[],
+        replies: &[ReplyRule {
+            kind: "pong",
+            states: &["open"],
+            when: &[],
+            request: &[],
+            to: "answered",
+        }],
+        refers_to: &[],
+    }];
+    let mut c = Correlator::new(EXCHANGES, Clock::Seconds).with_cap(2);
+    assert_eq!(c.cap(), 2);
+    for id in ["p1", "p2", "p3"] {
+        let ping = Exchanged::new("ping", id, "me", Some("you"), None, T);
+        c.track(&ping, Direction::Sent).unwrap();
+        assert!(c.len() <= 2);
+    }
+    assert!(c.get("me", "p1").is_none());
+    assert!(c.get("me", "p3").is_some());
+    // A late reply to the forgotten request: unknown.
+    let pong = Exchanged::new("pong", "q1", "you", Some("me"), Some("p1"), T);
+    assert_eq!(
+        c.track(&pong, Direction::Received)
+            .unwrap_err()
+            .refusal
+            .as_str(),
+        "unknown_request"
+    );
+}
