@@ -28,15 +28,14 @@
 
 pub mod core;
 mod error;
+mod events;
 pub mod limits;
 pub mod stats;
 pub mod transport;
 
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agh_protocol::discovery::{Catalog, CATALOG_KEY, IDS_KEY, INCLUDE_CATALOG, INCLUDE_KEY};
@@ -53,6 +52,7 @@ use tokio::task::JoinHandle;
 
 pub use crate::core::{Container, Event, Publish};
 pub use crate::error::PeerError;
+pub use crate::events::Events;
 pub use crate::limits::Limits;
 pub use crate::stats::{Gauge, Stats, Tables};
 pub use crate::transport::{
@@ -192,39 +192,6 @@ impl PeerConfig {
     }
 }
 
-/// The application's events, as a [`Stream`](futures_util::Stream). It ends when the peer
-/// shuts down, and when its inbound loop stops for any other reason (the transport ended the
-/// subscriptions, or the loop failed): then a last [`Event::Refused`] with reason `internal`
-/// says why.
-///
-/// Bounded ([`Limits::events`]). When the application reads too slowly and the queue is full:
-/// a delivery ([`Event::Message`], and the [`Event::Work`] a received message did) makes the
-/// inbound loop wait for room, so no message is half handled (processed but never seen); the
-/// transport then queues, and past its own bound drops inbound messages, reported as
-/// [`Event::SlowConsumer`] (their senders get no receipt and send again). Every other event
-/// (refusals, ignored messages, presence, the peer's own work, link changes) is dropped and
-/// counted instead, so that a flood of garbage can never stall the peer; the count is reported
-/// as [`Event::EventsDropped`] once there is room, and in [`Peer::stats`]. An application that
-/// does not read its events should drop them: then nothing waits for it.
-#[derive(Debug)]
-pub struct Events {
-    rx: mpsc::Receiver<Event>,
-}
-
-impl Events {
-    /// The next event (`None` once the peer is shut down).
-    pub async fn recv(&mut self) -> Option<Event> {
-        self.rx.recv().await
-    }
-}
-
-impl futures_util::Stream for Events {
-    type Item = Event;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        self.rx.poll_recv(cx)
-    }
-}
-
 /// A sent message: the envelope, its bytes and subject (for a retry with the same `id`), and
 /// what the local lifecycle did.
 #[derive(Clone, Debug)]
@@ -302,52 +269,6 @@ struct Shared {
 impl Shared {
     fn now(&self) -> i64 {
         (self.clock)()
-    }
-
-    fn events_tx(&self) -> Option<mpsc::Sender<Event>> {
-        self.events.lock().ok().and_then(|e| e.clone())
-    }
-
-    /// Hands an event to the application without waiting: dropped and counted when its queue
-    /// is full (and dropped once the stream has ended).
-    fn emit(&self, event: Event) {
-        if let Some(tx) = self.events_tx() {
-            if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(event) {
-                self.events_dropped.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Hands a delivery to the application, waiting for room in its queue.
-    async fn deliver(&self, event: Event) {
-        if let Some(tx) = self.events_tx() {
-            let _ = tx.send(event).await;
-        }
-    }
-
-    /// Reports what was dropped since the last report (events, then inbound messages), when
-    /// there is room for the report.
-    fn report_drops(&self) {
-        let report = |total: u64, reported: &AtomicU64, event: fn(u64, u64) -> Event| {
-            let before = reported.load(Ordering::Relaxed);
-            if total > before {
-                if let Some(tx) = self.events_tx() {
-                    if tx.try_send(event(total - before, total)).is_ok() {
-                        reported.store(total, Ordering::Relaxed);
-                    }
-                }
-            }
-        };
-        report(
-            self.events_dropped.load(Ordering::Relaxed),
-            &self.events_dropped_reported,
-            |dropped, total| Event::EventsDropped { dropped, total },
-        );
-        report(
-            self.transport.dropped(),
-            &self.inbound_dropped_reported,
-            |dropped, total| Event::SlowConsumer { dropped, total },
-        );
     }
 
     /// Ends the event stream after the events already queued.
@@ -622,42 +543,6 @@ impl Peer {
     pub fn peers(&self) -> Result<Vec<PeerCard>, PeerError> {
         let now = self.now();
         Ok(self.shared.core()?.peers(now))
-    }
-
-    /// What the peer counted since it joined, and the size of each bounded table against its
-    /// cap ([`Limits`]).
-    pub fn stats(&self) -> Result<Stats, PeerError> {
-        let (counters, mut tables) = {
-            let core = self.shared.core()?;
-            (core.counters().clone(), core.tables())
-        };
-        let limits = &self.shared.limits;
-        tables.pending_whois = Gauge::new(
-            self.shared.pending_whois.load(Ordering::Relaxed),
-            limits.pending_whois,
-        );
-        let queued = self
-            .shared
-            .events_tx()
-            .map_or(0, |tx| tx.max_capacity() - tx.capacity());
-        tables.events = Gauge::new(queued, limits.events.max(1));
-        Ok(Stats {
-            received: counters.received,
-            delivered: counters.delivered,
-            refused: counters
-                .refused
-                .iter()
-                .map(|(code, n)| ((*code).to_owned(), *n))
-                .collect(),
-            ignored: counters.ignored,
-            sent: self.shared.sent.load(Ordering::Relaxed),
-            send_failed: self.shared.send_failed.load(Ordering::Relaxed),
-            expired_work: counters.expired_work,
-            evicted_peers: counters.evicted_peers,
-            inbound_dropped: self.shared.transport.dropped(),
-            events_dropped: self.shared.events_dropped.load(Ordering::Relaxed),
-            tables,
-        })
     }
 
     /// The state of a work unit, if known (`submitted`, `working`, ...).

@@ -1,6 +1,6 @@
 //! Bounds on what a [`Receiver`](crate::Receiver) keeps because of what others send, and what it
 //! does past them (sans-I/O, the clock passed in). The caps live in
-//! [`ReceiverConfig`](crate::ReceiverConfig); the guide `docs/guides/peers-over-nats.md`
+//! [`ReceiverConfig`]; the guide `docs/guides/peers-over-nats.md`
 //! ("Bounds") lists every table of a peer with its cap and its policy.
 //!
 //! - **Open work**: at most [`ReceiverConfig::max_open_work`](crate::ReceiverConfig) active units
