@@ -85,6 +85,10 @@ pub(crate) struct PeerArgs {
     /// How to print events [default: text on a terminal, json otherwise]
     #[arg(long, value_enum)]
     format: Option<crate::output::Format>,
+    /// Every SECS seconds (at least 0.1), and on SIGUSR1, print a stats line: the peer's counts
+    /// and each bounded table against its cap (`{"event": "stats", ...}` in JSON)
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    stats: Option<f64>,
 }
 
 /// What `agh send` sends.
@@ -268,7 +272,11 @@ pub(crate) fn run(command: Command) -> Result<ExitCode, crate::output::Usage> {
         let done = match &command {
             Command::Peer(a) => run_peer(a, &peer, events).await,
             Command::Send(a) => run_send(a, &peer, events).await,
-            Command::Peers(a) => run_peers(a, &peer).await,
+            Command::Peers(a) => {
+                // Nobody reads the events here: dropped, so that deliveries never wait for them.
+                drop(events);
+                run_peers(a, &peer).await
+            }
         };
         // Shut down in every case (bounded), so that what was sent leaves the process.
         let shut = peer
@@ -361,6 +369,14 @@ pub fn event_json(e: &Event) -> Value {
             "answered": answered,
         }),
         Event::Ignored { id, reason } => json!({ "event": "ignored", "id": id, "reason": reason }),
+        Event::Disconnected => json!({ "event": "disconnected" }),
+        Event::Reconnected => json!({ "event": "reconnected" }),
+        Event::SlowConsumer { dropped, total } => {
+            json!({ "event": "slow_consumer", "dropped": dropped, "total": total })
+        }
+        Event::EventsDropped { dropped, total } => {
+            json!({ "event": "events_dropped", "dropped": dropped, "total": total })
+        }
     }
 }
 
@@ -419,7 +435,55 @@ pub fn event_text(e: &Event) -> String {
         Event::Ignored { id, reason } => {
             format!("ignored {}: {reason}", id.as_deref().unwrap_or("?"))
         }
+        Event::Disconnected => "disconnected from the server (reconnecting)".to_owned(),
+        Event::Reconnected => "reconnected".to_owned(),
+        Event::SlowConsumer { dropped, total } => {
+            format!("slow consumer: {dropped} inbound messages dropped ({total} in all)")
+        }
+        Event::EventsDropped { dropped, total } => {
+            format!("{dropped} events dropped, not read in time ({total} in all)")
+        }
     }
+}
+
+/// `agh peer`'s statistics (`--stats SECS`, SIGUSR1) as one line.
+fn stats_line(json_lines: bool, peer: &Peer) -> String {
+    match peer.stats() {
+        Ok(s) if json_lines => {
+            let mut v = serde_json::to_value(&s).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("event".into(), "stats".into());
+            }
+            v.to_string()
+        }
+        Ok(s) => s.to_string(),
+        Err(e) => format!("stats: {e}"),
+    }
+}
+
+#[cfg(unix)]
+type Usr1 = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type Usr1 = Option<std::convert::Infallible>;
+
+/// Listens for SIGUSR1 (`None` where there is none, or it cannot be listened for).
+fn usr1_signal() -> Usr1 {
+    #[cfg(unix)]
+    return tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
+    #[cfg(not(unix))]
+    None
+}
+
+/// Resolves on each SIGUSR1 (never without a listener).
+async fn usr1(signal: &mut Usr1) {
+    #[cfg(unix)]
+    if let Some(s) = signal {
+        s.recv().await;
+        return;
+    }
+    #[cfg(not(unix))]
+    let _ = signal;
+    std::future::pending().await
 }
 
 fn print_event(json_lines: bool, e: &Event) -> Result<(), Failure> {
@@ -485,9 +549,23 @@ async fn run_peer(a: &PeerArgs, peer: &Peer, mut events: Events) -> Result<(), F
     let thread = Container::Thread("thread_agh_cli".into());
     let stop = stop_signal();
     tokio::pin!(stop);
+    // `--stats SECS` and SIGUSR1: a stats line.
+    let mut every = a.stats.map(|s| {
+        let period = Duration::from_secs_f64(s.max(0.1));
+        tokio::time::interval_at(tokio::time::Instant::now() + period, period)
+    });
+    let mut sigusr1 = usr1_signal();
     loop {
         let event = tokio::select! {
             _ = &mut stop => break,
+            _ = async { match every.as_mut() { Some(i) => { i.tick().await; } None => std::future::pending().await } } => {
+                out_line(&stats_line(json_lines, peer))?;
+                continue;
+            }
+            _ = usr1(&mut sigusr1) => {
+                out_line(&stats_line(json_lines, peer))?;
+                continue;
+            }
             e = events.recv() => match e { Some(e) => e, None => break },
         };
         print_event(json_lines, &event)?;

@@ -28,12 +28,14 @@
 
 pub mod core;
 mod error;
+mod events;
+pub mod limits;
+pub mod stats;
 pub mod transport;
 
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agh_protocol::discovery::{Catalog, CATALOG_KEY, IDS_KEY, INCLUDE_CATALOG, INCLUDE_KEY};
@@ -50,6 +52,9 @@ use tokio::task::JoinHandle;
 
 pub use crate::core::{Container, Event, Publish};
 pub use crate::error::PeerError;
+pub use crate::events::Events;
+pub use crate::limits::Limits;
+pub use crate::stats::{Gauge, Stats, Tables};
 pub use crate::transport::{
     Bus, Inbound, LinkEvent, NatsTransport, Source, Subscription, Transport, TransportError,
 };
@@ -93,6 +98,8 @@ pub struct PeerConfig {
     pub key: Option<agh_protocol::trust::Key>,
     /// Which trust states inbound envelopes may have (default: verified and unverified).
     pub trust_policy: agh_protocol::trust::TrustPolicy,
+    /// The bounds on every table the peer keeps because of what others send.
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for PeerConfig {
@@ -108,6 +115,7 @@ impl std::fmt::Debug for PeerConfig {
             .field("discover_on_join", &self.discover_on_join)
             .field("key", &self.key)
             .field("trust_policy", &self.trust_policy)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -127,7 +135,14 @@ impl PeerConfig {
             discover_on_join: true,
             key: None,
             trust_policy: agh_protocol::trust::TrustPolicy::default(),
+            limits: Limits::default(),
         }
+    }
+
+    /// Sets the bounds.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// A Verified Peer: `nickname@fingerprint` of `key` in `workspace_id` / `channel`, signing
@@ -174,29 +189,6 @@ impl PeerConfig {
     pub fn display_name(mut self, name: &str) -> Self {
         self.display_name = Some(name.to_owned());
         self
-    }
-}
-
-/// The application's events, as a [`Stream`](futures_util::Stream). Unbounded: nothing is
-/// dropped while the application is slow. It ends when the peer shuts down, and when its
-/// inbound loop stops for any other reason (the transport ended the subscriptions, or the loop
-/// failed): then a last [`Event::Refused`] with reason `internal` says why.
-#[derive(Debug)]
-pub struct Events {
-    rx: mpsc::UnboundedReceiver<Event>,
-}
-
-impl Events {
-    /// The next event (`None` once the peer is shut down).
-    pub async fn recv(&mut self) -> Option<Event> {
-        self.rx.recv().await
-    }
-}
-
-impl futures_util::Stream for Events {
-    type Item = Event;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        self.rx.poll_recv(cx)
     }
 }
 
@@ -261,23 +253,22 @@ struct Shared {
     core: Mutex<core::PeerCore>,
     transport: Arc<dyn Transport>,
     /// `None` once the stream was ended (the inbound loop stopped).
-    events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
+    events: Mutex<Option<mpsc::Sender<Event>>>,
     delivered: broadcast::Sender<Message>,
     clock: Clock,
+    limits: Limits,
+    sent: AtomicU64,
+    send_failed: AtomicU64,
+    events_dropped: AtomicU64,
+    /// How many of `events_dropped` / the transport's drops were reported as events.
+    events_dropped_reported: AtomicU64,
+    inbound_dropped_reported: AtomicU64,
+    pending_whois: AtomicUsize,
 }
 
 impl Shared {
     fn now(&self) -> i64 {
         (self.clock)()
-    }
-
-    /// Hands an event to the application (dropped once the stream has ended).
-    fn emit(&self, event: Event) {
-        if let Ok(events) = self.events.lock() {
-            if let Some(tx) = events.as_ref() {
-                let _ = tx.send(event);
-            }
-        }
     }
 
     /// Ends the event stream after the events already queued.
@@ -294,13 +285,21 @@ impl Shared {
     }
 
     async fn publish(&self, p: &Publish) -> Result<(), PeerError> {
-        self.transport
+        let done = self
+            .transport
             .publish(p.subject.clone(), p.payload.clone())
             .await
-            .map_err(PeerError::from)
+            .map_err(PeerError::from);
+        match &done {
+            Ok(()) => self.sent.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.send_failed.fetch_add(1, Ordering::Relaxed),
+        };
+        done
     }
 
-    async fn run(&self, out: core::Outputs) {
+    /// Publishes what the core produced and hands its events on; deliveries wait for room when
+    /// `wait` (the inbound loop), everything else never does.
+    async fn run(&self, out: core::Outputs, wait: bool) {
         for p in &out.publish {
             if let Err(e) = self.publish(p).await {
                 self.emit(Event::Refused {
@@ -319,7 +318,11 @@ impl Shared {
                     let _ = self.delivered.send(m.as_ref().clone());
                 }
             }
-            self.emit(e);
+            if wait && e.is_delivery() {
+                self.deliver(e).await;
+            } else {
+                self.emit(e);
+            }
         }
     }
 
@@ -341,7 +344,7 @@ impl Shared {
             Ok(mut core) => core.on_inbound(payload, now),
             Err(_) => return,
         };
-        self.run(out).await;
+        self.run(out, true).await;
     }
 
     async fn tick(&self) {
@@ -350,7 +353,8 @@ impl Shared {
             Ok(mut core) => core.tick(now),
             Err(_) => return,
         };
-        self.run(out).await;
+        self.run(out, false).await;
+        self.report_drops();
     }
 }
 
@@ -408,6 +412,7 @@ impl Peer {
             nonce,
             key: config.key.clone(),
             trust_policy: config.trust_policy,
+            limits: config.limits.clone(),
         })?;
         let links = transport.link_events();
         let mut streams = Vec::new();
@@ -416,7 +421,7 @@ impl Peer {
         }
         let subs = futures_util::stream::select_all(streams);
         transport.flush().await?;
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = mpsc::channel(config.limits.events.max(1));
         let (delivered, _) = broadcast::channel(4096);
         let shared = Arc::new(Shared {
             core: Mutex::new(core),
@@ -424,6 +429,13 @@ impl Peer {
             events: Mutex::new(Some(events_tx)),
             delivered,
             clock: config.clock.clone(),
+            limits: config.limits.clone(),
+            sent: AtomicU64::new(0),
+            send_failed: AtomicU64::new(0),
+            events_dropped: AtomicU64::new(0),
+            events_dropped_reported: AtomicU64::new(0),
+            inbound_dropped_reported: AtomicU64::new(0),
+            pending_whois: AtomicUsize::new(0),
         });
         let (stop, stop_rx) = watch::channel(false);
 
@@ -477,9 +489,15 @@ impl Peer {
                         _ = greet.tick() => { let _ = shared.greet().await; }
                         _ = expiry.tick() => shared.tick().await,
                         event = link => match event {
-                            Some(Some(LinkEvent::Disconnected)) => down = true,
+                            Some(Some(LinkEvent::Disconnected)) => {
+                                if !down {
+                                    shared.emit(Event::Disconnected);
+                                }
+                                down = true;
+                            }
                             Some(Some(LinkEvent::Connected)) => {
                                 if down {
+                                    shared.emit(Event::Reconnected);
                                     let _ = shared.greet().await;
                                 }
                                 down = false;
@@ -693,12 +711,34 @@ impl Peer {
 
     /// Sends a whois request and collects the responses that arrive before `wait` has passed
     /// (a directed request returns as soon as its target answered, any request as soon as
-    /// [`WhoisQuery::enough`] peers did).
+    /// [`WhoisQuery::enough`] peers did, or [`Limits::whois_answers`]). At most
+    /// [`Limits::pending_whois`] calls wait at once: one more fails with `busy`.
     pub async fn whois(
         &self,
         query: &WhoisQuery,
         wait: Duration,
     ) -> Result<Vec<WhoisAnswer>, PeerError> {
+        let cap = self.shared.limits.pending_whois;
+        let pending = &self.shared.pending_whois;
+        if pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < cap).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(PeerError::Refused {
+                code: agh_protocol::ReasonCode::Busy,
+                message: format!("{cap} whois calls are already waiting (Limits::pending_whois)"),
+            });
+        }
+        struct Pending<'a>(&'a AtomicUsize);
+        impl Drop for Pending<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _pending = Pending(pending);
+        let most = self.shared.limits.whois_answers.max(1);
         let mut body = json!({ "type": "request" });
         if let Some(q) = &query.query {
             body["query"] = q.clone().into();
@@ -748,7 +788,10 @@ impl Peer {
                 catalog,
                 message: next,
             });
-            if query.to.is_some() || query.enough.is_some_and(|n| out.len() >= n) {
+            if query.to.is_some()
+                || query.enough.is_some_and(|n| out.len() >= n)
+                || out.len() >= most
+            {
                 break;
             }
         }
