@@ -1,5 +1,6 @@
 //! `agh conformance run` (the fixtures against this implementation or another command) and
-//! `agh conformance serve` (this implementation behind the line protocol, on stdin/stdout).
+//! `agh conformance serve` (this implementation behind the line protocol, on stdin/stdout) and
+//! `agh conformance wire` (the wire kit against a live peer over NATS).
 //! Arguments and help: [`Command`].
 
 use std::io::{BufRead, Write};
@@ -19,6 +20,81 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Answer the conformance line protocol on stdin/stdout (one JSON request per line)
     Serve,
+    /// Certify a live peer over NATS: run the wire scenarios against it
+    ///
+    /// Connects as probe peers of its own, runs every scenario (concurrently) against the
+    /// target, and prints one line per requirement: PASS / FAIL / SKIP, MUST / SHOULD / MAY, the
+    /// requirement id, the page or NOTES section, and on failure what was sent, expected and
+    /// what arrived. Closing line: `N passed, M failed` (`, K skipped`). Harness contract: the
+    /// target has joined the workspace channel, accepts and completes every work request
+    /// directed to it (as `agh peer --auto-complete` does), and the server allows 2 MiB
+    /// payloads. Exit status: 0 every MUST of the level passed, 1 a MUST failed, 2 a usage
+    /// error, unreadable scenarios, no server, or a report that cannot be written.
+    Wire(WireArgs),
+}
+
+/// The output forms of `agh conformance wire`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum WireFormat {
+    /// One line per requirement and the closing line
+    Text,
+    /// One JSON document
+    Json,
+    /// JUnit XML (one test case per requirement)
+    Junit,
+}
+
+/// The arguments of `agh conformance wire`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct WireArgs {
+    /// The NATS server the target is connected to (e.g. nats://127.0.0.1:4222)
+    #[arg(long, value_name = "URL")]
+    nats: String,
+    /// The workspace the target joined
+    #[arg(long, value_name = "W")]
+    workspace: String,
+    /// The channel the target joined
+    #[arg(long, value_name = "C")]
+    channel: String,
+    /// The target's peer id (a Verified Peer: its `nickname@fingerprint`)
+    #[arg(long, value_name = "PEER")]
+    target: String,
+    /// The level to certify (levels are additive)
+    #[arg(long, value_enum, default_value = "nats-peer")]
+    level: WireLevel,
+    /// Run only this scenario group (repeatable) [default: every group]
+    #[arg(long = "only", value_name = "GROUP")]
+    only: Vec<String>,
+    /// The report's format (on stdout, or in --report FILE)
+    #[arg(long, value_enum, default_value = "text")]
+    format: WireFormat,
+    /// Write the report (in --format) to FILE; stdout then gets the text lines
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// How long an expected envelope may take, in milliseconds
+    #[arg(long = "timeout-ms", value_name = "N", default_value = "2000",
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    timeout_ms: u64,
+    /// How long "nothing arrives" is watched for, in milliseconds
+    #[arg(long = "quiet-ms", value_name = "N", default_value = "1000",
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    quiet_ms: u64,
+    /// The target's greet interval (how it was started), in milliseconds
+    #[arg(long = "greet-interval-ms", value_name = "N", default_value = "30000",
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    greet_interval_ms: u64,
+    /// The scenarios directory [default: the shipped scenarios]
+    #[arg(long, value_name = "DIR")]
+    scenarios: Option<PathBuf>,
+}
+
+/// A level of `agh conformance wire`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum WireLevel {
+    /// NATS Peer: Core Peer on the NATS binding (NOTES 9)
+    NatsPeer,
+    /// Verified Peer: NATS Peer with the trust profile (TRUST.md)
+    VerifiedPeer,
 }
 
 /// The arguments of `agh conformance run`.
@@ -43,6 +119,81 @@ pub(crate) fn run(command: Command) -> ExitCode {
     match command {
         Command::Run(a) => run_suite(a),
         Command::Serve => serve(),
+        Command::Wire(a) => wire(a),
+    }
+}
+
+fn wire(a: WireArgs) -> ExitCode {
+    use agh_conformance::wire;
+    let dir = a.scenarios.unwrap_or_else(wire::shipped_scenarios);
+    let scenarios = match wire::load_scenarios(&dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("agh conformance wire: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut cfg = wire::WireConfig::new(&a.nats, &a.workspace, &a.channel, &a.target);
+    cfg.level = match a.level {
+        WireLevel::NatsPeer => wire::Level::NatsPeer,
+        WireLevel::VerifiedPeer => wire::Level::VerifiedPeer,
+    };
+    cfg.only = a.only;
+    cfg.timeout = std::time::Duration::from_millis(a.timeout_ms);
+    cfg.quiet = std::time::Duration::from_millis(a.quiet_ms);
+    cfg.greet_interval = std::time::Duration::from_millis(a.greet_interval_ms);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("agh conformance wire: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = match runtime.block_on(wire::run(cfg, &scenarios)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("agh conformance wire: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let formatted = match a.format {
+        WireFormat::Text => report.text(),
+        WireFormat::Json => format!("{:#}\n", report.json()),
+        WireFormat::Junit => report.junit(),
+    };
+    let printed = match &a.report {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, &formatted) {
+                eprintln!("agh conformance wire: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+            write_stdout(&report.text())
+        }
+        None => write_stdout(&formatted),
+    };
+    if !printed {
+        return ExitCode::from(2);
+    }
+    if report.level_met() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Writes `text` to stdout; false on an I/O error other than a closed pipe.
+fn write_stdout(text: &str) -> bool {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
+        Err(e) => {
+            eprintln!("agh conformance wire: stdout: {e}");
+            false
+        }
     }
 }
 

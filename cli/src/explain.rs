@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use agh_protocol::{explain, Options};
 use serde_json::json;
 
+use crate::output::Format;
 use crate::validate::{acp_options, detect, Profile};
-use crate::Format;
 
 /// Every problem of one envelope, with reason code, pointer and rule
 ///

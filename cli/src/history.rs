@@ -19,7 +19,7 @@ use agh_store::{
 };
 use serde_json::{json, Value};
 
-use crate::Format;
+use crate::output::{Format, Usage};
 
 /// The reading commands.
 #[derive(Debug, clap::Subcommand)]
@@ -239,12 +239,12 @@ impl From<std::io::Error> for Failure {
     }
 }
 
-/// Runs a reading command.
-pub(crate) fn run(command: Command) -> ExitCode {
+/// Runs a reading command; `Err` is a usage error found after parsing.
+pub(crate) fn run(command: Command) -> Result<ExitCode, Usage> {
     let name = command.name();
-    match run_command(&command) {
+    Ok(match run_command(&command) {
         Ok(()) | Err(Failure::StdoutClosed) => ExitCode::SUCCESS,
-        Err(Failure::Usage(m)) => crate::usage_error(&[name], m),
+        Err(Failure::Usage(m)) => return Err(Usage::new(&[name], m)),
         Err(Failure::Store(m)) => {
             eprintln!("agh {name}: {m}");
             ExitCode::from(2)
@@ -257,7 +257,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
             eprintln!("agh {name}: stdout: {e}");
             ExitCode::from(2)
         }
-    }
+    })
 }
 
 /// Opens the store the arguments name, for reading only; checks the binding given with it.

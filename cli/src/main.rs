@@ -12,15 +12,18 @@ use std::process::ExitCode;
 use std::sync::LazyLock;
 
 use clap::error::ErrorKind;
-use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod conformance;
 mod explain;
 mod history;
 mod ids;
 mod net;
+mod output;
 mod trust;
 mod validate;
+
+use output::{print_text, Usage};
 
 /// The command line: one command and its arguments.
 #[derive(Debug, Parser)]
@@ -78,9 +81,9 @@ impl Command {
             Command::Explain(a) => explain::run(a),
             Command::Conformance(c) => conformance::run(c),
             Command::Ids(c) => ids::run(c),
-            Command::Net(c) => net::run(c),
-            Command::Trust(c) => trust::run(c),
-            Command::History(c) => history::run(c),
+            Command::Net(c) => net::run(c).unwrap_or_else(|u| usage_error(&u)),
+            Command::Trust(c) => trust::run(c).unwrap_or_else(|u| usage_error(&u)),
+            Command::History(c) => history::run(c).unwrap_or_else(|u| usage_error(&u)),
             Command::Completions { shell } => completions(shell),
             Command::Version => print_text(command().render_version().trim_end()),
         }
@@ -166,33 +169,9 @@ pub(crate) fn usage(path: &[&str], message: impl std::fmt::Display) -> clap::Err
     find(&root, path).error(ErrorKind::ValueValidation, message)
 }
 
-/// Prints a usage error for the command at `path`; returns exit status 2.
-pub(crate) fn usage_error(path: &[&str], message: impl std::fmt::Display) -> ExitCode {
-    report(&usage(path, message))
-}
-
-/// Output format of the commands that print results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Format {
-    /// One human line per result
-    Text,
-    /// One JSON object per line
-    Json,
-}
-
-/// Prints `text` and a newline on stdout: exit 0, also when the reader has gone (a closed pipe
-/// is not an error, and never a panic as `println!` would make it); 2 on another I/O error.
-fn print_text(text: &str) -> ExitCode {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|()| out.flush()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("agh: stdout: {e}");
-            ExitCode::from(2)
-        }
-    }
+/// Prints a usage error found after parsing (see [`Usage`]); returns exit status 2.
+fn usage_error(u: &Usage) -> ExitCode {
+    report(&usage(&u.path, &u.message))
 }
 
 /// `agh completions SHELL`: the completion script, written whole (a closed pipe ends it

@@ -86,7 +86,11 @@ pub(crate) struct PeerArgs {
     text: String,
     /// How to print events [default: text on a terminal, json otherwise]
     #[arg(long, value_enum)]
-    format: Option<crate::Format>,
+    format: Option<crate::output::Format>,
+    /// Every SECS seconds (at least 0.1), and on SIGUSR1, print a stats line: the peer's counts
+    /// and each bounded table against its cap (`{"event": "stats", ...}` in JSON)
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    stats: Option<f64>,
     /// Record what this peer receives and sends in this SQLite file, and remember its work and
     /// dedup keys across a restart [default: DATA_DIR/agh/W/C/PEER.sqlite3, see `agh threads
     /// --help`]
@@ -291,7 +295,7 @@ fn configure(c: &Connection, id: &str, peer_args: Option<&PeerArgs>) -> Result<P
 }
 
 /// Runs `agh peer|send|peers`.
-pub(crate) fn run(command: Command) -> ExitCode {
+pub(crate) fn run(command: Command) -> Result<ExitCode, crate::output::Usage> {
     let cmd = command.name();
     let (connection, id, peer_args) = match &command {
         Command::Peer(a) => (&a.connection, Some(&a.id), Some(a)),
@@ -303,11 +307,11 @@ pub(crate) fn run(command: Command) -> ExitCode {
         .unwrap_or_else(|| format!("agh-cli.{}", std::process::id()));
     let mut config = match configure(connection, &id, peer_args) {
         Ok(c) => c,
-        Err(m) => return crate::usage_error(&[cmd], m),
+        Err(m) => return Err(crate::output::Usage::new(&[cmd], m)),
     };
     let store = match peer_args.map(|a| open_store(a, &config)) {
         Some(Ok(store)) => store,
-        Some(Err(m)) => return crate::usage_error(&[cmd], m),
+        Some(Err(m)) => return Err(crate::output::Usage::new(&[cmd], m)),
         None => None,
     };
     if let Some((path, store)) = &store {
@@ -322,7 +326,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("agh: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
+            return Ok(ExitCode::from(2));
         }
     };
     let result = runtime.block_on(async {
@@ -333,7 +337,11 @@ pub(crate) fn run(command: Command) -> ExitCode {
         let done = match &command {
             Command::Peer(a) => run_peer(a, &peer, events, store.as_ref()).await,
             Command::Send(a) => run_send(a, &peer, events).await,
-            Command::Peers(a) => run_peers(a, &peer).await,
+            Command::Peers(a) => {
+                // Nobody reads the events here: dropped, so that deliveries never wait for them.
+                drop(events);
+                run_peers(a, &peer).await
+            }
         };
         // Shut down in every case (bounded), so that what was sent leaves the process.
         let shut = peer
@@ -342,7 +350,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
             .map_err(|e| Failure::Refused(e.to_string()));
         done.and(shut)
     });
-    match result {
+    Ok(match result {
         Ok(()) => ExitCode::SUCCESS,
         // Whoever read the output has gone (`agh peer | head -3`): a clean end.
         Err(Failure::StdoutClosed) => ExitCode::SUCCESS,
@@ -350,7 +358,7 @@ pub(crate) fn run(command: Command) -> ExitCode {
             eprintln!("agh {cmd}: {m}");
             ExitCode::from(1)
         }
-    }
+    })
 }
 
 /// Why a network command stopped early.
@@ -426,6 +434,14 @@ pub fn event_json(e: &Event) -> Value {
             "answered": answered,
         }),
         Event::Ignored { id, reason } => json!({ "event": "ignored", "id": id, "reason": reason }),
+        Event::Disconnected => json!({ "event": "disconnected" }),
+        Event::Reconnected => json!({ "event": "reconnected" }),
+        Event::SlowConsumer { dropped, total } => {
+            json!({ "event": "slow_consumer", "dropped": dropped, "total": total })
+        }
+        Event::EventsDropped { dropped, total } => {
+            json!({ "event": "events_dropped", "dropped": dropped, "total": total })
+        }
     }
 }
 
@@ -484,7 +500,55 @@ pub fn event_text(e: &Event) -> String {
         Event::Ignored { id, reason } => {
             format!("ignored {}: {reason}", id.as_deref().unwrap_or("?"))
         }
+        Event::Disconnected => "disconnected from the server (reconnecting)".to_owned(),
+        Event::Reconnected => "reconnected".to_owned(),
+        Event::SlowConsumer { dropped, total } => {
+            format!("slow consumer: {dropped} inbound messages dropped ({total} in all)")
+        }
+        Event::EventsDropped { dropped, total } => {
+            format!("{dropped} events dropped, not read in time ({total} in all)")
+        }
     }
+}
+
+/// `agh peer`'s statistics (`--stats SECS`, SIGUSR1) as one line.
+fn stats_line(json_lines: bool, peer: &Peer) -> String {
+    match peer.stats() {
+        Ok(s) if json_lines => {
+            let mut v = serde_json::to_value(&s).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("event".into(), "stats".into());
+            }
+            v.to_string()
+        }
+        Ok(s) => s.to_string(),
+        Err(e) => format!("stats: {e}"),
+    }
+}
+
+#[cfg(unix)]
+type Usr1 = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type Usr1 = Option<std::convert::Infallible>;
+
+/// Listens for SIGUSR1 (`None` where there is none, or it cannot be listened for).
+fn usr1_signal() -> Usr1 {
+    #[cfg(unix)]
+    return tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).ok();
+    #[cfg(not(unix))]
+    None
+}
+
+/// Resolves on each SIGUSR1 (never without a listener).
+async fn usr1(signal: &mut Usr1) {
+    #[cfg(unix)]
+    if let Some(s) = signal {
+        s.recv().await;
+        return;
+    }
+    #[cfg(not(unix))]
+    let _ = signal;
+    std::future::pending().await
 }
 
 fn print_event(json_lines: bool, e: &Event) -> Result<(), Failure> {
@@ -548,7 +612,7 @@ async fn run_peer(
     store: Option<&Arc<dyn Store>>,
 ) -> Result<(), Failure> {
     let json_lines = match a.format {
-        Some(f) => f == crate::Format::Json,
+        Some(f) => f == crate::output::Format::Json,
         None => !std::io::stdout().is_terminal(),
     };
     let mut opened = false;
@@ -558,9 +622,23 @@ async fn run_peer(
     // Retention: at start (the first tick is immediate), then hourly.
     let mut retention = tokio::time::interval(Duration::from_secs(3600));
     let retain = store.zip(a.retain_days);
+    // `--stats SECS` and SIGUSR1: a stats line.
+    let mut every = a.stats.map(|s| {
+        let period = Duration::from_secs_f64(s.max(0.1));
+        tokio::time::interval_at(tokio::time::Instant::now() + period, period)
+    });
+    let mut sigusr1 = usr1_signal();
     loop {
         let event = tokio::select! {
             _ = &mut stop => break,
+            _ = async { match every.as_mut() { Some(i) => { i.tick().await; } None => std::future::pending().await } } => {
+                out_line(&stats_line(json_lines, peer))?;
+                continue;
+            }
+            _ = usr1(&mut sigusr1) => {
+                out_line(&stats_line(json_lines, peer))?;
+                continue;
+            }
             _ = retention.tick(), if retain.is_some() => {
                 if let Some((store, days)) = retain {
                     if let Err(e) = prune(store, days).await {

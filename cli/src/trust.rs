@@ -9,7 +9,7 @@ use agh_protocol::json::{read_envelope_json, JsonLimits};
 use agh_protocol::trust::{evaluate, Key, TrustState};
 use serde_json::{json, Value as Json};
 
-use crate::{usage_error, Format};
+use crate::output::{Format, Usage};
 
 /// The trust profile's commands.
 #[derive(Debug, clap::Subcommand)]
@@ -124,36 +124,36 @@ fn fail(message: &str) -> ExitCode {
 }
 
 /// `agh key ...`, `agh sign ...`, `agh verify ...`.
-pub(crate) fn run(command: Command) -> ExitCode {
-    match command {
-        Command::Key(KeyCommand::New { nickname, out }) => key_new(&nickname, out),
+pub(crate) fn run(command: Command) -> Result<ExitCode, Usage> {
+    Ok(match command {
+        Command::Key(KeyCommand::New { nickname, out }) => key_new(&nickname, out)?,
         Command::Key(KeyCommand::Id { key, nickname }) => key_id(key, &nickname),
         Command::Sign {
             key,
             nickname,
             envelope,
-        } => sign(key, nickname.as_deref(), envelope.as_deref()),
+        } => sign(key, nickname.as_deref(), envelope.as_deref())?,
         Command::Verify { format, envelope } => verify(format, envelope.as_deref()),
-    }
+    })
 }
 
 /// `agh key new NICKNAME [--out FILE]`.
-fn key_new(nick: &str, out: Option<PathBuf>) -> ExitCode {
+fn key_new(nick: &str, out: Option<PathBuf>) -> Result<ExitCode, Usage> {
     let path = out.unwrap_or_else(|| PathBuf::from(format!("{nick}.pem")));
     let key = match Key::generate() {
         Ok(k) => k,
-        Err(e) => return fail(&format!("key new: {e}")),
+        Err(e) => return Ok(fail(&format!("key new: {e}"))),
     };
     let id = match key.peer_id(nick) {
         Ok(id) => id,
-        Err(e) => return usage_error(&["key", "new"], e),
+        Err(e) => return Err(Usage::new(&["key", "new"], e)),
     };
     if let Err(e) = key.save(&path) {
-        return fail(&format!("key new: cannot write the key: {e}"));
+        return Ok(fail(&format!("key new: cannot write the key: {e}")));
     }
     println!("{id}");
     eprintln!("agh: secret key written to {} (owner-only)", path.display());
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `agh key id --key FILE NICKNAME`.
@@ -168,25 +168,25 @@ fn key_id(path: PathBuf, nick: &str) -> ExitCode {
 }
 
 /// `agh sign --key FILE [--as NICKNAME] [ENVELOPE|-]`.
-fn sign(path: PathBuf, nickname: Option<&str>, input: Option<&str>) -> ExitCode {
+fn sign(path: PathBuf, nickname: Option<&str>, input: Option<&str>) -> Result<ExitCode, Usage> {
     let key = match load_key(&path) {
         Ok(k) => k,
-        Err(e) => return fail(&format!("sign: {e}")),
+        Err(e) => return Ok(fail(&format!("sign: {e}"))),
     };
     let mut envelope = match read_envelope("sign", input) {
         Ok(m) => m,
-        Err(e) => return fail(&e),
+        Err(e) => return Ok(fail(&e)),
     };
     if let Some(nick) = nickname {
         match key.peer_id(nick) {
             Ok(id) => {
                 envelope.insert("from".into(), Json::String(id));
             }
-            Err(e) => return usage_error(&["sign"], e),
+            Err(e) => return Err(Usage::new(&["sign"], e)),
         }
     }
     if let Err(e) = key.sign_envelope(&mut envelope) {
-        return fail(&format!("sign: {e}"));
+        return Ok(fail(&format!("sign: {e}")));
     }
     let text = Json::Object(envelope).to_string();
     // Nothing invalid leaves signed: the result is held to every rule but freshness (a
@@ -194,13 +194,15 @@ fn sign(path: PathBuf, nickname: Option<&str>, input: Option<&str>) -> ExitCode 
     if let Err(r) =
         agh_protocol::parse(text.as_bytes(), &agh_protocol::Options::without_freshness())
     {
-        return fail(&format!("sign: not signed, the envelope is invalid: {r}"));
+        return Ok(fail(&format!(
+            "sign: not signed, the envelope is invalid: {r}"
+        )));
     }
     let mut stdout = std::io::stdout().lock();
-    match writeln!(stdout, "{text}") {
+    Ok(match writeln!(stdout, "{text}") {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&format!("sign: cannot write the output: {e}")),
-    }
+    })
 }
 
 /// `agh verify [--format text|json] [ENVELOPE|-]`.

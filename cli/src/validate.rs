@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use agh_protocol::{parse, Options};
 use serde_json::json;
 
-use crate::Format;
+use crate::output::Format;
 
 /// Which profile to validate against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -677,3 +677,32 @@ fn two_verified_peers_from_the_command_line_complete_a_work_unit() {
         "{lines:?}"
     );
 }
+
+/// `agh peer --stats SECS` prints a stats line every SECS seconds, and SIGUSR1 one at once
+/// (`Peer::stats`: counts and each bounded table against its cap).
+#[cfg(unix)]
+#[test]
+fn stats_every_secs_and_on_sigusr1() {
+    let server = NatsServer::start();
+    let (url, ws) = (server.url(), unique_workspace());
+    let (_one, rx) = Daemon::spawn(
+        net("peer", &url, &ws, "stats.one").args(["--format", "json", "--stats", "0.3"]),
+    );
+    let v = expect_line(&rx, "a stats line", |v| v["event"] == "stats");
+    assert_eq!(v["tables"]["open_work"]["cap"], 10_000);
+    assert_eq!(v["tables"]["open_work_per_initiator"]["cap"], 1_000);
+    assert!(v["received"].as_u64().is_some(), "{v}");
+    // Without --stats: one line per SIGUSR1, once the peer runs (it has seen stats.one).
+    let (two, rx2) = Daemon::spawn(net("peer", &url, &ws, "stats.two").args(["--format", "json"]));
+    expect_line(&rx2, "stats.one joined", |v| {
+        v["event"] == "peer_joined" && v["peer_id"] == "stats.one"
+    });
+    let sent = Command::new("kill")
+        .args(["-USR1", &two.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let v = expect_line(&rx2, "a stats line on SIGUSR1", |v| v["event"] == "stats");
+    assert!(v["tables"]["presence"]["len"].as_u64().unwrap() >= 1, "{v}");
+    assert!(two.alive());
+}

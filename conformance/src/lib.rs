@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 mod child;
 mod inprocess;
+pub mod wire;
 
 pub use child::ChildProcess;
 pub use inprocess::InProcess;
@@ -68,7 +69,8 @@ pub fn load(dir: &Path, groups: &[String]) -> Result<Vec<Fixture>, String> {
     let mut group_dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read fixtures {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
+        // `wire/` holds the wire kit's scenarios (`wire::load_scenarios`), not a fixture group.
+        .filter(|p| p.is_dir() && p.file_name().is_none_or(|n| n != "wire"))
         .collect();
     group_dirs.sort();
     for g in &groups.iter().collect::<Vec<_>>() {

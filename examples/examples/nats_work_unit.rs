@@ -34,6 +34,8 @@ fn show(who: &str, e: &Event) {
         ),
         Event::Refused { code, message, .. } => println!("[{who}] refused {code}: {message}"),
         Event::Ignored { reason, .. } => println!("[{who}] ignored: {reason}"),
+        // Link changes and what a slow reader lost.
+        other => println!("[{who}] {other:?}"),
     }
 }
 

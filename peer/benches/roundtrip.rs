@@ -127,6 +127,16 @@ async fn drive(
 
 /// Per request, microseconds of one thread: `parse_ref` alone, and the peer's whole protocol
 /// work (inbound pipeline, receipt built, validated, recorded and serialized).
+/// The default limits but no cap on open work: every request of the bench opens a unit that
+/// stays open (accepted, never completed), and the figures are for that path, not `busy`.
+fn unbounded_work() -> agh_peer::Limits {
+    agh_peer::Limits {
+        open_work: usize::MAX,
+        open_work_per_initiator: usize::MAX,
+        ..Default::default()
+    }
+}
+
 fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
     let n = requests.len() as f64;
     let options = agh_protocol::Options::at(now());
@@ -146,6 +156,7 @@ fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
         nonce: 1,
         key: None,
         trust_policy: Default::default(),
+        limits: unbounded_work(),
     })
     .expect("core");
     let start = Instant::now();
@@ -182,7 +193,7 @@ async fn main() {
 
     // The receiving Peer: its application accepts every request with a receipt.
     let (peer, mut events) = Peer::join(
-        PeerConfig::new(WS, CH, RECEIVER),
+        PeerConfig::new(WS, CH, RECEIVER).limits(unbounded_work()),
         NatsTransport::connect(&url).await.expect("peer connect"),
     )
     .await

@@ -7,7 +7,7 @@
 //! routing, lifecycle, refusal receipts), [`PresenceRegistry`], [`answer_whois`], the subject
 //! recipe and [`MessageBuilder`]. This module only wires them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use agh_protocol::discovery::{answer_whois_signed, Catalog, PeerCardBuilder, PresenceRegistry};
 use agh_protocol::identity::{
@@ -72,6 +72,51 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// The connection to the server was lost (the transport reconnects on its own).
+    Disconnected,
+    /// The connection is back after [`Event::Disconnected`]; the peer greets again.
+    Reconnected,
+    /// Inbound messages were dropped before the peer read them: the transport's queue was full
+    /// (async-nats's slow consumer). Reported at most once a second.
+    SlowConsumer {
+        /// Dropped since the last report.
+        dropped: u64,
+        /// Dropped since the peer joined.
+        total: u64,
+    },
+    /// Events were dropped because the application did not read them in time (its queue was
+    /// full; see [`crate::Events`]). Reported at most once a second.
+    EventsDropped {
+        /// Dropped since the last report.
+        dropped: u64,
+        /// Dropped since the peer joined.
+        total: u64,
+    },
+}
+
+impl Event {
+    /// Whether the inbound loop waits for room in the application's queue for this event
+    /// (a delivered message and the work it opened or moved) instead of dropping it.
+    pub fn is_delivery(&self) -> bool {
+        matches!(self, Event::Message(_) | Event::Work { local: false, .. })
+    }
+}
+
+/// What the core counted since it started.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Inbound payloads.
+    pub received: u64,
+    /// Valid messages delivered.
+    pub delivered: u64,
+    /// Refusals by reason code.
+    pub refused: BTreeMap<&'static str, u64>,
+    /// Valid messages not acted on.
+    pub ignored: u64,
+    /// Idle work units expired.
+    pub expired_work: u64,
+    /// Remote peers forgotten to stay within the presence bounds.
+    pub evicted_peers: u64,
 }
 
 /// What one step of the core produced.
@@ -118,6 +163,8 @@ pub struct CoreConfig {
     pub key: Option<agh_protocol::trust::Key>,
     /// Which trust states inbound envelopes may have (`VerifiedOnly` refuses unverified ones).
     pub trust_policy: agh_protocol::trust::TrustPolicy,
+    /// The bounds on the tables ([`crate::Limits`]).
+    pub limits: crate::limits::Limits,
 }
 
 /// The pure state of one local peer.
@@ -133,6 +180,7 @@ pub struct PeerCore {
     /// Every subject this peer listens on (a Verified Peer: both prefixes).
     subscriptions: Vec<String>,
     seq: u64,
+    counters: Counters,
 }
 
 impl PeerCore {
@@ -183,15 +231,23 @@ impl PeerCore {
         rc.replay_age_secs = config.replay_age_secs;
         rc.trust_policy = config.trust_policy;
         rc.signing_key = config.key.clone();
+        let limits = &config.limits;
+        rc.dedup_cap = limits.dedup;
+        rc.max_open_work = limits.open_work;
+        rc.max_open_work_per_initiator = limits.open_work_per_initiator;
+        rc.max_closed_work = limits.closed_work;
+        rc.work_idle_secs = limits.work_idle.as_secs();
         Ok(PeerCore {
             receiver: Receiver::new(rc),
-            presence: PresenceRegistry::new(config.greet_interval_secs.max(1)),
+            presence: PresenceRegistry::new(config.greet_interval_secs.max(1))
+                .with_cap(limits.presence, limits.presence_bytes),
             card,
             known: BTreeSet::new(),
             broadcast,
             own,
             subscriptions,
             seq: 0,
+            counters: Counters::default(),
             config,
         })
     }
@@ -240,6 +296,44 @@ impl PeerCore {
     /// The work units this peer knows.
     pub fn work(&self) -> &WorkTracker {
         self.receiver.work()
+    }
+
+    /// The receiver (its dedup window, work tracker and configuration).
+    pub fn receiver(&self) -> &Receiver {
+        &self.receiver
+    }
+
+    /// Remote presence (all entries kept, expired ones until the next tick).
+    pub fn presence(&self) -> &PresenceRegistry {
+        &self.presence
+    }
+
+    /// What the core counted.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The tables this core bounds, against their caps (the shell adds its own).
+    pub fn tables(&self) -> crate::stats::Tables {
+        use crate::stats::Gauge;
+        let rc = self.receiver.config();
+        let work = self.receiver.work();
+        let local = &self.config.peer_id;
+        crate::stats::Tables {
+            open_work: Gauge::new(
+                work.open_len().saturating_sub(work.open_by(local)),
+                rc.max_open_work,
+            ),
+            open_work_per_initiator: Gauge::new(
+                work.max_open_by_other(local),
+                rc.max_open_work_per_initiator,
+            ),
+            closed_work: Gauge::new(work.closed_len(), work.closed_cap()),
+            presence: Gauge::new(self.presence.remote_len(), self.presence.cap()),
+            presence_bytes: Gauge::new(self.presence.remote_bytes(), self.presence.bytes_cap()),
+            dedup: Gauge::new(self.receiver.dedup().len(), self.receiver.dedup().cap()),
+            ..Default::default()
+        }
     }
 
     /// Remote peers present at `now`, by peer id.
@@ -433,12 +527,14 @@ impl PeerCore {
     /// One inbound payload at `now`.
     pub fn on_inbound(&mut self, payload: &[u8], now: i64) -> Outputs {
         let mut out = Outputs::default();
+        self.counters.received += 1;
         match self.receiver.receive(payload, now) {
             agh_protocol::Delivery::Delivered { message, work } => {
                 if *message.envelope().from == self.config.peer_id {
                     return out; // our own broadcast, echoed by NATS
                 }
-                self.observe(&message, now, &mut out);
+                self.counters.delivered += 1;
+                self.observe(&message, now, payload.len(), &mut out);
                 if work.is_accepted() {
                     out.events.push(Event::Work {
                         message_id: message.id().to_owned(),
@@ -453,6 +549,7 @@ impl PeerCore {
                     .as_ref()
                     .is_some_and(|m| *m.envelope().from == self.config.peer_id);
                 if !own {
+                    self.counters.ignored += 1;
                     out.events.push(Event::Ignored {
                         id: message.map(|m| m.id().to_owned()),
                         reason,
@@ -467,6 +564,11 @@ impl PeerCore {
                 if to.as_deref() == Some(self.config.peer_id.as_str()) {
                     return out; // an echo of our own envelope
                 }
+                *self
+                    .counters
+                    .refused
+                    .entry(refusal.code.as_str())
+                    .or_insert(0) += 1;
                 let mut answered = false;
                 // A refused receipt is never answered with a receipt: two peers that disagree
                 // about a unit (one saw it close) would otherwise bounce receipts forever.
@@ -500,8 +602,8 @@ impl PeerCore {
         out
     }
 
-    /// Presence and whois answering for a delivered message.
-    fn observe(&mut self, message: &Message, now: i64, out: &mut Outputs) {
+    /// Presence and whois answering for a delivered message of `bytes` bytes.
+    fn observe(&mut self, message: &Message, now: i64, bytes: usize, out: &mut Outputs) {
         let card = match message.known() {
             Some(KnownBody::Greet(g)) => Some(g.peer_card.clone()),
             Some(KnownBody::Whois(w)) if w.type_ == WhoisBodyType::Response => w.peer_card.clone(),
@@ -539,9 +641,19 @@ impl PeerCore {
         };
         if let Some(card) = card {
             let id = card.peer_id.to_string();
-            self.presence
-                .refresh(&self.config.channel, card.clone(), now);
-            if self.known.insert(id) {
+            let evicted =
+                self.presence
+                    .refresh_sized(&self.config.channel, card.clone(), now, bytes);
+            let mut kept = true;
+            for gone in evicted {
+                let gone = gone.card.peer_id.to_string();
+                self.counters.evicted_peers += 1;
+                kept &= gone != id;
+                if self.known.remove(&gone) {
+                    out.events.push(Event::PeerLeft(gone));
+                }
+            }
+            if kept && self.known.insert(id) {
                 out.events.push(Event::PeerJoined(card));
             }
         }
@@ -561,6 +673,23 @@ impl PeerCore {
         for id in gone {
             self.known.remove(&id);
             out.events.push(Event::PeerLeft(id));
+        }
+        // Idle work opened by others: `failed`, with a trace to its initiator.
+        for (trace, outcome) in self.receiver.expire_idle(now) {
+            self.counters.expired_work += 1;
+            let to = trace.envelope().to.as_deref().map(String::as_str);
+            if let (Ok(subject), Ok(bytes)) = (self.subject_for(to), self.wire(&trace)) {
+                out.publish.push(Publish {
+                    subject,
+                    payload: Bytes::from(bytes),
+                    id: trace.id().to_owned(),
+                });
+            }
+            out.events.push(Event::Work {
+                message_id: trace.id().to_owned(),
+                outcome,
+                local: true,
+            });
         }
         out
     }
@@ -588,6 +717,7 @@ mod tests {
             nonce: 7,
             key: None,
             trust_policy: Default::default(),
+            limits: Default::default(),
         })
         .unwrap()
     }

@@ -28,13 +28,15 @@
 
 pub mod core;
 mod error;
+mod events;
+pub mod limits;
 mod record;
+pub mod stats;
 pub mod transport;
 
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agh_protocol::discovery::{Catalog, CATALOG_KEY, IDS_KEY, INCLUDE_CATALOG, INCLUDE_KEY};
@@ -51,6 +53,9 @@ use tokio::task::JoinHandle;
 
 pub use crate::core::{Container, Event, Publish};
 pub use crate::error::PeerError;
+pub use crate::events::Events;
+pub use crate::limits::Limits;
+pub use crate::stats::{Gauge, Stats, Tables};
 pub use crate::transport::{
     Bus, Inbound, LinkEvent, NatsTransport, Source, Subscription, Transport, TransportError,
 };
@@ -100,6 +105,8 @@ pub struct PeerConfig {
     /// not delivered (an `internal` [`Event::Refused`] says so) and not sent. Greets and the
     /// join whois are not recorded.
     pub store: Option<Arc<dyn agh_store::Store>>,
+    /// The bounds on every table the peer keeps because of what others send.
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for PeerConfig {
@@ -116,6 +123,7 @@ impl std::fmt::Debug for PeerConfig {
             .field("key", &self.key)
             .field("trust_policy", &self.trust_policy)
             .field("store", &self.store)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -136,12 +144,19 @@ impl PeerConfig {
             key: None,
             trust_policy: agh_protocol::trust::TrustPolicy::default(),
             store: None,
+            limits: Limits::default(),
         }
     }
 
     /// Records what the peer receives and sends in `store` (see [`PeerConfig::store`]).
     pub fn store(mut self, store: Arc<dyn agh_store::Store>) -> Self {
         self.store = Some(store);
+        self
+    }
+
+    /// Sets the bounds.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -189,29 +204,6 @@ impl PeerConfig {
     pub fn display_name(mut self, name: &str) -> Self {
         self.display_name = Some(name.to_owned());
         self
-    }
-}
-
-/// The application's events, as a [`Stream`](futures_util::Stream). Unbounded: nothing is
-/// dropped while the application is slow. It ends when the peer shuts down, and when its
-/// inbound loop stops for any other reason (the transport ended the subscriptions, or the loop
-/// failed): then a last [`Event::Refused`] with reason `internal` says why.
-#[derive(Debug)]
-pub struct Events {
-    rx: mpsc::UnboundedReceiver<Event>,
-}
-
-impl Events {
-    /// The next event (`None` once the peer is shut down).
-    pub async fn recv(&mut self) -> Option<Event> {
-        self.rx.recv().await
-    }
-}
-
-impl futures_util::Stream for Events {
-    type Item = Event;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        self.rx.poll_recv(cx)
     }
 }
 
@@ -276,25 +268,24 @@ struct Shared {
     core: Mutex<core::PeerCore>,
     transport: Arc<dyn Transport>,
     /// `None` once the stream was ended (the inbound loop stopped).
-    events: Mutex<Option<mpsc::UnboundedSender<Event>>>,
+    events: Mutex<Option<mpsc::Sender<Event>>>,
     delivered: broadcast::Sender<Message>,
     clock: Clock,
     store: Option<Arc<dyn agh_store::Store>>,
     replay_age_secs: u64,
+    limits: Limits,
+    sent: AtomicU64,
+    send_failed: AtomicU64,
+    events_dropped: AtomicU64,
+    /// How many of `events_dropped` / the transport's drops were reported as events.
+    events_dropped_reported: AtomicU64,
+    inbound_dropped_reported: AtomicU64,
+    pending_whois: AtomicUsize,
 }
 
 impl Shared {
     fn now(&self) -> i64 {
         (self.clock)()
-    }
-
-    /// Hands an event to the application (dropped once the stream has ended).
-    fn emit(&self, event: Event) {
-        if let Ok(events) = self.events.lock() {
-            if let Some(tx) = events.as_ref() {
-                let _ = tx.send(event);
-            }
-        }
     }
 
     /// Ends the event stream after the events already queued.
@@ -311,13 +302,21 @@ impl Shared {
     }
 
     async fn publish(&self, p: &Publish) -> Result<(), PeerError> {
-        self.transport
+        let done = self
+            .transport
             .publish(p.subject.clone(), p.payload.clone())
             .await
-            .map_err(PeerError::from)
+            .map_err(PeerError::from);
+        match &done {
+            Ok(()) => self.sent.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.send_failed.fetch_add(1, Ordering::Relaxed),
+        };
+        done
     }
 
-    async fn run(&self, out: core::Outputs) {
+    /// Publishes what the core produced and hands its events on; deliveries wait for room when
+    /// `wait` (the inbound loop), everything else never does.
+    async fn run(&self, out: core::Outputs, wait: bool) {
         for p in &out.publish {
             if let Err(e) = self.publish(p).await {
                 self.emit(Event::Refused {
@@ -336,7 +335,11 @@ impl Shared {
                     let _ = self.delivered.send(m.as_ref().clone());
                 }
             }
-            self.emit(e);
+            if wait && e.is_delivery() {
+                self.deliver(e).await;
+            } else {
+                self.emit(e);
+            }
         }
     }
 
@@ -357,49 +360,20 @@ impl Shared {
         let (out, writes) = match self.core() {
             Ok(mut core) => {
                 let out = core.on_inbound(payload, now);
+                let age = self.replay_age_secs;
                 let writes = self
                     .store
                     .as_ref()
-                    .map(|_| record::inbound(&core, payload, &out, now, self.replay_age_secs));
+                    .map(|_| record::inbound(&core, payload, &out, now, age));
                 (out, writes)
             }
             Err(_) => return,
         };
-        if let (Some(store), Some(writes)) = (&self.store, writes) {
-            if !writes.is_empty() {
-                if let Err(e) = store.submit(writes).await {
-                    // Nothing unrecorded reaches the application or leaves.
-                    self.emit(Event::Refused {
-                        code: agh_protocol::ReasonCode::Internal,
-                        pointer: String::new(),
-                        message: format!(
-                            "could not record an inbound message, so it was not delivered: {e}"
-                        ),
-                        from: None,
-                        answered: false,
-                    });
-                    return;
-                }
-            }
+        // Nothing unrecorded reaches the application or leaves.
+        if let Err(e) = record::submit(self.store.as_deref(), writes).await {
+            return self.emit(record::unrecorded(&e));
         }
-        self.run(out).await;
-    }
-
-    /// Records a message this peer is about to publish (nothing without a store).
-    async fn record_sent(
-        &self,
-        message: &Message,
-        publish: &Publish,
-        outcome: &Outcome,
-    ) -> Result<(), PeerError> {
-        let Some(store) = &self.store else {
-            return Ok(());
-        };
-        let writes = record::sent(&*self.core()?, message, publish, outcome);
-        store.submit(writes).await.map_err(|e| PeerError::Refused {
-            code: agh_protocol::ReasonCode::Internal,
-            message: format!("not sent: `{}` could not be recorded: {e}", message.id()),
-        })
+        self.run(out, true).await;
     }
 
     async fn tick(&self) {
@@ -408,7 +382,8 @@ impl Shared {
             Ok(mut core) => core.tick(now),
             Err(_) => return,
         };
-        self.run(out).await;
+        self.run(out, false).await;
+        self.report_drops();
     }
 }
 
@@ -466,29 +441,16 @@ impl Peer {
             nonce,
             key: config.key.clone(),
             trust_policy: config.trust_policy,
+            limits: config.limits.clone(),
         })?;
         let mut core = core;
         if let Some(store) = &config.store {
-            let b = store.binding();
-            if (b.workspace.as_str(), b.channel.as_str(), b.peer.as_str())
-                != (
-                    config.workspace_id.as_str(),
-                    config.channel.as_str(),
-                    config.peer_id.as_str(),
-                )
-            {
-                return Err(PeerError::Config(format!(
-                    "store: the store of {b}, not of peer {} in workspace {} channel {}",
-                    config.peer_id, config.workspace_id, config.channel
-                )));
-            }
             record::recover(
                 &mut core,
                 &**store,
                 (config.clock)(),
                 config.replay_age_secs,
-            )
-            .map_err(|e| PeerError::Config(format!("store: {e}")))?;
+            )?;
         }
         let links = transport.link_events();
         let mut streams = Vec::new();
@@ -497,7 +459,7 @@ impl Peer {
         }
         let subs = futures_util::stream::select_all(streams);
         transport.flush().await?;
-        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (events_tx, events_rx) = mpsc::channel(config.limits.events.max(1));
         let (delivered, _) = broadcast::channel(4096);
         let shared = Arc::new(Shared {
             core: Mutex::new(core),
@@ -507,6 +469,13 @@ impl Peer {
             clock: config.clock.clone(),
             store: config.store.clone(),
             replay_age_secs: config.replay_age_secs,
+            limits: config.limits.clone(),
+            sent: AtomicU64::new(0),
+            send_failed: AtomicU64::new(0),
+            events_dropped: AtomicU64::new(0),
+            events_dropped_reported: AtomicU64::new(0),
+            inbound_dropped_reported: AtomicU64::new(0),
+            pending_whois: AtomicUsize::new(0),
         });
         let (stop, stop_rx) = watch::channel(false);
 
@@ -560,9 +529,15 @@ impl Peer {
                         _ = greet.tick() => { let _ = shared.greet().await; }
                         _ = expiry.tick() => shared.tick().await,
                         event = link => match event {
-                            Some(Some(LinkEvent::Disconnected)) => down = true,
+                            Some(Some(LinkEvent::Disconnected)) => {
+                                if !down {
+                                    shared.emit(Event::Disconnected);
+                                }
+                                down = true;
+                            }
                             Some(Some(LinkEvent::Connected)) => {
                                 if down {
+                                    shared.emit(Event::Reconnected);
                                     let _ = shared.greet().await;
                                 }
                                 down = false;
@@ -640,9 +615,14 @@ impl Peer {
     /// peer subject otherwise. The lifecycle records it first; a refused one is not sent.
     pub async fn send(&self, message: Message) -> Result<Sent, PeerError> {
         let (publish, outcome) = self.shared.core()?.prepare(&message)?;
-        self.shared
-            .record_sent(&message, &publish, &outcome)
-            .await?;
+        let writes = self.shared.store.as_ref().map(|_| {
+            self.shared
+                .core()
+                .map(|core| record::sent(&core, &message, &publish, &outcome))
+        });
+        record::submit(self.shared.store.as_deref(), writes.transpose()?)
+            .await
+            .map_err(|e| record::not_sent(&message, &e))?;
         self.shared.publish(&publish).await?;
         if outcome.is_accepted() {
             self.shared.emit(Event::Work {
@@ -779,12 +759,34 @@ impl Peer {
 
     /// Sends a whois request and collects the responses that arrive before `wait` has passed
     /// (a directed request returns as soon as its target answered, any request as soon as
-    /// [`WhoisQuery::enough`] peers did).
+    /// [`WhoisQuery::enough`] peers did, or [`Limits::whois_answers`]). At most
+    /// [`Limits::pending_whois`] calls wait at once: one more fails with `busy`.
     pub async fn whois(
         &self,
         query: &WhoisQuery,
         wait: Duration,
     ) -> Result<Vec<WhoisAnswer>, PeerError> {
+        let cap = self.shared.limits.pending_whois;
+        let pending = &self.shared.pending_whois;
+        if pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < cap).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(PeerError::Refused {
+                code: agh_protocol::ReasonCode::Busy,
+                message: format!("{cap} whois calls are already waiting (Limits::pending_whois)"),
+            });
+        }
+        struct Pending<'a>(&'a AtomicUsize);
+        impl Drop for Pending<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _pending = Pending(pending);
+        let most = self.shared.limits.whois_answers.max(1);
         let mut body = json!({ "type": "request" });
         if let Some(q) = &query.query {
             body["query"] = q.clone().into();
@@ -834,7 +836,10 @@ impl Peer {
                 catalog,
                 message: next,
             });
-            if query.to.is_some() || query.enough.is_some_and(|n| out.len() >= n) {
+            if query.to.is_some()
+                || query.enough.is_some_and(|n| out.len() >= n)
+                || out.len() >= most
+            {
                 break;
             }
         }

@@ -13,6 +13,38 @@ use agh_store::{
 };
 
 use crate::core::{Event, Outputs, PeerCore, Publish};
+use crate::error::PeerError;
+
+/// Submits `writes` to `store` and waits until they are durable (nothing to do without a store
+/// or without writes).
+pub(crate) async fn submit(
+    store: Option<&dyn Store>,
+    writes: Option<Vec<Write>>,
+) -> agh_store::Result<()> {
+    match (store, writes) {
+        (Some(store), Some(writes)) if !writes.is_empty() => store.submit(writes).await,
+        _ => Ok(()),
+    }
+}
+
+/// The event that says an inbound message was not delivered because it could not be recorded.
+pub(crate) fn unrecorded(e: &agh_store::Error) -> Event {
+    Event::Refused {
+        code: agh_protocol::ReasonCode::Internal,
+        pointer: String::new(),
+        message: format!("could not record an inbound message, so it was not delivered: {e}"),
+        from: None,
+        answered: false,
+    }
+}
+
+/// The error of a send refused because the message could not be recorded.
+pub(crate) fn not_sent(message: &Message, e: &agh_store::Error) -> PeerError {
+    PeerError::Refused {
+        code: agh_protocol::ReasonCode::Internal,
+        message: format!("not sent: `{}` could not be recorded: {e}", message.id()),
+    }
+}
 
 /// The local time, Unix milliseconds (what the store's `*_ms` columns hold).
 pub(crate) fn now_ms() -> i64 {
@@ -131,7 +163,11 @@ pub(crate) fn inbound(
                 last_seen_ms: at_ms,
                 card: serde_json::to_string(card).ok(),
             })),
-            Event::PeerLeft(_) => {}
+            Event::PeerLeft(_)
+            | Event::Disconnected
+            | Event::Reconnected
+            | Event::SlowConsumer { .. }
+            | Event::EventsDropped { .. } => {}
             Event::Refused {
                 code,
                 pointer,
@@ -236,7 +272,24 @@ pub struct Recovered {
 /// (those of the window through `receive`, which puts their keys back; the others through the
 /// lifecycle only). So after a restart a duplicate gets `duplicate`, a message on closed work
 /// `work_closed`, and open work goes on.
+/// The store must be this peer's (same workspace, channel and peer id).
 pub(crate) fn recover(
+    core: &mut PeerCore,
+    store: &dyn Store,
+    now: i64,
+    replay_age_secs: u64,
+) -> Result<Recovered, PeerError> {
+    let (b, c) = (store.binding(), core.config());
+    if (&b.workspace, &b.channel, &b.peer) != (&c.workspace_id, &c.channel, &c.peer_id) {
+        return Err(PeerError::Config(format!(
+            "store: the store of {b}, not of peer {} in workspace {} channel {}",
+            c.peer_id, c.workspace_id, c.channel
+        )));
+    }
+    replay(core, store, now, replay_age_secs).map_err(|e| PeerError::Config(format!("store: {e}")))
+}
+
+fn replay(
     core: &mut PeerCore,
     store: &dyn Store,
     now: i64,

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -106,6 +107,11 @@ pub trait Transport: Send + Sync + 'static {
     fn flush(&self) -> BoxFuture<'_, Result<(), TransportError>>;
     /// Connection changes (reconnects); `None` for a transport that never disconnects.
     fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>>;
+    /// How many inbound messages the transport dropped before they were read (its queue for a
+    /// subscription was full: a slow consumer), since it was created.
+    fn dropped(&self) -> u64 {
+        0
+    }
 }
 
 /// The NATS binding: NATS Core publish/subscribe through `async-nats`. Reconnects are the
@@ -116,6 +122,19 @@ pub struct NatsTransport {
     client: async_nats::Client,
     url: String,
     links: broadcast::Sender<LinkEvent>,
+    /// Messages async-nats dropped for a full subscription queue (one `SlowConsumer` event
+    /// each, as far as its own event queue kept them).
+    dropped: Arc<AtomicU64>,
+    /// Inbound accounting: messages read out of the subscriptions, and live subscriptions.
+    reads: Arc<Reads>,
+    capacity: usize,
+}
+
+/// What came out of a transport's subscriptions.
+#[derive(Debug, Default)]
+struct Reads {
+    read: AtomicU64,
+    live: AtomicUsize,
 }
 
 impl fmt::Debug for NatsTransport {
@@ -130,9 +149,25 @@ impl NatsTransport {
     /// Connects to the NATS server at `url` (`nats://127.0.0.1:4222`, or several URLs of one
     /// cluster separated by commas). Fails with a message naming the URL when no server answers.
     pub async fn connect(url: &str) -> Result<NatsTransport, TransportError> {
+        NatsTransport::connect_with_capacity(url, Self::DEFAULT_SUBSCRIPTION_CAPACITY).await
+    }
+
+    /// How many inbound messages each subscription queues before async-nats drops more (a
+    /// slow consumer, counted in [`Transport::dropped`]): 8,192.
+    pub const DEFAULT_SUBSCRIPTION_CAPACITY: usize = 8_192;
+
+    /// [`NatsTransport::connect`] queuing at most `capacity` inbound messages per subscription
+    /// (at least 1).
+    pub async fn connect_with_capacity(
+        url: &str,
+        capacity: usize,
+    ) -> Result<NatsTransport, TransportError> {
         let (links, _) = broadcast::channel(64);
         let tx = links.clone();
+        let dropped = Arc::new(AtomicU64::new(0));
+        let drops = dropped.clone();
         let options = async_nats::ConnectOptions::new()
+            .subscription_capacity(capacity.max(1))
             .connection_timeout(Duration::from_secs(3))
             .reconnect_delay_callback(|attempts| {
                 Duration::from_millis(50 * (attempts.min(20) as u64 + 1))
@@ -140,7 +175,11 @@ impl NatsTransport {
             .max_reconnects(None)
             .event_callback(move |event| {
                 let tx = tx.clone();
+                let drops = drops.clone();
                 async move {
+                    if let async_nats::Event::SlowConsumer(_) = event {
+                        drops.fetch_add(1, Ordering::Relaxed);
+                    }
                     let link = match event {
                         async_nats::Event::Connected => Some(LinkEvent::Connected),
                         async_nats::Event::Disconnected => Some(LinkEvent::Disconnected),
@@ -170,6 +209,9 @@ impl NatsTransport {
             client,
             url: url.to_owned(),
             links,
+            dropped,
+            reads: Arc::new(Reads::default()),
+            capacity: capacity.max(1),
         })
     }
 
@@ -205,7 +247,11 @@ impl Transport for NatsTransport {
                 .subscribe(subject.clone())
                 .await
                 .map_err(|e| TransportError::new(format!("subscribe to `{subject}`: {e}")))?;
-            Ok(Subscription::new(NatsSubscription { sub }))
+            self.reads.live.fetch_add(1, Ordering::Relaxed);
+            Ok(Subscription::new(NatsSubscription {
+                sub,
+                reads: self.reads.clone(),
+            }))
         })
     }
 
@@ -221,20 +267,46 @@ impl Transport for NatsTransport {
     fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>> {
         Some(self.links.subscribe())
     }
+
+    /// A lower bound of the messages async-nats dropped: the larger of its `SlowConsumer`
+    /// events (one per dropped message, but its own event queue of 128 overflows under a
+    /// storm) and the messages the client received that were neither read out of a
+    /// subscription nor can still be queued in one (`capacity` per live subscription). For a
+    /// client that only this transport's subscriptions use.
+    fn dropped(&self) -> u64 {
+        let received = self.client.statistics().in_messages.load(Ordering::Relaxed);
+        let read = self.reads.read.load(Ordering::Relaxed);
+        let queued =
+            (self.capacity as u64).saturating_mul(self.reads.live.load(Ordering::Relaxed) as u64);
+        let unread = received.saturating_sub(read).saturating_sub(queued);
+        self.dropped.load(Ordering::Relaxed).max(unread)
+    }
 }
 
 /// An `async-nats` subscriber as a [`Source`].
 struct NatsSubscription {
     sub: async_nats::Subscriber,
+    reads: Arc<Reads>,
+}
+
+impl Drop for NatsSubscription {
+    fn drop(&mut self) {
+        self.reads.live.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl futures_util::Stream for NatsSubscription {
     type Item = Inbound;
     fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
+        self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Inbound>> {
-        self.sub.poll_next_unpin(cx).map(|m| {
+        let this = self.get_mut();
+        let reads = &this.reads;
+        this.sub.poll_next_unpin(cx).map(|m| {
+            if m.is_some() {
+                reads.read.fetch_add(1, Ordering::Relaxed);
+            }
             m.map(|m| Inbound {
                 subject: m.subject.to_string(),
                 payload: m.payload,

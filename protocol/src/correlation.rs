@@ -349,6 +349,18 @@ impl Correlator {
         }
     }
 
+    /// The same tracker keeping at most `cap` exchanges (at least 1; the oldest go first).
+    pub fn with_cap(mut self, cap: usize) -> Self {
+        self.cap = cap.max(1);
+        self.enforce_cap();
+        self
+    }
+
+    /// The bound on tracked exchanges.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
     /// How many exchanges are tracked.
     pub fn len(&self) -> usize {
         self.pending.len()

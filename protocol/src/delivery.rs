@@ -157,6 +157,16 @@ pub struct ReceiverConfig {
     /// The local peer's signing key when it is a Verified Peer: the receipts this receiver
     /// writes are signed with it (its `local_peer` is then the key's `nickname@fingerprint`).
     pub signing_key: Option<crate::trust::Key>,
+    /// Most active work units opened by other peers, in all; past it new work is refused
+    /// with `busy` ([`crate::bounds`]).
+    pub max_open_work: usize,
+    /// Most active work units one other peer may have open with this one (`busy` past it).
+    pub max_open_work_per_initiator: usize,
+    /// Most terminal work units remembered (the oldest closed is forgotten first).
+    pub max_closed_work: usize,
+    /// An active unit opened by another peer with no accepted message for this long (seconds)
+    /// is expired as `failed` by [`Receiver::expire_idle`]; 0: never.
+    pub work_idle_secs: u64,
 }
 
 impl ReceiverConfig {
@@ -170,6 +180,10 @@ impl ReceiverConfig {
             dedup_cap: DedupWindow::DEFAULT_CAP,
             trust_policy: crate::trust::TrustPolicy::default(),
             signing_key: None,
+            max_open_work: crate::bounds::DEFAULT_MAX_OPEN_WORK,
+            max_open_work_per_initiator: crate::bounds::DEFAULT_MAX_OPEN_WORK_PER_INITIATOR,
+            max_closed_work: WorkTracker::DEFAULT_CLOSED_CAP,
+            work_idle_secs: crate::bounds::DEFAULT_WORK_IDLE_SECS,
         }
     }
 }
@@ -249,9 +263,9 @@ impl Receiver {
     pub fn with_registry(config: ReceiverConfig, registry: Registry) -> Self {
         Receiver {
             dedup: DedupWindow::new(config.dedup_cap, config.replay_age_secs),
+            work: WorkTracker::new().with_closed_cap(config.max_closed_work),
             config,
             registry,
-            work: WorkTracker::new(),
             receipts_sent: 0,
         }
     }
@@ -275,6 +289,42 @@ impl Receiver {
     /// moves (the receiver sees only what others send).
     pub fn record_sent(&mut self, message: &Message) -> Outcome {
         self.work.apply_message(message)
+    }
+
+    /// Expires, at `now`, the active units opened by other peers that had no accepted message
+    /// for [`ReceiverConfig::work_idle_secs`]: each is moved to `failed` by a `trace` from this
+    /// peer to its initiator, returned here to be sent (already recorded). A unit that such a
+    /// trace cannot close is forgotten. Nothing when the idle limit is 0.
+    pub fn expire_idle(&mut self, now: i64) -> Vec<(Message, Outcome)> {
+        let Ok(idle) = i64::try_from(self.config.work_idle_secs) else {
+            return Vec::new();
+        };
+        if idle == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (key, unit) in self.work.idle_before(now.saturating_sub(idle)) {
+            if unit.target != self.config.local_peer {
+                continue;
+            }
+            self.receipts_sent += 1;
+            let id = format!(
+                "idle_{}_{}_{}",
+                self.config.local_peer, now, self.receipts_sent
+            );
+            let applied =
+                crate::bounds::idle_trace(&self.config, &key, &unit, &id, now).map(|trace| {
+                    let outcome = self.work.apply_message(&trace);
+                    (trace, outcome)
+                });
+            match applied {
+                Some((trace, outcome)) if outcome.is_accepted() => out.push((trace, outcome)),
+                _ => {
+                    self.work.forget(&key);
+                }
+            }
+        }
+        out
     }
 
     /// Receives one envelope at `now` (Unix seconds).
@@ -330,6 +380,14 @@ impl Receiver {
                     **direct_id, *env.from
                 );
                 return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
+            }
+        }
+        // Past a work cap: `busy`, and nothing is recorded (not even by dedup). A repeat of an
+        // envelope already received skips this and is refused as `duplicate` below.
+        self.dedup.expire(now);
+        if !self.dedup.contains(&env.from, &env.id) {
+            if let Some(m) = crate::bounds::over_work_cap(&self.work, &self.config, &message) {
+                return self.refuse(&message, ReasonCode::Busy, "", m, now);
             }
         }
         if !self.dedup.insert(&env.from, &env.id, now) {

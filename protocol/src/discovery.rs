@@ -7,7 +7,7 @@
 //! The digests come from [`crate::digest`]. Nothing here reads a clock: `now` (Unix seconds) is
 //! passed in.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -512,11 +512,23 @@ pub struct PresenceEntry {
 /// Channel-scoped presence, keyed by `(channel, peer_id)`: remote peers are refreshed by
 /// `greet` and expire at `last_seen + 2 x interval` (present while `now` is before that);
 /// local peers never expire and shadow remote ones with the same key. The clock is passed in.
+///
+/// Remote entries are bounded: at most `cap` of them, holding at most `bytes_cap` bytes of
+/// cards (as the caller sized them, e.g. the greet's length); past either bound the least
+/// recently seen entry is forgotten ([`PresenceRegistry::refresh_sized`] returns it).
 #[derive(Clone, Debug)]
 pub struct PresenceRegistry {
     interval_secs: i64,
     remote: HashMap<(String, String), PresenceEntry>,
     local: HashMap<(String, String), PresenceEntry>,
+    /// Per remote entry: its sequence number in `order` and its size in bytes.
+    slots: HashMap<(String, String), (u64, usize)>,
+    /// (sequence number, key), least recently seen first; stale numbers are skipped.
+    order: VecDeque<(u64, (String, String))>,
+    next_seq: u64,
+    bytes: usize,
+    cap: usize,
+    bytes_cap: usize,
 }
 
 impl Default for PresenceRegistry {
@@ -538,7 +550,103 @@ impl PresenceRegistry {
                 .min(i64::MAX / 4),
             remote: HashMap::new(),
             local: HashMap::new(),
+            slots: HashMap::new(),
+            order: VecDeque::new(),
+            next_seq: 0,
+            bytes: 0,
+            cap: Self::DEFAULT_CAP,
+            bytes_cap: Self::DEFAULT_BYTES_CAP,
         }
+    }
+
+    /// Default bound on remote entries.
+    pub const DEFAULT_CAP: usize = 10_000;
+    /// Default bound on the bytes of remote cards: 32 MiB.
+    pub const DEFAULT_BYTES_CAP: usize = 32 << 20;
+
+    /// The same registry holding at most `cap` remote entries (at least 1) of at most
+    /// `bytes_cap` bytes in all.
+    pub fn with_cap(mut self, cap: usize, bytes_cap: usize) -> Self {
+        self.cap = cap.max(1);
+        self.bytes_cap = bytes_cap;
+        self.evict();
+        self
+    }
+
+    /// The bound on remote entries.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// The bound on the bytes of remote cards.
+    pub fn bytes_cap(&self) -> usize {
+        self.bytes_cap
+    }
+
+    /// How many remote entries are kept (expired ones included until [`PresenceRegistry::expire`]).
+    pub fn remote_len(&self) -> usize {
+        self.remote.len()
+    }
+
+    /// The bytes of the remote cards kept.
+    pub fn remote_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// [`PresenceRegistry::refresh`] of a card of `bytes` bytes; returns the entries forgotten to
+    /// stay within the bounds, least recently seen first (the card itself when it alone is over
+    /// the bytes bound).
+    pub fn refresh_sized(
+        &mut self,
+        channel: &str,
+        card: PeerCard,
+        now: i64,
+        bytes: usize,
+    ) -> Vec<PresenceEntry> {
+        let key = (channel.to_owned(), card.peer_id.to_string());
+        let last_seen = self.remote.get(&key).map_or(now, |e| e.last_seen.max(now));
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if let Some((_, old)) = self.slots.insert(key.clone(), (seq, bytes)) {
+            self.bytes = self.bytes.saturating_sub(old);
+        }
+        self.bytes = self.bytes.saturating_add(bytes);
+        self.order.push_back((seq, key.clone()));
+        self.remote.insert(
+            key,
+            PresenceEntry {
+                card,
+                last_seen,
+                local: false,
+            },
+        );
+        self.evict()
+    }
+
+    /// Forgets the least recently seen remote entries while over a bound.
+    fn evict(&mut self) -> Vec<PresenceEntry> {
+        let mut out = Vec::new();
+        while self.remote.len() > self.cap || self.bytes > self.bytes_cap {
+            let Some((seq, key)) = self.order.pop_front() else {
+                break;
+            };
+            if self.slots.get(&key).is_some_and(|(s, _)| *s == seq) {
+                if let Some((_, size)) = self.slots.remove(&key) {
+                    self.bytes = self.bytes.saturating_sub(size);
+                }
+                if let Some(e) = self.remote.remove(&key) {
+                    out.push(e);
+                }
+            }
+        }
+        // Stale sequence numbers (refreshed or expired entries): keep the queue within twice
+        // the entries.
+        if self.order.len() > 2 * self.remote.len() + 64 {
+            let slots = &self.slots;
+            self.order
+                .retain(|(seq, key)| slots.get(key).is_some_and(|(s, _)| s == seq));
+        }
+        out
     }
 
     /// The greet interval, seconds.
@@ -574,16 +682,8 @@ impl PresenceRegistry {
     /// Records a remote peer's greet in `channel` at `now`: its card replaces the previous one
     /// and `last_seen` moves to `now` (never backwards).
     pub fn refresh(&mut self, channel: &str, card: PeerCard, now: i64) {
-        let key = (channel.to_owned(), card.peer_id.to_string());
-        let last_seen = self.remote.get(&key).map_or(now, |e| e.last_seen.max(now));
-        self.remote.insert(
-            key,
-            PresenceEntry {
-                card,
-                last_seen,
-                local: false,
-            },
-        );
+        let bytes = serde_json::to_vec(&card).map_or(0, |b| b.len());
+        self.refresh_sized(channel, card, now, bytes);
     }
 
     /// Records a parsed `greet` received at `now` (the receiver's clock, not the envelope's
@@ -649,6 +749,19 @@ impl PresenceRegistry {
         let interval = self.interval_secs;
         self.remote
             .retain(|_, e| now < e.last_seen.saturating_add(2 * interval));
+        if self.remote.len() < before {
+            let remote = &self.remote;
+            let mut freed = 0;
+            self.slots.retain(|k, (_, size)| {
+                let keep = remote.contains_key(k);
+                if !keep {
+                    freed += *size;
+                }
+                keep
+            });
+            self.bytes = self.bytes.saturating_sub(freed);
+            self.evict();
+        }
         before - self.remote.len()
     }
 }

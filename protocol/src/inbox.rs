@@ -119,6 +119,22 @@ impl<P: Profile> Inbox<P> {
         }
     }
 
+    /// The inbox of `local` remembering at most `dedup_cap` `(from, id)` pairs and tracking at
+    /// most `correlation_cap` exchanges (the oldest is forgotten first; see [`Correlator`]).
+    pub fn with_limits(local: impl Into<String>, dedup_cap: usize, correlation_cap: usize) -> Self {
+        Inbox {
+            local: local.into(),
+            dedup: DedupWindow::new(dedup_cap, P::SPEC.replay_age_secs),
+            correlator: Correlator::for_spec(&P::SPEC).with_cap(correlation_cap),
+            profile: PhantomData,
+        }
+    }
+
+    /// The dedup window.
+    pub fn dedup(&self) -> &DedupWindow {
+        &self.dedup
+    }
+
     /// The local party.
     pub fn local(&self) -> &str {
         &self.local

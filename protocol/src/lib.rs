@@ -4,6 +4,7 @@
 
 extern crate self as agh_protocol;
 
+pub mod bounds;
 pub mod build;
 pub mod check;
 pub mod correlation;

@@ -30,7 +30,7 @@
 //!   `internal` (a trace with state `submitted`: work never moves back to, or stays by trace at,
 //!   `submitted`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
 use serde_json::Value;
@@ -299,6 +299,12 @@ pub struct WorkTracker {
     units: HashMap<WorkKey, WorkUnit>,
     /// `(workspace, channel, work_id)` -> the key of its active (non-terminal) unit.
     active: HashMap<ChannelWork, WorkKey>,
+    /// Initiator -> how many of its units are active (non-terminal).
+    open_by: HashMap<String, usize>,
+    /// Terminal units, in the order they closed (oldest first); some may have been removed.
+    closed: VecDeque<WorkKey>,
+    /// Most terminal units remembered (the oldest closed is forgotten first).
+    closed_cap: usize,
 }
 
 impl Default for WorkTracker {
@@ -319,6 +325,115 @@ impl WorkTracker {
             lifecycle,
             units: HashMap::new(),
             active: HashMap::new(),
+            open_by: HashMap::new(),
+            closed: VecDeque::new(),
+            closed_cap: Self::DEFAULT_CLOSED_CAP,
+        }
+    }
+
+    /// The default bound on remembered terminal units.
+    pub const DEFAULT_CLOSED_CAP: usize = 10_000;
+
+    /// The same tracker, remembering at most `cap` terminal units (at least 1): past it, the
+    /// unit that closed first is forgotten (a later message for it is then ignored as never
+    /// opened instead of refused with `work_closed`).
+    pub fn with_closed_cap(mut self, cap: usize) -> Self {
+        self.closed_cap = cap.max(1);
+        self.enforce_closed_cap();
+        self
+    }
+
+    /// The bound on remembered terminal units.
+    pub fn closed_cap(&self) -> usize {
+        self.closed_cap
+    }
+
+    /// How many units are active (non-terminal).
+    pub fn open_len(&self) -> usize {
+        self.active.len()
+    }
+
+    /// How many terminal units are remembered.
+    pub fn closed_len(&self) -> usize {
+        self.units.len() - self.active.len()
+    }
+
+    /// How many active units `initiator` opened.
+    pub fn open_by(&self, initiator: &str) -> usize {
+        self.open_by.get(initiator).copied().unwrap_or(0)
+    }
+
+    /// The most active units any initiator but `except` has open (0 when none has).
+    pub fn max_open_by_other(&self, except: &str) -> usize {
+        self.open_by
+            .iter()
+            .filter(|(who, _)| who.as_str() != except)
+            .map(|(_, n)| *n)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The active units whose last accepted message is older than `ts`, oldest first.
+    pub fn idle_before(&self, ts: i64) -> Vec<(WorkKey, WorkUnit)> {
+        let mut out: Vec<(WorkKey, WorkUnit)> = self
+            .active
+            .values()
+            .filter_map(|k| self.units.get(k).map(|u| (k, u)))
+            .filter(|(_, u)| u.last_ts < ts)
+            .map(|(k, u)| (k.clone(), u.clone()))
+            .collect();
+        out.sort_by(|a, b| a.1.last_ts.cmp(&b.1.last_ts).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+
+    /// Forgets one unit, active or not; whether it was known.
+    pub fn forget(&mut self, key: &WorkKey) -> bool {
+        let Some(unit) = self.units.remove(key) else {
+            return false;
+        };
+        let cw = channel_work(key);
+        if self.active.get(&cw) == Some(key) {
+            self.active.remove(&cw);
+            self.release(&unit.initiator);
+        }
+        true
+    }
+
+    fn release(&mut self, initiator: &str) {
+        if let Some(n) = self.open_by.get_mut(initiator) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.open_by.remove(initiator);
+            }
+        }
+    }
+
+    /// Records that `key` closed, and forgets the oldest terminal units past the cap.
+    fn closed_now(&mut self, key: &WorkKey) {
+        self.closed.push_back(key.clone());
+        self.enforce_closed_cap();
+    }
+
+    fn enforce_closed_cap(&mut self) {
+        let lifecycle = self.lifecycle;
+        while self.closed_len() > self.closed_cap {
+            let Some(key) = self.closed.pop_front() else {
+                break;
+            };
+            if self
+                .units
+                .get(&key)
+                .is_some_and(|u| lifecycle.is_terminal(u.state))
+            {
+                self.units.remove(&key);
+            }
+        }
+        // Keys of units removed otherwise (`forget`, `remove_terminal_before`) are dropped
+        // lazily: keep the queue within twice the cap.
+        if self.closed.len() > 2 * self.closed_cap.max(self.closed_len()) {
+            let units = &self.units;
+            self.closed
+                .retain(|k| units.get(k).is_some_and(|u| lifecycle.is_terminal(u.state)));
         }
     }
 
@@ -369,20 +484,34 @@ impl WorkTracker {
                     opened_by: event.id.clone(),
                     last_ts: event.ts,
                 };
-                if !self.lifecycle.is_terminal(state) {
+                let terminal = self.lifecycle.is_terminal(state);
+                if !terminal {
                     self.active.insert(channel_work(key), key.clone());
+                    *self.open_by.entry(event.from.clone()).or_insert(0) += 1;
                 }
                 self.units.insert(key.clone(), unit);
+                if terminal {
+                    self.closed_now(key);
+                }
             }
             Outcome::Transitioned { key, to, .. } | Outcome::Unchanged { key, state: to } => {
+                let terminal = self.lifecycle.is_terminal(to);
+                let mut initiator = None;
                 if let Some(unit) = self.units.get_mut(key) {
                     unit.state = to;
                     unit.last_ts = unit.last_ts.max(event.ts);
+                    if terminal {
+                        initiator = Some(unit.initiator.clone());
+                    }
                 }
-                if self.lifecycle.is_terminal(to) {
+                if terminal {
                     let cw = channel_work(key);
                     if self.active.get(&cw) == Some(key) {
                         self.active.remove(&cw);
+                        if let Some(i) = initiator {
+                            self.release(&i);
+                        }
+                        self.closed_now(key);
                     }
                 }
             }
@@ -398,7 +527,12 @@ impl WorkTracker {
         let lifecycle = self.lifecycle;
         self.units
             .retain(|_, unit| !(lifecycle.is_terminal(unit.state) && unit.last_ts < ts));
-        before - self.units.len()
+        let removed = before - self.units.len();
+        if removed > 0 {
+            let units = &self.units;
+            self.closed.retain(|k| units.contains_key(k));
+        }
+        removed
     }
 
     fn moves(&self, kind: &str) -> bool {

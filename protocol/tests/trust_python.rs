@@ -4,7 +4,7 @@
 //! for byte the same, every signature made here verifies there, and every one-byte change of a
 //! signed envelope fails there as it does here.
 //!
-//! Needs `python3` with `rfc8785` and `cryptography` (`.ci/run` installs them). Without them the
+//! Needs `python3` with `rfc8785` and `cryptography` (`cargo xtask test` installs them). Without them the
 //! tests say they were skipped, except under CI (`CI` set to a non-empty value other than
 //! `false` or `0`; `.ci/run` exports `CI=true`), where that is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::model::Binding;
+use crate::binding::Binding;
 
 /// A store result.
 pub type Result<T> = std::result::Result<T, Error>;

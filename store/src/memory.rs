@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use crate::contract::Store;
 use crate::cursor::{paginate, Key, Page, PageRequest};
 use crate::error::Result;
 use crate::model::{
@@ -12,7 +13,6 @@ use crate::model::{
     Transition, WorkChange, WorkDetail, WorkRecord, WorkRef, Write,
 };
 use crate::ticket::Ticket;
-use crate::Store;
 
 /// A [`Store`] in memory: gone with the process.
 #[derive(Debug)]

@@ -4,6 +4,12 @@
 //! `docs/reference/acp/`, and the add-a-kind guide's code in `acp/tests/acp_with_progress/`; see
 //! `agh_codegen::workspace_outputs`), or, with `--check`, writes nothing and fails naming every
 //! stale, missing or extra file.
+//!
+//! `cargo xtask test [--use-venv] [ARGS...]`: `cargo test --workspace ARGS...` with what the tests
+//! need that cargo cannot fetch (a `nats-server`, the Python cross-checks' packages), installed
+//! into `target/xtask-env/` when the machine lacks them; see [`test`].
+
+mod test;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,12 +25,15 @@ fn workspace_root() -> PathBuf {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask codegen [--check]");
+    eprintln!("usage: cargo xtask codegen [--check] | cargo xtask test [--use-venv] [ARGS...]");
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("test") {
+        return test::run(&workspace_root(), &args[1..]);
+    }
     let check = match args
         .iter()
         .map(String::as_str)

@@ -40,8 +40,12 @@ pub fn unique_workspace() -> String {
 /// Max payload the test servers allow: 2 MiB (the binding needs at least 1 MiB).
 pub const MAX_PAYLOAD: usize = 2 * 1024 * 1024;
 
-/// The `nats-server` binary: on PATH, or Debian's `/usr/sbin/nats-server`.
+/// The `nats-server` binary: the one `AGH_NATS_SERVER` names (`cargo xtask test` sets it), else
+/// the first on PATH, else Debian's `/usr/sbin/nats-server`.
 pub fn binary() -> PathBuf {
+    if let Some(named) = std::env::var_os("AGH_NATS_SERVER").filter(|v| !v.is_empty()) {
+        return PathBuf::from(named);
+    }
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
             let p = dir.join("nats-server");
@@ -133,7 +137,9 @@ impl NatsServer {
             .spawn()
             .unwrap_or_else(|e| {
                 panic!(
-                    "cannot start {} ({e}); install it with `apt-get install nats-server`",
+                    "cannot start {} ({e}); run the tests with `cargo xtask test` (it installs \
+                     one), install it with `apt-get install nats-server`, or name one in \
+                     AGH_NATS_SERVER",
                     binary().display()
                 )
             });

@@ -1,0 +1,553 @@
+//! The store contract in one SQLite file: WAL, one writer thread fed by a channel (what arrives
+//! together is one transaction), readers on their own connections.
+
+mod open;
+mod read;
+mod write;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags};
+
+use crate::contract::Store;
+use crate::cursor::{Page, PageRequest};
+use crate::error::{Error, Result};
+use crate::model::{
+    check_write, AuditFilter, AuditKind, AuditRecord, Binding, Conversation, DedupKey,
+    MessageFilter, MessageScope, PresenceRecord, Pruned, Recovery, StoredAudit, StoredMessage,
+    WorkDetail, WorkRecord, Write,
+};
+use crate::schema::MIGRATIONS;
+pub use crate::schema::SCHEMA_VERSION;
+use crate::ticket::{pair, Completer, Ticket};
+
+use open::*;
+use read::*;
+use write::*;
+
+/// SQLite's `synchronous` setting for the writer (see the crate docs on durability).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Synchronous {
+    /// `NORMAL`: a ready ticket survives the process being killed; a power loss may lose the
+    /// groups committed since the last checkpoint.
+    #[default]
+    Normal,
+    /// `FULL`: the WAL is synced before a ticket is ready; it survives a power loss too.
+    Full,
+}
+
+/// How a [`SqliteStore`] is opened.
+#[derive(Clone, Debug)]
+pub struct SqliteOptions {
+    /// The writer's `synchronous` setting.
+    pub synchronous: Synchronous,
+    /// How long a connection waits for another one's lock before failing with
+    /// [`Error::Locked`].
+    pub busy_timeout: Duration,
+    /// At most this many submitted groups go into one transaction.
+    pub max_group: usize,
+    /// A cap on the file's size, in database pages (`PRAGMA max_page_count`; pages are 4 KiB):
+    /// past it a write fails with [`Error::DiskFull`], as on a full disk. `None`: no cap.
+    pub max_pages: Option<u32>,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            synchronous: Synchronous::Normal,
+            busy_timeout: Duration::from_secs(5),
+            max_group: 256,
+            max_pages: None,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(super) enum Job {
+    Write(Vec<Write>, Completer<()>),
+    Prune(i64, Completer<Pruned>),
+}
+
+/// A [`Store`] in one SQLite file.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    binding: Binding,
+    options: SqliteOptions,
+    /// `None` for a handle opened for reading only.
+    jobs: Option<mpsc::Sender<Job>>,
+    writer: Option<JoinHandle<()>>,
+    readers: Mutex<Vec<Connection>>,
+    /// Write transactions committed by the writer.
+    commits: Arc<AtomicU64>,
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store of `binding` at `path`, with the default options.
+    pub fn open(path: impl AsRef<Path>, binding: Binding) -> Result<SqliteStore> {
+        SqliteStore::open_with(path, binding, SqliteOptions::default())
+    }
+
+    /// Opens (or creates) the store of `binding` at `path`.
+    ///
+    /// Refused, with the file left as it was: a file that is not an AGH store, one of a newer
+    /// schema version, one of another workspace, channel or peer, a read-only file.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        binding: Binding,
+        options: SqliteOptions,
+    ) -> Result<SqliteStore> {
+        let path = path.as_ref().to_path_buf();
+        if let Ok(meta) = fs::metadata(&path) {
+            if meta.is_dir() {
+                return Err(Error::Open {
+                    path,
+                    detail: "it is a directory".to_owned(),
+                });
+            }
+            if meta.permissions().readonly() {
+                return Err(Error::ReadOnly {
+                    path,
+                    detail: "the file is read-only".to_owned(),
+                });
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let sql = |e: rusqlite::Error| Error::sqlite(&path, &e);
+        let conn = Connection::open_with_flags(&path, flags).map_err(sql)?;
+        conn.busy_timeout(options.busy_timeout).map_err(sql)?;
+        let found = inspect(&conn, &path, MIGRATIONS)?;
+        if found.version > 0 {
+            check_binding(&path, &binding, read_binding(&conn, &path)?)?;
+        }
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(sql)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::Sqlite {
+                path,
+                detail: format!("WAL mode could not be set (journal_mode is {mode})"),
+            });
+        }
+        let synchronous = match options.synchronous {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)
+            .map_err(sql)?;
+        if let Some(pages) = options.max_pages {
+            conn.pragma_update(None, "max_page_count", pages)
+                .map_err(sql)?;
+        }
+        if found.version < SCHEMA_VERSION {
+            migrate(&conn, &path, &binding, MIGRATIONS)?;
+            check_binding(&path, &binding, read_binding(&conn, &path)?)?;
+        }
+        let (jobs, receiver) = mpsc::channel();
+        let writer_path = path.clone();
+        let max_group = options.max_group.max(1);
+        let commits = Arc::new(AtomicU64::new(0));
+        let counter = commits.clone();
+        let writer = std::thread::Builder::new()
+            .name("agh-store-writer".to_owned())
+            .spawn(move || run_writer(&conn, &writer_path, &receiver, max_group, &counter))
+            .map_err(|e| Error::Open {
+                path: path.clone(),
+                detail: format!("the writer thread could not start: {e}"),
+            })?;
+        Ok(SqliteStore {
+            path,
+            binding,
+            options,
+            jobs: Some(jobs),
+            writer: Some(writer),
+            readers: Mutex::new(Vec::new()),
+            commits,
+        })
+    }
+
+    /// Opens an existing store for reading only (while a peer may be writing it): its binding is
+    /// the one the file names; every write fails with [`Error::ReaderOnly`].
+    pub fn open_reader(path: impl AsRef<Path>) -> Result<SqliteStore> {
+        SqliteStore::open_reader_with(path, SqliteOptions::default())
+    }
+
+    /// [`SqliteStore::open_reader`] with options (only `busy_timeout` matters).
+    pub fn open_reader_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<SqliteStore> {
+        let path = path.as_ref().to_path_buf();
+        match fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(Error::Open {
+                    path,
+                    detail: "it is a directory".to_owned(),
+                })
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Err(Error::Open {
+                    path,
+                    detail: e.to_string(),
+                })
+            }
+        }
+        let conn = reader_connection(&path, &options)?;
+        let found = inspect(&conn, &path, MIGRATIONS)?;
+        if found.version < SCHEMA_VERSION {
+            return Err(Error::NotOurs {
+                path,
+                detail: if found.version == 0 {
+                    "an empty database".to_owned()
+                } else {
+                    format!(
+                        "schema version {} needs migrating: open it once for writing",
+                        found.version
+                    )
+                },
+            });
+        }
+        let binding = read_binding(&conn, &path)?;
+        Ok(SqliteStore {
+            path,
+            binding,
+            options,
+            jobs: None,
+            writer: None,
+            readers: Mutex::new(vec![conn]),
+            commits: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// How many write transactions this handle's writer has committed (each holds every group
+    /// submitted while the one before was being written).
+    pub fn transactions(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stops the writer once every write submitted so far is recorded (dropping the store does
+    /// the same).
+    pub fn close(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        self.jobs = None;
+        if let Some(writer) = self.writer.take() {
+            // The writer completes or fails every ticket itself; a panic in it has made its
+            // pending tickets ready with `WriterGone` (their completers were dropped).
+            let _ = writer.join();
+        }
+    }
+
+    fn pool(&self) -> MutexGuard<'_, Vec<Connection>> {
+        self.readers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on a reader connection.
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        let pooled = self.pool().pop();
+        let conn = match pooled {
+            Some(conn) => conn,
+            None => reader_connection(&self.path, &self.options)?,
+        };
+        let result = f(&conn).map_err(|e| Error::sqlite(&self.path, &e));
+        let mut pool = self.pool();
+        if pool.len() < 8 {
+            pool.push(conn);
+        }
+        result
+    }
+
+    fn send(&self, job: Job) -> Result<()> {
+        let Some(jobs) = &self.jobs else {
+            return Err(Error::ReaderOnly {
+                path: self.path.clone(),
+            });
+        };
+        // A failed send hands the job back; dropping it drops its completer, which makes the
+        // ticket ready with `WriterGone`.
+        let _ = jobs.send(job);
+        Ok(())
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Store for SqliteStore {
+    fn binding(&self) -> &Binding {
+        &self.binding
+    }
+
+    fn submit(&self, writes: Vec<Write>) -> Ticket<()> {
+        if let Some(e) = writes.iter().find_map(|w| check_write(w).err()) {
+            return Ticket::ready(Err(e));
+        }
+        let (ticket, done) = pair(self.path.clone());
+        match self.send(Job::Write(writes, done)) {
+            Ok(()) => ticket,
+            Err(e) => Ticket::ready(Err(e)),
+        }
+    }
+
+    fn recover(&self, now_secs: i64, closed_since_ms: i64) -> Result<Recovery> {
+        self.read(|conn| {
+            let sql = format!(
+                "{WORK_COLUMNS} WHERE closed = 0 OR updated_at_ms >= ?1
+                 ORDER BY surface, container_id, work_id"
+            );
+            let mut statement = conn.prepare_cached(&sql)?;
+            let work = statement
+                .query_map([closed_since_ms], |r| work_row(r).map(|(_, w)| w))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut statement = conn.prepare_cached(
+                "SELECT from_peer, id, expires_at FROM dedup WHERE expires_at > ?1
+                 ORDER BY from_peer, id",
+            )?;
+            let dedup = statement
+                .query_map([now_secs], |r| {
+                    Ok(DedupKey {
+                        from: r.get(0)?,
+                        id: r.get(1)?,
+                        expires_at: r.get(2)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(Recovery { work, dedup })
+        })
+    }
+
+    fn prune(&self, before_ms: i64) -> Ticket<Pruned> {
+        let (ticket, done) = pair(self.path.clone());
+        match self.send(Job::Prune(before_ms, done)) {
+            Ok(()) => ticket,
+            Err(e) => Ticket::ready(Err(e)),
+        }
+    }
+
+    fn threads(&self, page: &PageRequest) -> Result<Page<Conversation>> {
+        self.read(|conn| conversations(conn, "thread", page))
+    }
+
+    fn directs(&self, page: &PageRequest) -> Result<Page<Conversation>> {
+        self.read(|conn| conversations(conn, "direct", page))
+    }
+
+    fn messages(&self, filter: &MessageFilter, page: &PageRequest) -> Result<Page<StoredMessage>> {
+        let mut conditions = Vec::new();
+        let mut params = Vec::new();
+        match &filter.scope {
+            MessageScope::All => {}
+            MessageScope::Thread(id) => {
+                conditions.push("container_id = ? AND surface = 'thread'".to_owned());
+                params.push(Value::Text(id.clone()));
+            }
+            MessageScope::Direct(id) => {
+                conditions.push("container_id = ? AND surface = 'direct'".to_owned());
+                params.push(Value::Text(id.clone()));
+            }
+            MessageScope::Work(id) => {
+                conditions.push("work_id = ?".to_owned());
+                params.push(Value::Text(id.clone()));
+            }
+            MessageScope::Peer(peer) => {
+                conditions.push("(from_peer = ? OR to_peer = ?)".to_owned());
+                params.push(Value::Text(peer.clone()));
+                params.push(Value::Text(peer.clone()));
+            }
+        }
+        if let Some(kind) = &filter.kind {
+            conditions.push("kind = ?".to_owned());
+            params.push(Value::Text(kind.clone()));
+        }
+        let listing = Listing {
+            select: MESSAGE_COLUMNS,
+            conditions,
+            params,
+            number: "seq",
+            text: None,
+        };
+        self.read(|conn| listing.run(conn, page, message_row))
+    }
+
+    fn open_work(&self, page: &PageRequest) -> Result<Page<WorkRecord>> {
+        let listing = Listing {
+            select: WORK_COLUMNS,
+            conditions: vec!["closed = 0".to_owned()],
+            params: Vec::new(),
+            number: "updated_at_ms",
+            text: Some("sort_key"),
+        };
+        self.read(|conn| listing.run(conn, page, work_row))
+    }
+
+    fn work(&self, work_id: &str) -> Result<Vec<WorkDetail>> {
+        self.read(|conn| {
+            let sql = format!("{WORK_COLUMNS} WHERE work_id = ?1 ORDER BY surface, container_id");
+            let mut statement = conn.prepare_cached(&sql)?;
+            let units = statement
+                .query_map([work_id], |r| Ok((work_row(r)?.1, r.get::<_, i64>(11)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            units
+                .into_iter()
+                .map(|(unit, wid)| {
+                    Ok(WorkDetail {
+                        unit,
+                        transitions: transitions(conn, wid)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn audit(&self, filter: AuditFilter, page: &PageRequest) -> Result<Page<StoredAudit>> {
+        let conditions = match filter {
+            AuditFilter::All => Vec::new(),
+            AuditFilter::NotDelivered => vec!["kind != 'delivered'".to_owned()],
+            AuditFilter::Refused => vec!["kind = 'refused'".to_owned()],
+        };
+        let listing = Listing {
+            select:
+                "SELECT seq, kind, at_ms, message_id, from_peer, reason_code, pointer, detail, \
+                     receipt_sent FROM audit",
+            conditions,
+            params: Vec::new(),
+            number: "seq",
+            text: None,
+        };
+        self.read(|conn| {
+            listing.run(conn, page, |r| {
+                let seq: i64 = r.get(0)?;
+                let kind: String = r.get(1)?;
+                let kind = AuditKind::parse(&kind).ok_or_else(|| bad_value(1, "audit kind"))?;
+                let record = AuditRecord {
+                    kind,
+                    at_ms: r.get(2)?,
+                    message_id: r.get(3)?,
+                    from: r.get(4)?,
+                    reason_code: r.get(5)?,
+                    pointer: r.get(6)?,
+                    detail: r.get(7)?,
+                    receipt_sent: r.get(8)?,
+                };
+                Ok(((seq, String::new()), StoredAudit { seq, record }))
+            })
+        })
+    }
+
+    fn peers(&self, page: &PageRequest) -> Result<Page<PresenceRecord>> {
+        let listing = Listing {
+            select: "SELECT peer, last_seen_ms, card FROM presence",
+            conditions: Vec::new(),
+            params: Vec::new(),
+            number: "last_seen_ms",
+            text: Some("peer"),
+        };
+        self.read(|conn| {
+            listing.run(conn, page, |r| {
+                let p = PresenceRecord {
+                    peer: r.get(0)?,
+                    last_seen_ms: r.get(1)?,
+                    card: r.get(2)?,
+                };
+                Ok(((p.last_seen_ms, p.peer.clone()), p))
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding() -> Binding {
+        Binding::new("ws_alpha", "builders", "worker.one")
+    }
+
+    /// A later build's migration list: today's, then one more.
+    const NEXT: &[&str] = &[
+        MIGRATIONS[0],
+        "ALTER TABLE messages ADD COLUMN note TEXT; CREATE INDEX messages_note ON messages (note);",
+    ];
+
+    #[test]
+    fn a_store_is_migrated_forward_and_keeps_its_data() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        {
+            let store = SqliteStore::open(&path, binding()).expect("create");
+            let mut m = crate::MessageRecord::of_rejection(
+                b"not json".to_vec(),
+                &agh_protocol::parse(b"not json", &agh_protocol::Options::at(0))
+                    .expect_err("not an envelope"),
+                5,
+            );
+            m.id = Some("kept".to_owned());
+            store.write(vec![Write::Message(m)]).expect("recorded");
+        }
+        let conn = Connection::open(&path).expect("open");
+        let found = inspect(&conn, &path, NEXT).expect("an older store");
+        assert_eq!(found.version, 1);
+        migrate(&conn, &path, &binding(), NEXT).expect("migrated");
+        assert_eq!(inspect(&conn, &path, NEXT).expect("ours").version, 2);
+        let (id, note): (String, Option<String>) = conn
+            .query_row("SELECT id, note FROM messages", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("the message and the new column");
+        assert_eq!((id.as_str(), note), ("kept", None));
+        assert_eq!(read_binding(&conn, &path).expect("binding"), binding());
+        // Migrating again changes nothing.
+        migrate(&conn, &path, &binding(), NEXT).expect("nothing to do");
+        assert_eq!(inspect(&conn, &path, NEXT).expect("ours").version, 2);
+        drop(conn);
+        // This build (one migration) refuses the migrated file.
+        assert!(matches!(
+            SqliteStore::open(&path, binding()),
+            Err(Error::Newer {
+                found: 2,
+                supported: 1,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_failing_migration_leaves_the_store_as_it_was() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        SqliteStore::open(&path, binding()).expect("create").close();
+        let broken: &[&str] = &[
+            MIGRATIONS[0],
+            "ALTER TABLE messages ADD COLUMN x TEXT; SELECT * FROM no_such_table;",
+        ];
+        let conn = Connection::open(&path).expect("open");
+        let err = migrate(&conn, &path, &binding(), broken).expect_err("broken");
+        assert!(err.to_string().contains("no_such_table"), "{err}");
+        assert_eq!(inspect(&conn, &path, MIGRATIONS).expect("ours").version, 1);
+        let columns: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'x'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("columns");
+        assert_eq!(columns, 0, "the migration was undone whole");
+    }
+}
