@@ -202,7 +202,11 @@ pub(crate) fn inbound(
                     ts: None,
                     received_at_ms: at_ms,
                     trust: None,
-                    summary: Some(format!("{} at {pointer:?}", code.as_str())),
+                    summary: Some(if pointer.is_empty() {
+                        code.as_str().to_owned()
+                    } else {
+                        format!("{} at {pointer}", code.as_str())
+                    }),
                 };
                 writes.push(Write::Message(record));
                 writes.push(Write::Audit(AuditRecord {
