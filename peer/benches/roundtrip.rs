@@ -13,6 +13,10 @@
 //! building and preparing the receipt), against the budget the throughput target leaves:
 //! `1 / (0.85 x raw rate) - 1 / raw rate`.
 //!
+//! With a store: a third receiver, the same Peer recording in a `SqliteStore` (a fresh file in a
+//! temporary directory, the default options: WAL, `synchronous=NORMAL`), driven in the same
+//! rounds; its columns compare it with the receiver without a store.
+//!
 //! Run: `cargo bench -p agh-peer --bench roundtrip` (needs `nats-server`; started on a free
 //! 127.0.0.1 port and stopped at the end).
 
@@ -34,6 +38,7 @@ const WS: &str = "ws_bench";
 const CH: &str = "bench";
 const SENDER: &str = "sender.bench";
 const RECEIVER: &str = "receiver.bench";
+const STORED: &str = "stored.bench";
 const WINDOW: usize = 256;
 const ROUNDS: usize = 3;
 
@@ -43,6 +48,11 @@ fn now() -> i64 {
 
 /// `n` distinct say envelopes of `size` bytes (ids `m-<round>-<i>`).
 fn envelopes(size: usize, n: usize, tag: &str) -> Vec<Bytes> {
+    envelopes_to(RECEIVER, size, n, tag)
+}
+
+/// [`envelopes`] directed to `to`.
+fn envelopes_to(to: &str, size: usize, n: usize, tag: &str) -> Vec<Bytes> {
     let ts = now();
     let build = |i: usize, text: &str| -> Vec<u8> {
         let body: SayBody =
@@ -50,7 +60,7 @@ fn envelopes(size: usize, n: usize, tag: &str) -> Vec<Bytes> {
         MessageBuilder::new(WS, CH, SENDER)
             .id(&format!("m-{tag}-{i}"))
             .ts(ts)
-            .to(RECEIVER)
+            .to(to)
             .thread("thread_bench")
             .work_id(&format!("work_{tag}_{i}"))
             .body(&body)
@@ -192,27 +202,30 @@ async fn main() {
         .expect("subscribe");
 
     // The receiving Peer: its application accepts every request with a receipt.
-    let (peer, mut events) = Peer::join(
+    let (peer, events) = Peer::join(
         PeerConfig::new(WS, CH, RECEIVER).limits(unbounded_work()),
         NatsTransport::connect(&url).await.expect("peer connect"),
     )
     .await
     .expect("join");
-    let peer = Arc::new(peer);
-    let app = {
-        let peer = peer.clone();
-        tokio::spawn(async move {
-            while let Some(e) = events.recv().await {
-                if let Event::Message(m) = e {
-                    if m.kind() == "say" {
-                        peer.receipt(&m, ReceiptStatus::Accepted, None, None)
-                            .await
-                            .expect("receipt");
-                    }
-                }
-            }
-        })
-    };
+    let app = accept_all(Arc::new(peer), events);
+    // The same receiver recording in a SQLite store.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = agh_store::SqliteStore::open(
+        dir.path().join("stored.sqlite3"),
+        agh_store::Binding::new(WS, CH, STORED),
+    )
+    .expect("store");
+    let (stored, stored_events) = Peer::join(
+        PeerConfig::new(WS, CH, STORED)
+            .limits(unbounded_work())
+            .store(Arc::new(store)),
+        NatsTransport::connect(&url).await.expect("peer connect"),
+    )
+    .await
+    .expect("join");
+    let stored_app = accept_all(Arc::new(stored), stored_events);
+    let stored_subject = peer_subject(WS, CH, STORED).expect("subject");
     // The raw baseline: same bytes in, bytes of a receipt's size out, no protocol work.
     let raw_in = "bench.raw.in";
     // Bytes of an accepted receipt as `Peer::receipt` writes it for a request of the run.
@@ -252,6 +265,7 @@ async fn main() {
     println!("| size | raw msg/s | peer msg/s | peer/raw | raw p50 | raw p99 | peer p50 | peer p99 | peer p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut work_rows = Vec::new();
+    let mut store_rows = Vec::new();
     for (size, n, m) in [
         (200usize, 20_000usize, 2_000usize),
         (1024, 20_000, 2_000),
@@ -260,6 +274,7 @@ async fn main() {
         let mut raws = Vec::new();
         let mut peers = Vec::new();
         let mut works = Vec::new();
+        let mut storeds = Vec::new();
         for round in 0..ROUNDS {
             works.push(protocol_work(&envelopes(
                 size,
@@ -273,6 +288,9 @@ async fn main() {
             let t = envelopes(size, n, &format!("{tag}pt"));
             let l = envelopes(size, m, &format!("{tag}pl"));
             peers.push(drive(&client, &mut answers, &receiver_subject, t, l).await);
+            let t = envelopes_to(STORED, size, n, &format!("{tag}st"));
+            let l = envelopes_to(STORED, size, m, &format!("{tag}sl"));
+            storeds.push(drive(&client, &mut answers, &stored_subject, t, l).await);
         }
         let rate = |v: &Vec<Figures>| median(v.iter().map(|f| f.per_sec).collect(), |x| *x);
         let p = |v: &Vec<Figures>, f: fn(&Figures) -> Duration| {
@@ -281,6 +299,17 @@ async fn main() {
         let (rr, pr) = (rate(&raws), rate(&peers));
         let (r50, r99) = (p(&raws, |f| f.p50), p(&raws, |f| f.p99));
         let (p50, p99) = (p(&peers, |f| f.p50), p(&peers, |f| f.p99));
+        let sr = rate(&storeds);
+        let (s50, s99) = (p(&storeds, |f| f.p50), p(&storeds, |f| f.p99));
+        store_rows.push(format!(
+            "| {size} B | {pr:.0} | {sr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} |",
+            sr / pr,
+            p50.as_secs_f64() * 1e6,
+            p99.as_secs_f64() * 1e6,
+            s50.as_secs_f64() * 1e6,
+            s99.as_secs_f64() * 1e6,
+            s99.as_secs_f64() / p99.as_secs_f64()
+        ));
         let parse_ref = median(works.iter().map(|w| w.0).collect(), |x| *x);
         let work = median(works.iter().map(|w| w.1).collect(), |x| *x);
         let budget = 1e6 / (0.85 * rr) - 1e6 / rr;
@@ -305,7 +334,29 @@ async fn main() {
     for row in work_rows {
         println!("{row}");
     }
+    println!();
+    println!("| size | peer msg/s | with store msg/s | store/none | peer p50 | peer p99 | store p50 | store p99 | store p99 / peer p99 |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for row in store_rows {
+        println!("{row}");
+    }
     echo.abort();
     app.abort();
+    stored_app.abort();
     drop(server);
+}
+
+/// The application of a receiving peer: an `accepted` receipt for every say.
+fn accept_all(peer: Arc<Peer>, mut events: agh_peer::Events) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Some(e) = events.recv().await {
+            if let Event::Message(m) = e {
+                if m.kind() == "say" {
+                    peer.receipt(&m, ReceiptStatus::Accepted, None, None)
+                        .await
+                        .expect("receipt");
+                }
+            }
+        }
+    })
 }
