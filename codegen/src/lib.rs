@@ -5,16 +5,13 @@
 //! - [`Model::build`] turns the set into the IR ([`model`]) that every emitter reads.
 //! - [`generate`] returns the generated files (relative path, contents) for `protocol/src/generated/`.
 
-pub mod checks;
-pub mod docs;
+pub mod emit;
 pub mod error;
-pub mod load;
 pub mod model;
-pub mod pattern;
-pub mod profile;
-pub mod rules;
-pub mod rust;
-pub mod scan;
+pub mod schema;
+
+pub use emit::{checks, docs, pattern, profile, rules, rust, scan};
+pub use schema::load;
 
 use std::collections::BTreeSet;
 use std::path::Path;
