@@ -245,7 +245,7 @@ impl<'m> Emitter<'m> {
         if let Some(p) = &c.pattern {
             let i = self.pattern(p);
             let matcher = format_ident!("pattern_{i}");
-            let msg = match crate::pattern::meaning(p) {
+            let msg = match crate::emit::pattern::meaning(p) {
                 Some((problem, _)) => problem,
                 None => format!("does not match `{p}`"),
             };
@@ -671,7 +671,7 @@ pub fn emit_checks(model: &Model) -> Result<Checks> {
             ));
         }
         let matcher = format_ident!("pattern_{i}");
-        match crate::pattern::compile(src) {
+        match crate::emit::pattern::compile(src) {
             Some(body) => {
                 let doc = format!(" Whether a string matches `{src}` (compiled to code).");
                 statics.extend(quote! {

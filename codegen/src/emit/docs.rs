@@ -27,12 +27,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::emit::GeneratedFile;
 use crate::error::{Error, Result};
-use crate::load::SchemaSet;
 use crate::model::{
     Conditional, EnumValue, Field, JsonType, Kind, Model, NamedType, Presence, Shape, WorkRole,
 };
-use crate::GeneratedFile;
+use crate::schema::load::SchemaSet;
 
 /// The first line of every generated page.
 pub fn docs_header(set: &SchemaSet) -> String {
@@ -198,7 +198,7 @@ fn constraint_notes(model: &Model, shape: &Shape, description: &str) -> Vec<Stri
             notes.push(format!("One of {}.", list.join(", ")));
         }
     }
-    let meaning = c.pattern.as_deref().and_then(crate::pattern::meaning);
+    let meaning = c.pattern.as_deref().and_then(crate::emit::pattern::meaning);
     match (c.pattern.as_deref(), meaning) {
         (Some(_), Some((_, notes_of_pattern))) => {
             // Each note unless the description says it already.
@@ -1831,7 +1831,8 @@ pub fn extension_kind_docs(base: &Path, body_schema: &Value, x_agh_kind: &Value)
         .and_then(Value::as_str)
         .ok_or_else(|| Error::new("x-agh-kind", "/kind", "missing `kind`"))?
         .to_owned();
-    let (base_set, base_model) = crate::load_model(base)?;
+    let base_set = SchemaSet::load(base)?;
+    let base_model = Model::build(&base_set)?;
     let (kind_member, body_member) = (
         &base_model.envelope.kind_member,
         &base_model.envelope.body_member,

@@ -8,8 +8,8 @@ use quote::{format_ident, quote};
 use serde_json::{Map, Value};
 
 use crate::error::{join_pointer, Error, Result};
-use crate::load::{Location, SchemaSet};
 use crate::model::{type_sites, Kind, Model};
+use crate::schema::load::{Location, SchemaSet};
 
 /// Bundles the set into one root document whose `$defs` hold every named type (keyed by Rust
 /// name), with cross-file `$ref`s rewritten to `#/$defs/<Name>`, in the reduced view typify can
@@ -525,7 +525,7 @@ fn path_parts(ty: &syn::Type) -> Option<(&syn::Ident, Option<&syn::Type>)> {
 /// members deserialized from the borrowed value, open members from their checked JSON text. The
 /// body member is left empty (the body is typed on its own).
 fn owned_envelope(file: &syn::File, model: &Model) -> std::result::Result<syn::Item, String> {
-    use crate::scan::{member_optional, member_repr, MemberRepr};
+    use crate::emit::scan::{member_optional, member_repr, MemberRepr};
     let env = &model.envelope;
     let ty = format_ident!("{}", env.type_name);
     let ref_ty = format_ident!("{}Ref", env.type_name);

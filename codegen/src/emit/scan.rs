@@ -561,7 +561,7 @@ impl Emitter<'_> {
                 }
             });
         }
-        then.extend(crate::checks::overrides(&cond.envelope));
+        then.extend(crate::emit::checks::overrides(&cond.envelope));
         quote! {
             if #when.is_some_and(|v| { let text = v.as_str(); #(#eqs)||* }) { #then }
         }

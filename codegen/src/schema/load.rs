@@ -39,8 +39,10 @@ pub struct SchemaSet {
 
 impl SchemaSet {
     /// Reads every `*.json` under `dir` (recursively), indexes the files by `$id`, checks that
-    /// every `$ref` resolves, that every property has a `description`, and that the kinds agree
-    /// (envelope `kind` enum, the envelope's `allOf` dispatch and each body's `x-agh-kind`).
+    /// every `$ref` resolves and that every property has a `description`. The checks that need
+    /// the model (the kinds agree: envelope `kind` enum, the envelope's `allOf` dispatch and each
+    /// body's `x-agh-kind`; no keyword the model does not carry) are `Model::build`'s; the
+    /// pipeline's `load_model` runs both.
     pub fn load(dir: impl AsRef<Path>) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
         let docs = read_docs(&dir)?;
@@ -59,7 +61,8 @@ impl SchemaSet {
     /// RFC 6902, an `add` into an array that already holds an equal item leaves the array as it
     /// is: edits can be applied to a set that already has them (a guide's edits, once a
     /// maintainer has performed the guide on the set itself). Then the set is loaded and checked
-    /// as [`SchemaSet::load`] does. `source` is what generated files name as their origin.
+    /// as [`SchemaSet::load`] does (building its model checks the rest). `source` is what
+    /// generated files name as their origin.
     pub fn load_edited(base: &Path, edits: &Path, source: &str) -> Result<Self> {
         let text = std::fs::read_to_string(edits)
             .map_err(|e| Error::new(edits, "", format!("cannot read: {e}")))?;
@@ -142,8 +145,6 @@ impl SchemaSet {
             set.check_refs(file, &file.doc, "")?;
             check_descriptions(file, &file.doc, "")?;
         }
-        // The model build performs the cross-file consistency checks (kinds, dispatch, ...).
-        crate::model::Model::build(&set)?;
         Ok(set)
     }
 

@@ -1,0 +1,513 @@
+//! Shapes and types: what one schema describes (its JSON types, value constraints, object
+//! members, array items, `$ref` to a named type), the named types, and the keywords carried.
+
+use serde_json::{Map, Value};
+
+use super::{rust_field_name, str_list, Builder};
+use crate::error::{join_pointer, Result};
+use crate::schema::load::Location;
+
+/// A JSON type named by a schema's `type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JsonType {
+    /// `string`
+    String,
+    /// `integer` (a JSON number without a fraction or exponent)
+    Integer,
+    /// `number`
+    Number,
+    /// `boolean`
+    Boolean,
+    /// `object`
+    Object,
+    /// `array`
+    Array,
+}
+
+impl JsonType {
+    /// Parses a schema `type` name (not `null`).
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "string" => JsonType::String,
+            "integer" => JsonType::Integer,
+            "number" => JsonType::Number,
+            "boolean" => JsonType::Boolean,
+            "object" => JsonType::Object,
+            "array" => JsonType::Array,
+            _ => return None,
+        })
+    }
+
+    /// The schema spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JsonType::String => "string",
+            JsonType::Integer => "integer",
+            JsonType::Number => "number",
+            JsonType::Boolean => "boolean",
+            JsonType::Object => "object",
+            JsonType::Array => "array",
+        }
+    }
+}
+
+/// Value constraints of a schema (only those the schema states).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Constraints {
+    /// `pattern` (ECMA-262 regular expression, unanchored unless it says `^`/`$`).
+    pub pattern: Option<String>,
+    /// `minLength` in characters.
+    pub min_length: Option<u64>,
+    /// `minimum`.
+    pub minimum: Option<f64>,
+    /// `maximum`.
+    pub maximum: Option<f64>,
+    /// `const`.
+    pub const_value: Option<Value>,
+    /// `enum`, in schema order.
+    pub enum_values: Option<Vec<Value>>,
+    /// `minItems`.
+    pub min_items: Option<u64>,
+    /// `uniqueItems`.
+    pub unique_items: bool,
+    /// `x-agh-unique-after`: entries must be unique after this normalization (`trim`).
+    pub unique_after: Option<String>,
+    /// `x-agh-digest`: the member holds the digest computed by this recipe over its parent.
+    pub digest: Option<String>,
+    /// `x-agh-reason-code`: the reason code when a value of the right type fails `const`/`enum`
+    /// (default `malformed`).
+    pub reason_code: Option<String>,
+}
+
+/// The shape of one schema: a reference to a named type or an inline type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shape {
+    /// The Rust name of the named type this schema refers to (`$ref`); its constraints are those
+    /// of that type (see [`Model::resolve`]).
+    pub ref_type: Option<String>,
+    /// The non-null JSON types allowed (empty: any type).
+    pub types: Vec<JsonType>,
+    /// Whether `null` is allowed (`["T", "null"]` or `anyOf: [.., {type: null}]`).
+    pub nullable: bool,
+    /// Value constraints.
+    pub constraints: Constraints,
+    /// Object members, when the schema describes an object.
+    pub object: Option<ObjectShape>,
+    /// The item schema, when the schema describes an array.
+    pub items: Option<Box<Shape>>,
+}
+
+/// The members of an object schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectShape {
+    /// Declared members, in schema order.
+    pub fields: Vec<Field>,
+    /// `true` unless `additionalProperties: false`: unknown members are ignored by validation
+    /// and preserved on re-serialization.
+    pub open: bool,
+}
+
+/// One declared member of an object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    /// The JSON member name.
+    pub json_name: String,
+    /// The Rust field name typify gives it.
+    pub rust_name: String,
+    /// Listed in `required`.
+    pub required: bool,
+    /// The member's `description`.
+    pub description: String,
+    /// The member's schema.
+    pub shape: Shape,
+    /// `x-agh-serialize-null`: when absent, the member is still written, as `null`.
+    pub serialize_null: bool,
+    /// `x-agh-trust`: the member carries proofs of these trust profiles.
+    pub trust: Vec<TrustProfile>,
+    /// The member's `default`, if it has one (typify then types an optional member without
+    /// `Option`).
+    pub default: Option<Value>,
+}
+
+/// A trust profile whose proofs a member carries (`x-agh-trust` entries).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrustProfile {
+    /// The profile identifier (`proof.profile`).
+    pub profile: String,
+    /// The Rust type of the proof object of this profile (the referenced schema's title).
+    pub proof_type: String,
+    /// The verification recipe's name (`agh_protocol::trust`).
+    pub recipe: String,
+}
+
+impl Field {
+    /// Whether `null` is an allowed value.
+    pub fn nullable(&self) -> bool {
+        self.shape.nullable
+    }
+}
+
+/// A named type: a file root or a `$defs` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedType {
+    /// The Rust type name.
+    pub rust_name: String,
+    /// Where it is defined.
+    pub location: Location,
+    /// The file it is defined in (relative path, for docs and errors).
+    pub file: String,
+    /// `title`, if any.
+    pub title: Option<String>,
+    /// `description`.
+    pub description: String,
+    /// Its shape.
+    pub shape: Shape,
+}
+
+impl Builder<'_> {
+    pub(super) fn shape(&self, id: &str, ptr: &str, v: &Value, depth: usize) -> Result<Shape> {
+        if depth > 64 {
+            return Err(self.err(id, ptr, "schema nesting too deep (reference cycle?)"));
+        }
+        let mut shape = Shape {
+            ref_type: None,
+            types: Vec::new(),
+            nullable: false,
+            constraints: Constraints::default(),
+            object: None,
+            items: None,
+        };
+        let Value::Object(map) = v else {
+            if v == &Value::Bool(true) {
+                return Ok(shape);
+            }
+            return Err(self.err(id, ptr, "expected a schema object"));
+        };
+        if let Some(k) = UNSUPPORTED_KEYWORDS.iter().find(|k| map.contains_key(**k)) {
+            return Err(self.err(
+                id,
+                &join_pointer(ptr, k),
+                format!(
+                    "`{k}` is not supported by codegen: the generated validators and scanners \
+                     would not check it (supported: {}; schemas/README.md)",
+                    SUPPORTED_KEYWORDS.join(", ")
+                ),
+            ));
+        }
+        if let Some(Value::String(r)) = map.get("$ref") {
+            let p = join_pointer(ptr, "$ref");
+            let loc = self.set.resolve_ref(id, &p, r)?;
+            match self.sites.get(&loc) {
+                Some(name) => shape.ref_type = Some(name.clone()),
+                None => {
+                    let target = self.set.get(&loc).cloned().unwrap_or(Value::Null);
+                    let inner = self.shape(&loc.id, &loc.pointer, &target, depth + 1)?;
+                    shape = inner;
+                }
+            }
+        }
+        if let Some(any) = map.get("anyOf").or_else(|| map.get("oneOf")) {
+            let key = if map.contains_key("anyOf") {
+                "anyOf"
+            } else {
+                "oneOf"
+            };
+            let p = join_pointer(ptr, key);
+            let Some(items) = any.as_array() else {
+                return Err(self.err(id, &p, "must be an array"));
+            };
+            let is_null = |s: &Value| s.get("type") == Some(&Value::String("null".into()));
+            let non_null: Vec<(usize, &Value)> = items
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| !is_null(s))
+                .collect();
+            if non_null.len() != 1 || items.len() != 2 {
+                return Err(self.err(
+                    id,
+                    &p,
+                    format!("only `{key}: [<schema>, {{\"type\": \"null\"}}]` (a nullable member) is supported"),
+                ));
+            }
+            let (i, inner) = non_null[0];
+            let inner = self.shape(id, &join_pointer(&p, &i.to_string()), inner, depth + 1)?;
+            shape = inner;
+            shape.nullable = true;
+        }
+        match map.get("type") {
+            Some(Value::String(t)) => self.push_type(id, ptr, &mut shape, t)?,
+            Some(Value::Array(ts)) => {
+                for t in ts {
+                    let Some(t) = t.as_str() else {
+                        return Err(self.err(
+                            id,
+                            &join_pointer(ptr, "type"),
+                            "type names must be strings",
+                        ));
+                    };
+                    self.push_type(id, ptr, &mut shape, t)?;
+                }
+            }
+            Some(_) => return Err(self.err(id, &join_pointer(ptr, "type"), "invalid `type`")),
+            None => {}
+        }
+        let c = &mut shape.constraints;
+        if let Some(Value::String(p)) = map.get("pattern") {
+            c.pattern = Some(p.clone());
+        }
+        if let Some(n) = map.get("minLength").and_then(Value::as_u64) {
+            c.min_length = Some(n);
+        }
+        if let Some(n) = map.get("minimum").and_then(Value::as_f64) {
+            c.minimum = Some(n);
+        }
+        if let Some(n) = map.get("maximum").and_then(Value::as_f64) {
+            c.maximum = Some(n);
+        }
+        if let Some(v) = map.get("const") {
+            c.const_value = Some(v.clone());
+        }
+        if let Some(Value::Array(vs)) = map.get("enum") {
+            c.enum_values = Some(vs.clone());
+        }
+        if let Some(n) = map.get("minItems").and_then(Value::as_u64) {
+            c.min_items = Some(n);
+        }
+        if map.get("uniqueItems") == Some(&Value::Bool(true)) {
+            c.unique_items = true;
+        }
+        if let Some(v) = map.get("x-agh-unique-after") {
+            match v.as_str() {
+                Some("trim") => c.unique_after = Some("trim".into()),
+                _ => {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(ptr, "x-agh-unique-after"),
+                        "`x-agh-unique-after` must be \"trim\"",
+                    ))
+                }
+            }
+        }
+        if let Some(v) = map.get("x-agh-reason-code") {
+            match v.as_str() {
+                Some(r) if !r.is_empty() => c.reason_code = Some(r.to_string()),
+                _ => {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(ptr, "x-agh-reason-code"),
+                        "`x-agh-reason-code` must name a reason code",
+                    ))
+                }
+            }
+        }
+        if let Some(v) = map.get("x-agh-digest") {
+            match v.as_str() {
+                Some(r) if !r.is_empty() => c.digest = Some(r.to_string()),
+                _ => {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(ptr, "x-agh-digest"),
+                        "`x-agh-digest` must name a recipe",
+                    ))
+                }
+            }
+        }
+        if let Some(items) = map.get("items") {
+            let item = self.shape(id, &join_pointer(ptr, "items"), items, depth + 1)?;
+            shape.items = Some(Box::new(item));
+        }
+        if map.contains_key("properties") || shape.types.contains(&JsonType::Object) {
+            shape.object = Some(self.object(id, ptr, map, depth)?);
+        }
+        Ok(shape)
+    }
+
+    fn push_type(&self, id: &str, ptr: &str, shape: &mut Shape, t: &str) -> Result<()> {
+        if t == "null" {
+            shape.nullable = true;
+            return Ok(());
+        }
+        match JsonType::parse(t) {
+            Some(jt) => {
+                if !shape.types.contains(&jt) {
+                    shape.types.push(jt);
+                }
+                Ok(())
+            }
+            None => Err(self.err(
+                id,
+                &join_pointer(ptr, "type"),
+                format!("unknown type {t:?}"),
+            )),
+        }
+    }
+
+    fn object(
+        &self,
+        id: &str,
+        ptr: &str,
+        map: &Map<String, Value>,
+        depth: usize,
+    ) -> Result<ObjectShape> {
+        let required = match map.get("required") {
+            Some(v) => str_list(v).ok_or_else(|| {
+                self.err(
+                    id,
+                    &join_pointer(ptr, "required"),
+                    "`required` must list member names",
+                )
+            })?,
+            None => Vec::new(),
+        };
+        let mut fields = Vec::new();
+        if let Some(props) = map.get("properties") {
+            let pp = join_pointer(ptr, "properties");
+            let Value::Object(props) = props else {
+                return Err(self.err(id, &pp, "`properties` must be an object"));
+            };
+            for (name, prop) in props {
+                let p = join_pointer(&pp, name);
+                let description = prop
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let serialize_null = match prop.get("x-agh-serialize-null") {
+                    None => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => {
+                        return Err(self.err(
+                            id,
+                            &join_pointer(&p, "x-agh-serialize-null"),
+                            "`x-agh-serialize-null` must be a boolean",
+                        ))
+                    }
+                };
+                let shape = self.shape(id, &p, prop, depth + 1)?;
+                if serialize_null && !shape.nullable {
+                    return Err(self.err(
+                        id,
+                        &join_pointer(&p, "x-agh-serialize-null"),
+                        "`x-agh-serialize-null` needs a member that allows `null`",
+                    ));
+                }
+                let trust = self.trust_profiles(id, &p, prop)?;
+                fields.push(Field {
+                    json_name: name.clone(),
+                    rust_name: rust_field_name(name),
+                    required: required.contains(name),
+                    description,
+                    shape,
+                    serialize_null,
+                    trust,
+                    default: prop.get("default").cloned(),
+                });
+            }
+        }
+        for r in &required {
+            if !fields.iter().any(|f| &f.json_name == r) {
+                return Err(self.err(
+                    id,
+                    &join_pointer(ptr, "required"),
+                    format!("required member `{r}` is not declared in `properties`"),
+                ));
+            }
+        }
+        let open = map.get("additionalProperties") != Some(&Value::Bool(false));
+        Ok(ObjectShape { fields, open })
+    }
+
+    /// `x-agh-trust`: `[{"profile": ID, "proof": "<schema file>", "recipe": NAME}]`.
+    fn trust_profiles(&self, id: &str, ptr: &str, prop: &Value) -> Result<Vec<TrustProfile>> {
+        let Some(v) = prop.get("x-agh-trust") else {
+            return Ok(Vec::new());
+        };
+        let at = join_pointer(ptr, "x-agh-trust");
+        let bad = || {
+            self.err(
+                id,
+                &at,
+                "`x-agh-trust` must be a list of {\"profile\", \"proof\", \"recipe\"} strings",
+            )
+        };
+        let Value::Array(items) = v else {
+            return Err(bad());
+        };
+        let mut out = Vec::new();
+        for item in items {
+            let get = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_owned);
+            let (Some(profile), Some(proof), Some(recipe)) =
+                (get("profile"), get("proof"), get("recipe"))
+            else {
+                return Err(bad());
+            };
+            // The proof schema is a file of the set: its title names the generated type.
+            let proof_type = self
+                .set
+                .files()
+                .find(|f| f.path == std::path::Path::new(&proof))
+                .and_then(|f| f.doc.get("title").and_then(Value::as_str))
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    self.err(
+                        id,
+                        &at,
+                        format!("`x-agh-trust` names `{proof}`, no titled schema of this set"),
+                    )
+                })?;
+            out.push(TrustProfile {
+                profile,
+                proof_type,
+                recipe,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// JSON Schema validation keywords that the model does not carry: a schema that uses one is
+/// refused, naming it, rather than generating validators and scanners that silently ignore it.
+/// (`format` is not among them: in draft 2020-12 it is an annotation unless a validator opts in,
+/// and derive tools such as schemars write it on every integer.)
+const UNSUPPORTED_KEYWORDS: &[&str] = &[
+    "maxLength",
+    "maxItems",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "patternProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "contains",
+    "minContains",
+    "maxContains",
+    "prefixItems",
+    "not",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$dynamicRef",
+];
+
+/// The validation keywords the model carries into types, validators, scanners and docs.
+const SUPPORTED_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "$ref",
+    "pattern",
+    "minLength",
+    "minimum",
+    "maximum",
+    "const",
+    "enum",
+    "minItems",
+    "uniqueItems",
+    "anyOf/oneOf (a nullable member)",
+    "allOf with if/then (kind dispatch)",
+];
