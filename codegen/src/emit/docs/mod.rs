@@ -93,10 +93,7 @@ fn index_page(model: &Model, header: &str, pages: &[Page]) -> String {
 }
 
 /// Reads the example envelopes of `dir`: the first file (by name) of each kind.
-fn read_examples(
-    model: &Model,
-    dir: &Path,
-) -> Result<BTreeMap<String, (String, String)>> {
+fn read_examples(model: &Model, dir: &Path) -> Result<BTreeMap<String, (String, String)>> {
     let mut by_kind = BTreeMap::new();
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| Error::new(dir, "", format!("cannot read examples: {e}")))?
