@@ -283,6 +283,15 @@ fn another_schema_set_gets_its_own_docs() {
     }
     let kinds = page(&files, "message-kinds.md");
     assert!(kinds.contains("## `ping`") && kinds.contains("## `note`"));
+    // Count keywords in words (`maxLength`, `maxItems`, `minProperties`/`maxProperties`,
+    // `dependentRequired`).
+    for want in [
+        "| `text` | string | Yes | Non-blank text. At most 40 characters. |",
+        "| `route` | array of strings | Optional | Hops, at most three, each a name of at most four characters. At most 3 items. |",
+        "| `meta` | object | Optional | Labels of the ping. From 1 to 3 members. When `region` is present, `lang` must be too. |",
+    ] {
+        assert!(kinds.contains(want), "{want}\n{kinds}");
+    }
     assert!(!kinds.contains("greet") && !kinds.contains("work_id"));
     // A set without surfaces, work or exchanges has no columns for them.
     assert!(kinds.contains("| Kind | Purpose |\n"), "{kinds}");

@@ -52,6 +52,10 @@ fn seeds() -> Vec<Value> {
         json!({"grid": [[[0, 1]]]}),
         json!({"weights": [-0.5]}),
         json!({"protocol": "mini/v1", "from": "alice", "to": null}),
+        json!({"route": ["a", "bcde", "\u{1F600}\u{1F600}\u{1F600}\u{1F600}"], "meta": {"lang": "\u{1F600}x", "region": "eu", "x": 1}}),
+        json!({"route": ["a", "b", "c", "d"], "meta": {}}),
+        json!({"route": ["abcde"], "meta": {"region": "eu", "a": 1, "b": 2}}),
+        json!({"text": "a note of exactly forty characters, ok..", "mode": "plain"}),
     ]
 }
 
@@ -147,6 +151,45 @@ fn nested_arrays_check_both_counts_and_the_items_minimum() {
     }
     // The inner count is per row: a long first row does not carry a short second one.
     assert!(!scans("PingBody", r#"{"grid":[[1,2,3,4,5],[1]]}"#));
+}
+
+#[test]
+fn max_counts_read_code_points_items_and_members() {
+    let smiles = |n: usize| "\u{1F600}".repeat(n);
+    for (body, problem) in [
+        // `maxLength` counts code points: four emoji are 16 bytes and 8 UTF-16 units.
+        (json!({"route": ["abcd", smiles(4)]}), None),
+        (json!({"route": ["abcde"]}), Some("/route/0")),
+        (json!({"route": ["a", smiles(5)]}), Some("/route/1")),
+        (json!({"route": ["a", "b", "c"]}), None),
+        (json!({"route": ["a", "b", "c", "d"]}), Some("/route")),
+        (json!({"route": []}), None),
+        (json!({"meta": {"lang": smiles(2)}}), None),
+        (json!({"meta": {"lang": "abc"}}), Some("/meta/lang")),
+        // `minProperties` / `maxProperties` count undeclared members too.
+        (json!({"meta": {}}), Some("/meta")),
+        (json!({"meta": {"x": 1}}), None),
+        (json!({"meta": {"lang": "en", "x": 1, "y": 2}}), None),
+        (
+            json!({"meta": {"lang": "en", "x": 1, "y": 2, "z": 3}}),
+            Some("/meta"),
+        ),
+        // `dependentRequired`: `region` needs `lang`, not the other way round.
+        (json!({"meta": {"lang": "en"}}), None),
+        (json!({"meta": {"lang": "en", "region": "gb"}}), None),
+        (json!({"meta": {"region": "gb"}}), Some("/meta/lang")),
+    ] {
+        let text = body.to_string();
+        let found = first_problem("PingBody", &body);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
+        assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
+    }
+    let long = "n".repeat(41);
+    for (text, ok) in [(&long[1..], true), (long.as_str(), false)] {
+        let body = json!({"text": text, "mode": "plain"});
+        assert_eq!(first_problem("NoteBody", &body).is_none(), ok, "{body}");
+        assert_eq!(scans("NoteBody", &body.to_string()), ok, "{body}");
+    }
 }
 
 #[test]

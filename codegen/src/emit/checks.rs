@@ -242,6 +242,16 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        if let Some(n) = c.max_length {
+            let over = (n as usize).saturating_add(1);
+            let msg = format!("must be at most {n} characters long");
+            string_checks.extend(quote! {
+                if c::at_least_chars(s, #over) {
+                    c::value_problem(out, #malformed, at, #rule, #msg, v);
+                    break #label;
+                }
+            });
+        }
         if let Some(p) = &c.pattern {
             let i = self.pattern(p);
             let matcher = format_ident!("pattern_{i}");
@@ -283,6 +293,16 @@ impl<'m> Emitter<'m> {
             let msg = format!("must have at least {n} item(s)");
             array_checks.extend(quote! {
                 if items.len() < #n {
+                    c::value_problem(out, #malformed, at, #rule, #msg, v);
+                    break #label;
+                }
+            });
+        }
+        if let Some(n) = c.max_items {
+            let n = n as usize;
+            let msg = format!("must have at most {n} item(s)");
+            array_checks.extend(quote! {
+                if items.len() > #n {
                     c::value_problem(out, #malformed, at, #rule, #msg, v);
                     break #label;
                 }
@@ -357,6 +377,43 @@ impl<'m> Emitter<'m> {
                             c::unknown_member(out, #malformed, at, #rule, key);
                             if out.is_done() { break #label; }
                         }
+                    }
+                });
+            }
+            for (name, deps) in &obj.dependent_required {
+                let rule = format!(
+                    "{rule}/dependentRequired/{}",
+                    crate::error::escape_token(name)
+                );
+                for dep in deps {
+                    let msg = format!("missing member `{dep}`, required when `{name}` is present");
+                    members.extend(quote! {
+                        if m.contains_key(#name) && !m.contains_key(#dep) {
+                            c::member(out, #malformed, at, #rule, #dep, #msg.to_owned());
+                            if out.is_done() { break #label; }
+                        }
+                    });
+                }
+            }
+            if let Some(n) = obj.min_properties {
+                let n = n as usize;
+                let rule = format!("{rule}/minProperties");
+                let msg = format!("must have at least {n} member(s)");
+                members.extend(quote! {
+                    if m.len() < #n {
+                        c::value_problem(out, #malformed, at, #rule, #msg, v);
+                        if out.is_done() { break #label; }
+                    }
+                });
+            }
+            if let Some(n) = obj.max_properties {
+                let n = n as usize;
+                let rule = format!("{rule}/maxProperties");
+                let msg = format!("must have at most {n} member(s)");
+                members.extend(quote! {
+                    if m.len() > #n {
+                        c::value_problem(out, #malformed, at, #rule, #msg, v);
+                        if out.is_done() { break #label; }
                     }
                 });
             }

@@ -3,6 +3,7 @@
 
 pub mod checks;
 pub mod docs;
+pub mod envelope_ref;
 pub mod pattern;
 pub mod profile;
 pub mod rules;

@@ -52,6 +52,9 @@ fn reduce(
         let p = join_pointer(ptr, k);
         match k.as_str() {
             "if" | "then" | "else" | "$id" | "$schema" | "$defs" => {}
+            // Keywords that constrain values, not shapes: the type stays the shape's, the
+            // generated validators and scanners hold the rule.
+            "maxLength" | "maxItems" | "minProperties" | "maxProperties" | "dependentRequired" => {}
             k if k.starts_with("x-agh-") => {}
             "$ref" => {
                 let Some(r) = child.as_str() else {
@@ -525,7 +528,7 @@ fn path_parts(ty: &syn::Type) -> Option<(&syn::Ident, Option<&syn::Type>)> {
 /// members deserialized from the borrowed value, open members from their checked JSON text. The
 /// body member is left empty (the body is typed on its own).
 fn owned_envelope(file: &syn::File, model: &Model) -> std::result::Result<syn::Item, String> {
-    use crate::emit::scan::{member_optional, member_repr, MemberRepr};
+    use crate::emit::envelope_ref::{member_optional, member_repr, MemberRepr};
     let env = &model.envelope;
     let ty = format_ident!("{}", env.type_name);
     let ref_ty = format_ident!("{}Ref", env.type_name);

@@ -9,7 +9,8 @@
 //! registry can scan it with the kind's scanner as soon as `kind` is known).
 //!
 //! The constraints are the ones `checks.rs` applies (types, `null`, `const`, `enum`, `minLength`,
-//! `pattern`, `minimum`, `maximum`, `minItems`, `uniqueItems`, `x-agh-unique-after`, required, closed
+//! `pattern`, `maxLength`, `minimum`, `maximum`, `minItems`, `maxItems`, `minProperties`,
+//! `maxProperties`, `dependentRequired`, `uniqueItems`, `x-agh-unique-after`, required, closed
 //! objects, conditionals), read off the same [`Shape`]s; a differential test in the protocol
 //! crate holds the two to the same verdicts.
 
@@ -20,6 +21,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
+use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
 use crate::model::{Conditional, JsonType, Kind, Model, Shape};
 
@@ -57,6 +59,11 @@ fn fields_const(type_name: &str) -> proc_macro2::Ident {
 fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
     let plain = shape.types == [JsonType::Object]
         && !shape.nullable
+        && shape.object.as_ref().is_some_and(|o| {
+            o.min_properties.is_none()
+                && o.max_properties.is_none()
+                && o.dependent_required.is_empty()
+        })
         && shape.constraints.const_value.is_none()
         && shape.constraints.enum_values.is_none();
     shape.object.as_ref().filter(|_| plain)
@@ -145,6 +152,10 @@ impl Emitter<'_> {
         if let Some(n) = c.min_length {
             let n = n as usize;
             out.extend(quote!(if !c::at_least_chars(&v, #n) { return None; }));
+        }
+        if let Some(n) = c.max_length {
+            let over = (n as usize).saturating_add(1);
+            out.extend(quote!(if c::at_least_chars(&v, #over) { return None; }));
         }
         if let Some(p) = &c.pattern {
             let f = self.matcher(p)?;
@@ -327,16 +338,57 @@ impl Emitter<'_> {
         } else {
             quote!(let mut seen = 0u64;)
         };
+        // `dependentRequired` (declared members only): the bits of the member and of those it
+        // requires.
+        let bit_of = |name: &str| {
+            obj.fields
+                .iter()
+                .position(|f| f.json_name == name)
+                .map(|i| 1u64 << i)
+                .ok_or_else(|| Error::new("scan", "", format!("`{name}` is not declared")))
+        };
+        let mut dependent = TokenStream::new();
+        for (name, deps) in &obj.dependent_required {
+            let bit = bit_of(name)?;
+            let mut need = 0u64;
+            for d in deps {
+                need |= bit_of(d)?;
+            }
+            dependent.extend(quote!(if seen & #bit != 0 && seen & #need != #need {
+                return None;
+            }));
+        }
+        // `minProperties` / `maxProperties` count every member, declared or not (a repeated
+        // member is declined before it is counted twice).
+        let counted = obj.min_properties.is_some() || obj.max_properties.is_some();
+        let (count, bump) = if counted {
+            (quote!(let mut count = 0usize;), quote!(count += 1;))
+        } else {
+            (quote!(), quote!())
+        };
+        let mut counts = TokenStream::new();
+        if let Some(n) = obj.min_properties {
+            let n = n as usize;
+            counts.extend(quote!(if count < #n { return None; }));
+        }
+        if let Some(n) = obj.max_properties {
+            let n = n as usize;
+            counts.extend(quote!(if count > #n { return None; }));
+        }
         Ok(quote! {
             let mut o = s.object()?;
             #seen
+            #count
             while let Some(k) = s.key(&mut o)? {
+                #bump
                 match &*k {
                     #arms
                     #other
                 }
             }
             #required_check
+            #dependent
+            #counts
         })
     }
 
@@ -349,7 +401,7 @@ impl Emitter<'_> {
         let unique_rule = c.unique_items || c.unique_after.is_some();
         // Items are counted for `minItems`, and so that arrays of fewer than two items (which
         // cannot repeat one) are not read again for the uniqueness rules.
-        let (count, bump) = if c.min_items.is_some() || unique_rule {
+        let (count, bump) = if c.min_items.is_some() || c.max_items.is_some() || unique_rule {
             (quote!(let mut n = 0usize;), quote!(n += 1;))
         } else {
             (quote!(), quote!())
@@ -358,6 +410,13 @@ impl Emitter<'_> {
             Some(k) => {
                 let k = k as usize;
                 quote!(if n < #k { return None; })
+            }
+            None => quote!(),
+        };
+        let max = match c.max_items {
+            Some(k) => {
+                let k = k as usize;
+                quote!(if n > #k { return None; })
             }
             None => quote!(),
         };
@@ -371,6 +430,7 @@ impl Emitter<'_> {
                 #bump
             }
             #min
+            #max
         };
         // Equal strings are equal after trimming too: for string items the trimmed rule decides
         // both.
@@ -877,48 +937,6 @@ impl Emitter<'_> {
             }
         })
     }
-}
-
-/// How the borrowed envelope view (`EnvelopeRef`) holds a member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MemberRepr {
-    /// The body member: its checked JSON text.
-    Body,
-    /// A string: `Cow<'a, str>`.
-    Str,
-    /// An integer with a non-negative minimum: `u64`.
-    U64,
-    /// Any other integer: `i128`.
-    I128,
-    /// Anything else: its checked JSON text.
-    Raw,
-}
-
-/// How `EnvelopeRef` holds envelope member `f` (the scanner and the owned conversion agree
-/// through this one decision).
-pub(crate) fn member_repr(model: &Model, f: &crate::model::Field) -> MemberRepr {
-    let env = &model.envelope;
-    let resolved = model.resolve(&f.shape);
-    if f.json_name == env.body_member {
-        MemberRepr::Body
-    } else if f.json_name == env.kind_member
-        || resolved.types == [JsonType::String] && resolved.object.is_none()
-    {
-        MemberRepr::Str
-    } else if resolved.types == [JsonType::Integer] {
-        if resolved.constraints.minimum.is_some_and(|m| m >= 0.0) {
-            MemberRepr::U64
-        } else {
-            MemberRepr::I128
-        }
-    } else {
-        MemberRepr::Raw
-    }
-}
-
-/// Whether `EnvelopeRef` holds envelope member `f` as an `Option` (not required, or nullable).
-pub(crate) fn member_optional(model: &Model, f: &crate::model::Field) -> bool {
-    !f.required || f.shape.nullable || model.resolve(&f.shape).nullable
 }
 
 /// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.

@@ -56,8 +56,10 @@ impl JsonType {
 pub struct Constraints {
     /// `pattern` (ECMA-262 regular expression, unanchored unless it says `^`/`$`).
     pub pattern: Option<String>,
-    /// `minLength` in characters.
+    /// `minLength` in characters (Unicode code points).
     pub min_length: Option<u64>,
+    /// `maxLength` in characters (Unicode code points).
+    pub max_length: Option<u64>,
     /// `minimum`.
     pub minimum: Option<f64>,
     /// `maximum`.
@@ -68,6 +70,8 @@ pub struct Constraints {
     pub enum_values: Option<Vec<Value>>,
     /// `minItems`.
     pub min_items: Option<u64>,
+    /// `maxItems`.
+    pub max_items: Option<u64>,
     /// `uniqueItems`.
     pub unique_items: bool,
     /// `x-agh-unique-after`: entries must be unique after this normalization (`trim`).
@@ -105,6 +109,13 @@ pub struct ObjectShape {
     /// `true` unless `additionalProperties: false`: unknown members are ignored by validation
     /// and preserved on re-serialization.
     pub open: bool,
+    /// `minProperties`: the least number of members (declared or not).
+    pub min_properties: Option<u64>,
+    /// `maxProperties`: the most members (declared or not).
+    pub max_properties: Option<u64>,
+    /// `dependentRequired`, in schema order: when the member is present, these must be too
+    /// (declared members only).
+    pub dependent_required: Vec<(String, Vec<String>)>,
 }
 
 /// One declared member of an object.
@@ -258,6 +269,8 @@ impl Builder<'_> {
         if let Some(n) = map.get("minLength").and_then(Value::as_u64) {
             c.min_length = Some(n);
         }
+        c.max_length = self.count(id, ptr, map, "maxLength")?;
+        c.max_items = self.count(id, ptr, map, "maxItems")?;
         if let Some(n) = map.get("minimum").and_then(Value::as_f64) {
             c.minimum = Some(n);
         }
@@ -318,6 +331,29 @@ impl Builder<'_> {
         }
         if map.contains_key("properties") || shape.types.contains(&JsonType::Object) {
             shape.object = Some(self.object(id, ptr, map, depth)?);
+        }
+        // A keyword that constrains one JSON type is carried where the generated scanner reads
+        // that type: the schema's own `type` names it (beside a `$ref`, the named type's checks
+        // are all that run).
+        for (keyword, t) in [
+            ("maxLength", JsonType::String),
+            ("maxItems", JsonType::Array),
+            ("minProperties", JsonType::Object),
+            ("maxProperties", JsonType::Object),
+            ("dependentRequired", JsonType::Object),
+        ] {
+            if map.contains_key(keyword) && (shape.ref_type.is_some() || !shape.types.contains(&t))
+            {
+                return Err(self.err(
+                    id,
+                    &join_pointer(ptr, keyword),
+                    format!(
+                        "`{keyword}` is carried by codegen only in a schema whose own `type` \
+                         includes `{}` (not beside a `$ref`)",
+                        t.as_str()
+                    ),
+                ));
+            }
         }
         Ok(shape)
     }
@@ -414,7 +450,78 @@ impl Builder<'_> {
             }
         }
         let open = map.get("additionalProperties") != Some(&Value::Bool(false));
-        Ok(ObjectShape { fields, open })
+        let dependent_required = self.dependent_required(id, ptr, map, &fields)?;
+        Ok(ObjectShape {
+            fields,
+            open,
+            min_properties: self.count(id, ptr, map, "minProperties")?,
+            max_properties: self.count(id, ptr, map, "maxProperties")?,
+            dependent_required,
+        })
+    }
+
+    /// A count keyword (`maxLength`, `maxItems`, `minProperties`, ...): a non-negative integer.
+    fn count(
+        &self,
+        id: &str,
+        ptr: &str,
+        map: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<u64>> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                self.err(
+                    id,
+                    &join_pointer(ptr, key),
+                    format!("`{key}` must be a non-negative integer"),
+                )
+            }),
+        }
+    }
+
+    /// `dependentRequired`: `{member: [members]}`, every name declared in `properties` (the
+    /// generated scanner tracks declared members).
+    fn dependent_required(
+        &self,
+        id: &str,
+        ptr: &str,
+        map: &Map<String, Value>,
+        fields: &[Field],
+    ) -> Result<Vec<(String, Vec<String>)>> {
+        let Some(v) = map.get("dependentRequired") else {
+            return Ok(Vec::new());
+        };
+        let at = join_pointer(ptr, "dependentRequired");
+        let Value::Object(entries) = v else {
+            return Err(self.err(
+                id,
+                &at,
+                "`dependentRequired` must map members to lists of members",
+            ));
+        };
+        let declared = |name: &str| fields.iter().any(|f| f.json_name == name);
+        let mut out = Vec::new();
+        for (name, deps) in entries {
+            let p = join_pointer(&at, name);
+            let Some(deps) = str_list(deps) else {
+                return Err(self.err(id, &p, "must list member names"));
+            };
+            for n in std::iter::once(name).chain(&deps) {
+                if !declared(n) {
+                    return Err(self.err(
+                        id,
+                        &p,
+                        format!(
+                            "`dependentRequired` names `{n}`, which `properties` does not declare \
+                             (codegen carries it for declared members only)"
+                        ),
+                    ));
+                }
+            }
+            out.push((name.clone(), deps));
+        }
+        Ok(out)
     }
 
     /// `x-agh-trust`: `[{"profile": ID, "proof": "<schema file>", "recipe": NAME}]`.
@@ -470,16 +577,11 @@ impl Builder<'_> {
 /// (`format` is not among them: in draft 2020-12 it is an annotation unless a validator opts in,
 /// and derive tools such as schemars write it on every integer.)
 const UNSUPPORTED_KEYWORDS: &[&str] = &[
-    "maxLength",
-    "maxItems",
     "exclusiveMinimum",
     "exclusiveMaximum",
     "multipleOf",
-    "minProperties",
-    "maxProperties",
     "propertyNames",
     "patternProperties",
-    "dependentRequired",
     "dependentSchemas",
     "dependencies",
     "contains",
@@ -502,12 +604,17 @@ const SUPPORTED_KEYWORDS: &[&str] = &[
     "$ref",
     "pattern",
     "minLength",
+    "maxLength",
     "minimum",
     "maximum",
     "const",
     "enum",
     "minItems",
+    "maxItems",
     "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
     "anyOf/oneOf (a nullable member)",
     "allOf with if/then (kind dispatch)",
 ];

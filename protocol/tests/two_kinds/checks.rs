@@ -464,6 +464,17 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
+                        if c::at_least_chars(s, 41usize) {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/note.schema.json#/properties/text",
+                                "must be at most 40 characters long",
+                                v,
+                            );
+                            break 'c1;
+                        }
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
@@ -843,6 +854,187 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                             v,
                         );
                         break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("route") {
+                let mark = c::push(at, "route");
+                'c1: {
+                    if !(v.is_array()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/route",
+                            "an array",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(items) = v.as_array() {
+                        if items.len() > 3usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/route",
+                                "must have at most 3 item(s)",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                        for (i, v) in items.iter().enumerate() {
+                            let mark = c::push_index(at, i);
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_protocol::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/route/items",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 5usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/route/items",
+                                            "must be at most 4 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("meta") {
+                let mark = c::push(at, "meta");
+                'c1: {
+                    if !(v.is_object()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/meta",
+                            "an object",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(m) = v.as_object() {
+                        if let Some(v) = m.get("lang") {
+                            let mark = c::push(at, "lang");
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_protocol::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/properties/lang",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 3usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/properties/lang",
+                                            "must be at most 2 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if let Some(v) = m.get("region") {
+                            let mark = c::push(at, "region");
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_protocol::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/properties/region",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.contains_key("region") && !m.contains_key("lang") {
+                            c::member(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/dependentRequired/region",
+                                "lang",
+                                "missing member `lang`, required when `region` is present"
+                                    .to_owned(),
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.len() < 1usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/minProperties",
+                                "must have at least 1 member(s)",
+                                v,
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.len() > 3usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/maxProperties",
+                                "must have at most 3 member(s)",
+                                v,
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
                     }
                 }
                 at.truncate(mark);

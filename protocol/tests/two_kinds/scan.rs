@@ -237,6 +237,9 @@ pub fn scan_note_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 1u64;
                 let v = s.string()?;
+                if c::at_least_chars(&v, 41usize) {
+                    return None;
+                }
                 if !super::checks::pattern_1(&v) {
                     return None;
                 }
@@ -375,6 +378,70 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 32u64;
                 s.boolean()?;
+            }
+            "route" => {
+                if seen & 64u64 != 0 {
+                    return None;
+                }
+                seen |= 64u64;
+                let mut a = s.array()?;
+                let mut n = 0usize;
+                while s.item(&mut a)? {
+                    {
+                        let v = s.string()?;
+                        if c::at_least_chars(&v, 5usize) {
+                            return None;
+                        }
+                    }
+                    n += 1;
+                }
+                if n > 3usize {
+                    return None;
+                }
+            }
+            "meta" => {
+                if seen & 128u64 != 0 {
+                    return None;
+                }
+                seen |= 128u64;
+                let mut o = s.object()?;
+                let mut seen = 0u64;
+                let mut count = 0usize;
+                while let Some(k) = s.key(&mut o)? {
+                    count += 1;
+                    match &*k {
+                        "lang" => {
+                            if seen & 1u64 != 0 {
+                                return None;
+                            }
+                            seen |= 1u64;
+                            let v = s.string()?;
+                            if c::at_least_chars(&v, 3usize) {
+                                return None;
+                            }
+                        }
+                        "region" => {
+                            if seen & 2u64 != 0 {
+                                return None;
+                            }
+                            seen |= 2u64;
+                            s.string()?;
+                        }
+                        _ => {
+                            s.fresh(&mut o, k)?;
+                            s.skip()?;
+                        }
+                    }
+                }
+                if seen & 2u64 != 0 && seen & 1u64 != 1u64 {
+                    return None;
+                }
+                if count < 1usize {
+                    return None;
+                }
+                if count > 3usize {
+                    return None;
+                }
             }
             _ => {
                 s.fresh(&mut o, k)?;

@@ -361,9 +361,14 @@ pub struct PingBody {
     ///Rows of counts: at least one row, each of at least two non-negative integers.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub grid: ::std::option::Option<::std::vec::Vec<::std::vec::Vec<u64>>>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub meta: ::std::option::Option<PingBodyMeta>,
     ///Echoed back in the note.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub nonce: ::std::option::Option<::std::string::String>,
+    ///Hops, at most three, each a name of at most four characters.
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub route: ::std::vec::Vec<::std::string::String>,
     ///Distinct points.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub spots: ::std::option::Option<::std::vec::Vec<MiniPoint>>,
@@ -376,6 +381,18 @@ pub struct PingBody {
     ///Non-negative numbers.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub weights: ::std::vec::Vec<f64>,
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+///Labels of the ping.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+pub struct PingBodyMeta {
+    ///A language tag.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub lang: ::std::option::Option<::std::string::String>,
+    ///A region, given with its language.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub region: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
@@ -725,7 +742,9 @@ impl PingBody {
     ) -> ::std::result::Result<Self, ::serde_json::Error> {
         use ::serde::de::Error as E;
         let mut f_grid = None;
+        let mut f_meta = None;
         let mut f_nonce = None;
+        let mut f_route = None;
         let mut f_spots = None;
         let mut f_tags = None;
         let mut f_urgent = None;
@@ -746,6 +765,15 @@ impl PingBody {
                         },
                     );
                 }
+                "meta" => {
+                    f_meta = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(PingBodyMeta::decode_checked(v.get())?)
+                        },
+                    );
+                }
                 "nonce" => {
                     f_nonce = Some(
                         if v.is_null() {
@@ -762,6 +790,13 @@ impl PingBody {
                                 },
                             )
                         },
+                    );
+                }
+                "route" => {
+                    f_route = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
                     );
                 }
                 "spots" => {
@@ -815,9 +850,17 @@ impl PingBody {
                 Some(v) => v,
                 None => None,
             },
+            meta: match f_meta {
+                Some(v) => v,
+                None => None,
+            },
             nonce: match f_nonce {
                 Some(v) => v,
                 None => None,
+            },
+            route: match f_route {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
             },
             spots: match f_spots {
                 Some(v) => v,
@@ -834,6 +877,74 @@ impl PingBody {
             weights: match f_weights {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
+            },
+            extra: extra,
+        })
+    }
+}
+impl PingBodyMeta {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_lang = None;
+        let mut f_region = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "lang" => {
+                    f_lang = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "lang", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "region" => {
+                    f_region = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "region", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            lang: match f_lang {
+                Some(v) => v,
+                None => None,
+            },
+            region: match f_region {
+                Some(v) => v,
+                None => None,
             },
             extra: extra,
         })

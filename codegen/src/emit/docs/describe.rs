@@ -1,7 +1,7 @@
 //! Shapes and rules in words: a member's type for people, the constraints its Rule cell states,
 //! reason codes in the profile's spelling, presence words, conditions.
 
-use super::text::{code, or_list};
+use super::text::{and_list, code, or_list};
 use crate::model::{Conditional, JsonType, Model, Presence, Shape};
 
 /// A member's type for people: `string`, `integer`, `object`, `array of strings`, `string or null`.
@@ -105,6 +105,13 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
             format!("At least {n} characters.")
         });
     }
+    if let Some(n) = c.max_length {
+        notes.push(format!(
+            "At most {} character{}.",
+            thousands(n),
+            if n == 1 { "" } else { "s" }
+        ));
+    }
     if let Some(m) = c.minimum {
         notes.push(format!("At least {m}."));
     }
@@ -117,6 +124,30 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
         } else {
             format!("At least {n} items.")
         });
+    }
+    if let Some(n) = c.max_items {
+        notes.push(format!(
+            "At most {} item{}.",
+            thousands(n),
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(o) = &model.resolve(shape).object {
+        let members = |n: u64| format!("{} member{}", thousands(n), if n == 1 { "" } else { "s" });
+        match (o.min_properties, o.max_properties) {
+            (Some(a), Some(b)) if a == b => notes.push(format!("Exactly {}.", members(a))),
+            (Some(a), Some(b)) => notes.push(format!("From {} to {}.", thousands(a), members(b))),
+            (Some(a), None) => notes.push(format!("At least {}.", members(a))),
+            (None, Some(b)) => notes.push(format!("At most {}.", members(b))),
+            (None, None) => {}
+        }
+        for (name, deps) in &o.dependent_required {
+            let deps: Vec<String> = deps.iter().map(|d| format!("`{d}`")).collect();
+            notes.push(format!(
+                "When `{name}` is present, {} must be too.",
+                and_list(&deps)
+            ));
+        }
     }
     if c.unique_after.is_some() {
         notes.push("Entries unique after trimming.".into());
@@ -166,4 +197,36 @@ pub(super) fn presence_word(p: Presence) -> &'static str {
 pub(super) fn when(cond: &Conditional) -> String {
     let values: Vec<String> = cond.when.values.iter().map(code).collect();
     format!("`body.{}` is {}", cond.when.member, or_list(&values))
+}
+
+/// A count with thousands separators (`65,536`).
+pub(super) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn counts_read_with_thousands_separators() {
+        for (n, want) in [
+            (0, "0"),
+            (8, "8"),
+            (999, "999"),
+            (1000, "1,000"),
+            (65536, "65,536"),
+        ] {
+            assert_eq!(thousands(n), want);
+        }
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 }
