@@ -379,7 +379,7 @@ fn an_unsupported_keyword_is_refused_not_ignored() {
     for (keyword, value) in [
         ("exclusiveMinimum", serde_json::json!(0)),
         ("multipleOf", serde_json::json!(2)),
-        ("patternProperties", serde_json::json!({"^a": {}})),
+        ("propertyNames", serde_json::json!({"maxLength": 3})),
         ("not", serde_json::json!({"const": "x"})),
     ] {
         let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
@@ -437,12 +437,32 @@ fn count_keywords_are_carried_and_misplaced_ones_refused() {
             "{err}"
         );
     }
-    let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
-        say["dependentRequired"] = serde_json::json!({"text": ["nope"]});
-    });
-    let err = agh_codegen::generate(&dir).unwrap_err().to_string();
-    assert!(
-        err.contains("/dependentRequired/text") && err.contains("`nope`"),
-        "{err}"
-    );
+    for (keyword, value, why) in [
+        (
+            "dependentRequired",
+            serde_json::json!({"text": ["nope"]}),
+            "`nope`, which `properties` does not declare",
+        ),
+        (
+            "patternProperties",
+            serde_json::json!({"^a": {}, "^b": {}}),
+            "exactly one pattern",
+        ),
+        (
+            "patternProperties",
+            serde_json::json!({"^te": {"type": "string"}}),
+            "the declared member `text` matches `^te`",
+        ),
+    ] {
+        let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+            say[keyword] = value.clone();
+        });
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("say.schema.json")
+                && err.contains(&format!("/{keyword}"))
+                && err.contains(why),
+            "{err}"
+        );
+    }
 }

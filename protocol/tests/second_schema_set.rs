@@ -56,6 +56,8 @@ fn seeds() -> Vec<Value> {
         json!({"route": ["a", "b", "c", "d"], "meta": {}}),
         json!({"route": ["abcde"], "meta": {"region": "eu", "a": 1, "b": 2}}),
         json!({"text": "a note of exactly forty characters, ok..", "mode": "plain"}),
+        json!({"counts": {"abc": 1, "Abc": -1, "x1": "any", "z": 0}}),
+        json!({"counts": {"abc": -1, "\u{e9}t\u{e9}": 2.5}}),
     ]
 }
 
@@ -190,6 +192,30 @@ fn max_counts_read_code_points_items_and_members() {
         assert_eq!(first_problem("NoteBody", &body).is_none(), ok, "{body}");
         assert_eq!(scans("NoteBody", &body.to_string()), ok, "{body}");
     }
+}
+
+#[test]
+fn pattern_properties_check_the_members_whose_names_match() {
+    for (counts, problem) in [
+        (json!({}), None),
+        (json!({"abc": 0, "z": 7}), None),
+        // Unanchored names that do not match are any value.
+        (json!({"Abc": -1, "a1": "x", "": null}), None),
+        (json!({"abc": -1}), Some("/counts/abc")),
+        (json!({"abc": 1.5}), Some("/counts/abc")),
+        (json!({"ok": 1, "bad": "1"}), Some("/counts/bad")),
+        // `é` is not in `[a-z]`: the name does not match.
+        (json!({"\u{e9}": -1}), None),
+    ] {
+        let body = json!({ "counts": counts });
+        let text = body.to_string();
+        let found = first_problem("PingBody", &body);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
+        assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
+    }
+    // A repeated member is declined by the scanner whether or not its name matches.
+    assert!(!scans("PingBody", r#"{"counts":{"abc":1,"abc":2}}"#));
+    assert!(!scans("PingBody", r#"{"counts":{"A":1,"A":2}}"#));
 }
 
 #[test]

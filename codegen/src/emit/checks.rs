@@ -380,6 +380,23 @@ impl<'m> Emitter<'m> {
                     }
                 });
             }
+            if let Some((p, shape)) = &obj.pattern_properties {
+                let matcher = format_ident!("pattern_{}", self.pattern(p));
+                let rule = format!("{rule}/patternProperties/{}", crate::error::escape_token(p));
+                let inner = self.shape(shape, &rule, false, depth + 1)?;
+                if !inner.is_empty() {
+                    members.extend(quote! {
+                        for (key, v) in m {
+                            if #matcher(key) {
+                                let mark = c::push(at, key);
+                                #inner_label: { #inner }
+                                at.truncate(mark);
+                                if out.is_done() { break #label; }
+                            }
+                        }
+                    });
+                }
+            }
             for (name, deps) in &obj.dependent_required {
                 let rule = format!(
                     "{rule}/dependentRequired/{}",

@@ -54,7 +54,8 @@ fn reduce(
             "if" | "then" | "else" | "$id" | "$schema" | "$defs" => {}
             // Keywords that constrain values, not shapes: the type stays the shape's, the
             // generated validators and scanners hold the rule.
-            "maxLength" | "maxItems" | "minProperties" | "maxProperties" | "dependentRequired" => {}
+            "maxLength" | "maxItems" | "minProperties" | "maxProperties" | "dependentRequired"
+            | "patternProperties" => {}
             k if k.starts_with("x-agh-") => {}
             "$ref" => {
                 let Some(r) = child.as_str() else {

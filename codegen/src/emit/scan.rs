@@ -62,6 +62,7 @@ fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
         && shape.object.as_ref().is_some_and(|o| {
             o.min_properties.is_none()
                 && o.max_properties.is_none()
+                && o.pattern_properties.is_none()
                 && o.dependent_required.is_empty()
         })
         && shape.constraints.const_value.is_none()
@@ -323,7 +324,16 @@ impl Emitter<'_> {
                 }
             });
         }
-        let other = if obj.open {
+        let other = if let (true, Some((p, shape))) = (obj.open, &obj.pattern_properties) {
+            // An undeclared member whose name matches the pattern has its shape.
+            let f = self.matcher(p)?;
+            let value = self.value(shape)?;
+            quote!(_ => {
+                let hit = super::checks::#f(&k);
+                s.fresh(&mut o, k)?;
+                if hit { #value } else { s.skip()?; }
+            })
+        } else if obj.open {
             quote!(_ => { s.fresh(&mut o, k)?; s.skip()?; })
         } else {
             quote!(_ => return None,)

@@ -116,6 +116,9 @@ pub struct ObjectShape {
     /// `dependentRequired`, in schema order: when the member is present, these must be too
     /// (declared members only).
     pub dependent_required: Vec<(String, Vec<String>)>,
+    /// `patternProperties` (one pattern, open objects, no declared member matching it): an
+    /// undeclared member whose name matches the pattern (ECMA-262, unanchored) has this shape.
+    pub pattern_properties: Option<(String, Box<Shape>)>,
 }
 
 /// One declared member of an object.
@@ -341,6 +344,7 @@ impl Builder<'_> {
             ("minProperties", JsonType::Object),
             ("maxProperties", JsonType::Object),
             ("dependentRequired", JsonType::Object),
+            ("patternProperties", JsonType::Object),
         ] {
             if map.contains_key(keyword) && (shape.ref_type.is_some() || !shape.types.contains(&t))
             {
@@ -451,13 +455,65 @@ impl Builder<'_> {
         }
         let open = map.get("additionalProperties") != Some(&Value::Bool(false));
         let dependent_required = self.dependent_required(id, ptr, map, &fields)?;
+        let pattern_properties = self.pattern_properties(id, ptr, map, &fields, open, depth)?;
         Ok(ObjectShape {
+            pattern_properties,
             fields,
             open,
             min_properties: self.count(id, ptr, map, "minProperties")?,
             max_properties: self.count(id, ptr, map, "maxProperties")?,
             dependent_required,
         })
+    }
+
+    /// `patternProperties`, in the form codegen carries: one pattern, in an open object, that no
+    /// declared member's name matches (so each member has one schema and the generated scanner
+    /// reads it once).
+    fn pattern_properties(
+        &self,
+        id: &str,
+        ptr: &str,
+        map: &Map<String, Value>,
+        fields: &[Field],
+        open: bool,
+        depth: usize,
+    ) -> Result<Option<(String, Box<Shape>)>> {
+        let Some(v) = map.get("patternProperties") else {
+            return Ok(None);
+        };
+        let at = join_pointer(ptr, "patternProperties");
+        let refuse = |why: String| Err(self.err(id, &at, why));
+        let Value::Object(entries) = v else {
+            return refuse("`patternProperties` must map patterns to schemas".into());
+        };
+        let [(pattern, schema)]: [(&String, &Value); 1] =
+            match entries.iter().collect::<Vec<_>>().try_into() {
+                Ok(one) => one,
+                Err(_) => {
+                    return refuse(
+                        "codegen carries `patternProperties` with exactly one pattern".into(),
+                    )
+                }
+            };
+        if !open {
+            return refuse(
+                "codegen carries `patternProperties` in open objects only (not beside \
+                 `additionalProperties: false`)"
+                    .into(),
+            );
+        }
+        let Ok(re) = regress::Regex::with_flags(pattern, "u") else {
+            return refuse(format!("`{pattern}` is not an ECMA-262 regular expression"));
+        };
+        if let Some(f) = fields.iter().find(|f| re.find(&f.json_name).is_some()) {
+            return refuse(format!(
+                "the declared member `{}` matches `{pattern}`: codegen carries \
+                 `patternProperties` only for undeclared members",
+                f.json_name
+            ));
+        }
+        let shape = self.shape(id, &join_pointer(&at, pattern), schema, depth + 1)?;
+        Ok(Some((pattern.clone(), Box::new(shape))))
     }
 
     /// A count keyword (`maxLength`, `maxItems`, `minProperties`, ...): a non-negative integer.
@@ -581,7 +637,6 @@ const UNSUPPORTED_KEYWORDS: &[&str] = &[
     "exclusiveMaximum",
     "multipleOf",
     "propertyNames",
-    "patternProperties",
     "dependentSchemas",
     "dependencies",
     "contains",
@@ -615,6 +670,7 @@ const SUPPORTED_KEYWORDS: &[&str] = &[
     "minProperties",
     "maxProperties",
     "dependentRequired",
+    "patternProperties (one pattern, open objects, undeclared members)",
     "anyOf/oneOf (a nullable member)",
     "allOf with if/then (kind dispatch)",
 ];

@@ -1042,6 +1042,61 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("counts") {
+                let mark = c::push(at, "counts");
+                'c1: {
+                    if !(v.is_object()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/counts",
+                            "an object",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(m) = v.as_object() {
+                        for (key, v) in m {
+                            if pattern_0(key) {
+                                let mark = c::push(at, key);
+                                'c2: {
+                                    if !(c::is_integer(v)) {
+                                        c::wrong_type(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/counts/patternProperties/^[a-z]+$",
+                                            "an integer",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if c::number_value(v).is_some_and(|n| n < 0f64) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/counts/patternProperties/^[a-z]+$",
+                                            "must be at least 0",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                                at.truncate(mark);
+                                if out.is_done() {
+                                    break 'c1;
+                                }
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
         }
     }
 }

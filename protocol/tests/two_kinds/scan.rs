@@ -443,6 +443,29 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
+            "counts" => {
+                if seen & 256u64 != 0 {
+                    return None;
+                }
+                seen |= 256u64;
+                let mut o = s.object()?;
+                while let Some(k) = s.key(&mut o)? {
+                    match &*k {
+                        _ => {
+                            let hit = super::checks::pattern_0(&k);
+                            s.fresh(&mut o, k)?;
+                            if hit {
+                                let n = s.integer()?;
+                                if (n as f64) < 0f64 {
+                                    return None;
+                                }
+                            } else {
+                                s.skip()?;
+                            }
+                        }
+                    }
+                }
+            }
             _ => {
                 s.fresh(&mut o, k)?;
                 s.skip()?;

@@ -358,6 +358,9 @@ impl<'de> ::serde::Deserialize<'de> for NoteBodyText {
     work = none
 )]
 pub struct PingBody {
+    ///Counters by name.
+    #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+    pub counts: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     ///Rows of counts: at least one row, each of at least two non-negative integers.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub grid: ::std::option::Option<::std::vec::Vec<::std::vec::Vec<u64>>>,
@@ -741,6 +744,7 @@ impl PingBody {
         text: &str,
     ) -> ::std::result::Result<Self, ::serde_json::Error> {
         use ::serde::de::Error as E;
+        let mut f_counts = None;
         let mut f_grid = None;
         let mut f_meta = None;
         let mut f_nonce = None;
@@ -752,6 +756,13 @@ impl PingBody {
         let mut extra = ::serde_json::Map::new();
         for (name, v) in ::agh_protocol::scan::checked_members(text) {
             match &*name {
+                "counts" => {
+                    f_counts = Some(
+                        ::serde_json::from_str::<
+                            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                        >(v.get())?,
+                    );
+                }
                 "grid" => {
                     f_grid = Some(
                         if v.is_null() {
@@ -846,6 +857,10 @@ impl PingBody {
             }
         }
         Ok(Self {
+            counts: match f_counts {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
             grid: match f_grid {
                 Some(v) => v,
                 None => None,

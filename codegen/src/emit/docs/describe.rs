@@ -141,6 +141,14 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
             (None, Some(b)) => notes.push(format!("At most {}.", members(b))),
             (None, None) => {}
         }
+        if let Some((p, member)) = &o.pattern_properties {
+            let mut rule = vec![format!(
+                "Other members whose names match `{p}`: {}.",
+                type_name(model, member)
+            )];
+            rule.extend(constraint_notes(model, member, ""));
+            notes.push(rule.join(" "));
+        }
         for (name, deps) in &o.dependent_required {
             let deps: Vec<String> = deps.iter().map(|d| format!("`{d}`")).collect();
             notes.push(format!(
