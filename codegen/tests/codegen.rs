@@ -379,7 +379,7 @@ fn an_unsupported_keyword_is_refused_not_ignored() {
     for (keyword, value) in [
         ("exclusiveMinimum", serde_json::json!(0)),
         ("multipleOf", serde_json::json!(2)),
-        ("propertyNames", serde_json::json!({"maxLength": 3})),
+        ("contains", serde_json::json!({"const": "x"})),
         ("not", serde_json::json!({"const": "x"})),
     ] {
         let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
@@ -452,6 +452,11 @@ fn count_keywords_are_carried_and_misplaced_ones_refused() {
             "patternProperties",
             serde_json::json!({"^te": {"type": "string"}}),
             "the declared member `text` matches `^te`",
+        ),
+        (
+            "propertyNames",
+            serde_json::json!({"type": "integer"}),
+            "string constraints only",
         ),
     ] {
         let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {

@@ -288,7 +288,7 @@ fn another_schema_set_gets_its_own_docs() {
     for want in [
         "| `text` | string | Yes | Non-blank text. At most 40 characters. |",
         "| `route` | array of strings | Optional | Hops, at most three, each a name of at most four characters. At most 3 items. |",
-        "| `meta` | object | Optional | Labels of the ping. From 1 to 3 members. When `region` is present, `lang` must be too. |",
+        "| `meta` | object | Optional | Labels of the ping. From 1 to 3 members. Every member name: Matches `^[a-z]`. At most 6 characters. When `region` is present, `lang` must be too. |",
         "| `counts` | object | Optional | Counters by name. Other members whose names match `^[a-z]+$`: integer. At least 0. |",
     ] {
         assert!(kinds.contains(want), "{want}\n{kinds}");

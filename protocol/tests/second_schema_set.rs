@@ -58,6 +58,7 @@ fn seeds() -> Vec<Value> {
         json!({"text": "a note of exactly forty characters, ok..", "mode": "plain"}),
         json!({"counts": {"abc": 1, "Abc": -1, "x1": "any", "z": 0}}),
         json!({"counts": {"abc": -1, "\u{e9}t\u{e9}": 2.5}}),
+        json!({"meta": {"lang": "en", "abcdefg": 1, "Up": 2}}),
     ]
 }
 
@@ -180,6 +181,14 @@ fn max_counts_read_code_points_items_and_members() {
         (json!({"meta": {"lang": "en"}}), None),
         (json!({"meta": {"lang": "en", "region": "gb"}}), None),
         (json!({"meta": {"region": "gb"}}), Some("/meta/lang")),
+        // `propertyNames`: every name, declared or not, at most six characters from `a`-`z` on.
+        (json!({"meta": {"lang": "en", "abcdef": 1}}), None),
+        (json!({"meta": {"lang": "en", "abcdefg": 1}}), Some("/meta")),
+        (json!({"meta": {"Lang": "en"}}), Some("/meta")),
+        (
+            json!({"meta": {"x\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}": 1}}),
+            None,
+        ),
     ] {
         let text = body.to_string();
         let found = first_problem("PingBody", &body);

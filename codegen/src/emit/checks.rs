@@ -380,6 +380,19 @@ impl<'m> Emitter<'m> {
                     }
                 });
             }
+            if let Some(names) = &obj.property_names {
+                // Each member name, as a string value, at the object's pointer.
+                let rule = format!("{rule}/propertyNames");
+                let inner = self.shape(names, &rule, false, depth + 1)?;
+                members.extend(quote! {
+                    for key in m.keys() {
+                        let name = Value::String(key.clone());
+                        let v = &name;
+                        #inner_label: { #inner }
+                        if out.is_done() { break #label; }
+                    }
+                });
+            }
             if let Some((p, shape)) = &obj.pattern_properties {
                 let matcher = format_ident!("pattern_{}", self.pattern(p));
                 let rule = format!("{rule}/patternProperties/{}", crate::error::escape_token(p));

@@ -55,7 +55,7 @@ fn reduce(
             // Keywords that constrain values, not shapes: the type stays the shape's, the
             // generated validators and scanners hold the rule.
             "maxLength" | "maxItems" | "minProperties" | "maxProperties" | "dependentRequired"
-            | "patternProperties" => {}
+            | "patternProperties" | "propertyNames" => {}
             k if k.starts_with("x-agh-") => {}
             "$ref" => {
                 let Some(r) = child.as_str() else {

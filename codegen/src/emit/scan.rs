@@ -63,6 +63,7 @@ fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
             o.min_properties.is_none()
                 && o.max_properties.is_none()
                 && o.pattern_properties.is_none()
+                && o.property_names.is_none()
                 && o.dependent_required.is_empty()
         })
         && shape.constraints.const_value.is_none()
@@ -385,12 +386,24 @@ impl Emitter<'_> {
             let n = n as usize;
             counts.extend(quote!(if count > #n { return None; }));
         }
+        // `propertyNames`: every member name, declared or not, passes the string checks.
+        let names = match &obj.property_names {
+            Some(names) => {
+                let checks = self.string_checks(names)?;
+                quote!({
+                    let v: &str = &k;
+                    #checks
+                })
+            }
+            None => quote!(),
+        };
         Ok(quote! {
             let mut o = s.object()?;
             #seen
             #count
             while let Some(k) = s.key(&mut o)? {
                 #bump
+                #names
                 match &*k {
                     #arms
                     #other

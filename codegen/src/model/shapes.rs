@@ -119,6 +119,9 @@ pub struct ObjectShape {
     /// `patternProperties` (one pattern, open objects, no declared member matching it): an
     /// undeclared member whose name matches the pattern (ECMA-262, unanchored) has this shape.
     pub pattern_properties: Option<(String, Box<Shape>)>,
+    /// `propertyNames`: a string schema every member name must satisfy (only string
+    /// constraints: `type` string, `pattern`, `minLength`, `maxLength`, `const`, `enum`).
+    pub property_names: Option<Box<Shape>>,
 }
 
 /// One declared member of an object.
@@ -345,6 +348,7 @@ impl Builder<'_> {
             ("maxProperties", JsonType::Object),
             ("dependentRequired", JsonType::Object),
             ("patternProperties", JsonType::Object),
+            ("propertyNames", JsonType::Object),
         ] {
             if map.contains_key(keyword) && (shape.ref_type.is_some() || !shape.types.contains(&t))
             {
@@ -456,7 +460,45 @@ impl Builder<'_> {
         let open = map.get("additionalProperties") != Some(&Value::Bool(false));
         let dependent_required = self.dependent_required(id, ptr, map, &fields)?;
         let pattern_properties = self.pattern_properties(id, ptr, map, &fields, open, depth)?;
+        let property_names = match map.get("propertyNames") {
+            None => None,
+            Some(schema) => {
+                let at = join_pointer(ptr, "propertyNames");
+                let shape = self.shape(id, &at, schema, depth + 1)?;
+                let strings = |v: &Option<Value>| v.as_ref().is_none_or(Value::is_string);
+                let c = &shape.constraints;
+                let plain = shape.ref_type.is_none()
+                    && !shape.nullable
+                    && shape.object.is_none()
+                    && shape.items.is_none()
+                    && (shape.types == [JsonType::String]
+                        || shape.types.is_empty()
+                            && c.const_value.is_none()
+                            && c.enum_values.is_none())
+                    && strings(&c.const_value)
+                    && c.enum_values.iter().flatten().all(Value::is_string)
+                    && c.minimum.is_none()
+                    && c.maximum.is_none()
+                    && c.min_items.is_none()
+                    && c.max_items.is_none()
+                    && !c.unique_items
+                    && c.unique_after.is_none()
+                    && c.digest.is_none()
+                    && c.reason_code.is_none();
+                if !plain {
+                    return Err(self.err(
+                        id,
+                        &at,
+                        "codegen carries `propertyNames` with string constraints only (`pattern`, \
+                         `minLength`; with `type` string also `maxLength` and string \
+                         `const`/`enum`)",
+                    ));
+                }
+                Some(Box::new(shape))
+            }
+        };
         Ok(ObjectShape {
+            property_names,
             pattern_properties,
             fields,
             open,
@@ -636,7 +678,6 @@ const UNSUPPORTED_KEYWORDS: &[&str] = &[
     "exclusiveMinimum",
     "exclusiveMaximum",
     "multipleOf",
-    "propertyNames",
     "dependentSchemas",
     "dependencies",
     "contains",
@@ -671,6 +712,7 @@ const SUPPORTED_KEYWORDS: &[&str] = &[
     "maxProperties",
     "dependentRequired",
     "patternProperties (one pattern, open objects, undeclared members)",
+    "propertyNames (string constraints)",
     "anyOf/oneOf (a nullable member)",
     "allOf with if/then (kind dispatch)",
 ];

@@ -25,6 +25,11 @@ pub fn pattern_1(s: &str) -> bool {
             )
         })
 }
+static RE_2: OnceLock<Option<regress::Regex>> = OnceLock::new();
+/// Whether a string matches `^[a-z]` (regex compiled on first use).
+pub fn pattern_2(s: &str) -> bool {
+    c::matches(&RE_2, "^[a-z]", s)
+}
 /// The patterns compiled to code, with their matchers (the tests compare them with the
 /// regex engine).
 pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
@@ -991,6 +996,50 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 }
                             }
                             at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        for key in m.keys() {
+                            let name = Value::String(key.clone());
+                            let v = &name;
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_protocol::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/propertyNames",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 7usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/propertyNames",
+                                            "must be at most 6 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if !pattern_2(s) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/propertyNames",
+                                            "does not match `^[a-z]`",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
                             if out.is_done() {
                                 break 'c1;
                             }

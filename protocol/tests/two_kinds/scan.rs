@@ -409,6 +409,15 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut count = 0usize;
                 while let Some(k) = s.key(&mut o)? {
                     count += 1;
+                    {
+                        let v: &str = &k;
+                        if c::at_least_chars(&v, 7usize) {
+                            return None;
+                        }
+                        if !super::checks::pattern_2(&v) {
+                            return None;
+                        }
+                    }
                     match &*k {
                         "lang" => {
                             if seen & 1u64 != 0 {

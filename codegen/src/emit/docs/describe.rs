@@ -141,6 +141,12 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
             (None, Some(b)) => notes.push(format!("At most {}.", members(b))),
             (None, None) => {}
         }
+        if let Some(names) = &o.property_names {
+            let rules = constraint_notes(model, names, "");
+            if !rules.is_empty() {
+                notes.push(format!("Every member name: {}", rules.join(" ")));
+            }
+        }
         if let Some((p, member)) = &o.pattern_properties {
             let mut rule = vec![format!(
                 "Other members whose names match `{p}`: {}.",
