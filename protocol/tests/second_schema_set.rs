@@ -59,6 +59,8 @@ fn seeds() -> Vec<Value> {
         json!({"counts": {"abc": 1, "Abc": -1, "x1": "any", "z": 0}}),
         json!({"counts": {"abc": -1, "\u{e9}t\u{e9}": 2.5}}),
         json!({"meta": {"lang": "en", "abcdefg": 1, "Up": 2}}),
+        json!({"stops": [1, 10, "x", [10], {"a": 11}, 12.5]}),
+        json!({"stops": [10, 11, 12]}),
     ]
 }
 
@@ -200,6 +202,25 @@ fn max_counts_read_code_points_items_and_members() {
         let body = json!({"text": text, "mode": "plain"});
         assert_eq!(first_problem("NoteBody", &body).is_none(), ok, "{body}");
         assert_eq!(scans("NoteBody", &body.to_string()), ok, "{body}");
+    }
+}
+
+#[test]
+fn contains_counts_the_matching_items_between_its_bounds() {
+    for (stops, problem) in [
+        (json!([10]), None),
+        (json!([1, 10, "x", null, [11], {"a": 12}]), None),
+        (json!([10, 1e1]), None),
+        (json!([]), Some("/stops")),
+        (json!([1, 9, "10", [10], 10.5]), Some("/stops")),
+        (json!([10, 11, 12]), Some("/stops")),
+        (json!([10, 11, 9]), None),
+    ] {
+        let body = json!({ "stops": stops });
+        let text = body.to_string();
+        let found = first_problem("PingBody", &body);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
+        assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
     }
 }
 

@@ -308,6 +308,45 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        if let Some((schema, min, max)) = &c.contains {
+            // Count the items that match `contains`, each checked into a scratch list.
+            let contains_rule = format!("{rule}/contains");
+            let inner = self.shape(schema, &contains_rule, false, depth + 1)?;
+            let min = *min as usize;
+            let at_least =
+                format!("must contain at least {min} item(s) matching `{contains_rule}`");
+            let mut bounds = quote! {
+                if found < #min {
+                    c::value_problem(out, #malformed, at, #rule, #at_least, v);
+                    break #label;
+                }
+            };
+            if let Some(max) = max {
+                let max = *max as usize;
+                let at_most =
+                    format!("must contain at most {max} item(s) matching `{contains_rule}`");
+                bounds.extend(quote! {
+                    if found > #max {
+                        c::value_problem(out, #malformed, at, #rule, #at_most, v);
+                        break #label;
+                    }
+                });
+            }
+            array_checks.extend(quote! {
+                let mut found = 0usize;
+                for v in items {
+                    let mut scratch = Problems::first_only();
+                    let mut here = String::new();
+                    {
+                        let out = &mut scratch;
+                        let at = &mut here;
+                        #inner_label: { #inner }
+                    }
+                    found += usize::from(scratch.is_empty());
+                }
+                #bounds
+            });
+        }
         if c.unique_items {
             array_checks.extend(quote! {
                 if let Some((first, again)) = c::first_duplicate(items) {

@@ -55,7 +55,8 @@ fn reduce(
             // Keywords that constrain values, not shapes: the type stays the shape's, the
             // generated validators and scanners hold the rule.
             "maxLength" | "maxItems" | "minProperties" | "maxProperties" | "dependentRequired"
-            | "patternProperties" | "propertyNames" => {}
+            | "patternProperties" | "propertyNames" | "contains" | "minContains"
+            | "maxContains" => {}
             k if k.starts_with("x-agh-") => {}
             "$ref" => {
                 let Some(r) = child.as_str() else {

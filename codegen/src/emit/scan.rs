@@ -67,6 +67,7 @@ fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
                 && o.dependent_required.is_empty()
         })
         && shape.constraints.const_value.is_none()
+        && shape.constraints.contains.is_none()
         && shape.constraints.enum_values.is_none();
     shape.object.as_ref().filter(|_| plain)
 }
@@ -424,6 +425,39 @@ impl Emitter<'_> {
         let unique_rule = c.unique_items || c.unique_after.is_some();
         // Items are counted for `minItems`, and so that arrays of fewer than two items (which
         // cannot repeat one) are not read again for the uniqueness rules.
+        // `contains`: each item, once read, is scanned again from its text with the `contains`
+        // scanner, and the matches counted.
+        let (contains_count, contains_check, contains_bounds) = match &c.contains {
+            Some((schema, min, max)) => {
+                let read = self.value(schema)?;
+                let min = *min as usize;
+                let mut bounds = quote!(if found < #min { return None; });
+                if let Some(max) = max {
+                    let max = *max as usize;
+                    bounds.extend(quote!(if found > #max { return None; }));
+                }
+                (
+                    quote!(let mut found = 0usize;),
+                    quote! {
+                        let text = s.since(m);
+                        let hit = (|| -> Option<()> {
+                            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                            let s = &mut again;
+                            #read
+                            s.end()
+                        })();
+                        found += usize::from(hit.is_some());
+                    },
+                    bounds,
+                )
+            }
+            None => (quote!(), quote!(), quote!()),
+        };
+        let item_mark = if c.contains.is_some() {
+            quote!(let m = s.mark();)
+        } else {
+            quote!()
+        };
         let (count, bump) = if c.min_items.is_some() || c.max_items.is_some() || unique_rule {
             (quote!(let mut n = 0usize;), quote!(n += 1;))
         } else {
@@ -448,12 +482,16 @@ impl Emitter<'_> {
         let read = quote! {
             let mut a = s.array()?;
             #count
+            #contains_count
             while s.item(&mut a)? {
+                #item_mark
                 { #item }
+                #contains_check
                 #bump
             }
             #min
             #max
+            #contains_bounds
         };
         // Equal strings are equal after trimming too: for string items the trimmed rule decides
         // both.

@@ -72,6 +72,8 @@ pub struct Constraints {
     pub min_items: Option<u64>,
     /// `maxItems`.
     pub max_items: Option<u64>,
+    /// `contains` with its bounds: `(schema, minContains (default 1), maxContains)`.
+    pub contains: Option<(Box<Shape>, u64, Option<u64>)>,
     /// `uniqueItems`.
     pub unique_items: bool,
     /// `x-agh-unique-after`: entries must be unique after this normalization (`trim`).
@@ -331,6 +333,13 @@ impl Builder<'_> {
                 }
             }
         }
+        if let Some(schema) = map.get("contains") {
+            let at = join_pointer(ptr, "contains");
+            let inner = self.shape(id, &at, schema, depth + 1)?;
+            let min = self.count(id, ptr, map, "minContains")?.unwrap_or(1);
+            let max = self.count(id, ptr, map, "maxContains")?;
+            shape.constraints.contains = Some((Box::new(inner), min, max));
+        }
         if let Some(items) = map.get("items") {
             let item = self.shape(id, &join_pointer(ptr, "items"), items, depth + 1)?;
             shape.items = Some(Box::new(item));
@@ -349,6 +358,7 @@ impl Builder<'_> {
             ("dependentRequired", JsonType::Object),
             ("patternProperties", JsonType::Object),
             ("propertyNames", JsonType::Object),
+            ("contains", JsonType::Array),
         ] {
             if map.contains_key(keyword) && (shape.ref_type.is_some() || !shape.types.contains(&t))
             {
@@ -680,9 +690,6 @@ const UNSUPPORTED_KEYWORDS: &[&str] = &[
     "multipleOf",
     "dependentSchemas",
     "dependencies",
-    "contains",
-    "minContains",
-    "maxContains",
     "prefixItems",
     "not",
     "unevaluatedProperties",
@@ -713,6 +720,7 @@ const SUPPORTED_KEYWORDS: &[&str] = &[
     "dependentRequired",
     "patternProperties (one pattern, open objects, undeclared members)",
     "propertyNames (string constraints)",
+    "contains/minContains/maxContains",
     "anyOf/oneOf (a nullable member)",
     "allOf with if/then (kind dispatch)",
 ];

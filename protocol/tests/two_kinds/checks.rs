@@ -1091,6 +1091,84 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("stops") {
+                let mark = c::push(at, "stops");
+                'c1: {
+                    if !(v.is_array()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/stops",
+                            "an array",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(items) = v.as_array() {
+                        let mut found = 0usize;
+                        for v in items {
+                            let mut scratch = Problems::first_only();
+                            let mut here = String::new();
+                            {
+                                let out = &mut scratch;
+                                let at = &mut here;
+                                'c2: {
+                                    if !(c::is_integer(v)) {
+                                        c::wrong_type(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/stops/contains",
+                                            "an integer",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if c::number_value(v).is_some_and(|n| n < 10f64) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/stops/contains",
+                                            "must be at least 10",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            found += usize::from(scratch.is_empty());
+                        }
+                        if found < 1usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/stops",
+                                "must contain at least 1 item(s) matching `body/ping.schema.json#/properties/stops/contains`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                        if found > 2usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/stops",
+                                "must contain at most 2 item(s) matching `body/ping.schema.json#/properties/stops/contains`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
             if let Some(v) = m.get("counts") {
                 let mark = c::push(at, "counts");
                 'c1: {

@@ -452,11 +452,42 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "counts" => {
+            "stops" => {
                 if seen & 256u64 != 0 {
                     return None;
                 }
                 seen |= 256u64;
+                let mut a = s.array()?;
+                let mut found = 0usize;
+                while s.item(&mut a)? {
+                    let m = s.mark();
+                    {
+                        s.skip()?;
+                    }
+                    let text = s.since(m);
+                    let hit = (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        let n = s.integer()?;
+                        if (n as f64) < 10f64 {
+                            return None;
+                        }
+                        s.end()
+                    })();
+                    found += usize::from(hit.is_some());
+                }
+                if found < 1usize {
+                    return None;
+                }
+                if found > 2usize {
+                    return None;
+                }
+            }
+            "counts" => {
+                if seen & 512u64 != 0 {
+                    return None;
+                }
+                seen |= 512u64;
                 let mut o = s.object()?;
                 while let Some(k) = s.key(&mut o)? {
                     match &*k {

@@ -375,6 +375,9 @@ pub struct PingBody {
     ///Distinct points.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub spots: ::std::option::Option<::std::vec::Vec<MiniPoint>>,
+    ///Stops, any values, of which one or two are integers of at least 10.
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub stops: ::std::vec::Vec<::serde_json::Value>,
     ///Labels of at least two characters, distinct after trimming.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tags: ::std::option::Option<::std::vec::Vec<PingBodyTagsItem>>,
@@ -750,6 +753,7 @@ impl PingBody {
         let mut f_nonce = None;
         let mut f_route = None;
         let mut f_spots = None;
+        let mut f_stops = None;
         let mut f_tags = None;
         let mut f_urgent = None;
         let mut f_weights = None;
@@ -824,6 +828,13 @@ impl PingBody {
                         },
                     );
                 }
+                "stops" => {
+                    f_stops = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::serde_json::Value>,
+                        >(v.get())?,
+                    );
+                }
                 "tags" => {
                     f_tags = Some(
                         if v.is_null() {
@@ -880,6 +891,10 @@ impl PingBody {
             spots: match f_spots {
                 Some(v) => v,
                 None => None,
+            },
+            stops: match f_stops {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
             },
             tags: match f_tags {
                 Some(v) => v,

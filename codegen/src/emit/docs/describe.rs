@@ -132,6 +132,23 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
             if n == 1 { "" } else { "s" }
         ));
     }
+    if let Some((schema, min, max)) = &c.contains {
+        let mut form = vec![type_name(model, schema)];
+        form.extend(constraint_notes(model, schema, "").iter().map(|n| {
+            let mut chars = n.trim_end_matches('.').chars();
+            chars.next().map_or_else(String::new, |c| {
+                c.to_lowercase().chain(chars).collect::<String>()
+            })
+        }));
+        let form = form.join(", ");
+        let bounds = match (min, max) {
+            (min, Some(max)) if min == max => format!("Exactly {}", thousands(*min)),
+            (0, Some(max)) => format!("At most {}", thousands(*max)),
+            (min, Some(max)) => format!("From {} to {}", thousands(*min), thousands(*max)),
+            (min, None) => format!("At least {}", thousands(*min)),
+        };
+        notes.push(format!("{bounds} of the items: {form}."));
+    }
     if let Some(o) = &model.resolve(shape).object {
         let members = |n: u64| format!("{} member{}", thousands(n), if n == 1 { "" } else { "s" });
         match (o.min_properties, o.max_properties) {
