@@ -289,6 +289,7 @@ fn another_schema_set_gets_its_own_docs() {
         "| `text` | string | Yes | Non-blank text. At most 40 characters. |",
         "| `route` | array of strings | Optional | Hops, at most three, each a name of at most four characters. At most 3 items. |",
         "| `meta` | object | Optional | Labels of the ping. From 1 to 3 members. Every member name: Matches `^[a-z]`. At most 6 characters. When `region` is present, `lang` must be too. |",
+        "| `nick` | string | Optional | A nickname, neither root nor admin. Must not be: one of `root`, `admin`. |",
         "| `stops` | array | Optional | Stops, any values, of which one or two are integers of at least 10. From 1 to 2 of the items: integer, at least 10. |",
         "| `counts` | object | Optional | Counters by name. Other members whose names match `^[a-z]+$`: integer. At least 0. |",
     ] {

@@ -61,6 +61,8 @@ fn seeds() -> Vec<Value> {
         json!({"meta": {"lang": "en", "abcdefg": 1, "Up": 2}}),
         json!({"stops": [1, 10, "x", [10], {"a": 11}, 12.5]}),
         json!({"stops": [10, 11, 12]}),
+        json!({"nick": "root"}),
+        json!({"nick": "rooty"}),
     ]
 }
 
@@ -222,6 +224,25 @@ fn contains_counts_the_matching_items_between_its_bounds() {
         assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
         assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
     }
+}
+
+#[test]
+fn not_refuses_what_its_schema_accepts() {
+    for (nick, problem) in [
+        (json!("bob"), None),
+        (json!("Root"), None),
+        (json!("root"), Some("/nick")),
+        (json!("admin"), Some("/nick")),
+        (json!(1), Some("/nick")),
+    ] {
+        let body = json!({ "nick": nick });
+        let text = body.to_string();
+        let found = first_problem("PingBody", &body);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
+        assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
+    }
+    // Written with an escape, the same string is still refused.
+    assert!(!scans("PingBody", r#"{"nick":"r\u006fot"}"#));
 }
 
 #[test]

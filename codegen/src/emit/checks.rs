@@ -205,6 +205,26 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        if let Some(not) = &c.not {
+            // The value must not match: its checks run into a scratch list that must not stay
+            // empty.
+            let not_rule = format!("{rule}/not");
+            let inner = self.shape(not, &not_rule, false, depth + 1)?;
+            let msg = format!("must not match `{not_rule}`");
+            body.extend(quote! {
+                let mut scratch = Problems::first_only();
+                let mut here = String::new();
+                {
+                    let out = &mut scratch;
+                    let at = &mut here;
+                    #inner_label: { #inner }
+                }
+                if scratch.is_empty() {
+                    c::value_problem(out, #malformed, at, #rule, #msg, v);
+                    break #label;
+                }
+            });
+        }
         let code = self.reason(c.reason_code.as_deref(), rule)?;
         if let Some(value) = &c.const_value {
             let eq = value_eq(value);

@@ -56,7 +56,7 @@ fn reduce(
             // generated validators and scanners hold the rule.
             "maxLength" | "maxItems" | "minProperties" | "maxProperties" | "dependentRequired"
             | "patternProperties" | "propertyNames" | "contains" | "minContains"
-            | "maxContains" => {}
+            | "maxContains" | "not" => {}
             k if k.starts_with("x-agh-") => {}
             "$ref" => {
                 let Some(r) = child.as_str() else {

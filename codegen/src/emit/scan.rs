@@ -10,9 +10,10 @@
 //!
 //! The constraints are the ones `checks.rs` applies (types, `null`, `const`, `enum`, `minLength`,
 //! `pattern`, `maxLength`, `minimum`, `maximum`, `minItems`, `maxItems`, `minProperties`,
-//! `maxProperties`, `dependentRequired`, `uniqueItems`, `x-agh-unique-after`, required, closed
-//! objects, conditionals), read off the same [`Shape`]s; a differential test in the protocol
-//! crate holds the two to the same verdicts.
+//! `maxProperties`, `dependentRequired`, `patternProperties`, `propertyNames`, `contains`,
+//! `not`, `uniqueItems`, `x-agh-unique-after`, required, closed objects, conditionals), read off
+//! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
+//! verdicts.
 
 mod fields;
 
@@ -61,6 +62,7 @@ fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
         })
         && shape.constraints.const_value.is_none()
         && shape.constraints.contains.is_none()
+        && shape.constraints.not.is_none()
         && shape.constraints.enum_values.is_none();
     shape.object.as_ref().filter(|_| plain)
 }
@@ -216,6 +218,26 @@ impl Emitter<'_> {
             }
         } else {
             typed
+        };
+        // `not` (never on a nullable schema): the value, once read, is scanned again from its
+        // text with the `not` scanner, which must decline it.
+        let typed = match &c.not {
+            Some(not) => {
+                let read = self.value(not)?;
+                quote! {
+                    let m = s.mark();
+                    #typed
+                    let text = s.since(m);
+                    let hit = (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        #read
+                        s.end()
+                    })();
+                    if hit.is_some() { return None; }
+                }
+            }
+            None => typed,
         };
         Ok(if shape.nullable {
             quote!(if !s.null() { #typed })

@@ -72,6 +72,9 @@ pub struct Constraints {
     pub min_items: Option<u64>,
     /// `maxItems`.
     pub max_items: Option<u64>,
+    /// `not`: the value must not match this schema (inside a member, an item, ...; never a
+    /// named type's root, a nullable schema or beside `$ref`).
+    pub not: Option<Box<Shape>>,
     /// `contains` with its bounds: `(schema, minContains (default 1), maxContains)`.
     pub contains: Option<(Box<Shape>, u64, Option<u64>)>,
     /// `uniqueItems`.
@@ -332,6 +335,18 @@ impl Builder<'_> {
                     ))
                 }
             }
+        }
+        if let Some(schema) = map.get("not") {
+            let at = join_pointer(ptr, "not");
+            if depth == 0 || shape.nullable || shape.ref_type.is_some() {
+                return Err(self.err(
+                    id,
+                    &at,
+                    "codegen carries `not` inside a member, an item or a value, not at a named \
+                     type's root, in a nullable schema or beside `$ref`",
+                ));
+            }
+            shape.constraints.not = Some(Box::new(self.shape(id, &at, schema, depth + 1)?));
         }
         if let Some(schema) = map.get("contains") {
             let at = join_pointer(ptr, "contains");
@@ -691,7 +706,6 @@ const UNSUPPORTED_KEYWORDS: &[&str] = &[
     "dependentSchemas",
     "dependencies",
     "prefixItems",
-    "not",
     "unevaluatedProperties",
     "unevaluatedItems",
     "$dynamicRef",
@@ -721,6 +735,7 @@ const SUPPORTED_KEYWORDS: &[&str] = &[
     "patternProperties (one pattern, open objects, undeclared members)",
     "propertyNames (string constraints)",
     "contains/minContains/maxContains",
+    "not (inside members and items)",
     "anyOf/oneOf (a nullable member)",
     "allOf with if/then (kind dispatch)",
 ];

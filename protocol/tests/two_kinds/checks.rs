@@ -1091,6 +1091,58 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("nick") {
+                let mark = c::push(at, "nick");
+                'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/nick",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    let mut scratch = Problems::first_only();
+                    let mut here = String::new();
+                    {
+                        let out = &mut scratch;
+                        let at = &mut here;
+                        'c2: {
+                            if !(v.as_str() == Some("root")
+                                || v.as_str() == Some("admin"))
+                            {
+                                c::value_problem(
+                                    out,
+                                    ::agh_protocol::ReasonCode::Malformed,
+                                    at,
+                                    "body/ping.schema.json#/properties/nick/not",
+                                    "must be one of `root`, `admin`",
+                                    v,
+                                );
+                                break 'c2;
+                            }
+                        }
+                    }
+                    if scratch.is_empty() {
+                        c::value_problem(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/nick",
+                            "must not match `body/ping.schema.json#/properties/nick/not`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
             if let Some(v) = m.get("stops") {
                 let mark = c::push(at, "stops");
                 'c1: {
@@ -1316,6 +1368,7 @@ impl KnownBody {
             KnownBody::Ping(b) => {
                 match name {
                     "nonce" => b.nonce.as_ref().map(|v| v.to_string()),
+                    "nick" => b.nick.as_ref().map(|v| v.to_string()),
                     _ => None,
                 }
             }

@@ -452,11 +452,36 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "stops" => {
+            "nick" => {
                 if seen & 256u64 != 0 {
                     return None;
                 }
                 seen |= 256u64;
+                let m = s.mark();
+                s.string()?;
+                let text = s.since(m);
+                let hit = (|| -> Option<()> {
+                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                    let s = &mut again;
+                    let m = s.mark();
+                    s.skip()?;
+                    let v = s.since(m).to_value();
+                    if !(true && c::json_eq(&v, "\"root\"")
+                        || c::json_eq(&v, "\"admin\""))
+                    {
+                        return None;
+                    }
+                    s.end()
+                })();
+                if hit.is_some() {
+                    return None;
+                }
+            }
+            "stops" => {
+                if seen & 512u64 != 0 {
+                    return None;
+                }
+                seen |= 512u64;
                 let mut a = s.array()?;
                 let mut found = 0usize;
                 while s.item(&mut a)? {
@@ -484,10 +509,10 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
             }
             "counts" => {
-                if seen & 512u64 != 0 {
+                if seen & 1024u64 != 0 {
                     return None;
                 }
-                seen |= 512u64;
+                seen |= 1024u64;
                 let mut o = s.object()?;
                 while let Some(k) = s.key(&mut o)? {
                     match &*k {

@@ -366,6 +366,9 @@ pub struct PingBody {
     pub grid: ::std::option::Option<::std::vec::Vec<::std::vec::Vec<u64>>>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub meta: ::std::option::Option<PingBodyMeta>,
+    ///A nickname, neither root nor admin.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub nick: ::std::option::Option<::std::string::String>,
     ///Echoed back in the note.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub nonce: ::std::option::Option<::std::string::String>,
@@ -750,6 +753,7 @@ impl PingBody {
         let mut f_counts = None;
         let mut f_grid = None;
         let mut f_meta = None;
+        let mut f_nick = None;
         let mut f_nonce = None;
         let mut f_route = None;
         let mut f_spots = None;
@@ -786,6 +790,24 @@ impl PingBody {
                             None
                         } else {
                             Some(PingBodyMeta::decode_checked(v.get())?)
+                        },
+                    );
+                }
+                "nick" => {
+                    f_nick = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "nick", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
                         },
                     );
                 }
@@ -877,6 +899,10 @@ impl PingBody {
                 None => None,
             },
             meta: match f_meta {
+                Some(v) => v,
+                None => None,
+            },
+            nick: match f_nick {
                 Some(v) => v,
                 None => None,
             },

@@ -132,14 +132,25 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
             if n == 1 { "" } else { "s" }
         ));
     }
+    if let Some(not) = &c.not {
+        let rules: Vec<String> = constraint_notes(model, not, "")
+            .iter()
+            .map(|n| lower_first(n))
+            .collect();
+        let form = if rules.is_empty() {
+            type_name(model, not)
+        } else {
+            rules.join(", ")
+        };
+        notes.push(format!("Must not be: {form}."));
+    }
     if let Some((schema, min, max)) = &c.contains {
         let mut form = vec![type_name(model, schema)];
-        form.extend(constraint_notes(model, schema, "").iter().map(|n| {
-            let mut chars = n.trim_end_matches('.').chars();
-            chars.next().map_or_else(String::new, |c| {
-                c.to_lowercase().chain(chars).collect::<String>()
-            })
-        }));
+        form.extend(
+            constraint_notes(model, schema, "")
+                .iter()
+                .map(|n| lower_first(n)),
+        );
         let form = form.join(", ");
         let bounds = match (min, max) {
             (min, Some(max)) if min == max => format!("Exactly {}", thousands(*min)),
@@ -228,6 +239,14 @@ pub(super) fn presence_word(p: Presence) -> &'static str {
 pub(super) fn when(cond: &Conditional) -> String {
     let values: Vec<String> = cond.when.values.iter().map(code).collect();
     format!("`body.{}` is {}", cond.when.member, or_list(&values))
+}
+
+/// A note inside a sentence: its first letter lower case, without its full stop.
+fn lower_first(note: &str) -> String {
+    let mut chars = note.trim_end_matches('.').chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_lowercase().chain(chars).collect::<String>()
+    })
 }
 
 /// A count with thousands separators (`65,536`).
