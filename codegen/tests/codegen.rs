@@ -470,4 +470,12 @@ fn count_keywords_are_carried_and_misplaced_ones_refused() {
             "{err}"
         );
     }
+    let (_tmp, dir) = edited_schemas("envelope.schema.json", |env| {
+        env["minProperties"] = serde_json::json!(3);
+    });
+    let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("envelope.schema.json#/minProperties") && err.contains("envelope's root"),
+        "{err}"
+    );
 }

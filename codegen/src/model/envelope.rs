@@ -188,6 +188,23 @@ impl Builder<'_> {
         let Some(obj) = &t.shape.object else {
             return Err(self.err(id, "", "the envelope must be an object schema"));
         };
+        // The envelope's scanner reads its members by role; the object-wide keywords are carried
+        // in bodies and other objects, not at the envelope's root.
+        for keyword in [
+            "minProperties",
+            "maxProperties",
+            "dependentRequired",
+            "patternProperties",
+            "propertyNames",
+        ] {
+            if file.doc.get(keyword).is_some() {
+                return Err(self.err(
+                    id,
+                    &format!("/{keyword}"),
+                    format!("codegen carries `{keyword}` in bodies and other objects, not at the envelope's root"),
+                ));
+            }
+        }
         let x = &file.doc["x-agh-envelope"];
         let xp = "/x-agh-envelope";
         const ENVELOPE_KEYS: &[&str] = &[
