@@ -25,6 +25,11 @@ pub fn pattern_1(s: &str) -> bool {
             )
         })
 }
+static RE_2: OnceLock<Option<regress::Regex>> = OnceLock::new();
+/// Whether a string matches `^[a-z]` (regex compiled on first use).
+pub fn pattern_2(s: &str) -> bool {
+    c::matches(&RE_2, "^[a-z]", s)
+}
 /// The patterns compiled to code, with their matchers (the tests compare them with the
 /// regex engine).
 pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
@@ -464,6 +469,17 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
+                        if c::at_least_chars(s, 41usize) {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/note.schema.json#/properties/text",
+                                "must be at most 40 characters long",
+                                v,
+                            );
+                            break 'c1;
+                        }
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
@@ -850,6 +866,416 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("route") {
+                let mark = c::push(at, "route");
+                'c1: {
+                    if !(v.is_array()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/route",
+                            "an array",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(items) = v.as_array() {
+                        if items.len() > 3usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/route",
+                                "must have at most 3 item(s)",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                        for (i, v) in items.iter().enumerate() {
+                            let mark = c::push_index(at, i);
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_protocol::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/route/items",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 5usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/route/items",
+                                            "must be at most 4 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("meta") {
+                let mark = c::push(at, "meta");
+                'c1: {
+                    if !(v.is_object()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/meta",
+                            "an object",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(m) = v.as_object() {
+                        if let Some(v) = m.get("lang") {
+                            let mark = c::push(at, "lang");
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_protocol::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/properties/lang",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 3usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/properties/lang",
+                                            "must be at most 2 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if let Some(v) = m.get("region") {
+                            let mark = c::push(at, "region");
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_protocol::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/properties/region",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        for key in m.keys() {
+                            let name = Value::String(key.clone());
+                            let v = &name;
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_protocol::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/propertyNames",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 7usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/propertyNames",
+                                            "must be at most 6 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if !pattern_2(s) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/propertyNames",
+                                            "does not match `^[a-z]`",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.contains_key("region") && !m.contains_key("lang") {
+                            c::member(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/dependentRequired/region",
+                                "lang",
+                                "missing member `lang`, required when `region` is present"
+                                    .to_owned(),
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.len() < 1usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/minProperties",
+                                "must have at least 1 member(s)",
+                                v,
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.len() > 3usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/maxProperties",
+                                "must have at most 3 member(s)",
+                                v,
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("nick") {
+                let mark = c::push(at, "nick");
+                'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/nick",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    let mut scratch = Problems::first_only();
+                    let mut here = String::new();
+                    {
+                        let out = &mut scratch;
+                        let at = &mut here;
+                        'c2: {
+                            if !(v.as_str() == Some("root")
+                                || v.as_str() == Some("admin"))
+                            {
+                                c::value_problem(
+                                    out,
+                                    ::agh_protocol::ReasonCode::Malformed,
+                                    at,
+                                    "body/ping.schema.json#/properties/nick/not",
+                                    "must be one of `root`, `admin`",
+                                    v,
+                                );
+                                break 'c2;
+                            }
+                        }
+                    }
+                    if scratch.is_empty() {
+                        c::value_problem(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/nick",
+                            "must not match `body/ping.schema.json#/properties/nick/not`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("stops") {
+                let mark = c::push(at, "stops");
+                'c1: {
+                    if !(v.is_array()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/stops",
+                            "an array",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(items) = v.as_array() {
+                        let mut found = 0usize;
+                        for v in items {
+                            let mut scratch = Problems::first_only();
+                            let mut here = String::new();
+                            {
+                                let out = &mut scratch;
+                                let at = &mut here;
+                                'c2: {
+                                    if !(c::is_integer(v)) {
+                                        c::wrong_type(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/stops/contains",
+                                            "an integer",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if c::number_value(v).is_some_and(|n| n < 10f64) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/stops/contains",
+                                            "must be at least 10",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            found += usize::from(scratch.is_empty());
+                        }
+                        if found < 1usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/stops",
+                                "must contain at least 1 item(s) matching `body/ping.schema.json#/properties/stops/contains`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                        if found > 2usize {
+                            c::value_problem(
+                                out,
+                                ::agh_protocol::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/stops",
+                                "must contain at most 2 item(s) matching `body/ping.schema.json#/properties/stops/contains`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("counts") {
+                let mark = c::push(at, "counts");
+                'c1: {
+                    if !(v.is_object()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_protocol::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/counts",
+                            "an object",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(m) = v.as_object() {
+                        for (key, v) in m {
+                            if pattern_0(key) {
+                                let mark = c::push(at, key);
+                                'c2: {
+                                    if !(c::is_integer(v)) {
+                                        c::wrong_type(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/counts/patternProperties/^[a-z]+$",
+                                            "an integer",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if c::number_value(v).is_some_and(|n| n < 0f64) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_protocol::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/counts/patternProperties/^[a-z]+$",
+                                            "must be at least 0",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                                at.truncate(mark);
+                                if out.is_done() {
+                                    break 'c1;
+                                }
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
         }
     }
 }
@@ -942,6 +1368,7 @@ impl KnownBody {
             KnownBody::Ping(b) => {
                 match name {
                     "nonce" => b.nonce.as_ref().map(|v| v.to_string()),
+                    "nick" => b.nick.as_ref().map(|v| v.to_string()),
                     _ => None,
                 }
             }

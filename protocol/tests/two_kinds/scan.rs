@@ -237,6 +237,9 @@ pub fn scan_note_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 1u64;
                 let v = s.string()?;
+                if c::at_least_chars(&v, 41usize) {
+                    return None;
+                }
                 if !super::checks::pattern_1(&v) {
                     return None;
                 }
@@ -375,6 +378,158 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 32u64;
                 s.boolean()?;
+            }
+            "route" => {
+                if seen & 64u64 != 0 {
+                    return None;
+                }
+                seen |= 64u64;
+                let mut a = s.array()?;
+                let mut n = 0usize;
+                while s.item(&mut a)? {
+                    {
+                        let v = s.string()?;
+                        if c::at_least_chars(&v, 5usize) {
+                            return None;
+                        }
+                    }
+                    n += 1;
+                }
+                if n > 3usize {
+                    return None;
+                }
+            }
+            "meta" => {
+                if seen & 128u64 != 0 {
+                    return None;
+                }
+                seen |= 128u64;
+                let mut o = s.object()?;
+                let mut seen = 0u64;
+                let mut count = 0usize;
+                while let Some(k) = s.key(&mut o)? {
+                    count += 1;
+                    {
+                        let v: &str = &k;
+                        if c::at_least_chars(&v, 7usize) {
+                            return None;
+                        }
+                        if !super::checks::pattern_2(&v) {
+                            return None;
+                        }
+                    }
+                    match &*k {
+                        "lang" => {
+                            if seen & 1u64 != 0 {
+                                return None;
+                            }
+                            seen |= 1u64;
+                            let v = s.string()?;
+                            if c::at_least_chars(&v, 3usize) {
+                                return None;
+                            }
+                        }
+                        "region" => {
+                            if seen & 2u64 != 0 {
+                                return None;
+                            }
+                            seen |= 2u64;
+                            s.string()?;
+                        }
+                        _ => {
+                            s.fresh(&mut o, k)?;
+                            s.skip()?;
+                        }
+                    }
+                }
+                if seen & 2u64 != 0 && seen & 1u64 != 1u64 {
+                    return None;
+                }
+                if count < 1usize {
+                    return None;
+                }
+                if count > 3usize {
+                    return None;
+                }
+            }
+            "nick" => {
+                if seen & 256u64 != 0 {
+                    return None;
+                }
+                seen |= 256u64;
+                let m = s.mark();
+                s.string()?;
+                let text = s.since(m);
+                let hit = (|| -> Option<()> {
+                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                    let s = &mut again;
+                    let m = s.mark();
+                    s.skip()?;
+                    let v = s.since(m).to_value();
+                    if !(true && c::json_eq(&v, "\"root\"")
+                        || c::json_eq(&v, "\"admin\""))
+                    {
+                        return None;
+                    }
+                    s.end()
+                })();
+                if hit.is_some() {
+                    return None;
+                }
+            }
+            "stops" => {
+                if seen & 512u64 != 0 {
+                    return None;
+                }
+                seen |= 512u64;
+                let mut a = s.array()?;
+                let mut found = 0usize;
+                while s.item(&mut a)? {
+                    let m = s.mark();
+                    {
+                        s.skip()?;
+                    }
+                    let text = s.since(m);
+                    let hit = (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        let n = s.integer()?;
+                        if (n as f64) < 10f64 {
+                            return None;
+                        }
+                        s.end()
+                    })();
+                    found += usize::from(hit.is_some());
+                }
+                if found < 1usize {
+                    return None;
+                }
+                if found > 2usize {
+                    return None;
+                }
+            }
+            "counts" => {
+                if seen & 1024u64 != 0 {
+                    return None;
+                }
+                seen |= 1024u64;
+                let mut o = s.object()?;
+                while let Some(k) = s.key(&mut o)? {
+                    match &*k {
+                        _ => {
+                            let hit = super::checks::pattern_0(&k);
+                            s.fresh(&mut o, k)?;
+                            if hit {
+                                let n = s.integer()?;
+                                if (n as f64) < 0f64 {
+                                    return None;
+                                }
+                            } else {
+                                s.skip()?;
+                            }
+                        }
+                    }
+                }
             }
             _ => {
                 s.fresh(&mut o, k)?;

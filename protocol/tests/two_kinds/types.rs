@@ -358,15 +358,29 @@ impl<'de> ::serde::Deserialize<'de> for NoteBodyText {
     work = none
 )]
 pub struct PingBody {
+    ///Counters by name.
+    #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+    pub counts: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     ///Rows of counts: at least one row, each of at least two non-negative integers.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub grid: ::std::option::Option<::std::vec::Vec<::std::vec::Vec<u64>>>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub meta: ::std::option::Option<PingBodyMeta>,
+    ///A nickname, neither root nor admin.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub nick: ::std::option::Option<::std::string::String>,
     ///Echoed back in the note.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub nonce: ::std::option::Option<::std::string::String>,
+    ///Hops, at most three, each a name of at most four characters.
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub route: ::std::vec::Vec<::std::string::String>,
     ///Distinct points.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub spots: ::std::option::Option<::std::vec::Vec<MiniPoint>>,
+    ///Stops, any values, of which one or two are integers of at least 10.
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub stops: ::std::vec::Vec<::serde_json::Value>,
     ///Labels of at least two characters, distinct after trimming.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tags: ::std::option::Option<::std::vec::Vec<PingBodyTagsItem>>,
@@ -376,6 +390,18 @@ pub struct PingBody {
     ///Non-negative numbers.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub weights: ::std::vec::Vec<f64>,
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+///Labels of the ping.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+pub struct PingBodyMeta {
+    ///A language tag.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub lang: ::std::option::Option<::std::string::String>,
+    ///A region, given with its language.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub region: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
@@ -724,15 +750,27 @@ impl PingBody {
         text: &str,
     ) -> ::std::result::Result<Self, ::serde_json::Error> {
         use ::serde::de::Error as E;
+        let mut f_counts = None;
         let mut f_grid = None;
+        let mut f_meta = None;
+        let mut f_nick = None;
         let mut f_nonce = None;
+        let mut f_route = None;
         let mut f_spots = None;
+        let mut f_stops = None;
         let mut f_tags = None;
         let mut f_urgent = None;
         let mut f_weights = None;
         let mut extra = ::serde_json::Map::new();
         for (name, v) in ::agh_protocol::scan::checked_members(text) {
             match &*name {
+                "counts" => {
+                    f_counts = Some(
+                        ::serde_json::from_str::<
+                            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                        >(v.get())?,
+                    );
+                }
                 "grid" => {
                     f_grid = Some(
                         if v.is_null() {
@@ -742,6 +780,33 @@ impl PingBody {
                                 ::serde_json::from_str::<
                                     ::std::vec::Vec<::std::vec::Vec<u64>>,
                                 >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "meta" => {
+                    f_meta = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(PingBodyMeta::decode_checked(v.get())?)
+                        },
+                    );
+                }
+                "nick" => {
+                    f_nick = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "nick", "` is not a string")),
+                                        );
+                                    }
+                                },
                             )
                         },
                     );
@@ -764,6 +829,13 @@ impl PingBody {
                         },
                     );
                 }
+                "route" => {
+                    f_route = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
                 "spots" => {
                     f_spots = Some(
                         if v.is_null() {
@@ -776,6 +848,13 @@ impl PingBody {
                                     .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
                             )
                         },
+                    );
+                }
+                "stops" => {
+                    f_stops = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::serde_json::Value>,
+                        >(v.get())?,
                     );
                 }
                 "tags" => {
@@ -811,7 +890,19 @@ impl PingBody {
             }
         }
         Ok(Self {
+            counts: match f_counts {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
             grid: match f_grid {
+                Some(v) => v,
+                None => None,
+            },
+            meta: match f_meta {
+                Some(v) => v,
+                None => None,
+            },
+            nick: match f_nick {
                 Some(v) => v,
                 None => None,
             },
@@ -819,9 +910,17 @@ impl PingBody {
                 Some(v) => v,
                 None => None,
             },
+            route: match f_route {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
             spots: match f_spots {
                 Some(v) => v,
                 None => None,
+            },
+            stops: match f_stops {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
             },
             tags: match f_tags {
                 Some(v) => v,
@@ -834,6 +933,74 @@ impl PingBody {
             weights: match f_weights {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
+            },
+            extra: extra,
+        })
+    }
+}
+impl PingBodyMeta {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_lang = None;
+        let mut f_region = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+            match &*name {
+                "lang" => {
+                    f_lang = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "lang", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "region" => {
+                    f_region = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "region", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            lang: match f_lang {
+                Some(v) => v,
+                None => None,
+            },
+            region: match f_region {
+                Some(v) => v,
+                None => None,
             },
             extra: extra,
         })

@@ -1,12 +1,13 @@
-//! Loading a schema set: every `*.json` under a directory, indexed by `$id`, with every `$ref`
-//! resolved across files.
+//! Loading a schema set: every `*.json` under a directory (or a base set with edits applied in
+//! memory), indexed by `$id`; on load every `$ref` is resolved (`refs.rs`) and every property
+//! must be described (`descriptions.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::error::{join_pointer, Error, Result};
+use crate::error::{Error, Result};
 
 /// One schema file of the set.
 #[derive(Clone, Debug)]
@@ -39,8 +40,10 @@ pub struct SchemaSet {
 
 impl SchemaSet {
     /// Reads every `*.json` under `dir` (recursively), indexes the files by `$id`, checks that
-    /// every `$ref` resolves, that every property has a `description`, and that the kinds agree
-    /// (envelope `kind` enum, the envelope's `allOf` dispatch and each body's `x-agh-kind`).
+    /// every `$ref` resolves and that every property has a `description`. The checks that need
+    /// the model (the kinds agree: envelope `kind` enum, the envelope's `allOf` dispatch and each
+    /// body's `x-agh-kind`; no keyword the model does not carry) are `Model::build`'s; the
+    /// pipeline's `load_model` runs both.
     pub fn load(dir: impl AsRef<Path>) -> Result<Self> {
         let dir = dir.as_ref().to_path_buf();
         let docs = read_docs(&dir)?;
@@ -59,7 +62,8 @@ impl SchemaSet {
     /// RFC 6902, an `add` into an array that already holds an equal item leaves the array as it
     /// is: edits can be applied to a set that already has them (a guide's edits, once a
     /// maintainer has performed the guide on the set itself). Then the set is loaded and checked
-    /// as [`SchemaSet::load`] does. `source` is what generated files name as their origin.
+    /// as [`SchemaSet::load`] does (building its model checks the rest). `source` is what
+    /// generated files name as their origin.
     pub fn load_edited(base: &Path, edits: &Path, source: &str) -> Result<Self> {
         let text = std::fs::read_to_string(edits)
             .map_err(|e| Error::new(edits, "", format!("cannot read: {e}")))?;
@@ -140,10 +144,8 @@ impl SchemaSet {
         let set = SchemaSet { dir, source, files };
         for file in set.files() {
             set.check_refs(file, &file.doc, "")?;
-            check_descriptions(file, &file.doc, "")?;
+            super::descriptions::check_descriptions(file, &file.doc, "")?;
         }
-        // The model build performs the cross-file consistency checks (kinds, dispatch, ...).
-        crate::model::Model::build(&set)?;
         Ok(set)
     }
 
@@ -186,119 +188,6 @@ impl SchemaSet {
     pub fn error(&self, id: &str, pointer: &str, message: impl Into<String>) -> Error {
         Error::new(self.path_of(id), pointer, message)
     }
-
-    /// Resolves `reference` (the value of a `$ref` found at `at_pointer` in the file `from_id`).
-    pub fn resolve_ref(
-        &self,
-        from_id: &str,
-        at_pointer: &str,
-        reference: &str,
-    ) -> Result<Location> {
-        let (target, fragment) = match reference.split_once('#') {
-            Some((t, f)) => (t, f),
-            None => (reference, ""),
-        };
-        let id = if target.is_empty() {
-            from_id.to_string()
-        } else {
-            join_uri(from_id, target)
-        };
-        let Some(file) = self.files.get(&id) else {
-            return Err(self.error(
-                from_id,
-                at_pointer,
-                format!("unresolvable $ref {reference:?}: no schema file has $id {id}"),
-            ));
-        };
-        if !fragment.is_empty() && !fragment.starts_with('/') {
-            return Err(self.error(
-                from_id,
-                at_pointer,
-                format!("unsupported $ref {reference:?}: the fragment must be a JSON Pointer"),
-            ));
-        }
-        if file.doc.pointer(fragment).is_none() {
-            return Err(self.error(
-                from_id,
-                at_pointer,
-                format!(
-                    "unresolvable $ref {reference:?}: {} has nothing at {fragment:?}",
-                    file.path.display()
-                ),
-            ));
-        }
-        Ok(Location {
-            id,
-            pointer: fragment.to_string(),
-        })
-    }
-
-    fn check_refs(&self, file: &SchemaFile, v: &Value, ptr: &str) -> Result<()> {
-        match v {
-            Value::Object(map) => {
-                for (k, child) in map {
-                    let p = join_pointer(ptr, k);
-                    if k == "$ref" {
-                        let Value::String(r) = child else {
-                            return Err(self.error(&file.id, &p, "`$ref` must be a string"));
-                        };
-                        self.resolve_ref(&file.id, &p, r)?;
-                    } else if k == "const" || k == "enum" || k == "examples" || k == "default" {
-                        // data, not schemas
-                    } else {
-                        self.check_refs(file, child, &p)?;
-                    }
-                }
-            }
-            Value::Array(items) => {
-                for (i, child) in items.iter().enumerate() {
-                    self.check_refs(file, child, &join_pointer(ptr, &i.to_string()))?;
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-}
-
-/// Resolves a relative URI reference against a base URI (path segments only: `.` and `..`).
-fn join_uri(base: &str, rel: &str) -> String {
-    if rel.contains("://") {
-        return rel.to_string();
-    }
-    let (prefix, base_path) = match base.find("://") {
-        Some(i) => {
-            let after = &base[i + 3..];
-            match after.find('/') {
-                Some(j) => (&base[..i + 3 + j], &after[j..]),
-                None => (base, "/"),
-            }
-        }
-        None => ("", base),
-    };
-    let mut segs: Vec<&str> = if rel.starts_with('/') {
-        Vec::new()
-    } else {
-        let mut s: Vec<&str> = base_path.split('/').collect();
-        s.pop();
-        s
-    };
-    for seg in rel.split('/') {
-        match seg {
-            "." => {}
-            ".." => {
-                if segs.len() > 1 {
-                    segs.pop();
-                }
-            }
-            s => segs.push(s),
-        }
-    }
-    let mut path = segs.join("/");
-    if !path.starts_with('/') && !prefix.is_empty() {
-        path.insert(0, '/');
-    }
-    format!("{prefix}{path}")
 }
 
 /// Every `*.json` file under `dir`, parsed, in path order.
@@ -366,71 +255,4 @@ fn collect_json(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Every entry of every `properties` object must carry a `description` (the docs are built from
-/// it). Conditional subschemas (`if`/`then`/`else`) are exempt: they restate members, they do not
-/// declare them.
-fn check_descriptions(file: &SchemaFile, v: &Value, ptr: &str) -> Result<()> {
-    let Value::Object(map) = v else {
-        if let Value::Array(items) = v {
-            for (i, child) in items.iter().enumerate() {
-                check_descriptions(file, child, &join_pointer(ptr, &i.to_string()))?;
-            }
-        }
-        return Ok(());
-    };
-    for (k, child) in map {
-        let p = join_pointer(ptr, k);
-        match k.as_str() {
-            "if" | "then" | "else" | "const" | "enum" | "default" | "examples" => {}
-            k if k.starts_with("x-agh-") => {}
-            "properties" => {
-                let Value::Object(props) = child else {
-                    return Err(Error::new(&file.path, p, "`properties` must be an object"));
-                };
-                for (name, prop) in props {
-                    let pp = join_pointer(&p, name);
-                    match prop.get("description") {
-                        Some(Value::String(d)) if !d.trim().is_empty() => {}
-                        _ => {
-                            return Err(Error::new(
-                                &file.path,
-                                pp,
-                                format!("property `{name}` has no `description` (every property needs one: the docs are built from it)"),
-                            ))
-                        }
-                    }
-                    check_descriptions(file, prop, &pp)?;
-                }
-            }
-            _ => check_descriptions(file, child, &p)?,
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::join_uri;
-
-    #[test]
-    fn joins_relative_uris() {
-        let base = "https://agh.dev/schemas/network/v0/body/say.schema.json";
-        assert_eq!(
-            join_uri(base, "../defs.schema.json"),
-            "https://agh.dev/schemas/network/v0/defs.schema.json"
-        );
-        assert_eq!(
-            join_uri(base, "trace.schema.json"),
-            "https://agh.dev/schemas/network/v0/body/trace.schema.json"
-        );
-        assert_eq!(
-            join_uri(
-                "https://agh.dev/schemas/network/v0/envelope.schema.json",
-                "body/say.schema.json"
-            ),
-            "https://agh.dev/schemas/network/v0/body/say.schema.json"
-        );
-    }
 }

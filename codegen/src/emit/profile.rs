@@ -50,7 +50,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
     };
     let envelope_ty = format_ident!("{}", env.type_name);
     let envelope_ref = format_ident!("{}Ref", env.type_name);
-    let check = crate::checks::check_fn(&env.type_name);
+    let check = crate::emit::checks::check_fn(&env.type_name);
     let body_field = env
         .member(body_member)
         .map(|f| (format_ident!("{}", f.rust_name), f))

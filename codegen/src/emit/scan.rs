@@ -9,9 +9,13 @@
 //! registry can scan it with the kind's scanner as soon as `kind` is known).
 //!
 //! The constraints are the ones `checks.rs` applies (types, `null`, `const`, `enum`, `minLength`,
-//! `pattern`, `minimum`, `maximum`, `minItems`, `uniqueItems`, `x-agh-unique-after`, required, closed
-//! objects, conditionals), read off the same [`Shape`]s; a differential test in the protocol
-//! crate holds the two to the same verdicts.
+//! `pattern`, `maxLength`, `minimum`, `maximum`, `minItems`, `maxItems`, `minProperties`,
+//! `maxProperties`, `dependentRequired`, `patternProperties`, `propertyNames`, `contains`,
+//! `not`, `uniqueItems`, `x-agh-unique-after`, required, closed objects, conditionals), read off
+//! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
+//! verdicts.
+
+mod fields;
 
 use std::collections::BTreeMap;
 
@@ -20,6 +24,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
+use self::fields::fields_fn;
+use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
 use crate::model::{Conditional, JsonType, Kind, Model, Shape};
 
@@ -43,21 +49,20 @@ const KEPT_MAX: usize = 8;
 /// `agh_protocol::scan::Fields`).
 const FIELDS_MAX: usize = 16;
 
-/// The fields scanner function name of a named type (see [`Emitter::fields_scanners`]).
-fn fields_fn(type_name: &str) -> proc_macro2::Ident {
-    format_ident!("scan_{}_fields", type_name.to_snake_case())
-}
-
-/// The const naming a fields scanner's members, in the order of its values.
-fn fields_const(type_name: &str) -> proc_macro2::Ident {
-    format_ident!("{}_FIELDS", type_name.to_snake_case().to_uppercase())
-}
-
 /// A plain object shape: one type, object, not nullable, no `const`/`enum`.
 fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
     let plain = shape.types == [JsonType::Object]
         && !shape.nullable
+        && shape.object.as_ref().is_some_and(|o| {
+            o.min_properties.is_none()
+                && o.max_properties.is_none()
+                && o.pattern_properties.is_none()
+                && o.property_names.is_none()
+                && o.dependent_required.is_empty()
+        })
         && shape.constraints.const_value.is_none()
+        && shape.constraints.contains.is_none()
+        && shape.constraints.not.is_none()
         && shape.constraints.enum_values.is_none();
     shape.object.as_ref().filter(|_| plain)
 }
@@ -146,6 +151,10 @@ impl Emitter<'_> {
             let n = n as usize;
             out.extend(quote!(if !c::at_least_chars(&v, #n) { return None; }));
         }
+        if let Some(n) = c.max_length {
+            let over = (n as usize).saturating_add(1);
+            out.extend(quote!(if c::at_least_chars(&v, #over) { return None; }));
+        }
         if let Some(p) = &c.pattern {
             let f = self.matcher(p)?;
             out.extend(quote!(if !super::checks::#f(&v) { return None; }));
@@ -209,6 +218,26 @@ impl Emitter<'_> {
             }
         } else {
             typed
+        };
+        // `not` (never on a nullable schema): the value, once read, is scanned again from its
+        // text with the `not` scanner, which must decline it.
+        let typed = match &c.not {
+            Some(not) => {
+                let read = self.value(not)?;
+                quote! {
+                    let m = s.mark();
+                    #typed
+                    let text = s.since(m);
+                    let hit = (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        #read
+                        s.end()
+                    })();
+                    if hit.is_some() { return None; }
+                }
+            }
+            None => typed,
         };
         Ok(if shape.nullable {
             quote!(if !s.null() { #typed })
@@ -312,7 +341,16 @@ impl Emitter<'_> {
                 }
             });
         }
-        let other = if obj.open {
+        let other = if let (true, Some((p, shape))) = (obj.open, &obj.pattern_properties) {
+            // An undeclared member whose name matches the pattern has its shape.
+            let f = self.matcher(p)?;
+            let value = self.value(shape)?;
+            quote!(_ => {
+                let hit = super::checks::#f(&k);
+                s.fresh(&mut o, k)?;
+                if hit { #value } else { s.skip()?; }
+            })
+        } else if obj.open {
             quote!(_ => { s.fresh(&mut o, k)?; s.skip()?; })
         } else {
             quote!(_ => return None,)
@@ -327,16 +365,69 @@ impl Emitter<'_> {
         } else {
             quote!(let mut seen = 0u64;)
         };
+        // `dependentRequired` (declared members only): the bits of the member and of those it
+        // requires.
+        let bit_of = |name: &str| {
+            obj.fields
+                .iter()
+                .position(|f| f.json_name == name)
+                .map(|i| 1u64 << i)
+                .ok_or_else(|| Error::new("scan", "", format!("`{name}` is not declared")))
+        };
+        let mut dependent = TokenStream::new();
+        for (name, deps) in &obj.dependent_required {
+            let bit = bit_of(name)?;
+            let mut need = 0u64;
+            for d in deps {
+                need |= bit_of(d)?;
+            }
+            dependent.extend(quote!(if seen & #bit != 0 && seen & #need != #need {
+                return None;
+            }));
+        }
+        // `minProperties` / `maxProperties` count every member, declared or not (a repeated
+        // member is declined before it is counted twice).
+        let counted = obj.min_properties.is_some() || obj.max_properties.is_some();
+        let (count, bump) = if counted {
+            (quote!(let mut count = 0usize;), quote!(count += 1;))
+        } else {
+            (quote!(), quote!())
+        };
+        let mut counts = TokenStream::new();
+        if let Some(n) = obj.min_properties {
+            let n = n as usize;
+            counts.extend(quote!(if count < #n { return None; }));
+        }
+        if let Some(n) = obj.max_properties {
+            let n = n as usize;
+            counts.extend(quote!(if count > #n { return None; }));
+        }
+        // `propertyNames`: every member name, declared or not, passes the string checks.
+        let names = match &obj.property_names {
+            Some(names) => {
+                let checks = self.string_checks(names)?;
+                quote!({
+                    let v: &str = &k;
+                    #checks
+                })
+            }
+            None => quote!(),
+        };
         Ok(quote! {
             let mut o = s.object()?;
             #seen
+            #count
             while let Some(k) = s.key(&mut o)? {
+                #bump
+                #names
                 match &*k {
                     #arms
                     #other
                 }
             }
             #required_check
+            #dependent
+            #counts
         })
     }
 
@@ -349,7 +440,40 @@ impl Emitter<'_> {
         let unique_rule = c.unique_items || c.unique_after.is_some();
         // Items are counted for `minItems`, and so that arrays of fewer than two items (which
         // cannot repeat one) are not read again for the uniqueness rules.
-        let (count, bump) = if c.min_items.is_some() || unique_rule {
+        // `contains`: each item, once read, is scanned again from its text with the `contains`
+        // scanner, and the matches counted.
+        let (contains_count, contains_check, contains_bounds) = match &c.contains {
+            Some((schema, min, max)) => {
+                let read = self.value(schema)?;
+                let min = *min as usize;
+                let mut bounds = quote!(if found < #min { return None; });
+                if let Some(max) = max {
+                    let max = *max as usize;
+                    bounds.extend(quote!(if found > #max { return None; }));
+                }
+                (
+                    quote!(let mut found = 0usize;),
+                    quote! {
+                        let text = s.since(m);
+                        let hit = (|| -> Option<()> {
+                            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                            let s = &mut again;
+                            #read
+                            s.end()
+                        })();
+                        found += usize::from(hit.is_some());
+                    },
+                    bounds,
+                )
+            }
+            None => (quote!(), quote!(), quote!()),
+        };
+        let item_mark = if c.contains.is_some() {
+            quote!(let m = s.mark();)
+        } else {
+            quote!()
+        };
+        let (count, bump) = if c.min_items.is_some() || c.max_items.is_some() || unique_rule {
             (quote!(let mut n = 0usize;), quote!(n += 1;))
         } else {
             (quote!(), quote!())
@@ -361,16 +485,28 @@ impl Emitter<'_> {
             }
             None => quote!(),
         };
+        let max = match c.max_items {
+            Some(k) => {
+                let k = k as usize;
+                quote!(if n > #k { return None; })
+            }
+            None => quote!(),
+        };
         // The item is read in a block of its own: its locals (a nested array's count, a checked
         // number) must not shadow this array's.
         let read = quote! {
             let mut a = s.array()?;
             #count
+            #contains_count
             while s.item(&mut a)? {
+                #item_mark
                 { #item }
+                #contains_check
                 #bump
             }
             #min
+            #max
+            #contains_bounds
         };
         // Equal strings are equal after trimming too: for string items the trimmed rule decides
         // both.
@@ -401,91 +537,6 @@ impl Emitter<'_> {
                 }
             }
         })
-    }
-
-    /// The named type `shape` refers to, when it is a plain object type a fields scanner can
-    /// read (at most [`FIELDS_MAX`] declared members).
-    fn fields_target(&self, shape: &Shape) -> Option<&crate::model::NamedType> {
-        let t = self.model.named(shape.ref_type.as_deref()?)?;
-        plain_object(&t.shape)
-            .filter(|o| o.fields.len() <= FIELDS_MAX)
-            .map(|_| t)
-    }
-
-    /// For a kind whose body type is a plain object: the first `verify` rule whose pointer names
-    /// one body member holding a [`Emitter::fields_target`] type, as (pointer, member, type).
-    fn verify_fields<'k>(
-        &'k self,
-        kind: &'k Kind,
-    ) -> Option<(
-        &'k str,
-        &'k crate::model::Field,
-        &'k crate::model::NamedType,
-    )> {
-        let body = plain_object(&self.model.named(&kind.body_type)?.shape)?;
-        kind.rules.verify.iter().find_map(|v| {
-            let (token, only) = first_token(&v.body);
-            if !only {
-                return None;
-            }
-            let field = body.fields.iter().find(|f| f.json_name == token)?;
-            Some((v.body.as_str(), field, self.fields_target(&field.shape)?))
-        })
-    }
-
-    /// The fields scanners: for each type a `verify` recipe reads (see
-    /// [`Emitter::verify_fields`]), `<TYPE>_FIELDS` (its declared members in schema order) and
-    /// `scan_<type>_fields`, which reads a value as `scan_<type>` does and keeps the raw value of
-    /// each declared member, so the recipe does not look for them again. `scan_<type>` calls it.
-    fn fields_scanners(&self) -> Result<(BTreeMap<String, TokenStream>, TokenStream)> {
-        let mut bodies = BTreeMap::new();
-        let mut out = TokenStream::new();
-        for kind in &self.model.kinds {
-            let Some((_, _, t)) = self.verify_fields(kind) else {
-                continue;
-            };
-            if bodies.contains_key(&t.rust_name) {
-                continue;
-            }
-            let obj = plain_object(&t.shape).ok_or_else(|| {
-                Error::new(
-                    "scan",
-                    "",
-                    format!("`{}` is not a plain object", t.rust_name),
-                )
-            })?;
-            let names: Vec<String> = obj.fields.iter().map(|f| f.json_name.clone()).collect();
-            let slots: Vec<_> = (0..names.len()).map(|i| format_ident!("f{i}")).collect();
-            let read = self.object_capturing(obj, &names, "f", &BTreeMap::new())?;
-            let f = fields_fn(&t.rust_name);
-            let k = fields_const(&t.rust_name);
-            let n = proc_macro2::Literal::usize_unsuffixed(names.len());
-            let kdoc = format!(
-                " The declared members of `{}`, in schema order: the order of the values of [`{f}`] (a `static`: one address, which a recipe may compare).",
-                t.rust_name
-            );
-            let fdoc = format!(
-                " Reads one `{}` value as [`{}`] does, keeping the raw value of each declared member in `out`; `None` declines.",
-                t.rust_name,
-                scan_fn(&t.rust_name)
-            );
-            out.extend(quote! {
-                #[doc = #kdoc]
-                pub static #k: [&str; #n] = [#(#names),*];
-                #[doc = #fdoc]
-                pub fn #f<'a>(s: &mut Scanner<'a>, out: &mut scan::Fields<'a>) -> Option<()> {
-                    #(let mut #slots: Option<RawJson<'a>> = None;)*
-                    #read
-                    out.keep(&#k, [#(#slots),*]);
-                    Some(())
-                }
-            });
-            bodies.insert(
-                t.rust_name.clone(),
-                quote!(#f(s, &mut scan::Fields::default())?;),
-            );
-        }
-        Ok((bodies, out))
     }
 
     fn named_types(&self) -> Result<TokenStream> {
@@ -561,7 +612,7 @@ impl Emitter<'_> {
                 }
             });
         }
-        then.extend(crate::checks::overrides(&cond.envelope));
+        then.extend(crate::emit::checks::overrides(&cond.envelope));
         quote! {
             if #when.is_some_and(|v| { let text = v.as_str(); #(#eqs)||* }) { #then }
         }
@@ -877,48 +928,6 @@ impl Emitter<'_> {
             }
         })
     }
-}
-
-/// How the borrowed envelope view (`EnvelopeRef`) holds a member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MemberRepr {
-    /// The body member: its checked JSON text.
-    Body,
-    /// A string: `Cow<'a, str>`.
-    Str,
-    /// An integer with a non-negative minimum: `u64`.
-    U64,
-    /// Any other integer: `i128`.
-    I128,
-    /// Anything else: its checked JSON text.
-    Raw,
-}
-
-/// How `EnvelopeRef` holds envelope member `f` (the scanner and the owned conversion agree
-/// through this one decision).
-pub(crate) fn member_repr(model: &Model, f: &crate::model::Field) -> MemberRepr {
-    let env = &model.envelope;
-    let resolved = model.resolve(&f.shape);
-    if f.json_name == env.body_member {
-        MemberRepr::Body
-    } else if f.json_name == env.kind_member
-        || resolved.types == [JsonType::String] && resolved.object.is_none()
-    {
-        MemberRepr::Str
-    } else if resolved.types == [JsonType::Integer] {
-        if resolved.constraints.minimum.is_some_and(|m| m >= 0.0) {
-            MemberRepr::U64
-        } else {
-            MemberRepr::I128
-        }
-    } else {
-        MemberRepr::Raw
-    }
-}
-
-/// Whether `EnvelopeRef` holds envelope member `f` as an `Option` (not required, or nullable).
-pub(crate) fn member_optional(model: &Model, f: &crate::model::Field) -> bool {
-    !f.required || f.shape.nullable || model.resolve(&f.shape).nullable
 }
 
 /// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.

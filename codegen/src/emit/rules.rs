@@ -205,9 +205,9 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             quote! { ::agh_protocol::kind::Verify { body: #b, recipe: #rc, reason_code: #code } }
         });
         let (purpose, body_type) = (&k.purpose, &k.body_type);
-        let check = crate::checks::body_check_fn(k);
-        let decode = crate::checks::decode_fn(k);
-        let scan = crate::scan::body_scan_fn(k);
+        let check = crate::emit::checks::body_check_fn(k);
+        let decode = crate::emit::checks::decode_fn(k);
+        let scan = crate::emit::scan::body_scan_fn(k);
         quote! {
             ::agh_protocol::model::KindInfo {
                 rules: ::agh_protocol::kind::KindRules {

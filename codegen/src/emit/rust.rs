@@ -8,8 +8,8 @@ use quote::{format_ident, quote};
 use serde_json::{Map, Value};
 
 use crate::error::{join_pointer, Error, Result};
-use crate::load::{Location, SchemaSet};
 use crate::model::{type_sites, Kind, Model};
+use crate::schema::load::{Location, SchemaSet};
 
 /// Bundles the set into one root document whose `$defs` hold every named type (keyed by Rust
 /// name), with cross-file `$ref`s rewritten to `#/$defs/<Name>`, in the reduced view typify can
@@ -52,6 +52,11 @@ fn reduce(
         let p = join_pointer(ptr, k);
         match k.as_str() {
             "if" | "then" | "else" | "$id" | "$schema" | "$defs" => {}
+            // Keywords that constrain values, not shapes: the type stays the shape's, the
+            // generated validators and scanners hold the rule.
+            "maxLength" | "maxItems" | "minProperties" | "maxProperties" | "dependentRequired"
+            | "patternProperties" | "propertyNames" | "contains" | "minContains"
+            | "maxContains" | "not" => {}
             k if k.starts_with("x-agh-") => {}
             "$ref" => {
                 let Some(r) = child.as_str() else {
@@ -525,7 +530,7 @@ fn path_parts(ty: &syn::Type) -> Option<(&syn::Ident, Option<&syn::Type>)> {
 /// members deserialized from the borrowed value, open members from their checked JSON text. The
 /// body member is left empty (the body is typed on its own).
 fn owned_envelope(file: &syn::File, model: &Model) -> std::result::Result<syn::Item, String> {
-    use crate::scan::{member_optional, member_repr, MemberRepr};
+    use crate::emit::envelope_ref::{member_optional, member_repr, MemberRepr};
     let env = &model.envelope;
     let ty = format_ident!("{}", env.type_name);
     let ref_ty = format_ident!("{}Ref", env.type_name);

@@ -205,6 +205,26 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        if let Some(not) = &c.not {
+            // The value must not match: its checks run into a scratch list that must not stay
+            // empty.
+            let not_rule = format!("{rule}/not");
+            let inner = self.shape(not, &not_rule, false, depth + 1)?;
+            let msg = format!("must not match `{not_rule}`");
+            body.extend(quote! {
+                let mut scratch = Problems::first_only();
+                let mut here = String::new();
+                {
+                    let out = &mut scratch;
+                    let at = &mut here;
+                    #inner_label: { #inner }
+                }
+                if scratch.is_empty() {
+                    c::value_problem(out, #malformed, at, #rule, #msg, v);
+                    break #label;
+                }
+            });
+        }
         let code = self.reason(c.reason_code.as_deref(), rule)?;
         if let Some(value) = &c.const_value {
             let eq = value_eq(value);
@@ -242,10 +262,20 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        if let Some(n) = c.max_length {
+            let over = (n as usize).saturating_add(1);
+            let msg = format!("must be at most {n} characters long");
+            string_checks.extend(quote! {
+                if c::at_least_chars(s, #over) {
+                    c::value_problem(out, #malformed, at, #rule, #msg, v);
+                    break #label;
+                }
+            });
+        }
         if let Some(p) = &c.pattern {
             let i = self.pattern(p);
             let matcher = format_ident!("pattern_{i}");
-            let msg = match crate::pattern::meaning(p) {
+            let msg = match crate::emit::pattern::meaning(p) {
                 Some((problem, _)) => problem,
                 None => format!("does not match `{p}`"),
             };
@@ -286,6 +316,55 @@ impl<'m> Emitter<'m> {
                     c::value_problem(out, #malformed, at, #rule, #msg, v);
                     break #label;
                 }
+            });
+        }
+        if let Some(n) = c.max_items {
+            let n = n as usize;
+            let msg = format!("must have at most {n} item(s)");
+            array_checks.extend(quote! {
+                if items.len() > #n {
+                    c::value_problem(out, #malformed, at, #rule, #msg, v);
+                    break #label;
+                }
+            });
+        }
+        if let Some((schema, min, max)) = &c.contains {
+            // Count the items that match `contains`, each checked into a scratch list.
+            let contains_rule = format!("{rule}/contains");
+            let inner = self.shape(schema, &contains_rule, false, depth + 1)?;
+            let min = *min as usize;
+            let at_least =
+                format!("must contain at least {min} item(s) matching `{contains_rule}`");
+            let mut bounds = quote! {
+                if found < #min {
+                    c::value_problem(out, #malformed, at, #rule, #at_least, v);
+                    break #label;
+                }
+            };
+            if let Some(max) = max {
+                let max = *max as usize;
+                let at_most =
+                    format!("must contain at most {max} item(s) matching `{contains_rule}`");
+                bounds.extend(quote! {
+                    if found > #max {
+                        c::value_problem(out, #malformed, at, #rule, #at_most, v);
+                        break #label;
+                    }
+                });
+            }
+            array_checks.extend(quote! {
+                let mut found = 0usize;
+                for v in items {
+                    let mut scratch = Problems::first_only();
+                    let mut here = String::new();
+                    {
+                        let out = &mut scratch;
+                        let at = &mut here;
+                        #inner_label: { #inner }
+                    }
+                    found += usize::from(scratch.is_empty());
+                }
+                #bounds
             });
         }
         if c.unique_items {
@@ -357,6 +436,73 @@ impl<'m> Emitter<'m> {
                             c::unknown_member(out, #malformed, at, #rule, key);
                             if out.is_done() { break #label; }
                         }
+                    }
+                });
+            }
+            if let Some(names) = &obj.property_names {
+                // Each member name, as a string value, at the object's pointer.
+                let rule = format!("{rule}/propertyNames");
+                let inner = self.shape(names, &rule, false, depth + 1)?;
+                members.extend(quote! {
+                    for key in m.keys() {
+                        let name = Value::String(key.clone());
+                        let v = &name;
+                        #inner_label: { #inner }
+                        if out.is_done() { break #label; }
+                    }
+                });
+            }
+            if let Some((p, shape)) = &obj.pattern_properties {
+                let matcher = format_ident!("pattern_{}", self.pattern(p));
+                let rule = format!("{rule}/patternProperties/{}", crate::error::escape_token(p));
+                let inner = self.shape(shape, &rule, false, depth + 1)?;
+                if !inner.is_empty() {
+                    members.extend(quote! {
+                        for (key, v) in m {
+                            if #matcher(key) {
+                                let mark = c::push(at, key);
+                                #inner_label: { #inner }
+                                at.truncate(mark);
+                                if out.is_done() { break #label; }
+                            }
+                        }
+                    });
+                }
+            }
+            for (name, deps) in &obj.dependent_required {
+                let rule = format!(
+                    "{rule}/dependentRequired/{}",
+                    crate::error::escape_token(name)
+                );
+                for dep in deps {
+                    let msg = format!("missing member `{dep}`, required when `{name}` is present");
+                    members.extend(quote! {
+                        if m.contains_key(#name) && !m.contains_key(#dep) {
+                            c::member(out, #malformed, at, #rule, #dep, #msg.to_owned());
+                            if out.is_done() { break #label; }
+                        }
+                    });
+                }
+            }
+            if let Some(n) = obj.min_properties {
+                let n = n as usize;
+                let rule = format!("{rule}/minProperties");
+                let msg = format!("must have at least {n} member(s)");
+                members.extend(quote! {
+                    if m.len() < #n {
+                        c::value_problem(out, #malformed, at, #rule, #msg, v);
+                        if out.is_done() { break #label; }
+                    }
+                });
+            }
+            if let Some(n) = obj.max_properties {
+                let n = n as usize;
+                let rule = format!("{rule}/maxProperties");
+                let msg = format!("must have at most {n} member(s)");
+                members.extend(quote! {
+                    if m.len() > #n {
+                        c::value_problem(out, #malformed, at, #rule, #msg, v);
+                        if out.is_done() { break #label; }
                     }
                 });
             }
@@ -671,7 +817,7 @@ pub fn emit_checks(model: &Model) -> Result<Checks> {
             ));
         }
         let matcher = format_ident!("pattern_{i}");
-        match crate::pattern::compile(src) {
+        match crate::emit::pattern::compile(src) {
             Some(body) => {
                 let doc = format!(" Whether a string matches `{src}` (compiled to code).");
                 statics.extend(quote! {
