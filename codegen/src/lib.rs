@@ -13,6 +13,7 @@ pub mod model;
 pub mod pattern;
 pub mod profile;
 pub mod rules;
+pub mod runtime;
 pub mod rust;
 pub mod scan;
 
@@ -58,6 +59,15 @@ fn parse_file(tokens: proc_macro2::TokenStream, what: &str) -> Result<syn::File>
         .map_err(|e| Error::new(what, "", format!("emitted code does not parse: {e}")))
 }
 
+/// The name a `use` item brings in (`pub use a::B;`: `B`).
+fn use_name(tree: &syn::UseTree) -> Option<&syn::Ident> {
+    match tree {
+        syn::UseTree::Path(p) => use_name(&p.tree),
+        syn::UseTree::Name(n) => Some(&n.ident),
+        _ => None,
+    }
+}
+
 /// One output directory of codegen (relative to the workspace root) and its files.
 #[derive(Clone, Debug)]
 pub struct Output {
@@ -92,7 +102,8 @@ pub fn load_add_kind_model(root: &Path) -> Result<(SchemaSet, Model)> {
     Ok((set, model))
 }
 
-/// Everything `cargo xtask codegen` writes for the workspace at `root`: the Rust code from
+/// Everything `cargo xtask codegen` writes for the workspace at `root`: the reference set's
+/// reason codes and defaults into `runtime/src/generated`, the Rust code from
 /// `schemas/agh-network-v0` into `protocol/src/generated`, the reference docs (with the
 /// examples of `examples/envelopes`) into `docs/reference`, and the Rust code of [`TEST_SET`]
 /// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
@@ -106,8 +117,12 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
     let (edited_set, edited_model) = load_add_kind_model(root)?;
     Ok(vec![
         Output {
+            dir: "runtime/src/generated",
+            files: generate_runtime(&set, &model)?,
+        },
+        Output {
             dir: "protocol/src/generated",
-            files: generate_from(&set, &model)?,
+            files: generate_profile(&set, &model, true)?,
         },
         Output {
             dir: "docs/reference",
@@ -144,12 +159,38 @@ pub fn generate(dir: impl AsRef<Path>) -> Result<Vec<GeneratedFile>> {
 
 /// Every generated file for an already loaded set and model.
 pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
+    generate_profile(set, model, false)
+}
+
+/// The reference set's files for the runtime (`runtime/src/generated`): its known-values enums
+/// (`ReasonCode`) and defaults ([`runtime`]).
+pub fn generate_runtime(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
+    let header = header(set);
+    let files = [
+        ("defaults.rs", runtime::emit_defaults(model)),
+        ("mod.rs", runtime::emit_mod()),
+        ("reason_code.rs", runtime::emit_reason_code(model)),
+    ];
+    files
+        .into_iter()
+        .map(|(path, tokens)| {
+            Ok(GeneratedFile {
+                path: path.into(),
+                contents: unparse(&header, &parse_file(tokens, path)?),
+            })
+        })
+        .collect()
+}
+
+/// Every generated file of a profile; with `reference`, its known-values enums are the
+/// runtime's ([`generate_runtime`]) and re-exported.
+fn generate_profile(set: &SchemaSet, model: &Model, reference: bool) -> Result<Vec<GeneratedFile>> {
     let header = header(set);
     let emitted = checks::emit_checks(model)?;
     let checks = parse_file(emitted.tokens, "checks.rs")?;
     let scan = parse_file(scan::emit_scan(model, &emitted.matchers)?, "scan.rs")?;
     let types = rust::emit_types(set, model, &emitted.compiled)?;
-    let rules = parse_file(rules::emit_rules(model), "rules.rs")?;
+    let rules = parse_file(rules::emit_rules_with(model, reference), "rules.rs")?;
     let profile = parse_file(profile::emit_profile(model), "profile.rs")?;
 
     let item_names = |file: &syn::File| -> BTreeSet<String> {
@@ -162,6 +203,7 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
                     syn::Item::Type(t) => (&t.vis, &t.ident),
                     syn::Item::Const(c) => (&c.vis, &c.ident),
                     syn::Item::Fn(f) => (&f.vis, &f.sig.ident),
+                    syn::Item::Use(u) => (&u.vis, use_name(&u.tree)?),
                     _ => return None,
                 };
                 matches!(vis, syn::Visibility::Public(_)).then(|| ident.to_string())

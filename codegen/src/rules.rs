@@ -15,7 +15,8 @@ fn value_docs(values: &[EnumValue]) -> TokenStream {
     quote! { &[#(#items),*] }
 }
 
-fn known_enum(k: &KnownValues) -> TokenStream {
+/// A known-values enum (`x-agh-known-values`) with its spellings and meanings.
+pub(crate) fn known_enum(k: &KnownValues) -> TokenStream {
     let name = format_ident!("{}", k.type_name);
     let doc = format!(
         " {} The known values (`x-agh-known-values`) in schema order.",
@@ -77,9 +78,21 @@ fn known_enum(k: &KnownValues) -> TokenStream {
 
 /// The tokens of `rules.rs`.
 pub fn emit_rules(model: &Model) -> TokenStream {
+    emit_rules_with(model, false)
+}
+
+/// The tokens of `rules.rs`; with `runtime_owns_known_values` (the reference set), its
+/// known-values enums are the runtime's (`runtime/src/generated`, [`crate::runtime`]) and
+/// re-exported here instead of defined.
+pub fn emit_rules_with(model: &Model, runtime_owns_known_values: bool) -> TokenStream {
     let mut out = TokenStream::new();
     for k in &model.known_values {
-        out.extend(known_enum(k));
+        if runtime_owns_known_values {
+            let name = format_ident!("{}", k.type_name);
+            out.extend(quote! { pub use ::agh_runtime::generated::#name; });
+        } else {
+            out.extend(known_enum(k));
+        }
     }
 
     let env = &model.envelope;

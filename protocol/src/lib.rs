@@ -5,28 +5,21 @@
 extern crate self as agh_protocol;
 
 pub mod build;
-pub mod check;
-pub mod correlation;
 pub mod delivery;
 pub mod digest;
 pub mod discovery;
 #[rustfmt::skip]
 pub mod generated;
 pub mod identity;
-pub mod inbox;
-pub mod jcs;
-pub mod json;
-pub mod kind;
 pub mod lifecycle;
-pub mod model;
 pub mod parse;
-pub mod problem;
-pub mod profile;
 pub mod recipes;
-pub mod scan;
 pub mod trust;
 
+pub use agh_runtime::{check, correlation, inbox, jcs, json, kind, model, problem, profile, scan};
+
 pub use agh_macros::Body;
+pub use agh_runtime::{HeadSource, Problem, Problems, RawJson, ReasonCode};
 pub use build::MessageBuilder;
 pub use delivery::{DedupWindow, Delivery, Receiver, ReceiverConfig, Refusal};
 pub use generated::*;
@@ -36,11 +29,7 @@ pub use parse::{
     explain, parse, parse_ref, ExtensionBody, Head, Message, MessageBody, MessageRef, Options,
     RegisterError, Registry, Rejection,
 };
-pub use problem::{Problem, Problems, ReasonCode};
-pub use scan::RawJson;
 
 /// Paths used by `#[derive(Body)]` expansions; not public API.
 #[doc(hidden)]
-pub mod __private {
-    pub use serde;
-}
+pub use agh_runtime::__private;

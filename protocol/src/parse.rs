@@ -38,167 +38,24 @@ use serde_json::{Map, Value};
 
 use crate::generated::checks::{check_envelope, KnownBody};
 use crate::generated::scan::{scan_envelope, EnvelopeRef};
-use crate::generated::{
-    Envelope, BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, FORBIDDEN_KINDS, KINDS,
-};
-use crate::json::{read_envelope_json, JsonLimits, MAX_SUPPORTED_DEPTH};
+use crate::generated::{Envelope, BODY_MEMBER, FORBIDDEN_KINDS, KINDS};
+use crate::json::{JsonLimits, MAX_SUPPORTED_DEPTH};
 use crate::kind::{Body, KindRules};
 use crate::model::{BodyCheck, BodyOverrides, BodyScan};
 use crate::problem::{Problem, Problems, ReasonCode};
-use crate::profile::{
-    cross_checks_hold, envelope_match, freshness, kind_rules, overridden_rules, verify, Layout,
+use crate::profile::rules::{
+    cross_checks_hold, envelope_match, freshness, kind_name, kind_rules, overridden_rules, verify,
     Members,
 };
+use crate::profile::Layout;
+use crate::recipes::RECIPES;
 use crate::scan::{Kept, Member, RawJson, Scanner};
 use crate::trust::TrustState;
+pub use agh_runtime::profile::read_checked_json;
+pub use agh_runtime::{Head, Options, Rejection};
 
 /// Where v0 keeps what the shared envelope rules read (roles, containers, body member).
 const V0_LAYOUT: Layout = crate::generated::profile::SPEC.layout;
-
-/// What the parser needs besides the bytes. `now` is passed in so that results are deterministic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// The receiver's clock, Unix seconds.
-    pub now: i64,
-    /// Replay age in seconds: without `expires_at`, an envelope whose `ts` is older than this is
-    /// expired; a `ts` further than this in the future is refused too.
-    pub replay_age_secs: u64,
-    /// Largest accepted envelope, in bytes (checked before parsing).
-    pub max_bytes: usize,
-    /// Deepest accepted JSON nesting (the envelope object is level 1).
-    pub max_depth: usize,
-    /// Whether to apply the freshness rules (off for checking envelopes one is about to send).
-    pub check_freshness: bool,
-}
-
-impl Options {
-    /// The protocol defaults (`x-agh-envelope`: 1 MiB, replay age 300 s) at `now`.
-    pub fn at(now: i64) -> Self {
-        Options {
-            now,
-            replay_age_secs: DEFAULT_REPLAY_AGE_SECS,
-            max_bytes: crate::generated::MAX_ENVELOPE_BYTES,
-            max_depth: JsonLimits::DEFAULT_MAX_DEPTH,
-            check_freshness: true,
-        }
-    }
-
-    /// The protocol defaults at the system clock.
-    pub fn now() -> Self {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        Options::at(now)
-    }
-
-    /// No freshness rules (for envelopes built locally, before they are sent).
-    pub fn without_freshness() -> Self {
-        Options {
-            check_freshness: false,
-            ..Options::at(0)
-        }
-    }
-}
-
-/// What could be read of a refused envelope, so that a receiver can address a receipt.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Head {
-    /// `id`, when it is a string.
-    pub id: Option<String>,
-    /// `from`, when it is a string.
-    pub from: Option<String>,
-    /// `kind`, when it is a string.
-    pub kind: Option<String>,
-    /// `surface`, when it is a string.
-    pub surface: Option<String>,
-    /// The container id the surface selects (`thread_id` for `thread`, ...), when it is a string.
-    pub container_id: Option<String>,
-    /// `work_id`, when it is a string.
-    pub work_id: Option<String>,
-}
-
-impl Head {
-    /// What can be read of an envelope's members.
-    pub fn of(map: &Map<String, Value>) -> Head {
-        Head::read(|k| map.get(k).and_then(Value::as_str).map(str::to_owned))
-    }
-
-    /// The head of a parsed message.
-    pub fn of_message(message: &Message) -> Head {
-        Head::read(|k| message.envelope().string_member(k))
-    }
-
-    /// The head from the string members `string` finds.
-    fn read(string: impl Fn(&str) -> Option<String>) -> Head {
-        let surface = string(crate::generated::SURFACE_MEMBER);
-        let container_id = surface.as_deref().and_then(|surface| {
-            CONTAINERS
-                .iter()
-                .find(|c| c.surface == surface)
-                .and_then(|c| string(c.member))
-        });
-        Head {
-            id: string("id"),
-            from: string("from"),
-            kind: string(crate::generated::KIND_MEMBER),
-            surface,
-            container_id,
-            work_id: string("work_id"),
-        }
-    }
-}
-
-/// Why an envelope was refused: the protocol reason code, a JSON Pointer to the offending member,
-/// a message a person can act on, and the rule it breaks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejection {
-    /// The reason code a receipt would carry.
-    pub code: ReasonCode,
-    /// RFC 6901 JSON Pointer of the offending member (`""`: the whole envelope).
-    pub pointer: String,
-    /// What is wrong.
-    pub message: String,
-    /// The rule broken: a schema location (`envelope.schema.json#/properties/channel`) or a page
-    /// rule (`envelope: freshness`).
-    pub rule: Cow<'static, str>,
-    /// What could be read of the envelope (boxed: rejections travel in `Result`s).
-    pub head: Box<Head>,
-}
-
-impl Rejection {
-    fn new(problem: Problem, head: Head) -> Self {
-        Rejection {
-            code: problem.code,
-            pointer: problem.pointer,
-            message: problem.message,
-            rule: problem.rule,
-            head: Box::new(head),
-        }
-    }
-
-    /// A rejection for `problem`, with nothing read of the envelope.
-    pub fn from_problem(problem: Problem) -> Self {
-        Rejection::new(problem, Head::default())
-    }
-
-    /// The problem part (code, pointer, message, rule).
-    pub fn problem(&self) -> Problem {
-        Problem {
-            code: self.code,
-            pointer: self.pointer.clone(),
-            message: self.message.clone(),
-            rule: self.rule.clone(),
-        }
-    }
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.problem().fmt(f)
-    }
-}
-
-impl std::error::Error for Rejection {}
 
 /// The typed body of an extension kind (registered with [`Registry::register`]).
 #[derive(Clone)]
@@ -295,6 +152,13 @@ pub struct Message {
     /// covers exactly what was received (TRUST.md: absent members are signed by their absence),
     /// so [`Message::to_value`] writes these back and a forward still verifies. Usually empty.
     as_received: Vec<(&'static str, Option<Value>)>,
+}
+
+/// What [`Head::of_message`] reads: the typed envelope's string members.
+impl agh_runtime::HeadSource for Message {
+    fn string_member(&self, name: &str) -> Option<String> {
+        self.envelope.string_member(name)
+    }
 }
 
 impl Message {
@@ -605,7 +469,7 @@ fn typed<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, DecodeError> {
 
 #[derive(Clone, Copy, Debug)]
 enum Decoder {
-    Known(crate::model::BodyDecode),
+    Known(crate::model::BodyDecode<KnownBody>),
     Extension(ExtDecode),
 }
 
@@ -903,8 +767,8 @@ impl Registry {
             }
         };
         overridden_rules(&envelope, &entry.rules, &overrides, &V0_LAYOUT, &mut out);
-        (out.is_empty() && cross_checks_hold(&envelope, body, &kept, &entry.rules)).then_some(
-            MessageRef {
+        (out.is_empty() && cross_checks_hold(&envelope, body, &kept, &entry.rules, RECIPES))
+            .then_some(MessageRef {
                 envelope,
                 entry,
                 respelled,
@@ -912,8 +776,7 @@ impl Registry {
                     reason: String::new(),
                 },
                 as_received: Vec::new(),
-            },
-        )
+            })
     }
 
     /// The exact path on an envelope the fast path declined: its first problem.
@@ -961,7 +824,7 @@ impl Registry {
             return Some(map);
         };
         let known = self.entries.iter().map(|e| e.rules.kind);
-        if !crate::profile::kind_name(kind_member, kind, FORBIDDEN_KINDS, known, out) {
+        if !kind_name(kind_member, kind, FORBIDDEN_KINDS, known, out) {
             return Some(map);
         }
         let Some(entry) = self.entry(kind).copied() else {
@@ -1022,7 +885,7 @@ impl Registry {
         }
         if body_ok {
             // Recipes read the body as its schema says it is: only on a valid body.
-            verify(&body_at, &entry.rules, BODY_MEMBER, out);
+            verify(&body_at, &entry.rules, RECIPES, BODY_MEMBER, out);
         }
         // 7. Trust (after freshness, before routing): the profile's steps on what was received.
         if out.is_empty() {
@@ -1194,34 +1057,5 @@ impl<'a> MessageRef<'a> {
             trust: self.trust.clone(),
             as_received: self.as_received.clone(),
         })
-    }
-}
-
-/// Step 1 of every profile's exact path: the size limit and strict JSON, the envelope read as a
-/// JSON object; a failure is recorded in `out` (`malformed`, with the rule it broke).
-pub(crate) fn read_checked_json(
-    bytes: &[u8],
-    options: &Options,
-    out: &mut Problems,
-) -> Option<Map<String, Value>> {
-    let limits = JsonLimits {
-        max_bytes: options.max_bytes,
-        max_depth: options.max_depth,
-    };
-    match read_envelope_json(bytes, &limits) {
-        Ok(map) => Some(map),
-        Err(e) => {
-            let rule = match e.kind {
-                crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
-                _ => "envelope: the envelope is one UTF-8 JSON object",
-            };
-            out.push(Problem::new(
-                ReasonCode::Malformed,
-                e.pointer,
-                rule,
-                e.message,
-            ));
-            None
-        }
     }
 }
