@@ -10,6 +10,7 @@ pub mod docs;
 pub mod error;
 pub mod load;
 pub mod model;
+pub mod paths;
 pub mod pattern;
 pub mod profile;
 pub mod rules;
@@ -107,8 +108,9 @@ pub fn load_add_kind_model(root: &Path) -> Result<(SchemaSet, Model)> {
 /// `schemas/agh-network-v0` into `protocol/src/generated`, the reference docs (with the
 /// examples of `examples/envelopes`) into `docs/reference`, and the Rust code of [`TEST_SET`]
 /// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
-/// against the same runtime: generated code names the runtime as `::agh_protocol` and its own
-/// files as `super`, so it compiles in any crate that depends on `agh-protocol`); the ACP code
+/// against the same runtime: generated code names the runtime as `::agh_runtime`
+/// ([`paths::RUNTIME_CRATE`]) and its own files as `super`, so it compiles in any crate that
+/// depends on `agh-runtime`); the ACP code
 /// and reference into `acp/src/generated` and `docs/reference/acp`, and the code of the ACP set
 /// with the add-a-kind guide's edits ([`ADD_KIND_EDITS`]) into `acp/tests/acp_with_progress`.
 pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {

@@ -2,8 +2,6 @@
 //! lifecycle and delivery semantics. The JSON Schemas in `schemas/agh-network-v0/` are the single
 //! source of truth; `protocol/src/generated/` is produced from them by `cargo xtask codegen`.
 
-extern crate self as agh_protocol;
-
 pub mod build;
 pub mod delivery;
 pub mod digest;

@@ -2,9 +2,9 @@
 //! Validators generated from the schema set: one per named type, one body check per kind.
 use std::sync::OnceLock;
 use serde_json::{Map, Value};
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::problem::Problems;
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::problem::Problems;
 use super::types::*;
 /// Whether a string matches `^[a-z]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
@@ -37,7 +37,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "envelope.schema.json#",
                 "an object",
@@ -49,7 +49,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("protocol") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "protocol",
@@ -61,7 +61,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("kind") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "kind",
@@ -73,7 +73,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("from") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "from",
@@ -85,7 +85,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("body") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "body",
@@ -110,7 +110,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/kind",
                             "a string",
@@ -153,7 +153,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/reply_to",
                             "a string",
@@ -165,7 +165,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                         if !c::at_least_chars(s, 1usize) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "envelope.schema.json#/properties/reply_to",
                                 "must not be empty",
@@ -186,7 +186,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/body",
                             "an object",
@@ -207,7 +207,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                 ) {
                     c::unknown_member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "envelope.schema.json#/additionalProperties",
                         key,
@@ -226,7 +226,7 @@ pub fn check_mini_peer(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/peer",
                 "a string",
@@ -238,7 +238,7 @@ pub fn check_mini_peer(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_0(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/peer",
                     "does not match `^[a-z]+$`",
@@ -255,7 +255,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/point",
                 "an object",
@@ -267,7 +267,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("x") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/point/required",
                     "x",
@@ -279,7 +279,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("y") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/point/required",
                     "y",
@@ -294,7 +294,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(c::is_integer(v)) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/x",
                             "an integer",
@@ -305,7 +305,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if c::number_value(v).is_some_and(|n| n < 0f64) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/x",
                             "must be at least 0",
@@ -325,7 +325,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(c::is_integer(v)) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/y",
                             "an integer",
@@ -336,7 +336,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if c::number_value(v).is_some_and(|n| n < 0f64) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/y",
                             "must be at least 0",
@@ -354,7 +354,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                 if !matches!(key.as_str(), "x" | "y") {
                     c::unknown_member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "defs.schema.json#/$defs/point/additionalProperties",
                         key,
@@ -373,7 +373,7 @@ pub fn check_mini_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "a string",
@@ -384,7 +384,7 @@ pub fn check_mini_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.as_str() == Some("mini/v1")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "must be `mini/v1`",
@@ -400,7 +400,7 @@ pub fn check_mini_reason(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/reason",
                 "a string",
@@ -416,7 +416,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/note.schema.json#",
                 "an object",
@@ -428,7 +428,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("text") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/note.schema.json#/required",
                     "text",
@@ -440,7 +440,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("mode") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/note.schema.json#/required",
                     "mode",
@@ -455,7 +455,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/text",
                             "a string",
@@ -467,7 +467,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/note.schema.json#/properties/text",
                                 "must contain a non-whitespace character",
@@ -488,7 +488,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/mode",
                             "a string",
@@ -499,7 +499,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.as_str() == Some("plain") || v.as_str() == Some("answer")) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/mode",
                             "must be one of `plain`, `answer`",
@@ -522,7 +522,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/ping.schema.json#",
                 "an object",
@@ -540,7 +540,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/nonce",
                             "a string or null",
@@ -563,7 +563,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/grid",
                             "an array or null",
@@ -575,7 +575,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/grid",
                                 "must have at least 1 item(s)",
@@ -589,7 +589,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_array()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/grid/items",
                                         "an array",
@@ -601,7 +601,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if items.len() < 2usize {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/grid/items",
                                             "must have at least 2 item(s)",
@@ -615,7 +615,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                             if !(c::is_integer(v)) {
                                                 c::wrong_type(
                                                     out,
-                                                    ::agh_protocol::ReasonCode::Malformed,
+                                                    ::agh_runtime::ReasonCode::Malformed,
                                                     at,
                                                     "body/ping.schema.json#/properties/grid/items/items",
                                                     "an integer",
@@ -626,7 +626,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                             if c::number_value(v).is_some_and(|n| n < 0f64) {
                                                 c::value_problem(
                                                     out,
-                                                    ::agh_protocol::ReasonCode::Malformed,
+                                                    ::agh_runtime::ReasonCode::Malformed,
                                                     at,
                                                     "body/ping.schema.json#/properties/grid/items/items",
                                                     "must be at least 0",
@@ -660,7 +660,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/tags",
                             "an array",
@@ -672,7 +672,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/tags",
                                 first,
@@ -684,7 +684,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate_trimmed(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/tags",
                                 first,
@@ -699,7 +699,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/tags/items",
                                         "a string",
@@ -711,7 +711,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if !c::at_least_chars(s, 2usize) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/tags/items",
                                             "must be at least 2 characters long",
@@ -739,7 +739,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/weights",
                             "an array",
@@ -754,7 +754,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(c::is_number(v)) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/weights/items",
                                         "a number",
@@ -765,7 +765,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if c::number_value(v).is_some_and(|n| n < 0f64) {
                                     c::value_problem(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/weights/items",
                                         "must be at least 0",
@@ -792,7 +792,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/spots",
                             "an array",
@@ -804,7 +804,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/spots",
                                 first,
@@ -836,7 +836,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_boolean()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/urgent",
                             "a boolean",
@@ -895,7 +895,7 @@ pub fn check_body_note(v: &Value, at: &mut String, out: &mut Problems) -> BodyOv
     let _ = &m;
     if let Some(v) = m.get("mode") {
         if v.as_str() == Some("answer") {
-            overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
+            overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
         }
     }
     overrides

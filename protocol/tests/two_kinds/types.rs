@@ -218,8 +218,9 @@ impl ::std::str::FromStr for MiniReason {
     }
 }
 ///A short note, possibly answering a ping.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "note",
     profile = "mini/v1",
     surface = forbidden,
@@ -347,8 +348,9 @@ impl<'de> ::serde::Deserialize<'de> for NoteBodyText {
     }
 }
 ///Asks a peer whether it is alive.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "ping",
     profile = "mini/v1",
     surface = forbidden,
@@ -528,7 +530,7 @@ impl MiniEnvelope {
         let mut f_protocol = None;
         let mut f_reply_to = None;
         let mut f_to = None;
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "body" => {
                     f_body = Some(
@@ -651,7 +653,7 @@ impl MiniPoint {
         use ::serde::de::Error as E;
         let mut f_x = None;
         let mut f_y = None;
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "x" => f_x = Some(::serde_json::from_str::<u64>(v.get())?),
                 "y" => f_y = Some(::serde_json::from_str::<u64>(v.get())?),
@@ -682,7 +684,7 @@ impl NoteBody {
         let mut f_mode = None;
         let mut f_text = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "mode" => f_mode = Some(::serde_json::from_str::<NoteBodyMode>(v.get())?),
                 "text" => {
@@ -731,7 +733,7 @@ impl PingBody {
         let mut f_urgent = None;
         let mut f_weights = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "grid" => {
                     f_grid = Some(
@@ -770,7 +772,7 @@ impl PingBody {
                             None
                         } else {
                             Some(
-                                ::agh_protocol::scan::checked_elements(v.get())
+                                ::agh_runtime::scan::checked_elements(v.get())
                                     .into_iter()
                                     .map(|e| MiniPoint::decode_checked(e.get()))
                                     .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
