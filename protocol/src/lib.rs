@@ -2,17 +2,16 @@
 //! lifecycle and delivery semantics. The JSON Schemas in `schemas/agh-network-v0/` are the single
 //! source of truth; `protocol/src/generated/` is produced from them by `cargo xtask codegen`.
 
-pub mod build;
-pub mod delivery;
-pub mod digest;
-pub mod discovery;
 #[rustfmt::skip]
 pub mod generated;
-pub mod identity;
-pub mod lifecycle;
-pub mod parse;
+pub mod message;
+pub mod receive;
 pub mod recipes;
 pub mod trust;
+
+pub use message::{build, parse};
+pub use receive::{delivery, discovery, lifecycle};
+pub use recipes::{digest, identity};
 
 pub use agh_runtime::{check, correlation, inbox, jcs, json, kind, model, problem, profile, scan};
 

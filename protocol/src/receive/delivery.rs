@@ -24,11 +24,11 @@ use serde_json::json;
 
 pub use agh_runtime::DedupWindow;
 
-use crate::build::MessageBuilder;
-use crate::identity::is_direct_room_of;
-use crate::lifecycle::{IgnoreReason, Outcome, WorkTracker};
-use crate::parse::{Head, Message, Options, Registry, Rejection};
+use crate::message::build::MessageBuilder;
+use crate::message::parse::{Head, Message, Options, Registry, Rejection};
 use crate::problem::ReasonCode;
+use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkTracker};
+use crate::recipes::identity::is_direct_room_of;
 use crate::ReceiptBody;
 
 /// How a [`Receiver`] is set up.
