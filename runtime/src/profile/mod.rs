@@ -41,7 +41,6 @@ pub use rejection::{Head, HeadSource, Rejection};
 pub use rules::Members;
 
 /// Where a profile keeps what the envelope rules read: the dispatch members, the roles and the
-
 /// surface containers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
