@@ -68,12 +68,14 @@ pub fn load_add_kind_model(root: &Path) -> Result<(SchemaSet, Model)> {
     Ok((set, model))
 }
 
-/// Everything `cargo xtask codegen` writes for the workspace at `root`: the Rust code from
+/// Everything `cargo xtask codegen` writes for the workspace at `root`: the reference set's
+/// reason codes and defaults into `runtime/src/generated`, the Rust code from
 /// `schemas/agh-network-v0` into `protocol/src/generated`, the reference docs (with the
 /// examples of `examples/envelopes`) into `docs/reference`, and the Rust code of [`TEST_SET`]
 /// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
-/// against the same runtime: generated code names the runtime as `::agh_protocol` and its own
-/// files as `super`, so it compiles in any crate that depends on `agh-protocol`); the ACP code
+/// against the same runtime: generated code names the runtime as `::agh_runtime`
+/// ([`emit::paths::RUNTIME_CRATE`]) and its own files as `super`, so it compiles in any crate
+/// that depends on `agh-runtime`); the ACP code
 /// and reference into `acp/src/generated` and `docs/reference/acp`, and the code of the ACP set
 /// with the add-a-kind guide's edits ([`ADD_KIND_EDITS`]) into `acp/tests/acp_with_progress`.
 pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
@@ -82,8 +84,12 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
     let (edited_set, edited_model) = load_add_kind_model(root)?;
     Ok(vec![
         Output {
+            dir: "runtime/src/generated",
+            files: emit::emit_runtime_code(&set, &model)?,
+        },
+        Output {
             dir: "protocol/src/generated",
-            files: generate_from(&set, &model)?,
+            files: emit::emit_profile_code(&set, &model, true)?,
         },
         Output {
             dir: "docs/reference",

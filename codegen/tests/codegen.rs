@@ -84,13 +84,15 @@ fn output_is_byte_identical_across_runs() {
 
 #[test]
 fn committed_generated_files_are_fresh() {
-    // What `cargo xtask codegen --check` checks: the Rust code, the reference docs, the code of
+    // What `cargo xtask codegen --check` checks: the runtime's reason codes and defaults, the
+    // Rust code, the reference docs, the code of
     // the second schema set that the protocol tests compile, the ACP code and reference, and the
     // code of the ACP set with the add-a-kind guide's edits that the ACP tests compile.
     let outputs = agh_codegen::workspace_outputs(&root()).unwrap();
     assert_eq!(
         outputs.iter().map(|o| o.dir).collect::<Vec<_>>(),
         [
+            "runtime/src/generated",
             "protocol/src/generated",
             "docs/reference",
             "protocol/tests/two_kinds",

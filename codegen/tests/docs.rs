@@ -607,13 +607,13 @@ const DIFFERENCES: &[(&str, &str, &str, &str)] = &[
     ("envelope.txt", "Fields", "proof",
      "the page's `Reserved` is `Optional` here: MAY be null or omitted, never required in v0"),
     ("peer-discovery.txt", "Presence and expiry", "*",
-     "runtime settings of the reference (greet interval, expiry, default channel), not schema; implemented in protocol/src/discovery.rs"),
+     "runtime settings of the reference (greet interval, expiry, default channel), not schema; implemented in protocol/src/receive/discovery.rs"),
     ("capability-discovery.txt", "Three protocol roles for one concept", "*",
      "prose about where each role's payload lives; the type descriptions on capability.md say it"),
     ("capability-discovery.txt", "Request extensions", "*",
-     "`agh.include` / `agh.capability_ids` are request `ext` keys, not a schema type; the CapabilityCatalog description names them (checked) and protocol/src/discovery.rs implements them"),
+     "`agh.include` / `agh.capability_ids` are request `ext` keys, not a schema type; the CapabilityCatalog description names them (checked) and protocol/src/receive/discovery.rs implements them"),
     ("capability-discovery.txt", "Interop rules", "*",
-     "behaviour of peers, not schema; protocol/src/discovery.rs"),
+     "behaviour of peers, not schema; protocol/src/receive/discovery.rs"),
 ];
 
 /// Collects the rows checked against one seed page and the mismatches.

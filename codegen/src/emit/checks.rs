@@ -1,7 +1,7 @@
 //! Emits `checks.rs`: one validator function per named type, the envelope member check, one body
 //! check per kind (the type plus its conditional rules), the `KnownBody` enum over the kinds, and
 //! their decoders. Every check is read off the model; the runtime helpers the emitted code calls
-//! live in `agh_protocol::check`.
+//! live in `agh_runtime::check`.
 //!
 //! Emitted validators take `(v: &Value, at: &mut String, out: &mut Problems)`: `at` is the JSON
 //! Pointer of `v` (restored on return) and `out` collects problems (first-only or all).
@@ -108,9 +108,10 @@ fn show(value: &Value) -> String {
 /// Statements that set the envelope rules a condition overrides on `overrides` (a local
 /// `BodyOverrides`); shared by the validators and the scanners.
 pub(crate) fn overrides(envelope: &crate::model::EnvelopeOverrides) -> TokenStream {
+    let rt = &crate::emit::paths::runtime();
     let presence = |p: crate::model::Presence| {
         let v = format_ident!("{}", p.variant());
-        quote!(Some(::agh_protocol::kind::Presence::#v))
+        quote!(Some(#rt::kind::Presence::#v))
     };
     let mut out = TokenStream::new();
     if let Some(to) = envelope.to.map(presence) {
@@ -156,7 +157,8 @@ impl<'m> Emitter<'m> {
         // re-exports), whatever the set calls its own list: code generated for another set
         // compiles against the same `Problems`.
         let var = format_ident!("{}", code.to_upper_camel_case());
-        Ok(quote!(::agh_protocol::ReasonCode::#var))
+        let rt = crate::emit::paths::runtime();
+        Ok(quote!(#rt::ReasonCode::#var))
     }
 
     fn pattern(&mut self, src: &str) -> usize {
@@ -797,6 +799,7 @@ pub struct Checks {
 
 /// The tokens of `checks.rs` and the pattern matchers it defines.
 pub fn emit_checks(model: &Model) -> Result<Checks> {
+    let rt = &crate::emit::paths::runtime();
     let mut e = Emitter {
         model,
         patterns: BTreeMap::new(),
@@ -850,9 +853,9 @@ pub fn emit_checks(model: &Model) -> Result<Checks> {
 
         use serde_json::{Map, Value};
 
-        use ::agh_protocol::check as c;
-        use ::agh_protocol::model::BodyOverrides;
-        use ::agh_protocol::problem::Problems;
+        use #rt::check as c;
+        use #rt::model::BodyOverrides;
+        use #rt::problem::Problems;
         use super::types::*;
 
         #statics

@@ -4,9 +4,11 @@
 pub mod checks;
 pub mod docs;
 pub mod envelope_ref;
+pub mod paths;
 pub mod pattern;
 pub mod profile;
 pub mod rules;
+pub mod runtime;
 pub mod rust;
 pub mod scan;
 
@@ -47,12 +49,51 @@ fn parse_file(tokens: proc_macro2::TokenStream, what: &str) -> Result<syn::File>
 /// The Rust files of a set (`checks.rs`, `mod.rs`, `profile.rs`, `rules.rs`, `scan.rs`,
 /// `types.rs`), in path order, byte-identical across runs.
 pub fn emit_code(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
+    emit_profile_code(set, model, false)
+}
+
+/// The name a `use` item brings in (`pub use a::B;`: `B`).
+fn use_name(tree: &syn::UseTree) -> Option<&syn::Ident> {
+    match tree {
+        syn::UseTree::Path(p) => use_name(&p.tree),
+        syn::UseTree::Name(n) => Some(&n.ident),
+        _ => None,
+    }
+}
+
+/// The reference set's files for the runtime (`runtime/src/generated`): its known-values enums
+/// (`ReasonCode`) and defaults ([`runtime`]).
+pub fn emit_runtime_code(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
+    let header = header(set);
+    let files = [
+        ("defaults.rs", runtime::emit_defaults(model)),
+        ("mod.rs", runtime::emit_mod()),
+        ("reason_code.rs", runtime::emit_reason_code(model)),
+    ];
+    files
+        .into_iter()
+        .map(|(path, tokens)| {
+            Ok(GeneratedFile {
+                path: path.into(),
+                contents: unparse(&header, &parse_file(tokens, path)?),
+            })
+        })
+        .collect()
+}
+
+/// The Rust files of a profile, as [`emit_code`]; with `reference`, its known-values enums are
+/// the runtime's ([`emit_runtime_code`]) and re-exported.
+pub fn emit_profile_code(
+    set: &SchemaSet,
+    model: &Model,
+    reference: bool,
+) -> Result<Vec<GeneratedFile>> {
     let header = header(set);
     let emitted = checks::emit_checks(model)?;
     let checks = parse_file(emitted.tokens, "checks.rs")?;
     let scan = parse_file(scan::emit_scan(model, &emitted.matchers)?, "scan.rs")?;
     let types = rust::emit_types(set, model, &emitted.compiled)?;
-    let rules = parse_file(rules::emit_rules(model), "rules.rs")?;
+    let rules = parse_file(rules::emit_rules_with(model, reference), "rules.rs")?;
     let profile = parse_file(profile::emit_profile(model), "profile.rs")?;
 
     let item_names = |file: &syn::File| -> BTreeSet<String> {
@@ -65,6 +106,7 @@ pub fn emit_code(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
                     syn::Item::Type(t) => (&t.vis, &t.ident),
                     syn::Item::Const(c) => (&c.vis, &c.ident),
                     syn::Item::Fn(f) => (&f.vis, &f.sig.ident),
+                    syn::Item::Use(u) => (&u.vis, use_name(&u.tree)?),
                     _ => return None,
                 };
                 matches!(vis, syn::Visibility::Public(_)).then(|| ident.to_string())

@@ -318,6 +318,7 @@ pub fn meaning(src: &str) -> Option<(String, Vec<String>)> {
 /// The test of `c` against `set`; with `bytes`, `c` is a `u8` (every character of the set is
 /// ASCII and the set is not negated, so a byte of a multi-byte character never matches).
 fn test_as(set: &Set, bytes: bool) -> TokenStream {
+    let rt = &crate::emit::paths::runtime();
     let lit = |c: char| -> TokenStream {
         if bytes {
             let b = syn::LitByte::new(c as u8, proc_macro2::Span::call_site());
@@ -339,7 +340,7 @@ fn test_as(set: &Set, bytes: bool) -> TokenStream {
                 quote!((#l, #h))
             });
             let test = quote!({
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(&[#(#pairs),*]);
+                const SET: [bool; 256] = #rt::check::byte_set(&[#(#pairs),*]);
                 SET[c as usize]
             });
             if *negated {

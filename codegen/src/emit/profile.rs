@@ -1,7 +1,7 @@
 //! Emits `profile.rs`: the schema set as a runtime profile. A unit type `Profile` implements
-//! `agh_protocol::profile::Profile` with the set's tables (`SPEC`: kinds, roles, limits,
+//! `agh_runtime::profile::Profile` with the set's tables (`SPEC`: kinds, roles, limits,
 //! exchanges, refusal codes) and the generated envelope scanner, validator and types, so that the
-//! runtime's generic parser (`agh_protocol::profile::parse`) and correlation tracker work for the
+//! runtime's generic parser (`agh_runtime::profile::parse`) and correlation tracker work for the
 //! set without a line of hand-written Rust.
 
 use proc_macro2::TokenStream;
@@ -11,6 +11,7 @@ use crate::model::Model;
 
 /// The tokens of `profile.rs`.
 pub fn emit_profile(model: &Model) -> TokenStream {
+    let rt = &crate::emit::paths::runtime();
     let env = &model.envelope;
     let name = env.profile.clone().unwrap_or_default();
     let opt = |v: Option<&str>| match v {
@@ -64,14 +65,14 @@ pub fn emit_profile(model: &Model) -> TokenStream {
         })
         .unwrap_or_else(|| quote!(None));
     let doc = format!(
-        " The `{name}` profile: this schema set as the runtime sees it (`agh_protocol::profile`)."
+        " The `{name}` profile: this schema set as the runtime sees it (`agh_runtime::profile`)."
     );
     quote! {
         //! The schema set as a runtime profile: its tables and the generated code the runtime's
         //! generic parser and correlation tracker call.
-        use ::agh_protocol::problem::Problems;
-        use ::agh_protocol::profile as p;
-        use ::agh_protocol::scan::{RawJson, Scanner};
+        use #rt::problem::Problems;
+        use #rt::profile as p;
+        use #rt::scan::{RawJson, Scanner};
         use serde_json::Value;
 
         #[doc = #doc]

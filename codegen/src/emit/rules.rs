@@ -8,14 +8,16 @@ use quote::{format_ident, quote};
 use crate::model::{EnumValue, KnownValues, Model, Sender};
 
 fn value_docs(values: &[EnumValue]) -> TokenStream {
+    let rt = &crate::emit::paths::runtime();
     let items = values.iter().map(|v| {
         let (value, description) = (&v.value, &v.description);
-        quote! { ::agh_protocol::model::ValueDoc { value: #value, description: #description } }
+        quote! { #rt::model::ValueDoc { value: #value, description: #description } }
     });
     quote! { &[#(#items),*] }
 }
 
-fn known_enum(k: &KnownValues) -> TokenStream {
+/// A known-values enum (`x-agh-known-values`) with its spellings and meanings.
+pub(crate) fn known_enum(k: &KnownValues) -> TokenStream {
     let name = format_ident!("{}", k.type_name);
     let doc = format!(
         " {} The known values (`x-agh-known-values`) in schema order.",
@@ -77,9 +79,22 @@ fn known_enum(k: &KnownValues) -> TokenStream {
 
 /// The tokens of `rules.rs`.
 pub fn emit_rules(model: &Model) -> TokenStream {
+    emit_rules_with(model, false)
+}
+
+/// The tokens of `rules.rs`; with `runtime_owns_known_values` (the reference set), its
+/// known-values enums are the runtime's (`runtime/src/generated`, [`crate::emit::runtime`]) and
+/// re-exported here instead of defined.
+pub fn emit_rules_with(model: &Model, runtime_owns_known_values: bool) -> TokenStream {
+    let rt = &crate::emit::paths::runtime();
     let mut out = TokenStream::new();
     for k in &model.known_values {
-        out.extend(known_enum(k));
+        if runtime_owns_known_values {
+            let name = format_ident!("{}", k.type_name);
+            out.extend(quote! { pub use ::agh_runtime::generated::#name; });
+        } else {
+            out.extend(known_enum(k));
+        }
     }
 
     let env = &model.envelope;
@@ -88,7 +103,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
     let forbidden = |list: &[crate::model::Forbidden]| {
         let items = list.iter().map(|f| {
             let (n, m) = (&f.name, &f.message);
-            quote! { ::agh_protocol::model::Forbidden { name: #n, message: #m } }
+            quote! { #rt::model::Forbidden { name: #n, message: #m } }
         });
         quote! { &[#(#items),*] }
     };
@@ -108,7 +123,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         m.trust.iter().map(move |t| {
             let (profile, proof_type, recipe) = (&t.profile, &t.proof_type, &t.recipe);
             quote! {
-                ::agh_protocol::model::TrustProfile {
+                #rt::model::TrustProfile {
                     member: #member, profile: #profile, proof_type: #proof_type, recipe: #recipe,
                 }
             }
@@ -116,7 +131,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
     });
     out.extend(quote! {
         /// The trust profiles whose proofs envelope members carry (`x-agh-trust`).
-        pub const TRUST_PROFILES: &[::agh_protocol::model::TrustProfile] = &[#(#trust),*];
+        pub const TRUST_PROFILES: &[#rt::model::TrustProfile] = &[#(#trust),*];
     });
     out.extend(quote! {
         /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
@@ -124,9 +139,9 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
         pub const DEFAULT_REPLAY_AGE_SECS: u64 = #replay;
         /// Envelope members rejected with a specific message.
-        pub const FORBIDDEN_MEMBERS: &[::agh_protocol::model::Forbidden] = #fm;
+        pub const FORBIDDEN_MEMBERS: &[#rt::model::Forbidden] = #fm;
         /// Kind names rejected with a specific message.
-        pub const FORBIDDEN_KINDS: &[::agh_protocol::model::Forbidden] = #fk;
+        pub const FORBIDDEN_KINDS: &[#rt::model::Forbidden] = #fk;
         /// The receiver validation order (docs).
         pub const VALIDATION_ORDER: &[&str] = &[#(#order),*];
         /// Every declared envelope member, in schema order.
@@ -169,7 +184,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
     out.extend(quote! {
         /// Which envelope member plays each runtime role (`x-agh-envelope.roles`), and the
         /// unit of the time roles (`x-agh-envelope.clock`).
-        pub const ROLES: ::agh_protocol::model::Roles = ::agh_protocol::model::Roles {
+        pub const ROLES: #rt::model::Roles = #rt::model::Roles {
             id: #id,
             from: #from,
             to: #to,
@@ -177,7 +192,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             work_id: #work_id,
             sent_at: #sent_at,
             expires_at: #expires_at,
-            clock: ::agh_protocol::model::Clock::#clock,
+            clock: #rt::model::Clock::#clock,
         };
     });
 
@@ -186,7 +201,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         let (kind, profile) = (&r.kind, &r.profile);
         let pr = |p: crate::model::Presence| {
             let v = format_ident!("{}", p.variant());
-            quote! { ::agh_protocol::kind::Presence::#v }
+            quote! { #rt::kind::Presence::#v }
         };
         let (surface, work_id, to, reply_to, body) = (
             pr(r.surface),
@@ -198,19 +213,19 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         let work = format_ident!("{}", r.work.variant());
         let em = r.envelope_match.iter().map(|m| {
             let (b, e) = (&m.body, &m.envelope);
-            quote! { ::agh_protocol::kind::EnvelopeMatch { body: #b, envelope: #e } }
+            quote! { #rt::kind::EnvelopeMatch { body: #b, envelope: #e } }
         });
         let ve = r.verify.iter().map(|v| {
             let (b, rc, code) = (&v.body, &v.recipe, &v.reason_code);
-            quote! { ::agh_protocol::kind::Verify { body: #b, recipe: #rc, reason_code: #code } }
+            quote! { #rt::kind::Verify { body: #b, recipe: #rc, reason_code: #code } }
         });
         let (purpose, body_type) = (&k.purpose, &k.body_type);
         let check = crate::emit::checks::body_check_fn(k);
         let decode = crate::emit::checks::decode_fn(k);
         let scan = crate::emit::scan::body_scan_fn(k);
         quote! {
-            ::agh_protocol::model::KindInfo {
-                rules: ::agh_protocol::kind::KindRules {
+            #rt::model::KindInfo {
+                rules: #rt::kind::KindRules {
                     kind: #kind,
                     profile: #profile,
                     surface: #surface,
@@ -218,7 +233,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
                     to: #to,
                     reply_to: #reply_to,
                     body: #body,
-                    work: ::agh_protocol::kind::WorkRole::#work,
+                    work: #rt::kind::WorkRole::#work,
                     envelope_match: &[#(#em),*],
                     verify: &[#(#ve),*],
                 },
@@ -233,10 +248,10 @@ pub fn emit_rules(model: &Model) -> TokenStream {
     out.extend(quote! {
         /// Every kind of the schema set, in envelope `kind` enum order, with its rules
         /// (`x-agh-kind`). The generated body types carry the same values through `#[derive(Body)]`.
-        pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = &[#(#infos),*];
+        pub const KINDS: &[#rt::model::KindInfo<super::checks::KnownBody>] = &[#(#infos),*];
 
         /// The rules of `kind`, if the schema set defines it.
-        pub fn kind_rules(kind: &str) -> Option<&'static ::agh_protocol::kind::KindRules> {
+        pub fn kind_rules(kind: &str) -> Option<&'static #rt::kind::KindRules> {
             KINDS.iter().find(|k| k.rules.kind == kind).map(|k| &k.rules)
         }
     });
@@ -244,13 +259,13 @@ pub fn emit_rules(model: &Model) -> TokenStream {
     if let Some(c) = &model.containers {
         let member = &c.member;
         let entries = c.entries.iter().map(|(s, m)| {
-            quote! { ::agh_protocol::model::Container { surface: #s, member: #m } }
+            quote! { #rt::model::Container { surface: #s, member: #m } }
         });
         out.extend(quote! {
             /// The envelope member that names the conversation surface.
             pub const SURFACE_MEMBER: &str = #member;
             /// The container member each surface value requires (`x-agh-container`).
-            pub const CONTAINERS: &[::agh_protocol::model::Container] = &[#(#entries),*];
+            pub const CONTAINERS: &[#rt::model::Container] = &[#(#entries),*];
         });
     }
 
@@ -263,7 +278,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         let vals = value_docs(&e.values);
         out.extend(quote! {
             #[doc = #doc]
-            pub const #name: &[::agh_protocol::model::ValueDoc] = #vals;
+            pub const #name: &[#rt::model::ValueDoc] = #vals;
         });
     }
 
@@ -285,13 +300,13 @@ pub fn emit_rules(model: &Model) -> TokenStream {
             let states = e.states.iter().map(|s| {
                 let (name, description, awaiting) = (&s.name, &s.description, s.awaiting);
                 quote! {
-                    ::agh_protocol::model::ExchangeState { name: #name, description: #description, awaiting: #awaiting }
+                    #rt::model::ExchangeState { name: #name, description: #description, awaiting: #awaiting }
                 }
             });
             let conds = |list: &[crate::model::MemberIs]| {
                 let items = list.iter().map(|c| {
                     let (m, v) = (&c.member, c.value.to_string());
-                    quote!(::agh_protocol::model::MemberIs { member: #m, value: #v })
+                    quote!(#rt::model::MemberIs { member: #m, value: #v })
                 });
                 quote!(&[#(#items),*])
             };
@@ -299,14 +314,14 @@ pub fn emit_rules(model: &Model) -> TokenStream {
                 let (kind, states, to) = (&r.kind, &r.states, &r.to);
                 let (when, request) = (conds(&r.when), conds(&r.request));
                 quote! {
-                    ::agh_protocol::model::ReplyRule {
+                    #rt::model::ReplyRule {
                         kind: #kind, states: &[#(#states),*], when: #when, request: #request, to: #to,
                     }
                 }
             });
             let refers = &k.refers_to;
             quote! {
-                ::agh_protocol::model::Exchange {
+                #rt::model::Exchange {
                     kind: #kind,
                     expects_reply: #expects,
                     deadline: #deadline,
@@ -322,7 +337,7 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         out.extend(quote! {
             /// The request/response exchanges of the request kinds (`x-agh-kind.exchange`), in
             /// kind order: the correlation tracker's table.
-            pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[#(#exchanges),*];
+            pub const EXCHANGES: &[#rt::model::Exchange] = &[#(#exchanges),*];
         });
     }
     let answers_any: Vec<&str> = model
@@ -340,16 +355,16 @@ pub fn emit_rules(model: &Model) -> TokenStream {
         });
     }
     if let Some(r) = &model.refusal_codes {
-        let entries = r.entries.iter().map(|(refusal, code)| {
-            quote!(::agh_protocol::model::RefusalCode { refusal: #refusal, code: #code })
-        });
+        let entries = r.entries.iter().map(
+            |(refusal, code)| quote!(#rt::model::RefusalCode { refusal: #refusal, code: #code }),
+        );
         let doc = format!(
             " How this profile spells the runtime's refusals (`x-agh-refusal-codes` on `{}`).",
             r.type_name
         );
         out.extend(quote! {
             #[doc = #doc]
-            pub const REFUSAL_CODES: &[::agh_protocol::model::RefusalCode] = &[#(#entries),*];
+            pub const REFUSAL_CODES: &[#rt::model::RefusalCode] = &[#(#entries),*];
         });
     }
 
@@ -364,22 +379,22 @@ pub fn emit_rules(model: &Model) -> TokenStream {
                 let kind = &g.kind;
                 let body = match &g.body_match {
                     Some((m, v)) => {
-                        quote! { Some(::agh_protocol::model::BodyMatch { member: #m, value: #v }) }
+                        quote! { Some(#rt::model::BodyMatch { member: #m, value: #v }) }
                     }
                     None => quote! { None },
                 };
                 let sender = match g.sender {
-                    Some(Sender::Initiator) => quote! { Some(::agh_protocol::model::Sender::Initiator) },
-                    Some(Sender::Target) => quote! { Some(::agh_protocol::model::Sender::Target) },
+                    Some(Sender::Initiator) => quote! { Some(#rt::model::Sender::Initiator) },
+                    Some(Sender::Target) => quote! { Some(#rt::model::Sender::Target) },
                     None => quote! { None },
                 };
-                quote! { ::agh_protocol::model::Trigger { kind: #kind, body: #body, sender: #sender } }
+                quote! { #rt::model::Trigger { kind: #kind, body: #body, sender: #sender } }
             });
-            quote! { ::agh_protocol::model::Transition { from: #from, to: #to, on: &[#(#on),*] } }
+            quote! { #rt::model::Transition { from: #from, to: #to, on: &[#(#on),*] } }
         });
         out.extend(quote! {
             /// The work lifecycle (`x-agh-lifecycle`).
-            pub const LIFECYCLE: ::agh_protocol::model::Lifecycle = ::agh_protocol::model::Lifecycle {
+            pub const LIFECYCLE: #rt::model::Lifecycle = #rt::model::Lifecycle {
                 states: #states,
                 initial: #initial,
                 terminal: &[#(#terminal),*],

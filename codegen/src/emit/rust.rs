@@ -1,5 +1,5 @@
 //! Rust type emission through typify's `TypeSpace`, then a post-edit of the `syn::File` that puts
-//! `#[derive(::agh_protocol::Body)] #[agh(...)]` on every body type.
+//! `#[derive(::agh_runtime::Body)] #[agh(crate = "::agh_runtime", ...)]` on every body type.
 
 use std::collections::BTreeMap;
 
@@ -207,7 +207,7 @@ pub fn emit_types(
     let decoders = checked_decoders(&file, model);
     file.items.extend(decoders);
     // An open envelope's unknown members are not in the scanned view: its owned form goes through
-    // serde (`agh_protocol::profile::MessageRef::to_message`).
+    // serde (`agh_runtime::profile::MessageRef::to_message`).
     if !model.envelope.open {
         let owned = owned_envelope(&file, model).map_err(|m| Error::new(&envelope.file, "", m))?;
         file.items.push(owned);
@@ -409,6 +409,7 @@ fn member_decoder(
     s: &syn::ItemStruct,
     decodable: &std::collections::BTreeSet<String>,
 ) -> Option<TokenStream> {
+    let rt = &crate::emit::paths::runtime();
     let syn::Fields::Named(named) = &s.fields else {
         return None;
     };
@@ -460,7 +461,7 @@ fn member_decoder(
             })
         } else if let Some((t, vec)) = own(inner) {
             if vec {
-                quote!(::agh_protocol::scan::checked_elements(v.get())
+                quote!(#rt::scan::checked_elements(v.get())
                     .into_iter()
                     .map(|e| #t::decode_checked(e.get()))
                     .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?)
@@ -501,7 +502,7 @@ fn member_decoder(
         use ::serde::de::Error as E;
         #(#locals)*
         #extra_local
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in #rt::scan::checked_members(text) {
             match &*name {
                 #(#arms)*
                 #other
@@ -760,13 +761,17 @@ pub fn agh_attribute(kind: &Kind) -> TokenStream {
         let (b, rc, code) = (&v.body, &v.recipe, &v.reason_code);
         quote! { , verify(body = #b, recipe = #rc, reason_code = #code) }
     });
+    // Generated types implement the runtime's `Body` (downstream crates keep the derive's
+    // default, `::agh_protocol`, which re-exports it).
+    let krate = crate::emit::paths::runtime_path();
     quote! {
-        #[agh(kind = #name, profile = #profile, surface = #surface, work_id = #work_id, to = #to,
+        #[agh(crate = #krate, kind = #name, profile = #profile, surface = #surface, work_id = #work_id, to = #to,
               reply_to = #reply_to #body, work = #work #(#matches)* #(#verifies)*)]
     }
 }
 
 fn attach_body(file: &mut syn::File, kind: &Kind) -> std::result::Result<(), String> {
+    let rt = &crate::emit::paths::runtime();
     let target = &kind.body_type;
     let item = file.items.iter_mut().find_map(|item| match item {
         syn::Item::Struct(s) if s.ident == target => Some(&mut s.attrs),
@@ -787,7 +792,7 @@ fn attach_body(file: &mut syn::File, kind: &Kind) -> std::result::Result<(), Str
         return Err(format!("typify's {target} #[derive] is not a list"));
     };
     let existing = list.tokens.clone();
-    list.tokens = quote! { #existing, ::agh_protocol::Body };
+    list.tokens = quote! { #existing, #rt::Body };
     let helper_tokens = agh_attribute(kind);
     let helper: syn::Attribute = syn::parse_quote! { #helper_tokens };
     attrs.insert(pos + 1, helper);

@@ -1,7 +1,7 @@
 //! Emits `scan.rs`: the fast path's one-pass scanners, from the same model as `checks.rs`.
 //!
 //! Each named type gets `scan_<type>(s: &mut Scanner<'a>) -> Option<()>`, which reads one value
-//! with the runtime scanner (`agh_protocol::scan::Scanner`) and checks it against the type's
+//! with the runtime scanner (`agh_runtime::scan::Scanner`) and checks it against the type's
 //! schema while reading: `None` declines (the exact validators then say why). Each kind gets
 //! `scan_body_<kind>`, the body type plus the kind's conditional rules, returning the envelope
 //! rules they override. The envelope gets a borrowed view, `EnvelopeRef<'a>`, and
@@ -42,11 +42,11 @@ pub fn body_scan_fn(kind: &Kind) -> proc_macro2::Ident {
 /// The most declared members one object may have (they are tracked in a `u64`).
 const MAX_FIELDS: usize = 64;
 
-/// The most body members a body scanner keeps (`agh_protocol::scan::Kept::MAX`).
+/// The most body members a body scanner keeps (`agh_runtime::scan::Kept::MAX`).
 const KEPT_MAX: usize = 8;
 
 /// The most declared members a fields scanner keeps (the default `MAX` of
-/// `agh_protocol::scan::Fields`).
+/// `agh_runtime::scan::Fields`).
 const FIELDS_MAX: usize = 16;
 
 /// A plain object shape: one type, object, not nullable, no `const`/`enum`.
@@ -886,6 +886,7 @@ impl Emitter<'_> {
             " Reads one envelope object member by member, checking each against `{}`; the `{body_member}` member goes to `body` (with the `kind` read so far, if any), which must read exactly one object. `None` declines.",
             env.file
         );
+        let rt = crate::emit::paths::runtime();
         Ok(quote! {
             #[doc = #doc]
             #[derive(Clone, Debug, PartialEq)]
@@ -903,7 +904,7 @@ impl Emitter<'_> {
                 }
             }
 
-            impl ::agh_protocol::profile::EnvelopeView for #ty<'_> {
+            impl #rt::profile::EnvelopeView for #ty<'_> {
                 fn member(&self, name: &str) -> Member<'_> {
                     #ty::member(self, name)
                 }
@@ -932,6 +933,7 @@ impl Emitter<'_> {
 
 /// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.
 pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<TokenStream> {
+    let rt = &crate::emit::paths::runtime();
     let e = Emitter { model, patterns };
     let types = e.named_types()?;
     let kinds = e.kinds()?;
@@ -942,9 +944,9 @@ pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<T
         //! exact validators in `checks.rs` say why.
         use std::borrow::Cow;
 
-        use ::agh_protocol::check as c;
-        use ::agh_protocol::model::BodyOverrides;
-        use ::agh_protocol::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+        use #rt::check as c;
+        use #rt::model::BodyOverrides;
+        use #rt::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 
         #envelope
         #types

@@ -3,9 +3,9 @@
 //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
 //! exact validators in `checks.rs` say why.
 use std::borrow::Cow;
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeRef<'a> {
@@ -154,7 +154,7 @@ impl<'a> EnvelopeRef<'a> {
         }
     }
 }
-impl ::agh_protocol::profile::EnvelopeView for EnvelopeRef<'_> {
+impl ::agh_runtime::profile::EnvelopeView for EnvelopeRef<'_> {
     fn member(&self, name: &str) -> Member<'_> {
         EnvelopeRef::member(self, name)
     }
@@ -1725,8 +1725,8 @@ pub fn scan_body_whois<'a>(
                 return None;
             }
         }
-        overrides.to = Some(::agh_protocol::kind::Presence::Recommended);
-        overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
+        overrides.to = Some(::agh_runtime::kind::Presence::Recommended);
+        overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
     }
     if m0
         .is_some_and(|v| {

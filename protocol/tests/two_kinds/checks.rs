@@ -2,9 +2,9 @@
 //! Validators generated from the schema set: one per named type, one body check per kind.
 use std::sync::OnceLock;
 use serde_json::{Map, Value};
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::problem::Problems;
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::problem::Problems;
 use super::types::*;
 /// Whether a string matches `^[a-z]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
@@ -42,7 +42,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "envelope.schema.json#",
                 "an object",
@@ -54,7 +54,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("protocol") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "protocol",
@@ -66,7 +66,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("kind") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "kind",
@@ -78,7 +78,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("from") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "from",
@@ -90,7 +90,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("body") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "body",
@@ -115,7 +115,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/kind",
                             "a string",
@@ -158,7 +158,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/reply_to",
                             "a string",
@@ -170,7 +170,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                         if !c::at_least_chars(s, 1usize) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "envelope.schema.json#/properties/reply_to",
                                 "must not be empty",
@@ -191,7 +191,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/body",
                             "an object",
@@ -212,7 +212,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                 ) {
                     c::unknown_member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "envelope.schema.json#/additionalProperties",
                         key,
@@ -231,7 +231,7 @@ pub fn check_mini_peer(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/peer",
                 "a string",
@@ -243,7 +243,7 @@ pub fn check_mini_peer(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_0(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/peer",
                     "does not match `^[a-z]+$`",
@@ -260,7 +260,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/point",
                 "an object",
@@ -272,7 +272,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("x") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/point/required",
                     "x",
@@ -284,7 +284,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("y") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/point/required",
                     "y",
@@ -299,7 +299,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(c::is_integer(v)) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/x",
                             "an integer",
@@ -310,7 +310,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if c::number_value(v).is_some_and(|n| n < 0f64) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/x",
                             "must be at least 0",
@@ -330,7 +330,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(c::is_integer(v)) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/y",
                             "an integer",
@@ -341,7 +341,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if c::number_value(v).is_some_and(|n| n < 0f64) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/y",
                             "must be at least 0",
@@ -359,7 +359,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                 if !matches!(key.as_str(), "x" | "y") {
                     c::unknown_member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "defs.schema.json#/$defs/point/additionalProperties",
                         key,
@@ -378,7 +378,7 @@ pub fn check_mini_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "a string",
@@ -389,7 +389,7 @@ pub fn check_mini_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.as_str() == Some("mini/v1")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "must be `mini/v1`",
@@ -405,7 +405,7 @@ pub fn check_mini_reason(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/reason",
                 "a string",
@@ -421,7 +421,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/note.schema.json#",
                 "an object",
@@ -433,7 +433,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("text") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/note.schema.json#/required",
                     "text",
@@ -445,7 +445,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("mode") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/note.schema.json#/required",
                     "mode",
@@ -460,7 +460,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/text",
                             "a string",
@@ -472,7 +472,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if c::at_least_chars(s, 41usize) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/note.schema.json#/properties/text",
                                 "must be at most 40 characters long",
@@ -483,7 +483,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/note.schema.json#/properties/text",
                                 "must contain a non-whitespace character",
@@ -504,7 +504,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/mode",
                             "a string",
@@ -515,7 +515,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.as_str() == Some("plain") || v.as_str() == Some("answer")) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/mode",
                             "must be one of `plain`, `answer`",
@@ -538,7 +538,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/ping.schema.json#",
                 "an object",
@@ -556,7 +556,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/nonce",
                             "a string or null",
@@ -579,7 +579,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/grid",
                             "an array or null",
@@ -591,7 +591,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/grid",
                                 "must have at least 1 item(s)",
@@ -605,7 +605,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_array()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/grid/items",
                                         "an array",
@@ -617,7 +617,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if items.len() < 2usize {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/grid/items",
                                             "must have at least 2 item(s)",
@@ -631,7 +631,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                             if !(c::is_integer(v)) {
                                                 c::wrong_type(
                                                     out,
-                                                    ::agh_protocol::ReasonCode::Malformed,
+                                                    ::agh_runtime::ReasonCode::Malformed,
                                                     at,
                                                     "body/ping.schema.json#/properties/grid/items/items",
                                                     "an integer",
@@ -642,7 +642,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                             if c::number_value(v).is_some_and(|n| n < 0f64) {
                                                 c::value_problem(
                                                     out,
-                                                    ::agh_protocol::ReasonCode::Malformed,
+                                                    ::agh_runtime::ReasonCode::Malformed,
                                                     at,
                                                     "body/ping.schema.json#/properties/grid/items/items",
                                                     "must be at least 0",
@@ -676,7 +676,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/tags",
                             "an array",
@@ -688,7 +688,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/tags",
                                 first,
@@ -700,7 +700,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate_trimmed(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/tags",
                                 first,
@@ -715,7 +715,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/tags/items",
                                         "a string",
@@ -727,7 +727,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if !c::at_least_chars(s, 2usize) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/tags/items",
                                             "must be at least 2 characters long",
@@ -755,7 +755,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/weights",
                             "an array",
@@ -770,7 +770,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(c::is_number(v)) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/weights/items",
                                         "a number",
@@ -781,7 +781,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if c::number_value(v).is_some_and(|n| n < 0f64) {
                                     c::value_problem(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/weights/items",
                                         "must be at least 0",
@@ -808,7 +808,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/spots",
                             "an array",
@@ -820,7 +820,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/spots",
                                 first,
@@ -852,7 +852,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_boolean()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/urgent",
                             "a boolean",
@@ -872,7 +872,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/route",
                             "an array",
@@ -884,7 +884,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if items.len() > 3usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/route",
                                 "must have at most 3 item(s)",
@@ -898,7 +898,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/route/items",
                                         "a string",
@@ -910,7 +910,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if c::at_least_chars(s, 5usize) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/route/items",
                                             "must be at most 4 characters long",
@@ -938,7 +938,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/meta",
                             "an object",
@@ -953,7 +953,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/meta/properties/lang",
                                         "a string",
@@ -965,7 +965,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if c::at_least_chars(s, 3usize) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/meta/properties/lang",
                                             "must be at most 2 characters long",
@@ -986,7 +986,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/meta/properties/region",
                                         "a string",
@@ -1007,7 +1007,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/meta/propertyNames",
                                         "a string",
@@ -1019,7 +1019,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if c::at_least_chars(s, 7usize) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/meta/propertyNames",
                                             "must be at most 6 characters long",
@@ -1030,7 +1030,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if !pattern_2(s) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/meta/propertyNames",
                                             "does not match `^[a-z]`",
@@ -1047,7 +1047,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if m.contains_key("region") && !m.contains_key("lang") {
                             c::member(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/meta/dependentRequired/region",
                                 "lang",
@@ -1061,7 +1061,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if m.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/meta/minProperties",
                                 "must have at least 1 member(s)",
@@ -1074,7 +1074,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if m.len() > 3usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/meta/maxProperties",
                                 "must have at most 3 member(s)",
@@ -1097,7 +1097,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/nick",
                             "a string",
@@ -1116,7 +1116,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                             {
                                 c::value_problem(
                                     out,
-                                    ::agh_protocol::ReasonCode::Malformed,
+                                    ::agh_runtime::ReasonCode::Malformed,
                                     at,
                                     "body/ping.schema.json#/properties/nick/not",
                                     "must be one of `root`, `admin`",
@@ -1129,7 +1129,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if scratch.is_empty() {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/nick",
                             "must not match `body/ping.schema.json#/properties/nick/not`",
@@ -1149,7 +1149,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/stops",
                             "an array",
@@ -1169,7 +1169,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if !(c::is_integer(v)) {
                                         c::wrong_type(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/stops/contains",
                                             "an integer",
@@ -1180,7 +1180,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if c::number_value(v).is_some_and(|n| n < 10f64) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/stops/contains",
                                             "must be at least 10",
@@ -1195,7 +1195,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if found < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/stops",
                                 "must contain at least 1 item(s) matching `body/ping.schema.json#/properties/stops/contains`",
@@ -1206,7 +1206,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if found > 2usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/stops",
                                 "must contain at most 2 item(s) matching `body/ping.schema.json#/properties/stops/contains`",
@@ -1227,7 +1227,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/counts",
                             "an object",
@@ -1243,7 +1243,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if !(c::is_integer(v)) {
                                         c::wrong_type(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/counts/patternProperties/^[a-z]+$",
                                             "an integer",
@@ -1254,7 +1254,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if c::number_value(v).is_some_and(|n| n < 0f64) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/counts/patternProperties/^[a-z]+$",
                                             "must be at least 0",
@@ -1321,7 +1321,7 @@ pub fn check_body_note(v: &Value, at: &mut String, out: &mut Problems) -> BodyOv
     let _ = &m;
     if let Some(v) = m.get("mode") {
         if v.as_str() == Some("answer") {
-            overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
+            overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
         }
     }
     overrides

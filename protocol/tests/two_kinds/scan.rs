@@ -3,9 +3,9 @@
 //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
 //! exact validators in `checks.rs` say why.
 use std::borrow::Cow;
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MiniEnvelopeRef<'a> {
@@ -58,7 +58,7 @@ impl<'a> MiniEnvelopeRef<'a> {
         }
     }
 }
-impl ::agh_protocol::profile::EnvelopeView for MiniEnvelopeRef<'_> {
+impl ::agh_runtime::profile::EnvelopeView for MiniEnvelopeRef<'_> {
     fn member(&self, name: &str) -> Member<'_> {
         MiniEnvelopeRef::member(self, name)
     }
@@ -573,7 +573,7 @@ pub fn scan_body_note<'a>(
             text.as_deref() == Some("answer")
         })
     {
-        overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
+        overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
     }
     kept.keep(&["mode", "author"], [m0, m1]);
     Some(overrides)

@@ -218,8 +218,9 @@ impl ::std::str::FromStr for MiniReason {
     }
 }
 ///A short note, possibly answering a ping.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "note",
     profile = "mini/v1",
     surface = forbidden,
@@ -347,8 +348,9 @@ impl<'de> ::serde::Deserialize<'de> for NoteBodyText {
     }
 }
 ///Asks a peer whether it is alive.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "ping",
     profile = "mini/v1",
     surface = forbidden,
@@ -554,7 +556,7 @@ impl MiniEnvelope {
         let mut f_protocol = None;
         let mut f_reply_to = None;
         let mut f_to = None;
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "body" => {
                     f_body = Some(
@@ -677,7 +679,7 @@ impl MiniPoint {
         use ::serde::de::Error as E;
         let mut f_x = None;
         let mut f_y = None;
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "x" => f_x = Some(::serde_json::from_str::<u64>(v.get())?),
                 "y" => f_y = Some(::serde_json::from_str::<u64>(v.get())?),
@@ -708,7 +710,7 @@ impl NoteBody {
         let mut f_mode = None;
         let mut f_text = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "mode" => f_mode = Some(::serde_json::from_str::<NoteBodyMode>(v.get())?),
                 "text" => {
@@ -762,7 +764,7 @@ impl PingBody {
         let mut f_urgent = None;
         let mut f_weights = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "counts" => {
                     f_counts = Some(
@@ -842,7 +844,7 @@ impl PingBody {
                             None
                         } else {
                             Some(
-                                ::agh_protocol::scan::checked_elements(v.get())
+                                ::agh_runtime::scan::checked_elements(v.get())
                                     .into_iter()
                                     .map(|e| MiniPoint::decode_checked(e.get()))
                                     .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
@@ -950,7 +952,7 @@ impl PingBodyMeta {
         let mut f_lang = None;
         let mut f_region = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "lang" => {
                     f_lang = Some(

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::kind::Body;
-use crate::parse::{Message, Options, Registry, Rejection};
+use crate::message::parse::{Message, Options, Registry, Rejection};
 
 /// Builds one envelope; see the [module documentation](self).
 ///

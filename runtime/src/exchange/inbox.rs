@@ -9,11 +9,10 @@ use std::marker::PhantomData;
 
 use serde_json::{Map, Value};
 
-use crate::correlation::{Correlator, Direction, Exchanged, Outcome, TimedOut};
-use crate::delivery::DedupWindow;
-use crate::parse::{Head, Rejection};
-use crate::profile::{parse_ref, EnvelopeView, Message, Profile};
-use crate::scan::Member;
+use crate::exchange::correlation::{Correlator, Direction, Exchanged, Outcome, TimedOut};
+use crate::exchange::dedup::DedupWindow;
+use crate::json::scan::Member;
+use crate::profile::{parse_ref, EnvelopeView, Head, Message, Profile, Rejection};
 
 /// A message the inbox did not deliver: what the runtime calls the refusal, the profile's code
 /// for it, where and why, and what could be read of the message (to address an answer).

@@ -1,12 +1,11 @@
 //! Data types for the protocol tables that codegen emits from the schema set
-//! (`crate::generated::rules`): forbidden names, value descriptions, surface containers, kind
+//! (a profile's `generated::rules`): forbidden names, value descriptions, surface containers, kind
 //! summaries and the work lifecycle. The values live in generated code; these are only shapes.
 
 use serde_json::Value;
 
-use crate::generated::checks::KnownBody;
-use crate::kind::{KindRules, Presence};
-use crate::problem::Problems;
+use crate::schema::kind::{KindRules, Presence};
+use crate::schema::problem::Problems;
 
 /// A name rejected with a specific message (legacy envelope members, non-kinds such as `direct`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,22 +39,23 @@ pub struct Container {
 pub type BodyCheck = fn(&Value, &mut String, &mut Problems) -> BodyOverrides;
 
 /// A generated body decoder: the checked body's JSON text to its typed form (`B`: the set's
-/// `KnownBody`, v0's by default).
-pub type BodyDecode<B = KnownBody> = fn(&str) -> Result<B, serde_json::Error>;
+/// `KnownBody`).
+pub type BodyDecode<B> = fn(&str) -> Result<B, serde_json::Error>;
 
 /// A generated body scanner (the fast path): reads the body with the scanner, checking the
 /// kind's schema and conditionals; returns the envelope rules the body overrides, or `None` to
-/// decline, and keeps the members the cross checks read in the [`Kept`](crate::scan::Kept) it
+/// decline, and keeps the members the cross checks read in the [`Kept`](crate::json::scan::Kept) it
 /// is given (which starts empty; it is written in place, not returned: it is a few hundred
 /// bytes).
-pub type BodyScan =
-    for<'a> fn(&mut crate::scan::Scanner<'a>, &mut crate::scan::Kept<'a>) -> Option<BodyOverrides>;
+pub type BodyScan = for<'a> fn(
+    &mut crate::json::scan::Scanner<'a>,
+    &mut crate::json::scan::Kept<'a>,
+) -> Option<BodyOverrides>;
 
 /// One message kind: its envelope rules, its purpose, its generated body type, check and decoder.
-/// `B` is the generated `KnownBody` of the schema set the table was generated from (v0's by
-/// default; code generated for another set names its own).
+/// `B` is the generated `KnownBody` of the schema set the table was generated from.
 #[derive(Clone, Copy, Debug)]
-pub struct KindInfo<B = KnownBody> {
+pub struct KindInfo<B> {
     /// The envelope rules.
     pub rules: KindRules,
     /// One-line purpose.

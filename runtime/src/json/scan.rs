@@ -287,7 +287,7 @@ impl<'a> Scanner<'a> {
 
     /// Whether a number read so far has an exponent or is `-0` (serde_json spells those
     /// otherwise when it decodes them).
-    pub(crate) fn respelled(&self) -> bool {
+    pub fn respelled(&self) -> bool {
         self.respelled
     }
 
@@ -641,7 +641,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// One value of checked text, as raw text (see [`Scanner::skip_checked`]).
-    pub(crate) fn raw_checked(&mut self) -> Option<RawJson<'a>> {
+    pub fn raw_checked(&mut self) -> Option<RawJson<'a>> {
         let mark = self.mark();
         self.skip_checked()?;
         Some(self.since(mark))
@@ -834,13 +834,13 @@ pub fn has_duplicate(raw: RawJson<'_>, trimmed: bool) -> bool {
 /// The first pair of equal items `(first, again)` among checked raw values (`uniqueItems`).
 fn first_duplicate(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
     let values: Vec<serde_json::Value> = items.iter().map(RawJson::to_value).collect();
-    crate::check::first_duplicate(&values)
+    crate::json::equality::first_duplicate(&values)
 }
 
 /// The first pair of string items equal after trimming Unicode white space.
 fn first_duplicate_trimmed(items: &[RawJson<'_>]) -> Option<(usize, usize)> {
     let values: Vec<serde_json::Value> = items.iter().map(RawJson::to_value).collect();
-    crate::check::first_duplicate_trimmed(&values)
+    crate::json::equality::first_duplicate_trimmed(&values)
 }
 
 #[cfg(test)]

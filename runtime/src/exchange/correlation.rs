@@ -19,8 +19,8 @@
 //! `not_authorized`).
 //!
 //! ```
-//! use agh_protocol::correlation::{Correlator, Direction, Exchanged, Outcome};
-//! use agh_protocol::model::{Clock, Exchange, ReplyRule};
+//! use agh_runtime::correlation::{Correlator, Direction, Exchanged, Outcome};
+//! use agh_runtime::model::{Clock, Exchange, ReplyRule};
 //!
 //! static EXCHANGES: &[Exchange] = &[Exchange {
 //!     kind: "ping",
@@ -46,7 +46,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::model::{Clock, Exchange, ReplyRule};
+use crate::schema::model::{Clock, Exchange, ReplyRule};
 
 /// The state every exchange starts in.
 pub const OPEN: &str = "open";
@@ -772,7 +772,7 @@ fn json_is(v: &Value, text: &str) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::model::{ExchangeState, MemberIs};
+    use crate::schema::model::{ExchangeState, MemberIs};
 
     static ACCEPTED_FALSE: &[MemberIs] = &[MemberIs {
         member: "accepted",

@@ -35,8 +35,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::message::parse::Message;
 use crate::model::{Lifecycle, Sender, Trigger};
-use crate::parse::Message;
 use crate::problem::ReasonCode;
 
 /// The generated work lifecycle (`x-agh-lifecycle` on `defs#/$defs/work_state`).
@@ -99,7 +99,7 @@ impl WorkEvent {
     /// The facts of a parsed message.
     pub fn of(message: &Message) -> WorkEvent {
         let e = message.envelope();
-        let head = crate::parse::Head::of_message(message);
+        let head = crate::message::parse::Head::of_message(message);
         // Only the body members the lifecycle's triggers read (receipt `status`, trace `state`).
         let mut body = serde_json::Map::new();
         for member in LIFECYCLE

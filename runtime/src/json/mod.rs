@@ -27,11 +27,11 @@
 //! | --- | --- |
 //! | `0`, `42`, `18446744073709551615` | `is_u64()` |
 //! | `-1`, `-9223372036854775808` | `is_i64()` |
-//! | `-0`, `1.0`, `1e3`, `1E3`, `0.5` | kept as written; not an integer to [`crate::check::is_integer`] |
+//! | `-0`, `1.0`, `1e3`, `1E3`, `0.5` | kept as written; not an integer to `check::is_integer` |
 //! | `18446744073709551616`, `-9223372036854775809` | kept as written; not `is_u64()`/`is_i64()` |
 //! | `1e400` | kept as written; `as_f64()` is `None` (beyond the `f64` range) |
 //!
-//! A later stage that decides integer-ness ([`crate::check::is_integer`]) sees `1.0`, `1e3` and
+//! A later stage that decides integer-ness (`check::is_integer`) sees `1.0`, `1e3` and
 //! `-0` as non-integers, and integers beyond 64 bits as out of range for the schemas' `integer`
 //! members.
 //!
@@ -42,6 +42,10 @@
 //! grammar checks of later stages refuse them where an identifier is expected). Escapes that decode
 //! to a lone UTF-16 surrogate (`"\ud800"`) are refused ([`JsonErrorKind::Syntax`],
 //! message "lone surrogate ...").
+
+pub mod equality;
+pub mod jcs;
+pub mod scan;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -308,7 +312,7 @@ impl Fail {
 /// control character). The first four words are read eight bytes at a time with word arithmetic
 /// (most strings are short identifiers); longer runs 64 bytes at a time (a branch-free reduction
 /// the compiler turns into vector compares), then words again. The last few bytes (fewer than
-/// eight) are left to the caller. Shared by this reader and the fast scanner ([`crate::scan`]).
+/// eight) are left to the caller. Shared by this reader and the fast scanner ([`crate::json::scan`]).
 #[inline(always)]
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
     let mut n = words(bytes, 4);
@@ -331,13 +335,14 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 /// Eight bytes at a time: a word, and per-byte tests on it. Each test sets the high bit of the
 /// bytes it finds; it is exact for the lowest such byte (borrows only run upwards), which is the
 /// one `trailing_zeros` names.
-pub(crate) mod word {
+#[doc(hidden)]
+pub mod word {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
 
     /// The little-endian word of an eight-byte chunk.
     #[inline(always)]
-    pub(crate) fn load(chunk: &[u8]) -> u64 {
+    pub fn load(chunk: &[u8]) -> u64 {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         u64::from_le_bytes(word)
@@ -346,7 +351,7 @@ pub(crate) mod word {
     /// The little-endian word of fewer than eight bytes, the rest filled with `fill` (a byte
     /// by byte loop: a variable-length copy would be a call).
     #[inline(always)]
-    pub(crate) fn load_short(bytes: &[u8], fill: u8) -> u64 {
+    pub fn load_short(bytes: &[u8], fill: u8) -> u64 {
         let mut w = ONES * u64::from(fill);
         for (k, &c) in bytes.iter().take(8).enumerate() {
             let shift = 8 * k as u32;
@@ -357,20 +362,20 @@ pub(crate) mod word {
 
     /// Bytes equal to `b`.
     #[inline(always)]
-    pub(crate) fn eq(w: u64, b: u8) -> u64 {
+    pub fn eq(w: u64, b: u8) -> u64 {
         let x = w ^ (ONES * u64::from(b));
         x.wrapping_sub(ONES) & !x & HIGH
     }
 
     /// Bytes below `n` (`n` at most 0x80).
     #[inline(always)]
-    pub(crate) fn below(w: u64, n: u8) -> u64 {
+    pub fn below(w: u64, n: u8) -> u64 {
         w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH
     }
 
     /// The index of the first byte a test found.
     #[inline(always)]
-    pub(crate) fn first(found: u64) -> usize {
+    pub fn first(found: u64) -> usize {
         (found.trailing_zeros() / 8) as usize
     }
 }
@@ -623,7 +628,7 @@ fn serde_spelling(number: &str) -> Cow<'_, str> {
 /// value through a `Value`, it becomes the integer `0`). `(JSON Pointer, text as written)`, in
 /// document order. (The fast path's scanner says whether an envelope has any: only then is
 /// this walk run.)
-pub(crate) fn respelled_numbers(text: &str, base: &str) -> Vec<(String, String)> {
+pub fn respelled_numbers(text: &str, base: &str) -> Vec<(String, String)> {
     let bytes = text.as_bytes();
     fn walk(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
         match v {

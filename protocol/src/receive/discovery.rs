@@ -4,7 +4,7 @@
 //!
 //! Shapes are checked with the generated validators of the schema types (`PeerCard`,
 //! `CapabilityDocument`, `CapabilityCatalog`), so what this module emits is what the schemas say.
-//! The digests come from [`crate::digest`]. Nothing here reads a clock: `now` (Unix seconds) is
+//! The digests come from [`crate::recipes::digest`]. Nothing here reads a clock: `now` (Unix seconds) is
 //! passed in.
 
 use std::collections::{HashMap, VecDeque};
@@ -12,14 +12,14 @@ use std::collections::{HashMap, VecDeque};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::build::MessageBuilder;
-use crate::digest::{self, DigestInput, DIGEST_MEMBER};
 use crate::generated::checks::{
     check_capability_catalog, check_capability_document, check_peer_card,
 };
 use crate::generated::{CapabilityDocument, MAX_ENVELOPE_BYTES, PROFILE};
-use crate::parse::{Message, Rejection};
+use crate::message::build::MessageBuilder;
+use crate::message::parse::{Message, Rejection};
 use crate::problem::{Problem, Problems, ReasonCode};
+use crate::recipes::digest::{self, DigestInput, DIGEST_MEMBER};
 use crate::{KnownBody, PeerCard, WhoisBody, WhoisBodyType};
 
 /// `peer_card.ext` key of the brief projection.

@@ -36,545 +36,27 @@ use std::sync::{Arc, LazyLock};
 
 use serde_json::{Map, Value};
 
+pub use super::typed::{ExtensionBody, Message, MessageBody};
 use crate::generated::checks::{check_envelope, KnownBody};
 use crate::generated::scan::{scan_envelope, EnvelopeRef};
-use crate::generated::{
-    Envelope, BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, FORBIDDEN_KINDS, KINDS,
-};
-use crate::json::{read_envelope_json, JsonLimits, MAX_SUPPORTED_DEPTH};
+use crate::generated::{BODY_MEMBER, FORBIDDEN_KINDS, KINDS};
+use crate::json::{JsonLimits, MAX_SUPPORTED_DEPTH};
 use crate::kind::{Body, KindRules};
 use crate::model::{BodyCheck, BodyOverrides, BodyScan};
 use crate::problem::{Problem, Problems, ReasonCode};
-use crate::profile::{
-    cross_checks_hold, envelope_match, freshness, kind_rules, overridden_rules, verify, Layout,
+use crate::profile::rules::{
+    cross_checks_hold, envelope_match, freshness, kind_name, kind_rules, overridden_rules, verify,
     Members,
 };
+use crate::profile::Layout;
+use crate::recipes::RECIPES;
 use crate::scan::{Kept, Member, RawJson, Scanner};
 use crate::trust::TrustState;
+pub use agh_runtime::profile::read_checked_json;
+pub use agh_runtime::{Head, Options, Rejection};
 
 /// Where v0 keeps what the shared envelope rules read (roles, containers, body member).
 const V0_LAYOUT: Layout = crate::generated::profile::SPEC.layout;
-
-/// What the parser needs besides the bytes. `now` is passed in so that results are deterministic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// The receiver's clock, Unix seconds.
-    pub now: i64,
-    /// Replay age in seconds: without `expires_at`, an envelope whose `ts` is older than this is
-    /// expired; a `ts` further than this in the future is refused too.
-    pub replay_age_secs: u64,
-    /// Largest accepted envelope, in bytes (checked before parsing).
-    pub max_bytes: usize,
-    /// Deepest accepted JSON nesting (the envelope object is level 1).
-    pub max_depth: usize,
-    /// Whether to apply the freshness rules (off for checking envelopes one is about to send).
-    pub check_freshness: bool,
-}
-
-impl Options {
-    /// The protocol defaults (`x-agh-envelope`: 1 MiB, replay age 300 s) at `now`.
-    pub fn at(now: i64) -> Self {
-        Options {
-            now,
-            replay_age_secs: DEFAULT_REPLAY_AGE_SECS,
-            max_bytes: crate::generated::MAX_ENVELOPE_BYTES,
-            max_depth: JsonLimits::DEFAULT_MAX_DEPTH,
-            check_freshness: true,
-        }
-    }
-
-    /// The protocol defaults at the system clock.
-    pub fn now() -> Self {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        Options::at(now)
-    }
-
-    /// No freshness rules (for envelopes built locally, before they are sent).
-    pub fn without_freshness() -> Self {
-        Options {
-            check_freshness: false,
-            ..Options::at(0)
-        }
-    }
-}
-
-/// What could be read of a refused envelope, so that a receiver can address a receipt.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Head {
-    /// `id`, when it is a string.
-    pub id: Option<String>,
-    /// `from`, when it is a string.
-    pub from: Option<String>,
-    /// `kind`, when it is a string.
-    pub kind: Option<String>,
-    /// `surface`, when it is a string.
-    pub surface: Option<String>,
-    /// The container id the surface selects (`thread_id` for `thread`, ...), when it is a string.
-    pub container_id: Option<String>,
-    /// `work_id`, when it is a string.
-    pub work_id: Option<String>,
-}
-
-impl Head {
-    /// What can be read of an envelope's members.
-    pub fn of(map: &Map<String, Value>) -> Head {
-        Head::read(|k| map.get(k).and_then(Value::as_str).map(str::to_owned))
-    }
-
-    /// The head of a parsed message.
-    pub fn of_message(message: &Message) -> Head {
-        Head::read(|k| message.envelope().string_member(k))
-    }
-
-    /// The head from the string members `string` finds.
-    fn read(string: impl Fn(&str) -> Option<String>) -> Head {
-        let surface = string(crate::generated::SURFACE_MEMBER);
-        let container_id = surface.as_deref().and_then(|surface| {
-            CONTAINERS
-                .iter()
-                .find(|c| c.surface == surface)
-                .and_then(|c| string(c.member))
-        });
-        Head {
-            id: string("id"),
-            from: string("from"),
-            kind: string(crate::generated::KIND_MEMBER),
-            surface,
-            container_id,
-            work_id: string("work_id"),
-        }
-    }
-}
-
-/// Why an envelope was refused: the protocol reason code, a JSON Pointer to the offending member,
-/// a message a person can act on, and the rule it breaks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejection {
-    /// The reason code a receipt would carry.
-    pub code: ReasonCode,
-    /// RFC 6901 JSON Pointer of the offending member (`""`: the whole envelope).
-    pub pointer: String,
-    /// What is wrong.
-    pub message: String,
-    /// The rule broken: a schema location (`envelope.schema.json#/properties/channel`) or a page
-    /// rule (`envelope: freshness`).
-    pub rule: Cow<'static, str>,
-    /// What could be read of the envelope (boxed: rejections travel in `Result`s).
-    pub head: Box<Head>,
-}
-
-impl Rejection {
-    fn new(problem: Problem, head: Head) -> Self {
-        Rejection {
-            code: problem.code,
-            pointer: problem.pointer,
-            message: problem.message,
-            rule: problem.rule,
-            head: Box::new(head),
-        }
-    }
-
-    /// A rejection for `problem`, with nothing read of the envelope.
-    pub fn from_problem(problem: Problem) -> Self {
-        Rejection::new(problem, Head::default())
-    }
-
-    /// The problem part (code, pointer, message, rule).
-    pub fn problem(&self) -> Problem {
-        Problem {
-            code: self.code,
-            pointer: self.pointer.clone(),
-            message: self.message.clone(),
-            rule: self.rule.clone(),
-        }
-    }
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.problem().fmt(f)
-    }
-}
-
-impl std::error::Error for Rejection {}
-
-/// The typed body of an extension kind (registered with [`Registry::register`]).
-#[derive(Clone)]
-pub struct ExtensionBody {
-    kind: &'static str,
-    value: Arc<dyn Any + Send + Sync>,
-    to_value: fn(&(dyn Any + Send + Sync)) -> Result<Value, serde_json::Error>,
-}
-
-impl ExtensionBody {
-    /// The envelope `kind`.
-    pub fn kind(&self) -> &'static str {
-        self.kind
-    }
-
-    /// The typed body, if it is a `T`.
-    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
-        self.value.downcast_ref::<T>()
-    }
-
-    /// The body as JSON.
-    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        (self.to_value)(&*self.value)
-    }
-}
-
-impl fmt::Debug for ExtensionBody {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let json = self.to_value().unwrap_or(Value::Null);
-        f.debug_struct("ExtensionBody")
-            .field("kind", &self.kind)
-            .field("body", &json)
-            .finish()
-    }
-}
-
-/// The body of a parsed message.
-// The known variant is the common case: boxing it would cost an allocation per message.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug)]
-pub enum MessageBody {
-    /// A body of one of the schema set's kinds.
-    Known(KnownBody),
-    /// A body of a registered extension kind.
-    Extension(ExtensionBody),
-}
-
-impl MessageBody {
-    /// The envelope `kind`.
-    pub fn kind(&self) -> &str {
-        match self {
-            MessageBody::Known(b) => b.kind(),
-            MessageBody::Extension(b) => b.kind(),
-        }
-    }
-
-    /// The body as JSON.
-    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        match self {
-            MessageBody::Known(b) => b.to_value(),
-            MessageBody::Extension(b) => b.to_value(),
-        }
-    }
-
-    /// The value of a top-level string member of the body, by its JSON name.
-    pub fn string_member(&self, name: &str) -> Option<String> {
-        match self {
-            MessageBody::Known(b) => b.string_member(name),
-            MessageBody::Extension(b) => b
-                .to_value()
-                .ok()?
-                .get(name)
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }
-    }
-}
-
-/// A valid envelope: the typed envelope members and the typed body.
-#[derive(Clone, Debug)]
-pub struct Message {
-    envelope: Envelope,
-    body: MessageBody,
-    rules: KindRules,
-    /// The numbers of the input that serde_json spells otherwise when it decodes them (an
-    /// exponent written `E` or without a sign: `1e400` reads as `1e+400`; `-0` in `ext` reads as
-    /// `0`), by JSON Pointer with
-    /// their text as written; [`Message::to_value`] writes them back, so that re-serialization
-    /// keeps every number byte for byte. Usually empty.
-    respelled: Vec<(String, String)>,
-    trust: TrustState,
-    /// Of an envelope carrying a proof: the top-level members the typed envelope would write
-    /// otherwise than they came (absent, `null`, `{}`), as received (`None`: absent). A signature
-    /// covers exactly what was received (TRUST.md: absent members are signed by their absence),
-    /// so [`Message::to_value`] writes these back and a forward still verifies. Usually empty.
-    as_received: Vec<(&'static str, Option<Value>)>,
-}
-
-impl Message {
-    /// The trust state: `verified` or `unverified` (a `rejected` envelope is refused with
-    /// `verification_failed`).
-    pub fn trust(&self) -> &TrustState {
-        &self.trust
-    }
-
-    /// The envelope members. Its `body` map is empty: the body is [`Message::body`].
-    pub fn envelope(&self) -> &Envelope {
-        &self.envelope
-    }
-
-    /// The typed body.
-    pub fn body(&self) -> &MessageBody {
-        &self.body
-    }
-
-    /// The kind's rules.
-    pub fn rules(&self) -> &KindRules {
-        &self.rules
-    }
-
-    /// The envelope `kind`.
-    pub fn kind(&self) -> &str {
-        &self.envelope.kind
-    }
-
-    /// The envelope `id`.
-    pub fn id(&self) -> &str {
-        &self.envelope.id
-    }
-
-    /// The body of a schema-set kind, if it is one.
-    pub fn known(&self) -> Option<&KnownBody> {
-        match &self.body {
-            MessageBody::Known(b) => Some(b),
-            MessageBody::Extension(_) => None,
-        }
-    }
-
-    /// The body of an extension kind, if it is a `T`.
-    pub fn extension<T: 'static>(&self) -> Option<&T> {
-        match &self.body {
-            MessageBody::Extension(b) => b.downcast_ref::<T>(),
-            MessageBody::Known(_) => None,
-        }
-    }
-
-    /// Splits the message into the envelope (with an empty `body` map) and the body. (The typed
-    /// parts hold every number as serde_json reads it: an exponent spelled `1E3` or `1e400` reads
-    /// as `1e+3` or `1e+400`, the same value. Only [`Message::to_value`] restores the spelling.)
-    pub fn into_parts(self) -> (Envelope, MessageBody) {
-        (self.envelope, self.body)
-    }
-
-    /// The envelope as JSON: members in schema order, `to` and `proof` written as `null` when
-    /// absent (except in an envelope received with a proof: its absent, `null` and `{}` members
-    /// as received, so that its signature still verifies), unknown `ext` keys and unknown body
-    /// members preserved, every number of a parsed envelope as it was written (of any size:
-    /// `18446744073709551616`, `1e400`).
-    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        let Value::Object(mut members) = serde_json::to_value(&self.envelope)? else {
-            return Err(serde::ser::Error::custom(
-                "the envelope did not serialize to an object",
-            ));
-        };
-        members.insert(
-            crate::generated::BODY_MEMBER.to_owned(),
-            self.body.to_value()?,
-        );
-        let mut ordered = Map::with_capacity(members.len());
-        for name in crate::generated::ENVELOPE_MEMBERS {
-            let mut v = members.remove(*name);
-            if let Some((_, kept)) = self.as_received.iter().find(|(n, _)| n == name) {
-                v.clone_from(kept);
-            }
-            if let Some(v) = v {
-                ordered.insert((*name).to_owned(), v);
-            }
-        }
-        ordered.extend(members);
-        let mut value = Value::Object(ordered);
-        for (pointer, written) in &self.respelled {
-            if let Some(v) = value.pointer_mut(pointer) {
-                let differs = matches!(&*v, Value::Number(n) if n.as_str() != written);
-                // The same number, spelled otherwise by serde_json: the written text goes back.
-                let same = serde_json::from_str::<Value>(written)
-                    .is_ok_and(|w| crate::check::equality_key(&w) == crate::check::equality_key(v));
-                if differs && same {
-                    *v = Value::Number(serde_json::Number::from_string_unchecked(written.clone()));
-                }
-            }
-        }
-        Ok(value)
-    }
-
-    /// The envelope as compact JSON bytes: the bytes of [`Message::to_value`] (members in schema
-    /// order, `to` and `proof` written as `null` when absent unless received with a proof,
-    /// numbers as written), written member by member without building the JSON tree.
-    pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
-        let body = match &self.body {
-            MessageBody::Known(b) if self.respelled.is_empty() => b,
-            // Respelled numbers are put back on the tree; extension bodies serialize through it.
-            _ => return serde_json::to_vec(&self.to_value()?),
-        };
-        let mut spans = FieldSpans::default();
-        if serde::Serialize::serialize(&self.envelope, &mut spans).is_err() {
-            // An envelope type that is no plain struct (a flattened member): through the tree.
-            return serde_json::to_vec(&self.to_value()?);
-        }
-        let mut out = Vec::with_capacity(spans.buf.len() + 256);
-        out.push(b'{');
-        let mut first = true;
-        let mut member = |out: &mut Vec<u8>, name: &str| -> Result<(), serde_json::Error> {
-            if !std::mem::take(&mut first) {
-                out.push(b',');
-            }
-            serde_json::to_writer(&mut *out, name)?;
-            out.push(b':');
-            Ok(())
-        };
-        // Members kept as received (`Message::as_received`) are written as they came.
-        let kept = |name: &str| {
-            self.as_received
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.as_ref())
-        };
-        for name in crate::generated::ENVELOPE_MEMBERS {
-            if *name == crate::generated::BODY_MEMBER {
-                member(&mut out, name)?;
-                match kept(name) {
-                    Some(Some(received)) => serde_json::to_writer(&mut out, received)?,
-                    _ => body.write_json(&mut out)?,
-                }
-            } else if let Some(received) = kept(name) {
-                if let Some(v) = received {
-                    member(&mut out, name)?;
-                    serde_json::to_writer(&mut out, v)?;
-                }
-            } else if let Some((_, span)) = spans.fields.iter().find(|(n, _)| n == name) {
-                member(&mut out, name)?;
-                out.extend_from_slice(&spans.buf[span.clone()]);
-            }
-        }
-        // Members the schema order does not list (none today) follow, as `to_value` puts them.
-        for (name, span) in &spans.fields {
-            let listed = crate::generated::ENVELOPE_MEMBERS.contains(name);
-            if !listed {
-                member(&mut out, name)?;
-                out.extend_from_slice(&spans.buf[span.clone()]);
-            }
-        }
-        out.push(b'}');
-        Ok(out)
-    }
-}
-
-/// A serializer for one struct that writes each field's value as compact JSON into one buffer
-/// and records where (the fields serde skips are not recorded). [`Message::to_vec`] uses it to
-/// put the envelope members in schema order without a JSON tree.
-#[derive(Default)]
-struct FieldSpans {
-    buf: Vec<u8>,
-    fields: Vec<(&'static str, std::ops::Range<usize>)>,
-}
-
-impl FieldSpans {
-    fn not_a_struct<T>() -> Result<T, serde_json::Error> {
-        Err(serde::ser::Error::custom(
-            "field spans are taken of a struct only",
-        ))
-    }
-}
-
-impl serde::ser::SerializeStruct for &mut FieldSpans {
-    type Ok = ();
-    type Error = serde_json::Error;
-
-    fn serialize_field<T: ?Sized + serde::Serialize>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), serde_json::Error> {
-        let start = self.buf.len();
-        serde_json::to_writer(&mut self.buf, value)?;
-        self.fields.push((key, start..self.buf.len()));
-        Ok(())
-    }
-
-    fn end(self) -> Result<(), serde_json::Error> {
-        Ok(())
-    }
-}
-
-macro_rules! not_a_struct {
-    ($($method:ident($($arg:ty),*) -> $ret:ty;)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<$ret, serde_json::Error> {
-            FieldSpans::not_a_struct()
-        })*
-    };
-}
-
-impl serde::Serializer for &mut FieldSpans {
-    type Ok = ();
-    type Error = serde_json::Error;
-    type SerializeSeq = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeTuple = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeTupleStruct = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeTupleVariant = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeMap = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeStruct = Self;
-    type SerializeStructVariant = serde::ser::Impossible<(), serde_json::Error>;
-
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self, serde_json::Error> {
-        Ok(self)
-    }
-
-    not_a_struct! {
-        serialize_bool(bool) -> ();
-        serialize_i8(i8) -> ();
-        serialize_i16(i16) -> ();
-        serialize_i32(i32) -> ();
-        serialize_i64(i64) -> ();
-        serialize_u8(u8) -> ();
-        serialize_u16(u16) -> ();
-        serialize_u32(u32) -> ();
-        serialize_u64(u64) -> ();
-        serialize_f32(f32) -> ();
-        serialize_f64(f64) -> ();
-        serialize_char(char) -> ();
-        serialize_str(&str) -> ();
-        serialize_bytes(&[u8]) -> ();
-        serialize_none() -> ();
-        serialize_unit() -> ();
-        serialize_unit_struct(&'static str) -> ();
-        serialize_unit_variant(&'static str, u32, &'static str) -> ();
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_map(Option<usize>) -> Self::SerializeMap;
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
-    }
-
-    fn serialize_some<T: ?Sized + serde::Serialize>(
-        self,
-        _value: &T,
-    ) -> Result<(), serde_json::Error> {
-        FieldSpans::not_a_struct()
-    }
-
-    fn serialize_newtype_struct<T: ?Sized + serde::Serialize>(
-        self,
-        _name: &'static str,
-        _value: &T,
-    ) -> Result<(), serde_json::Error> {
-        FieldSpans::not_a_struct()
-    }
-
-    fn serialize_newtype_variant<T: ?Sized + serde::Serialize>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
-    ) -> Result<(), serde_json::Error> {
-        FieldSpans::not_a_struct()
-    }
-}
-
-impl serde::Serialize for Message {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value()
-            .map_err(serde::ser::Error::custom)?
-            .serialize(s)
-    }
-}
 
 /// Decoding failed: the JSON Pointer below the body where, and serde's message.
 type DecodeError = (String, String);
@@ -605,7 +87,7 @@ fn typed<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, DecodeError> {
 
 #[derive(Clone, Copy, Debug)]
 enum Decoder {
-    Known(crate::model::BodyDecode),
+    Known(crate::model::BodyDecode<KnownBody>),
     Extension(ExtDecode),
 }
 
@@ -903,8 +385,8 @@ impl Registry {
             }
         };
         overridden_rules(&envelope, &entry.rules, &overrides, &V0_LAYOUT, &mut out);
-        (out.is_empty() && cross_checks_hold(&envelope, body, &kept, &entry.rules)).then_some(
-            MessageRef {
+        (out.is_empty() && cross_checks_hold(&envelope, body, &kept, &entry.rules, RECIPES))
+            .then_some(MessageRef {
                 envelope,
                 entry,
                 respelled,
@@ -912,8 +394,7 @@ impl Registry {
                     reason: String::new(),
                 },
                 as_received: Vec::new(),
-            },
-        )
+            })
     }
 
     /// The exact path on an envelope the fast path declined: its first problem.
@@ -961,7 +442,7 @@ impl Registry {
             return Some(map);
         };
         let known = self.entries.iter().map(|e| e.rules.kind);
-        if !crate::profile::kind_name(kind_member, kind, FORBIDDEN_KINDS, known, out) {
+        if !kind_name(kind_member, kind, FORBIDDEN_KINDS, known, out) {
             return Some(map);
         }
         let Some(entry) = self.entry(kind).copied() else {
@@ -1022,7 +503,7 @@ impl Registry {
         }
         if body_ok {
             // Recipes read the body as its schema says it is: only on a valid body.
-            verify(&body_at, &entry.rules, BODY_MEMBER, out);
+            verify(&body_at, &entry.rules, RECIPES, BODY_MEMBER, out);
         }
         // 7. Trust (after freshness, before routing): the profile's steps on what was received.
         if out.is_empty() {
@@ -1194,34 +675,5 @@ impl<'a> MessageRef<'a> {
             trust: self.trust.clone(),
             as_received: self.as_received.clone(),
         })
-    }
-}
-
-/// Step 1 of every profile's exact path: the size limit and strict JSON, the envelope read as a
-/// JSON object; a failure is recorded in `out` (`malformed`, with the rule it broke).
-pub(crate) fn read_checked_json(
-    bytes: &[u8],
-    options: &Options,
-    out: &mut Problems,
-) -> Option<Map<String, Value>> {
-    let limits = JsonLimits {
-        max_bytes: options.max_bytes,
-        max_depth: options.max_depth,
-    };
-    match read_envelope_json(bytes, &limits) {
-        Ok(map) => Some(map),
-        Err(e) => {
-            let rule = match e.kind {
-                crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
-                _ => "envelope: the envelope is one UTF-8 JSON object",
-            };
-            out.push(Problem::new(
-                ReasonCode::Malformed,
-                e.pointer,
-                rule,
-                e.message,
-            ));
-            None
-        }
     }
 }
