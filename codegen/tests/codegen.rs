@@ -379,8 +379,7 @@ fn a_transition_out_of_a_terminal_state_is_a_schema_error() {
 #[test]
 fn an_unsupported_keyword_is_refused_not_ignored() {
     for (keyword, value) in [
-        ("exclusiveMinimum", serde_json::json!(0)),
-        ("multipleOf", serde_json::json!(2)),
+        ("unevaluatedItems", serde_json::json!(false)),
         ("prefixItems", serde_json::json!([{"type": "string"}])),
         ("dependentSchemas", serde_json::json!({"text": {}})),
     ] {
@@ -394,6 +393,68 @@ fn an_unsupported_keyword_is_refused_not_ignored() {
                 && err.contains(&format!("`{keyword}` is not supported"))
                 && err.contains("minLength"),
             "{err}"
+        );
+    }
+}
+
+/// The number keywords are carried as written (not through `f64`) into the validators and the
+/// scanners, both calling the runtime's exact comparison; misplaced or unusable ones are refused.
+#[test]
+fn number_keywords_are_carried_exactly_and_misplaced_ones_refused() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kinds");
+    let files = agh_codegen::generate(&dir).unwrap();
+    let checks = &file(&files, "checks.rs").contents;
+    let scan = &file(&files, "scan.rs").contents;
+    for call in [
+        r#"c::not_multiple(n, "0.01")"#,
+        r#"c::at_most(n, "0")"#,
+        r#"c::at_least(n, "0.1")"#,
+        r#"c::above(n, "18446744073709551615")"#,
+        r#"c::below(n, "-10")"#,
+    ] {
+        assert!(checks.contains(call), "checks.rs lacks {call}");
+        assert!(
+            scan.contains(&call.replace("(n,", "(nt,")),
+            "scan.rs lacks {call}"
+        );
+    }
+    assert!(checks.contains("must be a multiple of 0.01"));
+    assert!(!checks.contains("f64") && !scan.contains("f64"));
+    for (keyword, value, why) in [
+        (
+            "exclusiveMinimum",
+            serde_json::json!(0),
+            "includes `number` or `integer`",
+        ),
+        (
+            "multipleOf",
+            serde_json::json!(2),
+            "includes `number` or `integer`",
+        ),
+        ("minimum", serde_json::json!("1"), "must be a number"),
+    ] {
+        let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+            say["properties"]["text"][keyword] = value.clone();
+        });
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("say.schema.json")
+                && err.contains(&format!("/properties/text/{keyword}"))
+                && err.contains(why),
+            "{err}"
+        );
+    }
+    for divisor in ["0", "-0.5", "1234567890123456789"] {
+        let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+            say["properties"]["n"] = serde_json::json!({
+                "description": "A number.", "type": "number",
+                "multipleOf": serde_json::from_str::<serde_json::Value>(divisor).unwrap()
+            });
+        });
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("`multipleOf` must be a positive number"),
+            "{divisor}: {err}"
         );
     }
 }

@@ -63,7 +63,19 @@ fn seeds() -> Vec<Value> {
         json!({"stops": [10, 11, 12]}),
         json!({"nick": "root"}),
         json!({"nick": "rooty"}),
+        exact(
+            r#"{"price": 19.99, "ratio": 0.09999999999999999999, "total": 18446744073709551615, "step": -10}"#,
+        ),
+        exact(r#"{"price": 19.999, "ratio": 0.1, "total": 18446744073709551616, "step": 100}"#),
+        exact(r#"{"price": 1E-2, "ratio": -1e400, "total": 1.8446744073709551615e19, "step": 7}"#),
+        exact(r#"{"price": 1e6, "ratio": 1e-1, "total": 1.8446744073709551616e19, "step": -15}"#),
+        exact(r#"{"price": 0, "ratio": 0.100, "total": -0, "step": null}"#),
     ]
+}
+
+/// A value parsed from `text` with its numbers kept as written (`json!` would go through `f64`).
+fn exact(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
 }
 
 /// The named type's scanner on `text`: accepted (and nothing after the value)?
@@ -223,6 +235,43 @@ fn contains_counts_the_matching_items_between_its_bounds() {
         let found = first_problem("PingBody", &body);
         assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
         assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
+    }
+}
+
+#[test]
+fn number_bounds_compare_exact_decimal_values() {
+    for (body, problem) in [
+        (r#"{"price": 19.99}"#, None),
+        (r#"{"price": 0.01}"#, None),
+        (r#"{"price": 1E-2}"#, None),
+        (r#"{"price": 1e6}"#, None),
+        (r#"{"price": 1000000.00}"#, None),
+        (r#"{"price": 1000000.01}"#, Some("/price")),
+        (r#"{"price": 19.999}"#, Some("/price")),
+        (r#"{"price": 0}"#, Some("/price")),
+        (r#"{"price": -0}"#, Some("/price")),
+        (r#"{"price": -0.01}"#, Some("/price")),
+        (r#"{"ratio": 0.09999999999999999999}"#, None),
+        (r#"{"ratio": -1e300}"#, None),
+        (r#"{"ratio": 0.1}"#, Some("/ratio")),
+        (r#"{"ratio": 1e-1}"#, Some("/ratio")),
+        (r#"{"ratio": 0.10000000000000000001}"#, Some("/ratio")),
+        (r#"{"total": 18446744073709551615}"#, None),
+        (r#"{"total": 18446744073709551615.0}"#, None),
+        (r#"{"total": 18446744073709551616}"#, Some("/total")),
+        (r#"{"total": 1.8446744073709551616e19}"#, Some("/total")),
+        (r#"{"step": -10}"#, None),
+        (r#"{"step": 95}"#, None),
+        (r#"{"step": null}"#, None),
+        (r#"{"step": -15}"#, Some("/step")),
+        (r#"{"step": 100}"#, Some("/step")),
+        (r#"{"step": 12}"#, Some("/step")),
+        (r#"{"step": 5.0}"#, Some("/step")),
+    ] {
+        let value = exact(body);
+        let found = first_problem("PingBody", &value);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{body}");
+        assert_eq!(scans("PingBody", body), problem.is_none(), "{body}");
     }
 }
 

@@ -461,7 +461,7 @@ pub fn check_count(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if c::number_value(v).is_some_and(|n| n < 0f64) {
+        if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
             c::value_problem(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,
@@ -633,7 +633,7 @@ pub fn check_duration_ms(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if c::number_value(v).is_some_and(|n| n < 1f64) {
+        if c::number_text(v).is_some_and(|n| c::below(n, "1")) {
             c::value_problem(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,
@@ -1246,7 +1246,7 @@ pub fn check_progress_payload(v: &Value, at: &mut String, out: &mut Problems) {
                         );
                         break 'c1;
                     }
-                    if c::number_value(v).is_some_and(|n| n < 0f64) {
+                    if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                         c::value_problem(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1257,7 +1257,7 @@ pub fn check_progress_payload(v: &Value, at: &mut String, out: &mut Problems) {
                         );
                         break 'c1;
                     }
-                    if c::number_value(v).is_some_and(|n| n > 100f64) {
+                    if c::number_text(v).is_some_and(|n| c::above(n, "100")) {
                         c::value_problem(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1620,7 +1620,7 @@ pub fn check_unix_millis(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if c::number_value(v).is_some_and(|n| n < 0f64) {
+        if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
             c::value_problem(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,

@@ -291,23 +291,37 @@ impl<'m> Emitter<'m> {
         if !string_checks.is_empty() {
             body.extend(quote! { if let Some(s) = v.as_str() { #string_checks } });
         }
-        if let Some(min) = c.minimum {
-            let msg = format!("must be at least {min}");
-            body.extend(quote! {
-                if c::number_value(v).is_some_and(|n| n < #min) {
-                    c::value_problem(out, #malformed, at, #rule, #msg, v);
-                    break #label;
-                }
-            });
-        }
-        if let Some(max) = c.maximum {
-            let msg = format!("must be at most {max}");
-            body.extend(quote! {
-                if c::number_value(v).is_some_and(|n| n > #max) {
-                    c::value_problem(out, #malformed, at, #rule, #msg, v);
-                    break #label;
-                }
-            });
+        // Number bounds: compared by exact decimal value on the number's text (`check::below`
+        // and its siblings, shared with the scanners), never through `f64`.
+        let bounds = [
+            (&c.minimum, quote!(c::below), "must be at least"),
+            (&c.maximum, quote!(c::above), "must be at most"),
+            (
+                &c.exclusive_minimum,
+                quote!(c::at_most),
+                "must be greater than",
+            ),
+            (
+                &c.exclusive_maximum,
+                quote!(c::at_least),
+                "must be less than",
+            ),
+            (
+                &c.multiple_of,
+                quote!(c::not_multiple),
+                "must be a multiple of",
+            ),
+        ];
+        for (bound, fails, words) in bounds {
+            if let Some(b) = bound {
+                let msg = format!("{words} {b}");
+                body.extend(quote! {
+                    if c::number_text(v).is_some_and(|n| #fails(n, #b)) {
+                        c::value_problem(out, #malformed, at, #rule, #msg, v);
+                        break #label;
+                    }
+                });
+            }
         }
         let mut array_checks = TokenStream::new();
         if let Some(n) = c.min_items {

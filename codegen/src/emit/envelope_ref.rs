@@ -30,7 +30,12 @@ pub(crate) fn member_repr(model: &Model, f: &Field) -> MemberRepr {
     {
         MemberRepr::Str
     } else if resolved.types == [JsonType::Integer] {
-        if resolved.constraints.minimum.is_some_and(|m| m >= 0.0) {
+        if resolved
+            .constraints
+            .minimum
+            .as_deref()
+            .is_some_and(|m| !m.starts_with('-') || m.bytes().all(|b| !(b'1'..=b'9').contains(&b)))
+        {
             MemberRepr::U64
         } else {
             MemberRepr::I128

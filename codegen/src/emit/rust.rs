@@ -147,6 +147,27 @@ fn reduce(
 
 /// Runs typify over the bundled, reduced set and returns the generated items (as a `syn::File`)
 /// with the `Body` derive and `#[agh(...)]` attribute on each body type.
+/// Respells each number of `v` that is not an integer in the way `f64` prints it (`1e6`, `1.0`):
+/// codegen reads schemas with serde_json's `arbitrary_precision` (number keywords are kept as
+/// written for the exact comparisons), and that feature hands such a number to schemars as a map.
+/// Only the copy given to typify is respelled: the validators use the text as written.
+fn respell_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            let integer =
+                n.is_u64() || n.is_i64() || n.as_u128().is_some() || n.as_i128().is_some();
+            if let Some(f) = n.as_f64().filter(|_| !integer) {
+                if let Some(respelled) = serde_json::Number::from_f64(f) {
+                    *n = respelled;
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(respell_numbers),
+        Value::Object(members) => members.values_mut().for_each(respell_numbers),
+        _ => {}
+    }
+}
+
 /// `matchers` maps patterns compiled to code (by the checks emitter) to their matcher functions
 /// in `checks.rs`; typify's regex checks of those patterns are replaced by calls to them, so each
 /// pattern has one implementation.
@@ -165,6 +186,7 @@ pub fn emit_types(
     )) {
         kind.remove("enum");
     }
+    respell_numbers(&mut bundled);
     let root: schemars08::schema::RootSchema = serde_json::from_value(bundled).map_err(|e| {
         Error::new(
             set.dir(),

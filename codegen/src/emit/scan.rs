@@ -9,7 +9,8 @@
 //! registry can scan it with the kind's scanner as soon as `kind` is known).
 //!
 //! The constraints are the ones `checks.rs` applies (types, `null`, `const`, `enum`, `minLength`,
-//! `pattern`, `maxLength`, `minimum`, `maximum`, `minItems`, `maxItems`, `minProperties`,
+//! `pattern`, `maxLength`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
+//! `multipleOf` (all exact, `check::below` and its siblings), `minItems`, `maxItems`, `minProperties`,
 //! `maxProperties`, `dependentRequired`, `patternProperties`, `propertyNames`, `contains`,
 //! `not`, `uniqueItems`, `x-agh-unique-after`, required, closed objects, conditionals), read off
 //! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
@@ -162,16 +163,41 @@ impl Emitter<'_> {
         Ok(out)
     }
 
-    /// The `minimum` / `maximum` checks of the number `n` just read.
+    /// The number bounds (`minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
+    /// `multipleOf`) of the number whose text `nt` was just read, by the same exact decimal
+    /// comparison as the validators (`check::below` and its siblings).
     fn bounds(shape: &Shape) -> TokenStream {
+        let c = &shape.constraints;
         let mut out = TokenStream::new();
-        if let Some(min) = shape.constraints.minimum {
-            out.extend(quote!(if (n as f64) < #min { return None; }));
-        }
-        if let Some(max) = shape.constraints.maximum {
-            out.extend(quote!(if (n as f64) > #max { return None; }));
+        let bounds = [
+            (&c.minimum, quote!(c::below)),
+            (&c.maximum, quote!(c::above)),
+            (&c.exclusive_minimum, quote!(c::at_most)),
+            (&c.exclusive_maximum, quote!(c::at_least)),
+            (&c.multiple_of, quote!(c::not_multiple)),
+        ];
+        for (bound, fails) in bounds {
+            if let Some(b) = bound {
+                out.extend(quote!(if #fails(nt, #b) { return None; }));
+            }
         }
         out
+    }
+
+    /// Reads a number with `read` (`s.integer()?` or `s.number()?`) into `n`, then checks its
+    /// bounds on its text.
+    fn number_then(read: TokenStream, shape: &Shape) -> TokenStream {
+        let bounds = Self::bounds(shape);
+        if bounds.is_empty() {
+            quote!(#read;)
+        } else {
+            quote! {
+                let mark = s.mark();
+                #read;
+                let nt = s.since(mark).get();
+                #bounds
+            }
+        }
     }
 
     /// Statements that read one value of `shape` from `s` (declining with `return None`).
@@ -281,8 +307,8 @@ impl Emitter<'_> {
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
         Ok(match t {
             JsonType::String => read_then(quote!(s.string()?), "v", self.string_checks(shape)?),
-            JsonType::Integer => read_then(quote!(s.integer()?), "n", Self::bounds(shape)),
-            JsonType::Number => read_then(quote!(s.number()?), "n", Self::bounds(shape)),
+            JsonType::Integer => Self::number_then(quote!(s.integer()?), shape),
+            JsonType::Number => Self::number_then(quote!(s.number()?), shape),
             JsonType::Boolean => quote!(s.boolean()?;),
             JsonType::Object => match &shape.object {
                 Some(obj) => self.object(obj)?,
@@ -787,6 +813,12 @@ impl Emitter<'_> {
                 )
             } else if matches!(repr, MemberRepr::U64 | MemberRepr::I128) {
                 let mut min = Self::bounds(resolved);
+                // The integer read, and its text for the bounds.
+                let read = if min.is_empty() {
+                    quote!(let n = s.integer()?;)
+                } else {
+                    quote!(let mark = s.mark(); let n = s.integer()?; let nt = s.since(mark).get();)
+                };
                 // `const` / `enum` of an integer member: compare the integer read.
                 let c = &resolved.constraints;
                 let values: Vec<&Value> = c
@@ -818,13 +850,13 @@ impl Emitter<'_> {
                 if repr == MemberRepr::U64 {
                     (
                         quote!(u64),
-                        quote!({ let n = s.integer()?; #min u64::try_from(n).ok()? }),
+                        quote!({ #read #min u64::try_from(n).ok()? }),
                         quote!(Member::Int(i128::from(*v))),
                     )
                 } else {
                     (
                         quote!(i128),
-                        quote!({ let n = s.integer()?; #min n }),
+                        quote!({ #read #min n }),
                         quote!(Member::Int(*v)),
                     )
                 }

@@ -60,10 +60,16 @@ pub struct Constraints {
     pub min_length: Option<u64>,
     /// `maxLength` in characters (Unicode code points).
     pub max_length: Option<u64>,
-    /// `minimum`.
-    pub minimum: Option<f64>,
-    /// `maximum`.
-    pub maximum: Option<f64>,
+    /// `minimum`, as written in the schema (compared by exact decimal value).
+    pub minimum: Option<String>,
+    /// `maximum`, as written.
+    pub maximum: Option<String>,
+    /// `exclusiveMinimum`, as written.
+    pub exclusive_minimum: Option<String>,
+    /// `exclusiveMaximum`, as written.
+    pub exclusive_maximum: Option<String>,
+    /// `multipleOf`, as written (positive, at most 18 significant digits).
+    pub multiple_of: Option<String>,
     /// `const`.
     pub const_value: Option<Value>,
     /// `enum`, in schema order.
@@ -282,11 +288,21 @@ impl Builder<'_> {
         }
         c.max_length = self.count(id, ptr, map, "maxLength")?;
         c.max_items = self.count(id, ptr, map, "maxItems")?;
-        if let Some(n) = map.get("minimum").and_then(Value::as_f64) {
-            c.minimum = Some(n);
-        }
-        if let Some(n) = map.get("maximum").and_then(Value::as_f64) {
-            c.maximum = Some(n);
+        c.minimum = self.number(id, ptr, map, "minimum")?;
+        c.maximum = self.number(id, ptr, map, "maximum")?;
+        c.exclusive_minimum = self.number(id, ptr, map, "exclusiveMinimum")?;
+        c.exclusive_maximum = self.number(id, ptr, map, "exclusiveMaximum")?;
+        c.multiple_of = self.number(id, ptr, map, "multipleOf")?;
+        if let Some(d) = &c.multiple_of {
+            if !positive_divisor(d) {
+                return Err(self.err(
+                    id,
+                    ptr,
+                    format!(
+                        "`multipleOf` must be a positive number of at most 18 significant digits, not {d}"
+                    ),
+                ));
+            }
         }
         if let Some(v) = map.get("const") {
             c.const_value = Some(v.clone());
@@ -384,6 +400,29 @@ impl Builder<'_> {
                         "`{keyword}` is carried by codegen only in a schema whose own `type` \
                          includes `{}` (not beside a `$ref`)",
                         t.as_str()
+                    ),
+                ));
+            }
+        }
+        // Number bounds are read where the scanner reads a number: the schema's own `type`
+        // names `number` or `integer`.
+        let numeric = shape.ref_type.is_none()
+            && (shape.types.contains(&JsonType::Number)
+                || shape.types.contains(&JsonType::Integer));
+        for keyword in [
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+        ] {
+            if map.contains_key(keyword) && !numeric {
+                return Err(self.err(
+                    id,
+                    &join_pointer(ptr, keyword),
+                    format!(
+                        "`{keyword}` is carried by codegen only in a schema whose own `type` \
+                         includes `number` or `integer` (not beside a `$ref`)"
                     ),
                 ));
             }
@@ -504,6 +543,9 @@ impl Builder<'_> {
                     && c.enum_values.iter().flatten().all(Value::is_string)
                     && c.minimum.is_none()
                     && c.maximum.is_none()
+                    && c.exclusive_minimum.is_none()
+                    && c.exclusive_maximum.is_none()
+                    && c.multiple_of.is_none()
                     && c.min_items.is_none()
                     && c.max_items.is_none()
                     && !c.unique_items
@@ -584,6 +626,26 @@ impl Builder<'_> {
     }
 
     /// A count keyword (`maxLength`, `maxItems`, `minProperties`, ...): a non-negative integer.
+    /// A number keyword's value as written in the schema (codegen reads schemas with serde_json's
+    /// `arbitrary_precision`, so `0.1` stays `0.1` and a 20-digit integer keeps every digit).
+    fn number(
+        &self,
+        id: &str,
+        ptr: &str,
+        map: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<String>> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => Ok(Some(n.as_str().to_owned())),
+            Some(_) => Err(self.err(
+                id,
+                &join_pointer(ptr, key),
+                format!("`{key}` must be a number"),
+            )),
+        }
+    }
+
     fn count(
         &self,
         id: &str,
@@ -695,14 +757,23 @@ impl Builder<'_> {
     }
 }
 
+/// Whether the JSON number text `d` is positive with at most 18 significant digits (the
+/// runtime's exact `multipleOf` keeps the divisor's digits in a `u64`).
+fn positive_divisor(d: &str) -> bool {
+    if d.starts_with('-') {
+        return false;
+    }
+    let mantissa = d.split(['e', 'E']).next().unwrap_or_default();
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let significant = digits.trim_start_matches('0').trim_end_matches('0');
+    !significant.is_empty() && significant.len() <= 18
+}
+
 /// JSON Schema validation keywords that the model does not carry: a schema that uses one is
 /// refused, naming it, rather than generating validators and scanners that silently ignore it.
 /// (`format` is not among them: in draft 2020-12 it is an annotation unless a validator opts in,
 /// and derive tools such as schemars write it on every integer.)
 const UNSUPPORTED_KEYWORDS: &[&str] = &[
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
     "dependentSchemas",
     "dependencies",
     "prefixItems",
@@ -724,6 +795,9 @@ const SUPPORTED_KEYWORDS: &[&str] = &[
     "maxLength",
     "minimum",
     "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
     "const",
     "enum",
     "minItems",

@@ -3444,7 +3444,7 @@ pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if c::number_value(v).is_some_and(|n| n < 0f64) {
+        if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
             c::value_problem(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,

@@ -393,8 +393,10 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 16384u64;
                 f_ts = Some({
+                    let mark = s.mark();
                     let n = s.integer()?;
-                    if (n as f64) < 0f64 {
+                    let nt = s.since(mark).get();
+                    if c::below(nt, "0") {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -406,8 +408,10 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 32768u64;
                 f_expires_at = Some({
+                    let mark = s.mark();
                     let n = s.integer()?;
-                    if (n as f64) < 0f64 {
+                    let nt = s.since(mark).get();
+                    if c::below(nt, "0") {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -1484,8 +1488,10 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `UnixSeconds` value (`defs.schema.json#/$defs/unix_seconds`); `None` declines.
 pub fn scan_unix_seconds<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let n = s.integer()?;
-    if (n as f64) < 0f64 {
+    let mark = s.mark();
+    s.integer()?;
+    let nt = s.since(mark).get();
+    if c::below(nt, "0") {
         return None;
     }
     Some(())

@@ -307,7 +307,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                         );
                         break 'c1;
                     }
-                    if c::number_value(v).is_some_and(|n| n < 0f64) {
+                    if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                         c::value_problem(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -338,7 +338,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                         );
                         break 'c1;
                     }
-                    if c::number_value(v).is_some_and(|n| n < 0f64) {
+                    if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                         c::value_problem(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -639,7 +639,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                                 );
                                                 break 'c3;
                                             }
-                                            if c::number_value(v).is_some_and(|n| n < 0f64) {
+                                            if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                                                 c::value_problem(
                                                     out,
                                                     ::agh_runtime::ReasonCode::Malformed,
@@ -778,7 +778,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     );
                                     break 'c2;
                                 }
-                                if c::number_value(v).is_some_and(|n| n < 0f64) {
+                                if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                                     c::value_problem(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1177,7 +1177,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                         );
                                         break 'c2;
                                     }
-                                    if c::number_value(v).is_some_and(|n| n < 10f64) {
+                                    if c::number_text(v).is_some_and(|n| c::below(n, "10")) {
                                         c::value_problem(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1251,7 +1251,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                         );
                                         break 'c2;
                                     }
-                                    if c::number_value(v).is_some_and(|n| n < 0f64) {
+                                    if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                                         c::value_problem(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1269,6 +1269,179 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 }
                             }
                         }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("price") {
+                let mark = c::push(at, "price");
+                'c1: {
+                    if !(c::is_number(v)) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/price",
+                            "a number",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::above(n, "1e+6")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/price",
+                            "must be at most 1e+6",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::at_most(n, "0")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/price",
+                            "must be greater than 0",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::not_multiple(n, "0.01")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/price",
+                            "must be a multiple of 0.01",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("ratio") {
+                let mark = c::push(at, "ratio");
+                'c1: {
+                    if !(c::is_number(v)) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/ratio",
+                            "a number",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::at_least(n, "0.1")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/ratio",
+                            "must be less than 0.1",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("total") {
+                let mark = c::push(at, "total");
+                'c1: {
+                    if !(c::is_number(v)) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/total",
+                            "a number",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v)
+                        .is_some_and(|n| c::above(n, "18446744073709551615"))
+                    {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/total",
+                            "must be at most 18446744073709551615",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("step") {
+                let mark = c::push(at, "step");
+                'c1: {
+                    if v.is_null() {
+                        break 'c1;
+                    }
+                    if !(c::is_integer(v)) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/step",
+                            "an integer or null",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::below(n, "-10")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/step",
+                            "must be at least -10",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::at_least(n, "100")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/step",
+                            "must be less than 100",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::not_multiple(n, "5")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/step",
+                            "must be a multiple of 5",
+                            v,
+                        );
+                        break 'c1;
                     }
                 }
                 at.truncate(mark);

@@ -189,8 +189,10 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                let n = s.integer()?;
-                if (n as f64) < 0f64 {
+                let mark = s.mark();
+                s.integer()?;
+                let nt = s.since(mark).get();
+                if c::below(nt, "0") {
                     return None;
                 }
             }
@@ -199,8 +201,10 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 2u64;
-                let n = s.integer()?;
-                if (n as f64) < 0f64 {
+                let mark = s.mark();
+                s.integer()?;
+                let nt = s.since(mark).get();
+                if c::below(nt, "0") {
                     return None;
                 }
             }
@@ -294,8 +298,10 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             let mut n = 0usize;
                             while s.item(&mut a)? {
                                 {
-                                    let n = s.integer()?;
-                                    if (n as f64) < 0f64 {
+                                    let mark = s.mark();
+                                    s.integer()?;
+                                    let nt = s.since(mark).get();
+                                    if c::below(nt, "0") {
                                         return None;
                                     }
                                 }
@@ -344,8 +350,10 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 while s.item(&mut a)? {
                     {
-                        let n = s.number()?;
-                        if (n as f64) < 0f64 {
+                        let mark = s.mark();
+                        s.number()?;
+                        let nt = s.since(mark).get();
+                        if c::below(nt, "0") {
                             return None;
                         }
                     }
@@ -493,8 +501,10 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     let hit = (|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
-                        let n = s.integer()?;
-                        if (n as f64) < 10f64 {
+                        let mark = s.mark();
+                        s.integer()?;
+                        let nt = s.since(mark).get();
+                        if c::below(nt, "10") {
                             return None;
                         }
                         s.end()
@@ -520,14 +530,78 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             let hit = super::checks::pattern_0(&k);
                             s.fresh(&mut o, k)?;
                             if hit {
-                                let n = s.integer()?;
-                                if (n as f64) < 0f64 {
+                                let mark = s.mark();
+                                s.integer()?;
+                                let nt = s.since(mark).get();
+                                if c::below(nt, "0") {
                                     return None;
                                 }
                             } else {
                                 s.skip()?;
                             }
                         }
+                    }
+                }
+            }
+            "price" => {
+                if seen & 2048u64 != 0 {
+                    return None;
+                }
+                seen |= 2048u64;
+                let mark = s.mark();
+                s.number()?;
+                let nt = s.since(mark).get();
+                if c::above(nt, "1e+6") {
+                    return None;
+                }
+                if c::at_most(nt, "0") {
+                    return None;
+                }
+                if c::not_multiple(nt, "0.01") {
+                    return None;
+                }
+            }
+            "ratio" => {
+                if seen & 4096u64 != 0 {
+                    return None;
+                }
+                seen |= 4096u64;
+                let mark = s.mark();
+                s.number()?;
+                let nt = s.since(mark).get();
+                if c::at_least(nt, "0.1") {
+                    return None;
+                }
+            }
+            "total" => {
+                if seen & 8192u64 != 0 {
+                    return None;
+                }
+                seen |= 8192u64;
+                let mark = s.mark();
+                s.number()?;
+                let nt = s.since(mark).get();
+                if c::above(nt, "18446744073709551615") {
+                    return None;
+                }
+            }
+            "step" => {
+                if seen & 16384u64 != 0 {
+                    return None;
+                }
+                seen |= 16384u64;
+                if !s.null() {
+                    let mark = s.mark();
+                    s.integer()?;
+                    let nt = s.since(mark).get();
+                    if c::below(nt, "-10") {
+                        return None;
+                    }
+                    if c::at_least(nt, "100") {
+                        return None;
+                    }
+                    if c::not_multiple(nt, "5") {
+                        return None;
                     }
                 }
             }

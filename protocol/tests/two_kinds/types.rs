@@ -374,18 +374,30 @@ pub struct PingBody {
     ///Echoed back in the note.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub nonce: ::std::option::Option<::std::string::String>,
+    ///A price: above zero, at most a million, in hundredths (exact decimal).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub price: ::std::option::Option<f64>,
+    ///A share below one tenth.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub ratio: ::std::option::Option<f64>,
     ///Hops, at most three, each a name of at most four characters.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub route: ::std::vec::Vec<::std::string::String>,
     ///Distinct points.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub spots: ::std::option::Option<::std::vec::Vec<MiniPoint>>,
+    ///A step: a multiple of five, at least -10, below 100.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub step: ::std::option::Option<i64>,
     ///Stops, any values, of which one or two are integers of at least 10.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub stops: ::std::vec::Vec<::serde_json::Value>,
     ///Labels of at least two characters, distinct after trimming.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tags: ::std::option::Option<::std::vec::Vec<PingBodyTagsItem>>,
+    ///A total of at most 2^64 - 1.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub total: ::std::option::Option<f64>,
     ///Whether the ping is urgent.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub urgent: ::std::option::Option<bool>,
@@ -757,10 +769,14 @@ impl PingBody {
         let mut f_meta = None;
         let mut f_nick = None;
         let mut f_nonce = None;
+        let mut f_price = None;
+        let mut f_ratio = None;
         let mut f_route = None;
         let mut f_spots = None;
+        let mut f_step = None;
         let mut f_stops = None;
         let mut f_tags = None;
+        let mut f_total = None;
         let mut f_urgent = None;
         let mut f_weights = None;
         let mut extra = ::serde_json::Map::new();
@@ -831,6 +847,24 @@ impl PingBody {
                         },
                     );
                 }
+                "price" => {
+                    f_price = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<f64>(v.get())?)
+                        },
+                    );
+                }
+                "ratio" => {
+                    f_ratio = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<f64>(v.get())?)
+                        },
+                    );
+                }
                 "route" => {
                     f_route = Some(
                         ::serde_json::from_str::<
@@ -852,6 +886,15 @@ impl PingBody {
                         },
                     );
                 }
+                "step" => {
+                    f_step = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<i64>(v.get())?)
+                        },
+                    );
+                }
                 "stops" => {
                     f_stops = Some(
                         ::serde_json::from_str::<
@@ -869,6 +912,15 @@ impl PingBody {
                                     ::std::vec::Vec<PingBodyTagsItem>,
                                 >(v.get())?,
                             )
+                        },
+                    );
+                }
+                "total" => {
+                    f_total = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<f64>(v.get())?)
                         },
                     );
                 }
@@ -912,6 +964,14 @@ impl PingBody {
                 Some(v) => v,
                 None => None,
             },
+            price: match f_price {
+                Some(v) => v,
+                None => None,
+            },
+            ratio: match f_ratio {
+                Some(v) => v,
+                None => None,
+            },
             route: match f_route {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
@@ -920,11 +980,19 @@ impl PingBody {
                 Some(v) => v,
                 None => None,
             },
+            step: match f_step {
+                Some(v) => v,
+                None => None,
+            },
             stops: match f_stops {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
             },
             tags: match f_tags {
+                Some(v) => v,
+                None => None,
+            },
+            total: match f_total {
                 Some(v) => v,
                 None => None,
             },

@@ -43,6 +43,7 @@
 //! to a lone UTF-16 surrogate (`"\ud800"`) are refused ([`JsonErrorKind::Syntax`],
 //! message "lone surrogate ...").
 
+pub mod decimal;
 pub mod equality;
 pub mod jcs;
 pub mod scan;

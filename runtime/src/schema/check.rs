@@ -4,10 +4,12 @@
 //! problems and do the small computations the emitted code shares. Every problem names the JSON
 //! Pointer of the offending value and the schema location of the rule it breaks.
 
+use std::cmp::Ordering;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::json::decimal::{compare, is_multiple_of};
 pub use crate::json::equality::{equality_key, first_duplicate, first_duplicate_trimmed};
 use crate::json::push_pointer_token;
 use crate::schema::problem::{Problem, Problems, ReasonCode};
@@ -42,12 +44,37 @@ pub fn is_number(v: &Value) -> bool {
     v.as_f64().is_some()
 }
 
-/// The value of a number as `f64`, saturating to an infinity beyond its range (for `minimum`).
-pub fn number_value(v: &Value) -> Option<f64> {
+/// The text of a number as written (`None` for any other value), for the exact comparisons.
+pub fn number_text(v: &Value) -> Option<&str> {
     match v {
-        Value::Number(n) => n.as_str().parse().ok(),
+        Value::Number(n) => Some(n.as_str()),
         _ => None,
     }
+}
+
+/// Whether the number `text` is below `bound` (`minimum`), by exact decimal value.
+pub fn below(text: &str, bound: &str) -> bool {
+    compare(text, bound) == Some(Ordering::Less)
+}
+
+/// Whether the number `text` is above `bound` (`maximum`), by exact decimal value.
+pub fn above(text: &str, bound: &str) -> bool {
+    compare(text, bound) == Some(Ordering::Greater)
+}
+
+/// Whether the number `text` is at most `bound` (fails `exclusiveMinimum`), exactly.
+pub fn at_most(text: &str, bound: &str) -> bool {
+    compare(text, bound).is_some_and(Ordering::is_le)
+}
+
+/// Whether the number `text` is at least `bound` (fails `exclusiveMaximum`), exactly.
+pub fn at_least(text: &str, bound: &str) -> bool {
+    compare(text, bound).is_some_and(Ordering::is_ge)
+}
+
+/// Whether the number `text` is not a multiple of `divisor` (fails `multipleOf`), exactly.
+pub fn not_multiple(text: &str, divisor: &str) -> bool {
+    is_multiple_of(text, divisor) != Some(true)
 }
 
 /// Whether the JSON number text `text` is an integer as JSON Schema's grammar counts it here:
@@ -315,6 +342,9 @@ mod tests {
         );
         assert_eq!(type_name(&number("-0")), "a non-integer number");
         assert!(!is_number(&number("-1e400")));
-        assert_eq!(number_value(&number("-1e400")), Some(f64::NEG_INFINITY));
+        assert_eq!(number_text(&number("-1e400")), Some("-1e400"));
+        assert!(below("-1e400", "0") && !below("0", "-0") && above("1.00000000000000000001", "1"));
+        assert!(at_most("1.0", "1") && !at_most("1.1", "1") && at_least("1", "1.0"));
+        assert!(!not_multiple("19.99", "0.01") && not_multiple("19.999", "0.01"));
     }
 }

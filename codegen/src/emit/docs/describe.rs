@@ -112,11 +112,20 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
             if n == 1 { "" } else { "s" }
         ));
     }
-    if let Some(m) = c.minimum {
+    if let Some(m) = &c.minimum {
         notes.push(format!("At least {m}."));
     }
-    if let Some(m) = c.maximum {
+    if let Some(m) = &c.maximum {
         notes.push(format!("At most {m}."));
+    }
+    if let Some(m) = &c.exclusive_minimum {
+        notes.push(format!("Greater than {m}."));
+    }
+    if let Some(m) = &c.exclusive_maximum {
+        notes.push(format!("Less than {m}."));
+    }
+    if let Some(m) = &c.multiple_of {
+        notes.push(format!("A multiple of {m} (exact decimal)."));
     }
     if let Some(n) = c.min_items {
         notes.push(if n == 1 {
