@@ -15,10 +15,10 @@ mod acp_with_progress;
 
 use acp_with_progress::checks::KnownBody;
 use acp_with_progress::profile::Profile as Edited;
-use agh_protocol::correlation::Outcome;
-use agh_protocol::inbox::{Inbox, Verdict};
-use agh_protocol::profile as runtime;
-use agh_protocol::ReasonCode;
+use agh_runtime::correlation::Outcome;
+use agh_runtime::inbox::{Inbox, Verdict};
+use agh_runtime::profile as runtime;
+use agh_runtime::ReasonCode;
 use common::{FAMILY, KIT, NOW};
 use serde_json::{json, Value};
 

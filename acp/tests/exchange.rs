@@ -546,7 +546,7 @@ fn a_result_may_arrive_much_later_than_the_retention() {
     );
     settled(p.deliver(&result));
     // Settled, it is forgotten one retention later.
-    p.clock += agh_protocol::correlation::Correlator::DEFAULT_RETENTION_MS + 1;
+    p.clock += agh_runtime::correlation::Correlator::DEFAULT_RETENTION_MS + 1;
     p.kit.expire(p.clock);
     assert!(p.kit.correlator().get(KIT, &d).is_none());
 }
@@ -617,7 +617,7 @@ fn new_ids_are_version_4_uuids_the_schema_accepts() {
 
 #[test]
 fn error_reply_writes_a_valid_error_for_every_refusal_code() {
-    use agh_protocol::parse::Head;
+    use agh_runtime::Head;
     // Every runtime refusal the profile spells (`x-agh-refusal-codes`), and one it does not.
     let mut refusals: Vec<(&'static str, Option<&'static str>)> = agh_acp::REFUSAL_CODES
         .iter()
@@ -669,7 +669,7 @@ fn error_reply_writes_a_valid_error_for_every_refusal_code() {
 
 #[test]
 fn error_reply_names_the_payload_member_it_cannot_write() {
-    use agh_protocol::parse::Head;
+    use agh_runtime::Head;
     let refusal = agh_acp::Refusal {
         refusal: "Not A Code",
         code: None,

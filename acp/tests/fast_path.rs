@@ -14,8 +14,8 @@ mod shared;
 use std::path::{Path, PathBuf};
 
 use agh_acp::Acp;
-use agh_protocol::profile::{explain, fast_accepts};
-use agh_protocol::Options;
+use agh_runtime::profile::{explain, fast_accepts};
+use agh_runtime::Options;
 use serde_json::{json, Value};
 
 fn root() -> PathBuf {
@@ -140,7 +140,7 @@ fn same_message(name: &str, bytes: &[u8], now: i64) {
         (w, g) => {
             // Only a kind whose payload may be absent gets here: absent or null in, absent out.
             let rules = agh_acp::SPEC.kind(owned.kind()).unwrap().rules;
-            assert_ne!(rules.body, agh_protocol::Presence::Required, "{name}");
+            assert_ne!(rules.body, agh_runtime::Presence::Required, "{name}");
             assert!(
                 matches!(w, None | Some(Value::Null)) && g.is_none(),
                 "{name}: payload {w:?} became {g:?}"
@@ -353,8 +353,8 @@ proptest::proptest! {
 fn every_named_scanner_agrees_with_its_validator() {
     use agh_acp::checks::NAMED_CHECKS;
     use agh_acp::scan::NAMED_SCANNERS;
-    use agh_protocol::problem::Problems;
-    use agh_protocol::scan::Scanner;
+    use agh_runtime::problem::Problems;
+    use agh_runtime::scan::Scanner;
 
     let mut values = Vec::new();
     for (_, bytes, _) in corpus() {
@@ -368,7 +368,7 @@ fn every_named_scanner_agrees_with_its_validator() {
     let cases = shared::cases_from(&values);
     assert!(cases.len() > 2_000, "{}", cases.len());
 
-    let depth = agh_protocol::json::JsonLimits::DEFAULT_MAX_DEPTH;
+    let depth = agh_runtime::json::JsonLimits::DEFAULT_MAX_DEPTH;
     let mut accepted = vec![0usize; NAMED_SCANNERS.len()];
     for (t, (name, scan)) in NAMED_SCANNERS.iter().enumerate() {
         let check = NAMED_CHECKS

@@ -4,11 +4,11 @@
 
 mod common;
 
-use agh_protocol::ReasonCode;
+use agh_runtime::ReasonCode;
 use common::{draft_examples, envelope, id, NOW};
 use serde_json::{json, Value};
 
-fn parse(e: &Value) -> Result<agh_acp::Message, agh_protocol::Rejection> {
+fn parse(e: &Value) -> Result<agh_acp::Message, agh_runtime::Rejection> {
     agh_acp::parse(&serde_json::to_vec(e).unwrap(), &agh_acp::options(NOW))
 }
 
@@ -363,7 +363,7 @@ fn envelope_rules_refuse_with_reason_code_and_pointer() {
         // The fast path declines exactly what the exact path refuses.
         let bytes = serde_json::to_vec(&e).unwrap();
         assert!(
-            !agh_protocol::profile::fast_accepts::<agh_acp::Acp>(&bytes, &agh_acp::options(NOW)),
+            !agh_runtime::profile::fast_accepts::<agh_acp::Acp>(&bytes, &agh_acp::options(NOW)),
             "{rule}"
         );
     }

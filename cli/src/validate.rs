@@ -5,8 +5,9 @@
 //! Network, `v` is ACP (`Spec::claims`); an envelope with neither is checked as AGH Network.
 //!
 //! A `.json` file holds one envelope; a `.jsonl` file or `-` (standard input) holds one envelope
-//! per line (blank lines are skipped). Without a path, standard input is read. Exit status: 0 when
-//! every envelope is valid, 1 when any is invalid, 2 on usage or I/O errors.
+//! per line (blank lines, of JSON white space only, are skipped). Without a path, standard input
+//! is read. Exit status: 0 when every envelope is valid, 1 when any is invalid, 2 on usage or I/O
+//! errors.
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -98,7 +99,12 @@ fn read_inputs(path: &str, out: &mut Vec<Input>) -> std::io::Result<()> {
     }
     for (n, line) in data.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
+        // Blank means JSON white space only (space, tab, CR, LF): a line holding a form feed
+        // is an envelope to refuse, not a blank line to skip.
+        if line
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        {
             continue;
         }
         out.push(Input {

@@ -81,6 +81,29 @@ fn json_lines_from_stdin_in_input_order() {
     );
 }
 
+/// Blank lines are JSON white space only: a line holding a form feed (white space to ASCII, not
+/// to JSON) is an input line, refused as malformed, not skipped.
+#[test]
+fn a_form_feed_line_is_not_blank() {
+    let ok =
+        serde_json::to_string(&fixture("core.envelope/accept_to_peer.json")["envelope"]).unwrap();
+    let input = format!("{ok}\n \t\r\n\u{c}\n{ok}\n");
+    let (code, out, _) = run(
+        agh().args(["validate", "--now", "1776366000", "--format", "json", "-"]),
+        &input,
+    );
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0]["ok"], true);
+    assert_eq!(lines[1]["ok"], false);
+    assert_eq!(lines[1]["reason_code"], "malformed");
+    assert_eq!(lines[2]["ok"], true);
+}
+
 #[test]
 fn text_format_puts_reason_and_pointer_first() {
     let bad = fixture("core.message-kinds/reject_say_text_blank.json");

@@ -84,13 +84,15 @@ fn output_is_byte_identical_across_runs() {
 
 #[test]
 fn committed_generated_files_are_fresh() {
-    // What `cargo xtask codegen --check` checks: the Rust code, the reference docs, the code of
+    // What `cargo xtask codegen --check` checks: the runtime's reason codes and defaults, the
+    // Rust code, the reference docs, the code of
     // the second schema set that the protocol tests compile, the ACP code and reference, and the
     // code of the ACP set with the add-a-kind guide's edits that the ACP tests compile.
     let outputs = agh_codegen::workspace_outputs(&root()).unwrap();
     assert_eq!(
         outputs.iter().map(|o| o.dir).collect::<Vec<_>>(),
         [
+            "runtime/src/generated",
             "protocol/src/generated",
             "docs/reference",
             "protocol/tests/two_kinds",
@@ -377,10 +379,9 @@ fn a_transition_out_of_a_terminal_state_is_a_schema_error() {
 #[test]
 fn an_unsupported_keyword_is_refused_not_ignored() {
     for (keyword, value) in [
-        ("maxLength", serde_json::json!(20)),
-        ("maxItems", serde_json::json!(3)),
-        ("exclusiveMinimum", serde_json::json!(0)),
-        ("multipleOf", serde_json::json!(2)),
+        ("unevaluatedItems", serde_json::json!(false)),
+        ("prefixItems", serde_json::json!([{"type": "string"}])),
+        ("dependentSchemas", serde_json::json!({"text": {}})),
     ] {
         let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
             say["properties"]["text"][keyword] = value.clone();
@@ -394,4 +395,150 @@ fn an_unsupported_keyword_is_refused_not_ignored() {
             "{err}"
         );
     }
+}
+
+/// The number keywords are carried as written (not through `f64`) into the validators and the
+/// scanners, both calling the runtime's exact comparison; misplaced or unusable ones are refused.
+#[test]
+fn number_keywords_are_carried_exactly_and_misplaced_ones_refused() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kinds");
+    let files = agh_codegen::generate(&dir).unwrap();
+    let checks = &file(&files, "checks.rs").contents;
+    let scan = &file(&files, "scan.rs").contents;
+    for call in [
+        r#"c::not_multiple(n, "0.01")"#,
+        r#"c::at_most(n, "0")"#,
+        r#"c::at_least(n, "0.1")"#,
+        r#"c::above(n, "18446744073709551615")"#,
+        r#"c::below(n, "-10")"#,
+    ] {
+        assert!(checks.contains(call), "checks.rs lacks {call}");
+        assert!(
+            scan.contains(&call.replace("(n,", "(nt,")),
+            "scan.rs lacks {call}"
+        );
+    }
+    assert!(checks.contains("must be a multiple of 0.01"));
+    assert!(!checks.contains("f64") && !scan.contains("f64"));
+    for (keyword, value, why) in [
+        (
+            "exclusiveMinimum",
+            serde_json::json!(0),
+            "includes `number` or `integer`",
+        ),
+        (
+            "multipleOf",
+            serde_json::json!(2),
+            "includes `number` or `integer`",
+        ),
+        ("minimum", serde_json::json!("1"), "must be a number"),
+    ] {
+        let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+            say["properties"]["text"][keyword] = value.clone();
+        });
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("say.schema.json")
+                && err.contains(&format!("/properties/text/{keyword}"))
+                && err.contains(why),
+            "{err}"
+        );
+    }
+    for divisor in ["0", "-0.5", "1234567890123456789"] {
+        let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+            say["properties"]["n"] = serde_json::json!({
+                "description": "A number.", "type": "number",
+                "multipleOf": serde_json::from_str::<serde_json::Value>(divisor).unwrap()
+            });
+        });
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("`multipleOf` must be a positive number"),
+            "{divisor}: {err}"
+        );
+    }
+}
+
+/// A maintainer caps `say.text` with `maxLength` (issue 30's first edit): codegen carries it into
+/// the validator, the scanner and the docs, and leaves the type a `String`. A count keyword whose
+/// type the schema does not name, or a `dependentRequired` naming an undeclared member, is
+/// refused naming it.
+#[test]
+fn count_keywords_are_carried_and_misplaced_ones_refused() {
+    let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+        say["properties"]["text"]["maxLength"] = serde_json::json!(65536);
+    });
+    let files = agh_codegen::generate(&dir).unwrap();
+    assert!(file(&files, "checks.rs")
+        .contents
+        .contains("must be at most 65536 characters long"));
+    assert!(file(&files, "scan.rs")
+        .contents
+        .contains("c::at_least_chars(&v, 65537usize)"));
+    let before = agh_codegen::generate(schemas()).unwrap();
+    assert_eq!(file(&files, "types.rs"), file(&before, "types.rs"));
+    let (set, model) = agh_codegen::load_model(&dir).unwrap();
+    let docs = agh_codegen::docs::emit_docs(&set, &model, None).unwrap();
+    let kinds = &docs
+        .iter()
+        .find(|f| f.path == "message-kinds.md")
+        .unwrap()
+        .contents;
+    assert!(kinds.contains("At most 65,536 characters."), "{kinds}");
+
+    for (keyword, value, why) in [
+        ("maxItems", serde_json::json!(3), "includes `array`"),
+        ("minProperties", serde_json::json!(1), "includes `object`"),
+        ("maxLength", serde_json::json!(-1), "non-negative integer"),
+    ] {
+        let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+            say["properties"]["text"][keyword] = value.clone();
+        });
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("/properties/text/{keyword}")) && err.contains(why),
+            "{err}"
+        );
+    }
+    for (keyword, value, why) in [
+        (
+            "dependentRequired",
+            serde_json::json!({"text": ["nope"]}),
+            "`nope`, which `properties` does not declare",
+        ),
+        (
+            "patternProperties",
+            serde_json::json!({"^a": {}, "^b": {}}),
+            "exactly one pattern",
+        ),
+        (
+            "patternProperties",
+            serde_json::json!({"^te": {"type": "string"}}),
+            "the declared member `text` matches `^te`",
+        ),
+        (
+            "propertyNames",
+            serde_json::json!({"type": "integer"}),
+            "string constraints only",
+        ),
+    ] {
+        let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
+            say[keyword] = value.clone();
+        });
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("say.schema.json")
+                && err.contains(&format!("/{keyword}"))
+                && err.contains(why),
+            "{err}"
+        );
+    }
+    let (_tmp, dir) = edited_schemas("envelope.schema.json", |env| {
+        env["minProperties"] = serde_json::json!(3);
+    });
+    let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("envelope.schema.json#/minProperties") && err.contains("envelope's root"),
+        "{err}"
+    );
 }

@@ -283,6 +283,18 @@ fn another_schema_set_gets_its_own_docs() {
     }
     let kinds = page(&files, "message-kinds.md");
     assert!(kinds.contains("## `ping`") && kinds.contains("## `note`"));
+    // Count keywords in words (`maxLength`, `maxItems`, `minProperties`/`maxProperties`,
+    // `dependentRequired`).
+    for want in [
+        "| `text` | string | Yes | Non-blank text. At most 40 characters. |",
+        "| `route` | array of strings | Optional | Hops, at most three, each a name of at most four characters. At most 3 items. |",
+        "| `meta` | object | Optional | Labels of the ping. From 1 to 3 members. Every member name: Matches `^[a-z]`. At most 6 characters. When `region` is present, `lang` must be too. |",
+        "| `nick` | string | Optional | A nickname, neither root nor admin. Must not be: one of `root`, `admin`. |",
+        "| `stops` | array | Optional | Stops, any values, of which one or two are integers of at least 10. From 1 to 2 of the items: integer, at least 10. |",
+        "| `counts` | object | Optional | Counters by name. Other members whose names match `^[a-z]+$`: integer. At least 0. |",
+    ] {
+        assert!(kinds.contains(want), "{want}\n{kinds}");
+    }
     assert!(!kinds.contains("greet") && !kinds.contains("work_id"));
     // A set without surfaces, work or exchanges has no columns for them.
     assert!(kinds.contains("| Kind | Purpose |\n"), "{kinds}");
@@ -595,13 +607,13 @@ const DIFFERENCES: &[(&str, &str, &str, &str)] = &[
     ("envelope.txt", "Fields", "proof",
      "the page's `Reserved` is `Optional` here: MAY be null or omitted, never required in v0"),
     ("peer-discovery.txt", "Presence and expiry", "*",
-     "runtime settings of the reference (greet interval, expiry, default channel), not schema; implemented in protocol/src/discovery.rs"),
+     "runtime settings of the reference (greet interval, expiry, default channel), not schema; implemented in protocol/src/receive/discovery.rs"),
     ("capability-discovery.txt", "Three protocol roles for one concept", "*",
      "prose about where each role's payload lives; the type descriptions on capability.md say it"),
     ("capability-discovery.txt", "Request extensions", "*",
-     "`agh.include` / `agh.capability_ids` are request `ext` keys, not a schema type; the CapabilityCatalog description names them (checked) and protocol/src/discovery.rs implements them"),
+     "`agh.include` / `agh.capability_ids` are request `ext` keys, not a schema type; the CapabilityCatalog description names them (checked) and protocol/src/receive/discovery.rs implements them"),
     ("capability-discovery.txt", "Interop rules", "*",
-     "behaviour of peers, not schema; protocol/src/discovery.rs"),
+     "behaviour of peers, not schema; protocol/src/receive/discovery.rs"),
 ];
 
 /// Collects the rows checked against one seed page and the mismatches.

@@ -5,7 +5,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::Value;
 
-use crate::Implementation;
+use crate::implementation::Implementation;
 
 /// A child process started from a shell command line; requests go to its standard input, one JSON
 /// object per line, and each answer is read from one line of its standard output.

@@ -5,7 +5,7 @@ use agh_protocol::{
 };
 use serde_json::{json, Value};
 
-use crate::Implementation;
+use crate::implementation::Implementation;
 
 /// `agh-protocol` (and `agh-acp` for requests naming `"profile": "acp/0.2"`) answering
 /// line-protocol requests; keeps a work tracker, a receiver and an ACP inbox between requests
@@ -42,7 +42,7 @@ impl InProcess {
             ("hello", _, _) => json!({
                 "name": "agh-rust",
                 "version": env!("CARGO_PKG_VERSION"),
-                "protocol": crate::PROTOCOL,
+                "protocol": crate::implementation::PROTOCOL,
             }),
             ("parse", Some(now), Some(bytes)) => match parse(bytes, &Options::at(now)) {
                 Ok(m) => {

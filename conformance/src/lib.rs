@@ -14,14 +14,13 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 mod child;
+mod implementation;
 mod inprocess;
 pub mod wire;
 
 pub use child::ChildProcess;
+pub use implementation::{Implementation, PROTOCOL};
 pub use inprocess::InProcess;
-
-/// The protocol profile the fixtures test.
-pub const PROTOCOL: &str = "agh-network/v0";
 
 /// The groups whose passing makes a "Core Receiver" claim, in report order.
 pub const CORE_GROUPS: &[&str] = &[
@@ -34,13 +33,6 @@ pub const CORE_GROUPS: &[&str] = &[
 /// The shipped fixtures, `conformance/fixtures/` of this crate.
 pub fn shipped_fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
-}
-
-/// Something the runner can test: answers line-protocol requests (see `conformance/README.md`).
-pub trait Implementation {
-    /// Answers one request. `Err` is a transport failure (the child died, its answer is not
-    /// JSON): it fails the fixture being run.
-    fn call(&mut self, request: &Value) -> Result<Value, String>;
 }
 
 /// One fixture file.

@@ -52,7 +52,30 @@ fn seeds() -> Vec<Value> {
         json!({"grid": [[[0, 1]]]}),
         json!({"weights": [-0.5]}),
         json!({"protocol": "mini/v1", "from": "alice", "to": null}),
+        json!({"route": ["a", "bcde", "\u{1F600}\u{1F600}\u{1F600}\u{1F600}"], "meta": {"lang": "\u{1F600}x", "region": "eu", "x": 1}}),
+        json!({"route": ["a", "b", "c", "d"], "meta": {}}),
+        json!({"route": ["abcde"], "meta": {"region": "eu", "a": 1, "b": 2}}),
+        json!({"text": "a note of exactly forty characters, ok..", "mode": "plain"}),
+        json!({"counts": {"abc": 1, "Abc": -1, "x1": "any", "z": 0}}),
+        json!({"counts": {"abc": -1, "\u{e9}t\u{e9}": 2.5}}),
+        json!({"meta": {"lang": "en", "abcdefg": 1, "Up": 2}}),
+        json!({"stops": [1, 10, "x", [10], {"a": 11}, 12.5]}),
+        json!({"stops": [10, 11, 12]}),
+        json!({"nick": "root"}),
+        json!({"nick": "rooty"}),
+        exact(
+            r#"{"price": 19.99, "ratio": 0.09999999999999999999, "total": 18446744073709551615, "step": -10}"#,
+        ),
+        exact(r#"{"price": 19.999, "ratio": 0.1, "total": 18446744073709551616, "step": 100}"#),
+        exact(r#"{"price": 1E-2, "ratio": -1e400, "total": 1.8446744073709551615e19, "step": 7}"#),
+        exact(r#"{"price": 1e6, "ratio": 1e-1, "total": 1.8446744073709551616e19, "step": -15}"#),
+        exact(r#"{"price": 0, "ratio": 0.100, "total": -0, "step": null}"#),
     ]
+}
+
+/// A value parsed from `text` with its numbers kept as written (`json!` would go through `f64`).
+fn exact(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
 }
 
 /// The named type's scanner on `text`: accepted (and nothing after the value)?
@@ -147,6 +170,152 @@ fn nested_arrays_check_both_counts_and_the_items_minimum() {
     }
     // The inner count is per row: a long first row does not carry a short second one.
     assert!(!scans("PingBody", r#"{"grid":[[1,2,3,4,5],[1]]}"#));
+}
+
+#[test]
+fn max_counts_read_code_points_items_and_members() {
+    let smiles = |n: usize| "\u{1F600}".repeat(n);
+    for (body, problem) in [
+        // `maxLength` counts code points: four emoji are 16 bytes and 8 UTF-16 units.
+        (json!({"route": ["abcd", smiles(4)]}), None),
+        (json!({"route": ["abcde"]}), Some("/route/0")),
+        (json!({"route": ["a", smiles(5)]}), Some("/route/1")),
+        (json!({"route": ["a", "b", "c"]}), None),
+        (json!({"route": ["a", "b", "c", "d"]}), Some("/route")),
+        (json!({"route": []}), None),
+        (json!({"meta": {"lang": smiles(2)}}), None),
+        (json!({"meta": {"lang": "abc"}}), Some("/meta/lang")),
+        // `minProperties` / `maxProperties` count undeclared members too.
+        (json!({"meta": {}}), Some("/meta")),
+        (json!({"meta": {"x": 1}}), None),
+        (json!({"meta": {"lang": "en", "x": 1, "y": 2}}), None),
+        (
+            json!({"meta": {"lang": "en", "x": 1, "y": 2, "z": 3}}),
+            Some("/meta"),
+        ),
+        // `dependentRequired`: `region` needs `lang`, not the other way round.
+        (json!({"meta": {"lang": "en"}}), None),
+        (json!({"meta": {"lang": "en", "region": "gb"}}), None),
+        (json!({"meta": {"region": "gb"}}), Some("/meta/lang")),
+        // `propertyNames`: every name, declared or not, at most six characters from `a`-`z` on.
+        (json!({"meta": {"lang": "en", "abcdef": 1}}), None),
+        (json!({"meta": {"lang": "en", "abcdefg": 1}}), Some("/meta")),
+        (json!({"meta": {"Lang": "en"}}), Some("/meta")),
+        (
+            json!({"meta": {"x\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}": 1}}),
+            None,
+        ),
+    ] {
+        let text = body.to_string();
+        let found = first_problem("PingBody", &body);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
+        assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
+    }
+    let long = "n".repeat(41);
+    for (text, ok) in [(&long[1..], true), (long.as_str(), false)] {
+        let body = json!({"text": text, "mode": "plain"});
+        assert_eq!(first_problem("NoteBody", &body).is_none(), ok, "{body}");
+        assert_eq!(scans("NoteBody", &body.to_string()), ok, "{body}");
+    }
+}
+
+#[test]
+fn contains_counts_the_matching_items_between_its_bounds() {
+    for (stops, problem) in [
+        (json!([10]), None),
+        (json!([1, 10, "x", null, [11], {"a": 12}]), None),
+        (json!([10, 1e1]), None),
+        (json!([]), Some("/stops")),
+        (json!([1, 9, "10", [10], 10.5]), Some("/stops")),
+        (json!([10, 11, 12]), Some("/stops")),
+        (json!([10, 11, 9]), None),
+    ] {
+        let body = json!({ "stops": stops });
+        let text = body.to_string();
+        let found = first_problem("PingBody", &body);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
+        assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
+    }
+}
+
+#[test]
+fn number_bounds_compare_exact_decimal_values() {
+    for (body, problem) in [
+        (r#"{"price": 19.99}"#, None),
+        (r#"{"price": 0.01}"#, None),
+        (r#"{"price": 1E-2}"#, None),
+        (r#"{"price": 1e6}"#, None),
+        (r#"{"price": 1000000.00}"#, None),
+        (r#"{"price": 1000000.01}"#, Some("/price")),
+        (r#"{"price": 19.999}"#, Some("/price")),
+        (r#"{"price": 0}"#, Some("/price")),
+        (r#"{"price": -0}"#, Some("/price")),
+        (r#"{"price": -0.01}"#, Some("/price")),
+        (r#"{"ratio": 0.09999999999999999999}"#, None),
+        (r#"{"ratio": -1e300}"#, None),
+        (r#"{"ratio": 0.1}"#, Some("/ratio")),
+        (r#"{"ratio": 1e-1}"#, Some("/ratio")),
+        (r#"{"ratio": 0.10000000000000000001}"#, Some("/ratio")),
+        (r#"{"total": 18446744073709551615}"#, None),
+        (r#"{"total": 18446744073709551615.0}"#, None),
+        (r#"{"total": 18446744073709551616}"#, Some("/total")),
+        (r#"{"total": 1.8446744073709551616e19}"#, Some("/total")),
+        (r#"{"step": -10}"#, None),
+        (r#"{"step": 95}"#, None),
+        (r#"{"step": null}"#, None),
+        (r#"{"step": -15}"#, Some("/step")),
+        (r#"{"step": 100}"#, Some("/step")),
+        (r#"{"step": 12}"#, Some("/step")),
+        (r#"{"step": 5.0}"#, Some("/step")),
+    ] {
+        let value = exact(body);
+        let found = first_problem("PingBody", &value);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{body}");
+        assert_eq!(scans("PingBody", body), problem.is_none(), "{body}");
+    }
+}
+
+#[test]
+fn not_refuses_what_its_schema_accepts() {
+    for (nick, problem) in [
+        (json!("bob"), None),
+        (json!("Root"), None),
+        (json!("root"), Some("/nick")),
+        (json!("admin"), Some("/nick")),
+        (json!(1), Some("/nick")),
+    ] {
+        let body = json!({ "nick": nick });
+        let text = body.to_string();
+        let found = first_problem("PingBody", &body);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
+        assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
+    }
+    // Written with an escape, the same string is still refused.
+    assert!(!scans("PingBody", r#"{"nick":"r\u006fot"}"#));
+}
+
+#[test]
+fn pattern_properties_check_the_members_whose_names_match() {
+    for (counts, problem) in [
+        (json!({}), None),
+        (json!({"abc": 0, "z": 7}), None),
+        // Unanchored names that do not match are any value.
+        (json!({"Abc": -1, "a1": "x", "": null}), None),
+        (json!({"abc": -1}), Some("/counts/abc")),
+        (json!({"abc": 1.5}), Some("/counts/abc")),
+        (json!({"ok": 1, "bad": "1"}), Some("/counts/bad")),
+        // `é` is not in `[a-z]`: the name does not match.
+        (json!({"\u{e9}": -1}), None),
+    ] {
+        let body = json!({ "counts": counts });
+        let text = body.to_string();
+        let found = first_problem("PingBody", &body);
+        assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{text}");
+        assert_eq!(scans("PingBody", &text), problem.is_none(), "{text}");
+    }
+    // A repeated member is declined by the scanner whether or not its name matches.
+    assert!(!scans("PingBody", r#"{"counts":{"abc":1,"abc":2}}"#));
+    assert!(!scans("PingBody", r#"{"counts":{"A":1,"A":2}}"#));
 }
 
 #[test]

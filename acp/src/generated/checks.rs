@@ -2,9 +2,9 @@
 //! Validators generated from the schema set: one per named type, one body check per kind.
 use std::sync::OnceLock;
 use serde_json::{Map, Value};
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::problem::Problems;
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::problem::Problems;
 use super::types::*;
 /// Whether a string matches `^[0-9a-f]{16,128}$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
@@ -14,7 +14,7 @@ pub fn pattern_0(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[(b'0', b'9'), (b'a', b'f')],
             );
             SET[c as usize]
@@ -36,7 +36,7 @@ pub fn pattern_2(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_')],
             );
             SET[c as usize]
@@ -50,7 +50,7 @@ pub fn pattern_3(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                     &[(b'0', b'9'), (b'a', b'f')],
                 );
                 SET[c as usize]
@@ -69,7 +69,7 @@ pub fn pattern_3(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                     &[(b'0', b'9'), (b'a', b'f')],
                 );
                 SET[c as usize]
@@ -88,7 +88,7 @@ pub fn pattern_3(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                     &[(b'0', b'9'), (b'a', b'f')],
                 );
                 SET[c as usize]
@@ -107,7 +107,7 @@ pub fn pattern_3(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                     &[(b'0', b'9'), (b'a', b'f')],
                 );
                 SET[c as usize]
@@ -126,7 +126,7 @@ pub fn pattern_3(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[(b'0', b'9'), (b'a', b'f')],
             );
             SET[c as usize]
@@ -183,7 +183,7 @@ pub fn check_ack_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/ack.schema.json#",
                 "an object",
@@ -195,7 +195,7 @@ pub fn check_ack_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("accepted") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/ack.schema.json#/required",
                     "accepted",
@@ -210,7 +210,7 @@ pub fn check_ack_payload(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_boolean()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ack.schema.json#/properties/accepted",
                             "a boolean",
@@ -243,7 +243,7 @@ pub fn check_agent_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/agent_id",
                 "a string",
@@ -255,7 +255,7 @@ pub fn check_agent_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_0(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/agent_id",
                     "does not match `^[0-9a-f]{16,128}$`",
@@ -272,7 +272,7 @@ pub fn check_agent_status(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/agent_status",
                 "a string",
@@ -285,7 +285,7 @@ pub fn check_agent_status(v: &Value, at: &mut String, out: &mut Problems) {
         {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/agent_status",
                 "must be one of `idle`, `busy`, `overloaded`",
@@ -301,7 +301,7 @@ pub fn check_cancel_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/cancel.schema.json#",
                 "an object",
@@ -329,7 +329,7 @@ pub fn check_capabilities_payload(v: &Value, at: &mut String, out: &mut Problems
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/capabilities.schema.json#",
                 "an object",
@@ -341,7 +341,7 @@ pub fn check_capabilities_payload(v: &Value, at: &mut String, out: &mut Problems
             if !m.contains_key("domains") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/capabilities.schema.json#/required",
                     "domains",
@@ -366,7 +366,7 @@ pub fn check_capabilities_payload(v: &Value, at: &mut String, out: &mut Problems
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/capabilities.schema.json#/properties/domains",
                             "an array",
@@ -378,7 +378,7 @@ pub fn check_capabilities_payload(v: &Value, at: &mut String, out: &mut Problems
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/capabilities.schema.json#/properties/domains",
                                 first,
@@ -453,7 +453,7 @@ pub fn check_count(v: &Value, at: &mut String, out: &mut Problems) {
         if !(c::is_integer(v)) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/count",
                 "an integer",
@@ -461,10 +461,10 @@ pub fn check_count(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if c::number_value(v).is_some_and(|n| n < 0f64) {
+        if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/count",
                 "must be at least 0",
@@ -480,7 +480,7 @@ pub fn check_delegate_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/delegate.schema.json#",
                 "an object",
@@ -492,7 +492,7 @@ pub fn check_delegate_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("task") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/delegate.schema.json#/required",
                     "task",
@@ -517,7 +517,7 @@ pub fn check_delegate_payload(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/delegate.schema.json#/properties/context",
                             "an object",
@@ -547,7 +547,7 @@ pub fn check_delegate_payload(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_boolean()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/delegate.schema.json#/properties/report_back",
                             "a boolean",
@@ -580,7 +580,7 @@ pub fn check_discover_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/discover.schema.json#",
                 "an object",
@@ -596,7 +596,7 @@ pub fn check_dotted_name(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/dotted_name",
                 "a string",
@@ -608,7 +608,7 @@ pub fn check_dotted_name(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_1(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/dotted_name",
                     "does not match `^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)*$`",
@@ -625,7 +625,7 @@ pub fn check_duration_ms(v: &Value, at: &mut String, out: &mut Problems) {
         if !(c::is_integer(v)) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/duration_ms",
                 "an integer",
@@ -633,10 +633,10 @@ pub fn check_duration_ms(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if c::number_value(v).is_some_and(|n| n < 1f64) {
+        if c::number_text(v).is_some_and(|n| c::below(n, "1")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/duration_ms",
                 "must be at least 1",
@@ -652,7 +652,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "envelope.schema.json#",
                 "an object",
@@ -664,7 +664,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("v") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "v",
@@ -676,7 +676,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "id",
@@ -688,7 +688,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("from") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "from",
@@ -700,7 +700,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("ts") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "ts",
@@ -712,7 +712,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("kind") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "kind",
@@ -780,7 +780,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/kind",
                             "a string",
@@ -816,7 +816,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/payload",
                             "an object or null",
@@ -839,7 +839,7 @@ pub fn check_error_code(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/error_code",
                 "a string",
@@ -851,7 +851,7 @@ pub fn check_error_code(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_2(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/error_code",
                     "does not match `^[a-z][a-z0-9_]*$`",
@@ -868,7 +868,7 @@ pub fn check_error_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/error.schema.json#",
                 "an object",
@@ -880,7 +880,7 @@ pub fn check_error_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("code") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/error.schema.json#/required",
                     "code",
@@ -892,7 +892,7 @@ pub fn check_error_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("message") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/error.schema.json#/required",
                     "message",
@@ -927,7 +927,7 @@ pub fn check_error_payload(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_boolean()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/error.schema.json#/properties/retryable",
                             "a boolean",
@@ -950,7 +950,7 @@ pub fn check_importance(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/importance",
                 "a string",
@@ -963,7 +963,7 @@ pub fn check_importance(v: &Value, at: &mut String, out: &mut Problems) {
         {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/importance",
                 "must be one of `low`, `medium`, `high`",
@@ -979,7 +979,7 @@ pub fn check_message_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/message_id",
                 "a string",
@@ -991,7 +991,7 @@ pub fn check_message_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_3(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/message_id",
                     "does not match `^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`",
@@ -1008,7 +1008,7 @@ pub fn check_name_list(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_array()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/name_list",
                 "an array",
@@ -1020,7 +1020,7 @@ pub fn check_name_list(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some((first, again)) = c::first_duplicate(items) {
                 c::duplicate_item(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/name_list",
                     first,
@@ -1048,7 +1048,7 @@ pub fn check_notify_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/notify.schema.json#",
                 "an object",
@@ -1060,7 +1060,7 @@ pub fn check_notify_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("topic") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/notify.schema.json#/required",
                     "topic",
@@ -1098,7 +1098,7 @@ pub fn check_ping_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/ping.schema.json#",
                 "an object",
@@ -1114,7 +1114,7 @@ pub fn check_pong_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/pong.schema.json#",
                 "an object",
@@ -1126,7 +1126,7 @@ pub fn check_pong_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("status") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/pong.schema.json#/required",
                     "status",
@@ -1184,7 +1184,7 @@ pub fn check_priority(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/priority",
                 "a string",
@@ -1195,7 +1195,7 @@ pub fn check_priority(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.as_str() == Some("normal") || v.as_str() == Some("urgent")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/priority",
                 "must be one of `normal`, `urgent`",
@@ -1211,7 +1211,7 @@ pub fn check_query_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/query.schema.json#",
                 "an object",
@@ -1223,7 +1223,7 @@ pub fn check_query_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("question") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/query.schema.json#/required",
                     "question",
@@ -1238,7 +1238,7 @@ pub fn check_query_payload(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string() || v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/query.schema.json#/properties/question",
                             "a string or an object",
@@ -1250,7 +1250,7 @@ pub fn check_query_payload(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_4(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/query.schema.json#/properties/question",
                                 "must contain a character that is not white space (Unicode White_Space)",
@@ -1304,7 +1304,7 @@ pub fn check_response_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/response.schema.json#",
                 "an object",
@@ -1316,7 +1316,7 @@ pub fn check_response_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("summary") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/response.schema.json#/required",
                     "summary",
@@ -1331,7 +1331,7 @@ pub fn check_response_payload(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/response.schema.json#/properties/summary",
                             "a string",
@@ -1343,7 +1343,7 @@ pub fn check_response_payload(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_5(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/response.schema.json#/properties/summary",
                                 "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
@@ -1374,7 +1374,7 @@ pub fn check_response_payload(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_boolean()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/response.schema.json#/properties/truncated",
                             "a boolean",
@@ -1397,7 +1397,7 @@ pub fn check_result_payload(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/result.schema.json#",
                 "an object",
@@ -1409,7 +1409,7 @@ pub fn check_result_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("status") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/result.schema.json#/required",
                     "status",
@@ -1421,7 +1421,7 @@ pub fn check_result_payload(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("outcome") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/result.schema.json#/required",
                     "outcome",
@@ -1472,7 +1472,7 @@ pub fn check_result_status(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/result_status",
                 "a string",
@@ -1485,7 +1485,7 @@ pub fn check_result_status(v: &Value, at: &mut String, out: &mut Problems) {
         {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/result_status",
                 "must be one of `completed`, `failed`, `partial`",
@@ -1501,7 +1501,7 @@ pub fn check_text(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/text",
                 "a string",
@@ -1513,7 +1513,7 @@ pub fn check_text(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_4(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/text",
                     "must contain a character that is not white space (Unicode White_Space)",
@@ -1530,7 +1530,7 @@ pub fn check_unix_millis(v: &Value, at: &mut String, out: &mut Problems) {
         if !(c::is_integer(v)) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/unix_millis",
                 "an integer",
@@ -1538,10 +1538,10 @@ pub fn check_unix_millis(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if c::number_value(v).is_some_and(|n| n < 0f64) {
+        if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/unix_millis",
                 "must be at least 0",
@@ -1557,7 +1557,7 @@ pub fn check_version(v: &Value, at: &mut String, out: &mut Problems) {
         if !(c::is_integer(v)) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/version",
                 "an integer",
@@ -1568,7 +1568,7 @@ pub fn check_version(v: &Value, at: &mut String, out: &mut Problems) {
         if !(c::json_eq(v, "1")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::UnsupportedProfile,
+                ::agh_runtime::ReasonCode::UnsupportedProfile,
                 at,
                 "defs.schema.json#/$defs/version",
                 "must be `1`",
@@ -1761,7 +1761,7 @@ pub fn check_body_result(
             if m.get("error").is_some_and(|x| !x.is_null()) {
                 c::member(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/result.schema.json#/allOf/0",
                     "error",
@@ -1778,7 +1778,7 @@ pub fn check_body_result(
             if m.get("error").is_none_or(Value::is_null) {
                 c::member(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/result.schema.json#/allOf/1",
                     "error",
@@ -1792,7 +1792,7 @@ pub fn check_body_result(
                 if !v.is_null() && !(v.is_string()) {
                     c::member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "body/result.schema.json#/allOf/1",
                         "error",

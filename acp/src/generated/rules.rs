@@ -138,15 +138,15 @@ impl ::std::fmt::Display for ErrorCode {
     }
 }
 /// The trust profiles whose proofs envelope members carry (`x-agh-trust`).
-pub const TRUST_PROFILES: &[::agh_protocol::model::TrustProfile] = &[];
+pub const TRUST_PROFILES: &[::agh_runtime::model::TrustProfile] = &[];
 /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
 pub const MAX_ENVELOPE_BYTES: usize = 1048576usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
 pub const DEFAULT_REPLAY_AGE_SECS: u64 = 300u64;
 /// Envelope members rejected with a specific message.
-pub const FORBIDDEN_MEMBERS: &[::agh_protocol::model::Forbidden] = &[];
+pub const FORBIDDEN_MEMBERS: &[::agh_runtime::model::Forbidden] = &[];
 /// Kind names rejected with a specific message.
-pub const FORBIDDEN_KINDS: &[::agh_protocol::model::Forbidden] = &[];
+pub const FORBIDDEN_KINDS: &[::agh_runtime::model::Forbidden] = &[];
 /// The receiver validation order (docs).
 pub const VALIDATION_ORDER: &[&str] = &[
     "Parse JSON and require a top-level object (strict JSON: UTF-8, no duplicate member names, bounded depth).",
@@ -181,7 +181,7 @@ pub const PROFILE: &str = "acp/0.2";
 pub const PROFILE_MEMBER: &str = "v";
 /// Which envelope member plays each runtime role (`x-agh-envelope.roles`), and the
 /// unit of the time roles (`x-agh-envelope.clock`).
-pub const ROLES: ::agh_protocol::model::Roles = ::agh_protocol::model::Roles {
+pub const ROLES: ::agh_runtime::model::Roles = ::agh_runtime::model::Roles {
     id: Some("id"),
     from: Some("from"),
     to: Some("to"),
@@ -189,21 +189,21 @@ pub const ROLES: ::agh_protocol::model::Roles = ::agh_protocol::model::Roles {
     work_id: None,
     sent_at: Some("ts"),
     expires_at: None,
-    clock: ::agh_protocol::model::Clock::Milliseconds,
+    clock: ::agh_runtime::model::Clock::Milliseconds,
 };
 /// Every kind of the schema set, in envelope `kind` enum order, with its rules
 /// (`x-agh-kind`). The generated body types carry the same values through `#[derive(Body)]`.
-pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = &[
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+pub const KINDS: &[::agh_runtime::model::KindInfo<super::checks::KnownBody>] = &[
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "ping",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Forbidden,
-            body: ::agh_protocol::kind::Presence::Optional,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Forbidden,
+            body: ::agh_runtime::kind::Presence::Optional,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -213,16 +213,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_ping,
         scan: super::scan::scan_body_ping,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "pong",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Required,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Required,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -232,16 +232,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_pong,
         scan: super::scan::scan_body_pong,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "query",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Forbidden,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Forbidden,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -251,16 +251,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_query,
         scan: super::scan::scan_body_query,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "response",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Required,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Required,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -270,16 +270,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_response,
         scan: super::scan::scan_body_response,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "delegate",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Forbidden,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Forbidden,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -289,16 +289,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_delegate,
         scan: super::scan::scan_body_delegate,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "ack",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Required,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Required,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -308,16 +308,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_ack,
         scan: super::scan::scan_body_ack,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "result",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Required,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Required,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -327,16 +327,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_result,
         scan: super::scan::scan_body_result,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "notify",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Optional,
-            reply_to: ::agh_protocol::kind::Presence::Forbidden,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Optional,
+            reply_to: ::agh_runtime::kind::Presence::Forbidden,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -346,16 +346,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_notify,
         scan: super::scan::scan_body_notify,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "cancel",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Required,
-            body: ::agh_protocol::kind::Presence::Optional,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Required,
+            body: ::agh_runtime::kind::Presence::Optional,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -365,16 +365,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_cancel,
         scan: super::scan::scan_body_cancel,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "discover",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Forbidden,
-            body: ::agh_protocol::kind::Presence::Optional,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Forbidden,
+            body: ::agh_runtime::kind::Presence::Optional,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -384,16 +384,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_discover,
         scan: super::scan::scan_body_discover,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "capabilities",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Required,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Required,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -403,16 +403,16 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_capabilities,
         scan: super::scan::scan_body_capabilities,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "error",
             profile: "acp/0.2",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Optional,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Optional,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -424,83 +424,83 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
     },
 ];
 /// The rules of `kind`, if the schema set defines it.
-pub fn kind_rules(kind: &str) -> Option<&'static ::agh_protocol::kind::KindRules> {
+pub fn kind_rules(kind: &str) -> Option<&'static ::agh_runtime::kind::KindRules> {
     KINDS.iter().find(|k| k.rules.kind == kind).map(|k| &k.rules)
 }
 /// How loaded an agent is, as a heartbeat reports it. Values and meanings (`x-agh-enum-descriptions`).
-pub const AGENT_STATUS_VALUES: &[::agh_protocol::model::ValueDoc] = &[
-    ::agh_protocol::model::ValueDoc {
+pub const AGENT_STATUS_VALUES: &[::agh_runtime::model::ValueDoc] = &[
+    ::agh_runtime::model::ValueDoc {
         value: "idle",
         description: "No task in progress; the agent can take work at once.",
     },
-    ::agh_protocol::model::ValueDoc {
+    ::agh_runtime::model::ValueDoc {
         value: "busy",
         description: "Working on something; new work may wait.",
     },
-    ::agh_protocol::model::ValueDoc {
+    ::agh_runtime::model::ValueDoc {
         value: "overloaded",
         description: "At capacity; new work will likely be refused (`error` code `overloaded`).",
     },
 ];
 /// How much attention a notification deserves. Values and meanings (`x-agh-enum-descriptions`).
-pub const IMPORTANCE_VALUES: &[::agh_protocol::model::ValueDoc] = &[
-    ::agh_protocol::model::ValueDoc {
+pub const IMPORTANCE_VALUES: &[::agh_runtime::model::ValueDoc] = &[
+    ::agh_runtime::model::ValueDoc {
         value: "low",
         description: "Background context.",
     },
-    ::agh_protocol::model::ValueDoc {
+    ::agh_runtime::model::ValueDoc {
         value: "medium",
         description: "Worth knowing; no action expected.",
     },
-    ::agh_protocol::model::ValueDoc {
+    ::agh_runtime::model::ValueDoc {
         value: "high",
         description: "Act on this.",
     },
 ];
 /// How urgent a delegated task is. Values and meanings (`x-agh-enum-descriptions`).
-pub const PRIORITY_VALUES: &[::agh_protocol::model::ValueDoc] = &[
-    ::agh_protocol::model::ValueDoc {
+pub const PRIORITY_VALUES: &[::agh_runtime::model::ValueDoc] = &[
+    ::agh_runtime::model::ValueDoc {
         value: "normal",
         description: "Do it in the usual order.",
     },
-    ::agh_protocol::model::ValueDoc {
+    ::agh_runtime::model::ValueDoc {
         value: "urgent",
         description: "Interrupt current work if needed.",
     },
 ];
 /// Whether a delegated task worked. Values and meanings (`x-agh-enum-descriptions`).
-pub const RESULT_STATUS_VALUES: &[::agh_protocol::model::ValueDoc] = &[
-    ::agh_protocol::model::ValueDoc {
+pub const RESULT_STATUS_VALUES: &[::agh_runtime::model::ValueDoc] = &[
+    ::agh_runtime::model::ValueDoc {
         value: "completed",
         description: "The task was done. `error` MUST be null or absent.",
     },
-    ::agh_protocol::model::ValueDoc {
+    ::agh_runtime::model::ValueDoc {
         value: "failed",
         description: "The task was not done. `error` is REQUIRED and says why.",
     },
-    ::agh_protocol::model::ValueDoc {
+    ::agh_runtime::model::ValueDoc {
         value: "partial",
         description: "Part of the task was done; `outcome` says which part. `error` MAY say why the rest was not.",
     },
 ];
 /// The request/response exchanges of the request kinds (`x-agh-kind.exchange`), in
 /// kind order: the correlation tracker's table.
-pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
-    ::agh_protocol::model::Exchange {
+pub const EXCHANGES: &[::agh_runtime::model::Exchange] = &[
+    ::agh_runtime::model::Exchange {
         kind: "ping",
         expects_reply: true,
         deadline: None,
         default_deadline_ms: None,
         states: &[],
         replies: &[
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "pong",
                 states: &["open"],
                 when: &[],
                 request: &[],
                 to: "answered",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "error",
                 states: &["open"],
                 when: &[],
@@ -510,21 +510,21 @@ pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
         ],
         refers_to: &[],
     },
-    ::agh_protocol::model::Exchange {
+    ::agh_runtime::model::Exchange {
         kind: "query",
         expects_reply: true,
         deadline: Some("/deadline_ms"),
         default_deadline_ms: Some(30000u64),
         states: &[],
         replies: &[
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "response",
                 states: &["open"],
                 when: &[],
                 request: &[],
                 to: "answered",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "error",
                 states: &["open"],
                 when: &[],
@@ -534,34 +534,34 @@ pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
         ],
         refers_to: &[],
     },
-    ::agh_protocol::model::Exchange {
+    ::agh_runtime::model::Exchange {
         kind: "delegate",
         expects_reply: true,
         deadline: Some("/deadline_ms"),
         default_deadline_ms: None,
         states: &[
-            ::agh_protocol::model::ExchangeState {
+            ::agh_runtime::model::ExchangeState {
                 name: "working",
                 description: "Acknowledged and accepted with `report_back`: a `result` is awaited.",
                 awaiting: true,
             },
-            ::agh_protocol::model::ExchangeState {
+            ::agh_runtime::model::ExchangeState {
                 name: "refused",
                 description: "Acknowledged with `accepted: false`: the exchange is settled; an `error` MAY still follow with the reason.",
                 awaiting: false,
             },
-            ::agh_protocol::model::ExchangeState {
+            ::agh_runtime::model::ExchangeState {
                 name: "reported",
                 description: "The `result` arrived before the `ack` (they travel on different streams): the `ack` is still awaited.",
                 awaiting: true,
             },
         ],
         replies: &[
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "ack",
                 states: &["open"],
                 when: &[
-                    ::agh_protocol::model::MemberIs {
+                    ::agh_runtime::model::MemberIs {
                         member: "accepted",
                         value: "false",
                     },
@@ -569,45 +569,45 @@ pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
                 request: &[],
                 to: "refused",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "ack",
                 states: &["open"],
                 when: &[],
                 request: &[
-                    ::agh_protocol::model::MemberIs {
+                    ::agh_runtime::model::MemberIs {
                         member: "report_back",
                         value: "true",
                     },
                 ],
                 to: "working",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "ack",
                 states: &["open", "reported"],
                 when: &[],
                 request: &[],
                 to: "answered",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "result",
                 states: &["open"],
                 when: &[],
                 request: &[
-                    ::agh_protocol::model::MemberIs {
+                    ::agh_runtime::model::MemberIs {
                         member: "report_back",
                         value: "true",
                     },
                 ],
                 to: "reported",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "result",
                 states: &["working"],
                 when: &[],
                 request: &[],
                 to: "answered",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "error",
                 states: &["open", "working", "refused", "reported"],
                 when: &[],
@@ -617,14 +617,14 @@ pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
         ],
         refers_to: &[],
     },
-    ::agh_protocol::model::Exchange {
+    ::agh_runtime::model::Exchange {
         kind: "notify",
         expects_reply: false,
         deadline: None,
         default_deadline_ms: None,
         states: &[],
         replies: &[
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "error",
                 states: &["open"],
                 when: &[],
@@ -634,21 +634,21 @@ pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
         ],
         refers_to: &[],
     },
-    ::agh_protocol::model::Exchange {
+    ::agh_runtime::model::Exchange {
         kind: "cancel",
         expects_reply: true,
         deadline: None,
         default_deadline_ms: None,
         states: &[],
         replies: &[
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "ack",
                 states: &["open"],
                 when: &[],
                 request: &[],
                 to: "answered",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "error",
                 states: &["open"],
                 when: &[],
@@ -658,21 +658,21 @@ pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
         ],
         refers_to: &["delegate"],
     },
-    ::agh_protocol::model::Exchange {
+    ::agh_runtime::model::Exchange {
         kind: "discover",
         expects_reply: true,
         deadline: None,
         default_deadline_ms: None,
         states: &[],
         replies: &[
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "capabilities",
                 states: &["open"],
                 when: &[],
                 request: &[],
                 to: "answered",
             },
-            ::agh_protocol::model::ReplyRule {
+            ::agh_runtime::model::ReplyRule {
                 kind: "error",
                 states: &["open"],
                 when: &[],
@@ -688,60 +688,60 @@ pub const EXCHANGES: &[::agh_protocol::model::Exchange] = &[
 /// unrelated otherwise.
 pub const ANSWERS_ANY: &[&str] = &["error"];
 /// How this profile spells the runtime's refusals (`x-agh-refusal-codes` on `ErrorCode`).
-pub const REFUSAL_CODES: &[::agh_protocol::model::RefusalCode] = &[
-    ::agh_protocol::model::RefusalCode {
+pub const REFUSAL_CODES: &[::agh_runtime::model::RefusalCode] = &[
+    ::agh_runtime::model::RefusalCode {
         refusal: "malformed",
         code: "malformed",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "expired",
         code: "expired",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "duplicate",
         code: "duplicate",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "unsupported_kind",
         code: "unknown_kind",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "unsupported_profile",
         code: "unsupported_version",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "verification_failed",
         code: "not_authorized",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "not_target",
         code: "not_target",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "not_found",
         code: "unknown_ref",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "busy",
         code: "overloaded",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "internal",
         code: "internal",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "unknown_request",
         code: "unknown_ref",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "already_answered",
         code: "already_answered",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "unexpected_reply",
         code: "unexpected_reply",
     },
-    ::agh_protocol::model::RefusalCode {
+    ::agh_runtime::model::RefusalCode {
         refusal: "wrong_peer",
         code: "not_authorized",
     },

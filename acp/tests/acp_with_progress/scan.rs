@@ -3,9 +3,9 @@
 //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
 //! exact validators in `checks.rs` say why.
 use std::borrow::Cow;
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeRef<'a> {
@@ -72,7 +72,7 @@ impl<'a> EnvelopeRef<'a> {
         }
     }
 }
-impl ::agh_protocol::profile::EnvelopeView for EnvelopeRef<'_> {
+impl ::agh_runtime::profile::EnvelopeView for EnvelopeRef<'_> {
     fn member(&self, name: &str) -> Member<'_> {
         EnvelopeRef::member(self, name)
     }
@@ -156,8 +156,10 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 16u64;
                 f_ts = Some({
+                    let mark = s.mark();
                     let n = s.integer()?;
-                    if (n as f64) < 0f64 {
+                    let nt = s.since(mark).get();
+                    if c::below(nt, "0") {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -368,8 +370,10 @@ pub fn scan_capabilities_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `Count` value (`defs.schema.json#/$defs/count`); `None` declines.
 pub fn scan_count<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let n = s.integer()?;
-    if (n as f64) < 0f64 {
+    let mark = s.mark();
+    s.integer()?;
+    let nt = s.since(mark).get();
+    if c::below(nt, "0") {
         return None;
     }
     Some(())
@@ -457,8 +461,10 @@ pub fn scan_dotted_name<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `DurationMs` value (`defs.schema.json#/$defs/duration_ms`); `None` declines.
 pub fn scan_duration_ms<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let n = s.integer()?;
-    if (n as f64) < 1f64 {
+    let mark = s.mark();
+    s.integer()?;
+    let nt = s.since(mark).get();
+    if c::below(nt, "1") {
         return None;
     }
     Some(())
@@ -659,11 +665,13 @@ pub fn scan_progress_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                let n = s.integer()?;
-                if (n as f64) < 0f64 {
+                let mark = s.mark();
+                s.integer()?;
+                let nt = s.since(mark).get();
+                if c::below(nt, "0") {
                     return None;
                 }
-                if (n as f64) > 100f64 {
+                if c::above(nt, "100") {
                     return None;
                 }
             }
@@ -862,8 +870,10 @@ pub fn scan_text<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `UnixMillis` value (`defs.schema.json#/$defs/unix_millis`); `None` declines.
 pub fn scan_unix_millis<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let n = s.integer()?;
-    if (n as f64) < 0f64 {
+    let mark = s.mark();
+    s.integer()?;
+    let nt = s.since(mark).get();
+    if c::below(nt, "0") {
         return None;
     }
     Some(())

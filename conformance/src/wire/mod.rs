@@ -523,7 +523,7 @@ impl Probe {
         self.counter += 1;
         let cfg = &self.run.cfg;
         let mut env = Map::new();
-        env.insert("protocol".into(), json!(crate::PROTOCOL));
+        env.insert("protocol".into(), json!(crate::implementation::PROTOCOL));
         env.insert(
             "id".into(),
             json!(format!(

@@ -155,7 +155,7 @@ impl WireReport {
             .collect();
         json!({
             "kit": "agh conformance wire",
-            "protocol": crate::PROTOCOL,
+            "protocol": crate::implementation::PROTOCOL,
             "target": self.target,
             "level": self.level.as_str(),
             "level_met": self.level_met(),

@@ -2,9 +2,9 @@
 //! Validators generated from the schema set: one per named type, one body check per kind.
 use std::sync::OnceLock;
 use serde_json::{Map, Value};
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::problem::Problems;
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::problem::Problems;
 use super::types::*;
 /// Whether a string matches `[^\u0009-\u000d\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
@@ -44,7 +44,7 @@ pub fn pattern_2(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[(b'a', b'f'), (b'0', b'9')],
             );
             SET[c as usize]
@@ -58,7 +58,7 @@ pub fn pattern_3(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                     &[(b'a', b'z'), (b'0', b'9')],
                 );
                 SET[c as usize]
@@ -71,7 +71,7 @@ pub fn pattern_3(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
             );
             SET[c as usize]
@@ -88,7 +88,7 @@ pub fn pattern_4(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[(b'a', b'f'), (b'0', b'9')],
             );
             SET[c as usize]
@@ -103,7 +103,7 @@ pub fn pattern_5(s: &str) -> bool {
                 Some(
                     c,
                 ) if {
-                    const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                    const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                         &[(b'a', b'z'), (b'0', b'9')],
                     );
                     SET[c as usize]
@@ -116,7 +116,7 @@ pub fn pattern_5(s: &str) -> bool {
         }
         chars
             .all(|c| {
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                     &[
                         (b'a', b'z'),
                         (b'0', b'9'),
@@ -138,7 +138,7 @@ pub fn pattern_5(s: &str) -> bool {
                         }
                         chars
                             .all(|c| {
-                                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                                     &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
                                 );
                                 SET[c as usize]
@@ -151,7 +151,7 @@ pub fn pattern_5(s: &str) -> bool {
                             }
                             chars
                                 .all(|c| {
-                                    const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                                    const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                                         &[(b'a', b'f'), (b'0', b'9')],
                                     );
                                     SET[c as usize]
@@ -170,7 +170,7 @@ pub fn pattern_6(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                     &[
                         (b'A', b'Z'),
                         (b'a', b'z'),
@@ -189,7 +189,7 @@ pub fn pattern_6(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[
                     (b'A', b'A'),
                     (b'E', b'E'),
@@ -220,7 +220,7 @@ pub fn pattern_7(s: &str) -> bool {
             Some(
                 c,
             ) if {
-                const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                     &[
                         (b'A', b'Z'),
                         (b'a', b'z'),
@@ -239,7 +239,7 @@ pub fn pattern_7(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[(b'A', b'A'), (b'Q', b'Q'), (b'g', b'g'), (b'w', b'w')],
             );
             SET[c as usize]
@@ -256,7 +256,7 @@ pub fn pattern_8(s: &str) -> bool {
                 }
                 chars
                     .all(|c| {
-                        const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                        const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                             &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
                         );
                         SET[c as usize]
@@ -269,7 +269,7 @@ pub fn pattern_8(s: &str) -> bool {
                     }
                     chars
                         .all(|c| {
-                            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+                            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                                 &[(b'a', b'f'), (b'0', b'9')],
                             );
                             SET[c as usize]
@@ -290,7 +290,7 @@ pub fn pattern_9(s: &str) -> bool {
     }
     chars
         .all(|c| {
-            const SET: [bool; 256] = ::agh_protocol::check::byte_set(
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
                 &[(b'a', b'z'), (b'A', b'Z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
             );
             SET[c as usize]
@@ -338,7 +338,7 @@ pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems)
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "artifact-descriptor.schema.json#",
                 "an object",
@@ -356,7 +356,7 @@ pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "artifact-descriptor.schema.json#/properties/type",
                             "a string or null",
@@ -379,7 +379,7 @@ pub fn check_artifact_descriptor(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "artifact-descriptor.schema.json#/properties/uri",
                             "a string or null",
@@ -402,7 +402,7 @@ pub fn check_capability_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/capability.schema.json#",
                 "an object",
@@ -414,7 +414,7 @@ pub fn check_capability_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("capability") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/capability.schema.json#/required",
                     "capability",
@@ -442,7 +442,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "capability-brief-entry.schema.json#",
                 "an object",
@@ -454,7 +454,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-brief-entry.schema.json#/required",
                     "id",
@@ -466,7 +466,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
             if !m.contains_key("summary") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-brief-entry.schema.json#/required",
                     "summary",
@@ -481,7 +481,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-brief-entry.schema.json#/properties/id",
                             "a string",
@@ -493,7 +493,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-brief-entry.schema.json#/properties/id",
                                 "must contain a character that is not white space (Unicode White_Space)",
@@ -514,7 +514,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-brief-entry.schema.json#/properties/summary",
                             "a string",
@@ -526,7 +526,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-brief-entry.schema.json#/properties/summary",
                                 "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
@@ -550,7 +550,7 @@ pub fn check_capability_catalog(v: &Value, at: &mut String, out: &mut Problems) 
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "capability-catalog.schema.json#",
                 "an object",
@@ -562,7 +562,7 @@ pub fn check_capability_catalog(v: &Value, at: &mut String, out: &mut Problems) 
             if !m.contains_key("capabilities") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-catalog.schema.json#/required",
                     "capabilities",
@@ -577,7 +577,7 @@ pub fn check_capability_catalog(v: &Value, at: &mut String, out: &mut Problems) 
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/properties/capabilities",
                             "an array",
@@ -612,7 +612,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "capability-catalog.schema.json#/$defs/catalog_entry",
                 "an object",
@@ -624,7 +624,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-catalog.schema.json#/$defs/catalog_entry/required",
                     "id",
@@ -636,7 +636,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
             if !m.contains_key("summary") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-catalog.schema.json#/$defs/catalog_entry/required",
                     "summary",
@@ -648,7 +648,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
             if !m.contains_key("outcome") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-catalog.schema.json#/$defs/catalog_entry/required",
                     "outcome",
@@ -663,7 +663,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/id",
                             "a string",
@@ -675,7 +675,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/id",
                                 "must contain a character that is not white space (Unicode White_Space)",
@@ -696,7 +696,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/summary",
                             "a string",
@@ -708,7 +708,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/summary",
                                 "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
@@ -729,7 +729,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/outcome",
                             "a string",
@@ -741,7 +741,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/outcome",
                                 "must contain a character that is not white space (Unicode White_Space)",
@@ -762,7 +762,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/version",
                             "a string",
@@ -774,7 +774,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !c::at_least_chars(s, 1usize) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/version",
                                 "must not be empty",
@@ -795,7 +795,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/digest",
                             "a string",
@@ -807,7 +807,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if !pattern_2(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/digest",
                                 "does not match `^sha256:[a-f0-9]{64}$`",
@@ -828,7 +828,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/context_needed",
                             "an array",
@@ -840,7 +840,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/context_needed",
                                 "must have at least 1 item(s)",
@@ -854,7 +854,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/context_needed/items",
                                         "a string",
@@ -881,7 +881,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/artifacts_expected",
                             "an array",
@@ -893,7 +893,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/artifacts_expected",
                                 "must have at least 1 item(s)",
@@ -907,7 +907,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/artifacts_expected/items",
                                         "a string",
@@ -934,7 +934,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/execution_outline",
                             "an array",
@@ -946,7 +946,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/execution_outline",
                                 "must have at least 1 item(s)",
@@ -960,7 +960,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/execution_outline/items",
                                         "a string",
@@ -987,7 +987,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/constraints",
                             "an array",
@@ -999,7 +999,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/constraints",
                                 "must have at least 1 item(s)",
@@ -1013,7 +1013,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/constraints/items",
                                         "a string",
@@ -1040,7 +1040,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/examples",
                             "an array",
@@ -1052,7 +1052,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/examples",
                                 "must have at least 1 item(s)",
@@ -1066,7 +1066,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/examples/items",
                                         "a string",
@@ -1093,7 +1093,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements",
                             "an array",
@@ -1105,7 +1105,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements",
                                 "must have at least 1 item(s)",
@@ -1116,7 +1116,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements",
                                 first,
@@ -1128,7 +1128,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                         if let Some((first, again)) = c::first_duplicate_trimmed(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements",
                                 first,
@@ -1143,7 +1143,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements/items",
                                         "a string",
@@ -1155,7 +1155,7 @@ pub fn check_capability_catalog_entry(v: &Value, at: &mut String, out: &mut Prob
                                     if !pattern_0(s) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "capability-catalog.schema.json#/$defs/catalog_entry/properties/requirements/items",
                                             "must contain a character that is not white space (Unicode White_Space)",
@@ -1186,7 +1186,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "capability-document.schema.json#",
                 "an object",
@@ -1198,7 +1198,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-document.schema.json#/required",
                     "id",
@@ -1210,7 +1210,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if !m.contains_key("summary") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-document.schema.json#/required",
                     "summary",
@@ -1222,7 +1222,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if !m.contains_key("outcome") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-document.schema.json#/required",
                     "outcome",
@@ -1234,7 +1234,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if !m.contains_key("digest") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "capability-document.schema.json#/required",
                     "digest",
@@ -1249,7 +1249,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/id",
                             "a string",
@@ -1261,7 +1261,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/id",
                                 "must contain a character that is not white space (Unicode White_Space)",
@@ -1282,7 +1282,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/summary",
                             "a string",
@@ -1294,7 +1294,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/summary",
                                 "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
@@ -1315,7 +1315,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/outcome",
                             "a string",
@@ -1327,7 +1327,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/outcome",
                                 "must contain a character that is not white space (Unicode White_Space)",
@@ -1348,7 +1348,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/digest",
                             "a string",
@@ -1360,7 +1360,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if !pattern_2(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/digest",
                                 "does not match `^sha256:[a-f0-9]{64}$`",
@@ -1384,7 +1384,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/version",
                             "a string or null",
@@ -1407,7 +1407,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/context_needed",
                             "an array or null",
@@ -1422,7 +1422,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/context_needed/items",
                                         "a string",
@@ -1452,7 +1452,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/artifacts_expected",
                             "an array or null",
@@ -1467,7 +1467,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/artifacts_expected/items",
                                         "a string",
@@ -1497,7 +1497,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/execution_outline",
                             "an array or null",
@@ -1512,7 +1512,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/execution_outline/items",
                                         "a string",
@@ -1542,7 +1542,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/constraints",
                             "an array or null",
@@ -1557,7 +1557,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/constraints/items",
                                         "a string",
@@ -1587,7 +1587,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/examples",
                             "an array or null",
@@ -1602,7 +1602,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/examples/items",
                                         "a string",
@@ -1632,7 +1632,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "capability-document.schema.json#/properties/requirements",
                             "an array or null",
@@ -1644,7 +1644,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/requirements",
                                 first,
@@ -1656,7 +1656,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                         if let Some((first, again)) = c::first_duplicate_trimmed(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "capability-document.schema.json#/properties/requirements",
                                 first,
@@ -1671,7 +1671,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "capability-document.schema.json#/properties/requirements/items",
                                         "a string",
@@ -1683,7 +1683,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                                     if !pattern_0(s) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "capability-document.schema.json#/properties/requirements/items",
                                             "must contain a character that is not white space (Unicode White_Space)",
@@ -1714,7 +1714,7 @@ pub fn check_channel(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/channel",
                 "a string",
@@ -1726,7 +1726,7 @@ pub fn check_channel(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_3(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/channel",
                     "does not match `^[a-z0-9][a-z0-9_-]{0,63}$`",
@@ -1743,7 +1743,7 @@ pub fn check_direct_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/direct_id",
                 "a string",
@@ -1755,7 +1755,7 @@ pub fn check_direct_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_4(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/direct_id",
                     "does not match `^direct_[a-f0-9]{32}$`",
@@ -1773,7 +1773,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if m.contains_key("interaction_id") {
                 c::member(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/x-agh-envelope/forbidden_members",
                     "interaction_id",
@@ -1788,7 +1788,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "envelope.schema.json#",
                 "an object",
@@ -1800,7 +1800,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("protocol") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "protocol",
@@ -1812,7 +1812,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "id",
@@ -1824,7 +1824,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("workspace_id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "workspace_id",
@@ -1836,7 +1836,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("kind") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "kind",
@@ -1848,7 +1848,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("channel") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "channel",
@@ -1860,7 +1860,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("from") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "from",
@@ -1872,7 +1872,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("ts") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "ts",
@@ -1884,7 +1884,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("body") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "body",
@@ -1929,7 +1929,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/kind",
                             "a string",
@@ -2084,7 +2084,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/body",
                             "an object",
@@ -2107,7 +2107,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/proof",
                             "an object or null",
@@ -2127,7 +2127,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/ext",
                             "an object",
@@ -2150,7 +2150,7 @@ pub fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                 ) {
                     c::unknown_member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "envelope.schema.json#/additionalProperties",
                         key,
@@ -2169,7 +2169,7 @@ pub fn check_envelope_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/envelope_id",
                 "a string",
@@ -2181,7 +2181,7 @@ pub fn check_envelope_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/envelope_id",
                     "must not be empty",
@@ -2198,7 +2198,7 @@ pub fn check_greet_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/greet.schema.json#",
                 "an object",
@@ -2210,7 +2210,7 @@ pub fn check_greet_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("peer_card") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/greet.schema.json#/required",
                     "peer_card",
@@ -2238,7 +2238,7 @@ pub fn check_greet_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/greet.schema.json#/properties/summary",
                             "a string or null",
@@ -2261,7 +2261,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "peer-card.schema.json#",
                 "an object",
@@ -2273,7 +2273,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("peer_id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "peer_id",
@@ -2285,7 +2285,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("profiles_supported") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "profiles_supported",
@@ -2297,7 +2297,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("capabilities") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "capabilities",
@@ -2309,7 +2309,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("artifacts_supported") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "artifacts_supported",
@@ -2321,7 +2321,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("trust_modes_supported") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "peer-card.schema.json#/required",
                     "trust_modes_supported",
@@ -2349,7 +2349,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/display_name",
                             "a string or null",
@@ -2369,7 +2369,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/profiles_supported",
                             "an array",
@@ -2384,7 +2384,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "peer-card.schema.json#/properties/profiles_supported/items",
                                         "a string",
@@ -2411,7 +2411,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/capabilities",
                             "an array",
@@ -2426,7 +2426,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "peer-card.schema.json#/properties/capabilities/items",
                                         "a string",
@@ -2453,7 +2453,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/artifacts_supported",
                             "an array",
@@ -2468,7 +2468,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "peer-card.schema.json#/properties/artifacts_supported/items",
                                         "a string",
@@ -2495,7 +2495,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/properties/trust_modes_supported",
                             "an array",
@@ -2510,7 +2510,7 @@ pub fn check_peer_card(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "peer-card.schema.json#/properties/trust_modes_supported/items",
                                         "a string",
@@ -2553,7 +2553,7 @@ pub fn check_peer_card_ext(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "peer-card.schema.json#/$defs/peer_card_ext",
                 "an object",
@@ -2568,7 +2568,7 @@ pub fn check_peer_card_ext(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "peer-card.schema.json#/$defs/peer_card_ext/properties/agh.capabilities_brief",
                             "an array",
@@ -2603,7 +2603,7 @@ pub fn check_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/peer_id",
                 "a string",
@@ -2615,7 +2615,7 @@ pub fn check_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_5(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/peer_id",
                     "does not match `^(?:[a-z0-9][a-z0-9._-]{0,127}|[a-z0-9_-]{1,32}@[a-f0-9]{32})$`",
@@ -2632,7 +2632,7 @@ pub fn check_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "a string",
@@ -2643,7 +2643,7 @@ pub fn check_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.as_str() == Some("agh-network/v0")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::UnsupportedProfile,
+                ::agh_runtime::ReasonCode::UnsupportedProfile,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "must be `agh-network/v0`",
@@ -2659,7 +2659,7 @@ pub fn check_reason_code(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/reason_code",
                 "a string",
@@ -2671,7 +2671,7 @@ pub fn check_reason_code(v: &Value, at: &mut String, out: &mut Problems) {
             if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/reason_code",
                     "must not be empty",
@@ -2688,7 +2688,7 @@ pub fn check_receipt_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/receipt.schema.json#",
                 "an object",
@@ -2700,7 +2700,7 @@ pub fn check_receipt_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("for_id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/required",
                     "for_id",
@@ -2712,7 +2712,7 @@ pub fn check_receipt_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("status") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/required",
                     "status",
@@ -2763,7 +2763,7 @@ pub fn check_receipt_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/receipt.schema.json#/properties/detail",
                             "a string or null",
@@ -2786,7 +2786,7 @@ pub fn check_receipt_status(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/receipt_status",
                 "a string",
@@ -2800,7 +2800,7 @@ pub fn check_receipt_status(v: &Value, at: &mut String, out: &mut Problems) {
         {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/receipt_status",
                 "must be one of `accepted`, `rejected`, `duplicate`, `expired`, `unsupported`, `canceled`",
@@ -2816,7 +2816,7 @@ pub fn check_reference(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/reference",
                 "a string",
@@ -2828,7 +2828,7 @@ pub fn check_reference(v: &Value, at: &mut String, out: &mut Problems) {
             if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/reference",
                     "must not be empty",
@@ -2845,7 +2845,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/say.schema.json#",
                 "an object",
@@ -2857,7 +2857,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("text") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/say.schema.json#/required",
                     "text",
@@ -2872,7 +2872,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/say.schema.json#/properties/text",
                             "a string",
@@ -2884,7 +2884,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_0(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/say.schema.json#/properties/text",
                                 "must contain a character that is not white space (Unicode White_Space)",
@@ -2908,7 +2908,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/say.schema.json#/properties/intent",
                             "a string or null",
@@ -2931,7 +2931,7 @@ pub fn check_say_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/say.schema.json#/properties/artifacts",
                             "an array or null",
@@ -2966,7 +2966,7 @@ pub fn check_string_list(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_array()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/string_list",
                 "an array",
@@ -2981,7 +2981,7 @@ pub fn check_string_list(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/string_list/items",
                             "a string",
@@ -3004,7 +3004,7 @@ pub fn check_surface(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/surface",
                 "a string",
@@ -3015,7 +3015,7 @@ pub fn check_surface(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.as_str() == Some("thread") || v.as_str() == Some("direct")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/surface",
                 "must be one of `thread`, `direct`",
@@ -3031,7 +3031,7 @@ pub fn check_thread_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/thread_id",
                 "a string",
@@ -3043,7 +3043,7 @@ pub fn check_thread_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !c::at_least_chars(s, 1usize) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/thread_id",
                     "must not be empty",
@@ -3060,7 +3060,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/trace.schema.json#",
                 "an object",
@@ -3072,7 +3072,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("state") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/trace.schema.json#/required",
                     "state",
@@ -3100,7 +3100,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/trace.schema.json#/properties/message",
                             "a string or null",
@@ -3123,7 +3123,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/trace.schema.json#/properties/result",
                             "an object or null",
@@ -3146,7 +3146,7 @@ pub fn check_trace_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/trace.schema.json#/properties/artifact_refs",
                             "an array or null",
@@ -3181,7 +3181,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "trust-proof.schema.json#",
                 "an object",
@@ -3193,7 +3193,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("profile") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "trust-proof.schema.json#/required",
                     "profile",
@@ -3205,7 +3205,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("alg") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "trust-proof.schema.json#/required",
                     "alg",
@@ -3217,7 +3217,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("key_id") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "trust-proof.schema.json#/required",
                     "key_id",
@@ -3229,7 +3229,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("pubkey") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "trust-proof.schema.json#/required",
                     "pubkey",
@@ -3241,7 +3241,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("sig") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "trust-proof.schema.json#/required",
                     "sig",
@@ -3256,7 +3256,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "trust-proof.schema.json#/properties/profile",
                             "a string",
@@ -3267,7 +3267,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.as_str() == Some("agh-network.trust.ed25519-jcs/v1")) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "trust-proof.schema.json#/properties/profile",
                             "must be `agh-network.trust.ed25519-jcs/v1`",
@@ -3287,7 +3287,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "trust-proof.schema.json#/properties/alg",
                             "a string",
@@ -3298,7 +3298,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.as_str() == Some("Ed25519")) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "trust-proof.schema.json#/properties/alg",
                             "must be `Ed25519`",
@@ -3318,7 +3318,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "trust-proof.schema.json#/properties/key_id",
                             "a string",
@@ -3330,7 +3330,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_2(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "trust-proof.schema.json#/properties/key_id",
                                 "does not match `^sha256:[a-f0-9]{64}$`",
@@ -3351,7 +3351,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "trust-proof.schema.json#/properties/pubkey",
                             "a string",
@@ -3363,7 +3363,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_6(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "trust-proof.schema.json#/properties/pubkey",
                                 "does not match `^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$`",
@@ -3384,7 +3384,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "trust-proof.schema.json#/properties/sig",
                             "a string",
@@ -3396,7 +3396,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                         if !pattern_7(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "trust-proof.schema.json#/properties/sig",
                                 "does not match `^[A-Za-z0-9_-]{85}[AQgw]$`",
@@ -3417,7 +3417,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
                 ) {
                     c::unknown_member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "trust-proof.schema.json#/additionalProperties",
                         key,
@@ -3436,7 +3436,7 @@ pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
         if !(c::is_integer(v)) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/unix_seconds",
                 "an integer",
@@ -3444,10 +3444,10 @@ pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
             );
             break 'c0;
         }
-        if c::number_value(v).is_some_and(|n| n < 0f64) {
+        if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/unix_seconds",
                 "must be at least 0",
@@ -3463,7 +3463,7 @@ pub fn check_verified_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/verified_peer_id",
                 "a string",
@@ -3475,7 +3475,7 @@ pub fn check_verified_peer_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_8(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/verified_peer_id",
                     "does not match `^[a-z0-9_-]{1,32}@[a-f0-9]{32}$`",
@@ -3492,7 +3492,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/whois.schema.json#",
                 "an object",
@@ -3504,7 +3504,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("type") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/whois.schema.json#/required",
                     "type",
@@ -3519,7 +3519,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/whois.schema.json#/properties/type",
                             "a string",
@@ -3531,7 +3531,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
                     {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/whois.schema.json#/properties/type",
                             "must be one of `request`, `response`",
@@ -3554,7 +3554,7 @@ pub fn check_whois_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/whois.schema.json#/properties/query",
                             "a string or null",
@@ -3590,7 +3590,7 @@ pub fn check_work_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/work_id",
                 "a string",
@@ -3602,7 +3602,7 @@ pub fn check_work_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_9(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/work_id",
                     "does not match `^work_[a-zA-Z0-9_-]{1,64}$`",
@@ -3619,7 +3619,7 @@ pub fn check_work_state(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/work_state",
                 "a string",
@@ -3633,7 +3633,7 @@ pub fn check_work_state(v: &Value, at: &mut String, out: &mut Problems) {
         {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/work_state",
                 "must be one of `submitted`, `working`, `needs_input`, `completed`, `failed`, `canceled`",
@@ -3649,7 +3649,7 @@ pub fn check_workspace_id(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/workspace_id",
                 "a string",
@@ -3661,7 +3661,7 @@ pub fn check_workspace_id(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_10(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/workspace_id",
                     "does not match `^[^.*> \\u0000-\\u001f\\u007f]+$`",
@@ -3764,7 +3764,7 @@ pub fn check_body_whois(
             if m.get("peer_card").is_none_or(Value::is_null) {
                 c::member(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/whois.schema.json#/allOf/0",
                     "peer_card",
@@ -3778,7 +3778,7 @@ pub fn check_body_whois(
                 if !v.is_null() && !(v.is_object()) {
                     c::member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "body/whois.schema.json#/allOf/0",
                         "peer_card",
@@ -3790,8 +3790,8 @@ pub fn check_body_whois(
                     }
                 }
             }
-            overrides.to = Some(::agh_protocol::kind::Presence::Recommended);
-            overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
+            overrides.to = Some(::agh_runtime::kind::Presence::Recommended);
+            overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
         }
     }
     if let Some(v) = m.get("type") {
@@ -3799,7 +3799,7 @@ pub fn check_body_whois(
             if m.get("peer_card").is_some_and(|x| !x.is_null()) {
                 c::member(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/whois.schema.json#/allOf/1",
                     "peer_card",
@@ -3878,7 +3878,7 @@ pub fn check_body_receipt(
             if m.get("reason_code").is_some_and(|x| !x.is_null()) {
                 c::member(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/allOf/0",
                     "reason_code",
@@ -3897,7 +3897,7 @@ pub fn check_body_receipt(
             if m.get("reason_code").is_none_or(Value::is_null) {
                 c::member(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/receipt.schema.json#/allOf/1",
                     "reason_code",
@@ -3912,7 +3912,7 @@ pub fn check_body_receipt(
                 if !v.is_null() && !(v.is_string()) {
                     c::member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "body/receipt.schema.json#/allOf/1",
                         "reason_code",

@@ -3,9 +3,9 @@
 //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
 //! exact validators in `checks.rs` say why.
 use std::borrow::Cow;
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeRef<'a> {
@@ -154,7 +154,7 @@ impl<'a> EnvelopeRef<'a> {
         }
     }
 }
-impl ::agh_protocol::profile::EnvelopeView for EnvelopeRef<'_> {
+impl ::agh_runtime::profile::EnvelopeView for EnvelopeRef<'_> {
     fn member(&self, name: &str) -> Member<'_> {
         EnvelopeRef::member(self, name)
     }
@@ -393,8 +393,10 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 16384u64;
                 f_ts = Some({
+                    let mark = s.mark();
                     let n = s.integer()?;
-                    if (n as f64) < 0f64 {
+                    let nt = s.since(mark).get();
+                    if c::below(nt, "0") {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -406,8 +408,10 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 32768u64;
                 f_expires_at = Some({
+                    let mark = s.mark();
                     let n = s.integer()?;
-                    if (n as f64) < 0f64 {
+                    let nt = s.since(mark).get();
+                    if c::below(nt, "0") {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -1484,8 +1488,10 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `UnixSeconds` value (`defs.schema.json#/$defs/unix_seconds`); `None` declines.
 pub fn scan_unix_seconds<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let n = s.integer()?;
-    if (n as f64) < 0f64 {
+    let mark = s.mark();
+    s.integer()?;
+    let nt = s.since(mark).get();
+    if c::below(nt, "0") {
         return None;
     }
     Some(())
@@ -1725,8 +1731,8 @@ pub fn scan_body_whois<'a>(
                 return None;
             }
         }
-        overrides.to = Some(::agh_protocol::kind::Presence::Recommended);
-        overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
+        overrides.to = Some(::agh_runtime::kind::Presence::Recommended);
+        overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
     }
     if m0
         .is_some_and(|v| {

@@ -12,8 +12,9 @@ pub struct ArtifactDescriptor {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 ///`capability` transfers one full capability document inside a thread or direct room. A directed capability with `work_id` takes part in the same lifecycle rules as a `say` with `work_id`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "capability",
     profile = "agh-network/v0",
     surface = required,
@@ -1080,8 +1081,9 @@ impl<'de> ::serde::Deserialize<'de> for EnvelopeId {
     }
 }
 ///`greet` announces a peer in a channel. Receivers use it to refresh local peer presence. It is broadcast, not conversation.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "greet",
     profile = "agh-network/v0",
     surface = forbidden,
@@ -1288,8 +1290,9 @@ impl<'de> ::serde::Deserialize<'de> for ReasonCode {
     }
 }
 ///`receipt` acknowledges a message or a work decision: acceptance, rejection, duplicate detection, expiration, unsupported behavior or cancellation. An accepted receipt confirms responsibility; it does not mean the work is complete.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "receipt",
     profile = "agh-network/v0",
     surface = required,
@@ -1438,8 +1441,9 @@ impl<'de> ::serde::Deserialize<'de> for Reference {
     }
 }
 ///`say` is the default conversation-bearing kind: human and agent text inside a public thread or a direct room. With `work_id` it opens or continues lifecycle-bearing work; without, it is free-form discussion.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "say",
     profile = "agh-network/v0",
     surface = required,
@@ -1647,8 +1651,9 @@ impl<'de> ::serde::Deserialize<'de> for ThreadId {
     }
 }
 ///`trace` reports lifecycle state, progress, results and artifact references for one work unit. A terminal trace closes the work for normal lifecycle updates.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "trace",
     profile = "agh-network/v0",
     surface = required,
@@ -1953,8 +1958,9 @@ impl<'de> ::serde::Deserialize<'de> for VerifiedPeerId {
     }
 }
 ///`whois` discovers peers by Peer ID, display name, capability, artifact type, trust mode or profile. It has two body forms, request and response; a response is directed to the requester and links back to the request with `reply_to`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "whois",
     profile = "agh-network/v0",
     surface = forbidden,
@@ -2497,7 +2503,7 @@ impl ArtifactDescriptor {
         let mut f_type_ = None;
         let mut f_uri = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "type" => {
                     f_type_ = Some(
@@ -2564,7 +2570,7 @@ impl CapabilityBody {
         use ::serde::de::Error as E;
         let mut f_capability = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "capability" => {
                     f_capability = Some(CapabilityDocument::decode_checked(v.get())?);
@@ -2595,7 +2601,7 @@ impl CapabilityBriefEntry {
         let mut f_id = None;
         let mut f_summary = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "id" => {
                     f_id = Some(
@@ -2654,11 +2660,11 @@ impl CapabilityCatalog {
         use ::serde::de::Error as E;
         let mut f_capabilities = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "capabilities" => {
                     f_capabilities = Some(
-                        ::agh_protocol::scan::checked_elements(v.get())
+                        ::agh_runtime::scan::checked_elements(v.get())
                             .into_iter()
                             .map(|e| CapabilityCatalogEntry::decode_checked(e.get()))
                             .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
@@ -2699,7 +2705,7 @@ impl CapabilityCatalogEntry {
         let mut f_summary = None;
         let mut f_version = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "artifacts_expected" => {
                     f_artifacts_expected = Some(
@@ -2906,7 +2912,7 @@ impl CapabilityDocument {
         let mut f_summary = None;
         let mut f_version = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "artifacts_expected" => {
                     f_artifacts_expected = Some(
@@ -3140,7 +3146,7 @@ impl Envelope {
         let mut f_ts = None;
         let mut f_work_id = None;
         let mut f_workspace_id = None;
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "body" => {
                     f_body = Some(
@@ -3484,7 +3490,7 @@ impl GreetBody {
         let mut f_peer_card = None;
         let mut f_summary = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "peer_card" => f_peer_card = Some(PeerCard::decode_checked(v.get())?),
                 "summary" => {
@@ -3540,7 +3546,7 @@ impl PeerCard {
         let mut f_profiles_supported = None;
         let mut f_trust_modes_supported = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "artifacts_supported" => {
                     f_artifacts_supported = Some(
@@ -3658,11 +3664,11 @@ impl PeerCardExt {
         use ::serde::de::Error as E;
         let mut f_agh_capabilities_brief = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "agh.capabilities_brief" => {
                     f_agh_capabilities_brief = Some(
-                        ::agh_protocol::scan::checked_elements(v.get())
+                        ::agh_runtime::scan::checked_elements(v.get())
                             .into_iter()
                             .map(|e| CapabilityBriefEntry::decode_checked(e.get()))
                             .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
@@ -3696,7 +3702,7 @@ impl ReceiptBody {
         let mut f_reason_code = None;
         let mut f_status = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "detail" => {
                     f_detail = Some(
@@ -3788,7 +3794,7 @@ impl SayBody {
         let mut f_intent = None;
         let mut f_text = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "artifacts" => {
                     f_artifacts = Some(
@@ -3796,7 +3802,7 @@ impl SayBody {
                             None
                         } else {
                             Some(
-                                ::agh_protocol::scan::checked_elements(v.get())
+                                ::agh_runtime::scan::checked_elements(v.get())
                                     .into_iter()
                                     .map(|e| ArtifactDescriptor::decode_checked(e.get()))
                                     .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
@@ -3870,7 +3876,7 @@ impl TraceBody {
         let mut f_result = None;
         let mut f_state = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "artifact_refs" => {
                     f_artifact_refs = Some(
@@ -3878,7 +3884,7 @@ impl TraceBody {
                             None
                         } else {
                             Some(
-                                ::agh_protocol::scan::checked_elements(v.get())
+                                ::agh_runtime::scan::checked_elements(v.get())
                                     .into_iter()
                                     .map(|e| ArtifactDescriptor::decode_checked(e.get()))
                                     .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
@@ -3961,7 +3967,7 @@ impl TrustProof {
         let mut f_profile = None;
         let mut f_pubkey = None;
         let mut f_sig = None;
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "alg" => {
                     f_alg = Some(
@@ -4063,7 +4069,7 @@ impl WhoisBody {
         let mut f_query = None;
         let mut f_type_ = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "peer_card" => {
                     f_peer_card = Some(

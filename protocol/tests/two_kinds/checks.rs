@@ -2,9 +2,9 @@
 //! Validators generated from the schema set: one per named type, one body check per kind.
 use std::sync::OnceLock;
 use serde_json::{Map, Value};
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::problem::Problems;
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::problem::Problems;
 use super::types::*;
 /// Whether a string matches `^[a-z]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
@@ -25,6 +25,11 @@ pub fn pattern_1(s: &str) -> bool {
             )
         })
 }
+static RE_2: OnceLock<Option<regress::Regex>> = OnceLock::new();
+/// Whether a string matches `^[a-z]` (regex compiled on first use).
+pub fn pattern_2(s: &str) -> bool {
+    c::matches(&RE_2, "^[a-z]", s)
+}
 /// The patterns compiled to code, with their matchers (the tests compare them with the
 /// regex engine).
 pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
@@ -37,7 +42,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "envelope.schema.json#",
                 "an object",
@@ -49,7 +54,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("protocol") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "protocol",
@@ -61,7 +66,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("kind") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "kind",
@@ -73,7 +78,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("from") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "from",
@@ -85,7 +90,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("body") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "envelope.schema.json#/required",
                     "body",
@@ -110,7 +115,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/kind",
                             "a string",
@@ -153,7 +158,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/reply_to",
                             "a string",
@@ -165,7 +170,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                         if !c::at_least_chars(s, 1usize) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "envelope.schema.json#/properties/reply_to",
                                 "must not be empty",
@@ -186,7 +191,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_object()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "envelope.schema.json#/properties/body",
                             "an object",
@@ -207,7 +212,7 @@ pub fn check_mini_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                 ) {
                     c::unknown_member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "envelope.schema.json#/additionalProperties",
                         key,
@@ -226,7 +231,7 @@ pub fn check_mini_peer(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/peer",
                 "a string",
@@ -238,7 +243,7 @@ pub fn check_mini_peer(v: &Value, at: &mut String, out: &mut Problems) {
             if !pattern_0(s) {
                 c::value_problem(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/peer",
                     "does not match `^[a-z]+$`",
@@ -255,7 +260,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/point",
                 "an object",
@@ -267,7 +272,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("x") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/point/required",
                     "x",
@@ -279,7 +284,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("y") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "defs.schema.json#/$defs/point/required",
                     "y",
@@ -294,7 +299,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(c::is_integer(v)) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/x",
                             "an integer",
@@ -302,10 +307,10 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                         );
                         break 'c1;
                     }
-                    if c::number_value(v).is_some_and(|n| n < 0f64) {
+                    if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/x",
                             "must be at least 0",
@@ -325,7 +330,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(c::is_integer(v)) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/y",
                             "an integer",
@@ -333,10 +338,10 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                         );
                         break 'c1;
                     }
-                    if c::number_value(v).is_some_and(|n| n < 0f64) {
+                    if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "defs.schema.json#/$defs/point/properties/y",
                             "must be at least 0",
@@ -354,7 +359,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
                 if !matches!(key.as_str(), "x" | "y") {
                     c::unknown_member(
                         out,
-                        ::agh_protocol::ReasonCode::Malformed,
+                        ::agh_runtime::ReasonCode::Malformed,
                         at,
                         "defs.schema.json#/$defs/point/additionalProperties",
                         key,
@@ -373,7 +378,7 @@ pub fn check_mini_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "a string",
@@ -384,7 +389,7 @@ pub fn check_mini_protocol(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.as_str() == Some("mini/v1")) {
             c::value_problem(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/protocol",
                 "must be `mini/v1`",
@@ -400,7 +405,7 @@ pub fn check_mini_reason(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_string()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "defs.schema.json#/$defs/reason",
                 "a string",
@@ -416,7 +421,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/note.schema.json#",
                 "an object",
@@ -428,7 +433,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("text") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/note.schema.json#/required",
                     "text",
@@ -440,7 +445,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
             if !m.contains_key("mode") {
                 c::missing(
                     out,
-                    ::agh_protocol::ReasonCode::Malformed,
+                    ::agh_runtime::ReasonCode::Malformed,
                     at,
                     "body/note.schema.json#/required",
                     "mode",
@@ -455,7 +460,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/text",
                             "a string",
@@ -464,10 +469,21 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                         break 'c1;
                     }
                     if let Some(s) = v.as_str() {
+                        if c::at_least_chars(s, 41usize) {
+                            c::value_problem(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/note.schema.json#/properties/text",
+                                "must be at most 40 characters long",
+                                v,
+                            );
+                            break 'c1;
+                        }
                         if !pattern_1(s) {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/note.schema.json#/properties/text",
                                 "must contain a non-whitespace character",
@@ -488,7 +504,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/mode",
                             "a string",
@@ -499,7 +515,7 @@ pub fn check_note_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.as_str() == Some("plain") || v.as_str() == Some("answer")) {
                         c::value_problem(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/note.schema.json#/properties/mode",
                             "must be one of `plain`, `answer`",
@@ -522,7 +538,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
         if !(v.is_object()) {
             c::wrong_type(
                 out,
-                ::agh_protocol::ReasonCode::Malformed,
+                ::agh_runtime::ReasonCode::Malformed,
                 at,
                 "body/ping.schema.json#",
                 "an object",
@@ -540,7 +556,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_string()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/nonce",
                             "a string or null",
@@ -563,7 +579,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/grid",
                             "an array or null",
@@ -575,7 +591,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if items.len() < 1usize {
                             c::value_problem(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/grid",
                                 "must have at least 1 item(s)",
@@ -589,7 +605,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_array()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/grid/items",
                                         "an array",
@@ -601,7 +617,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if items.len() < 2usize {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/grid/items",
                                             "must have at least 2 item(s)",
@@ -615,7 +631,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                             if !(c::is_integer(v)) {
                                                 c::wrong_type(
                                                     out,
-                                                    ::agh_protocol::ReasonCode::Malformed,
+                                                    ::agh_runtime::ReasonCode::Malformed,
                                                     at,
                                                     "body/ping.schema.json#/properties/grid/items/items",
                                                     "an integer",
@@ -623,10 +639,10 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                                 );
                                                 break 'c3;
                                             }
-                                            if c::number_value(v).is_some_and(|n| n < 0f64) {
+                                            if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                                                 c::value_problem(
                                                     out,
-                                                    ::agh_protocol::ReasonCode::Malformed,
+                                                    ::agh_runtime::ReasonCode::Malformed,
                                                     at,
                                                     "body/ping.schema.json#/properties/grid/items/items",
                                                     "must be at least 0",
@@ -660,7 +676,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/tags",
                             "an array",
@@ -672,7 +688,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/tags",
                                 first,
@@ -684,7 +700,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate_trimmed(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/tags",
                                 first,
@@ -699,7 +715,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(v.is_string()) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/tags/items",
                                         "a string",
@@ -711,7 +727,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     if !c::at_least_chars(s, 2usize) {
                                         c::value_problem(
                                             out,
-                                            ::agh_protocol::ReasonCode::Malformed,
+                                            ::agh_runtime::ReasonCode::Malformed,
                                             at,
                                             "body/ping.schema.json#/properties/tags/items",
                                             "must be at least 2 characters long",
@@ -739,7 +755,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/weights",
                             "an array",
@@ -754,7 +770,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 if !(c::is_number(v)) {
                                     c::wrong_type(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/weights/items",
                                         "a number",
@@ -762,10 +778,10 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     );
                                     break 'c2;
                                 }
-                                if c::number_value(v).is_some_and(|n| n < 0f64) {
+                                if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
                                     c::value_problem(
                                         out,
-                                        ::agh_protocol::ReasonCode::Malformed,
+                                        ::agh_runtime::ReasonCode::Malformed,
                                         at,
                                         "body/ping.schema.json#/properties/weights/items",
                                         "must be at least 0",
@@ -792,7 +808,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_array()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/spots",
                             "an array",
@@ -804,7 +820,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some((first, again)) = c::first_duplicate(items) {
                             c::duplicate_item(
                                 out,
-                                ::agh_protocol::ReasonCode::Malformed,
+                                ::agh_runtime::ReasonCode::Malformed,
                                 at,
                                 "body/ping.schema.json#/properties/spots",
                                 first,
@@ -836,10 +852,593 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if !(v.is_boolean()) {
                         c::wrong_type(
                             out,
-                            ::agh_protocol::ReasonCode::Malformed,
+                            ::agh_runtime::ReasonCode::Malformed,
                             at,
                             "body/ping.schema.json#/properties/urgent",
                             "a boolean",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("route") {
+                let mark = c::push(at, "route");
+                'c1: {
+                    if !(v.is_array()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/route",
+                            "an array",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(items) = v.as_array() {
+                        if items.len() > 3usize {
+                            c::value_problem(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/route",
+                                "must have at most 3 item(s)",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                        for (i, v) in items.iter().enumerate() {
+                            let mark = c::push_index(at, i);
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_runtime::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/route/items",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 5usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/route/items",
+                                            "must be at most 4 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("meta") {
+                let mark = c::push(at, "meta");
+                'c1: {
+                    if !(v.is_object()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/meta",
+                            "an object",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(m) = v.as_object() {
+                        if let Some(v) = m.get("lang") {
+                            let mark = c::push(at, "lang");
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_runtime::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/properties/lang",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 3usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/properties/lang",
+                                            "must be at most 2 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if let Some(v) = m.get("region") {
+                            let mark = c::push(at, "region");
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_runtime::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/properties/region",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        for key in m.keys() {
+                            let name = Value::String(key.clone());
+                            let v = &name;
+                            'c2: {
+                                if !(v.is_string()) {
+                                    c::wrong_type(
+                                        out,
+                                        ::agh_runtime::ReasonCode::Malformed,
+                                        at,
+                                        "body/ping.schema.json#/properties/meta/propertyNames",
+                                        "a string",
+                                        v,
+                                    );
+                                    break 'c2;
+                                }
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 7usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/propertyNames",
+                                            "must be at most 6 characters long",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if !pattern_2(s) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/meta/propertyNames",
+                                            "does not match `^[a-z]`",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.contains_key("region") && !m.contains_key("lang") {
+                            c::member(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/dependentRequired/region",
+                                "lang",
+                                "missing member `lang`, required when `region` is present"
+                                    .to_owned(),
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.len() < 1usize {
+                            c::value_problem(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/minProperties",
+                                "must have at least 1 member(s)",
+                                v,
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                        if m.len() > 3usize {
+                            c::value_problem(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/meta/maxProperties",
+                                "must have at most 3 member(s)",
+                                v,
+                            );
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("nick") {
+                let mark = c::push(at, "nick");
+                'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/nick",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    let mut scratch = Problems::first_only();
+                    let mut here = String::new();
+                    {
+                        let out = &mut scratch;
+                        let at = &mut here;
+                        'c2: {
+                            if !(v.as_str() == Some("root")
+                                || v.as_str() == Some("admin"))
+                            {
+                                c::value_problem(
+                                    out,
+                                    ::agh_runtime::ReasonCode::Malformed,
+                                    at,
+                                    "body/ping.schema.json#/properties/nick/not",
+                                    "must be one of `root`, `admin`",
+                                    v,
+                                );
+                                break 'c2;
+                            }
+                        }
+                    }
+                    if scratch.is_empty() {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/nick",
+                            "must not match `body/ping.schema.json#/properties/nick/not`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("stops") {
+                let mark = c::push(at, "stops");
+                'c1: {
+                    if !(v.is_array()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/stops",
+                            "an array",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(items) = v.as_array() {
+                        let mut found = 0usize;
+                        for v in items {
+                            let mut scratch = Problems::first_only();
+                            let mut here = String::new();
+                            {
+                                let out = &mut scratch;
+                                let at = &mut here;
+                                'c2: {
+                                    if !(c::is_integer(v)) {
+                                        c::wrong_type(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/stops/contains",
+                                            "an integer",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if c::number_text(v).is_some_and(|n| c::below(n, "10")) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/stops/contains",
+                                            "must be at least 10",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                            }
+                            found += usize::from(scratch.is_empty());
+                        }
+                        if found < 1usize {
+                            c::value_problem(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/stops",
+                                "must contain at least 1 item(s) matching `body/ping.schema.json#/properties/stops/contains`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                        if found > 2usize {
+                            c::value_problem(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/ping.schema.json#/properties/stops",
+                                "must contain at most 2 item(s) matching `body/ping.schema.json#/properties/stops/contains`",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("counts") {
+                let mark = c::push(at, "counts");
+                'c1: {
+                    if !(v.is_object()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/counts",
+                            "an object",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(m) = v.as_object() {
+                        for (key, v) in m {
+                            if pattern_0(key) {
+                                let mark = c::push(at, key);
+                                'c2: {
+                                    if !(c::is_integer(v)) {
+                                        c::wrong_type(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/counts/patternProperties/^[a-z]+$",
+                                            "an integer",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                    if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/ping.schema.json#/properties/counts/patternProperties/^[a-z]+$",
+                                            "must be at least 0",
+                                            v,
+                                        );
+                                        break 'c2;
+                                    }
+                                }
+                                at.truncate(mark);
+                                if out.is_done() {
+                                    break 'c1;
+                                }
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("price") {
+                let mark = c::push(at, "price");
+                'c1: {
+                    if !(c::is_number(v)) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/price",
+                            "a number",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::above(n, "1e+6")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/price",
+                            "must be at most 1e+6",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::at_most(n, "0")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/price",
+                            "must be greater than 0",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::not_multiple(n, "0.01")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/price",
+                            "must be a multiple of 0.01",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("ratio") {
+                let mark = c::push(at, "ratio");
+                'c1: {
+                    if !(c::is_number(v)) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/ratio",
+                            "a number",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::at_least(n, "0.1")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/ratio",
+                            "must be less than 0.1",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("total") {
+                let mark = c::push(at, "total");
+                'c1: {
+                    if !(c::is_number(v)) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/total",
+                            "a number",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v)
+                        .is_some_and(|n| c::above(n, "18446744073709551615"))
+                    {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/total",
+                            "must be at most 18446744073709551615",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("step") {
+                let mark = c::push(at, "step");
+                'c1: {
+                    if v.is_null() {
+                        break 'c1;
+                    }
+                    if !(c::is_integer(v)) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/step",
+                            "an integer or null",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::below(n, "-10")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/step",
+                            "must be at least -10",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::at_least(n, "100")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/step",
+                            "must be less than 100",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if c::number_text(v).is_some_and(|n| c::not_multiple(n, "5")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/ping.schema.json#/properties/step",
+                            "must be a multiple of 5",
                             v,
                         );
                         break 'c1;
@@ -895,7 +1494,7 @@ pub fn check_body_note(v: &Value, at: &mut String, out: &mut Problems) -> BodyOv
     let _ = &m;
     if let Some(v) = m.get("mode") {
         if v.as_str() == Some("answer") {
-            overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
+            overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
         }
     }
     overrides
@@ -942,6 +1541,7 @@ impl KnownBody {
             KnownBody::Ping(b) => {
                 match name {
                     "nonce" => b.nonce.as_ref().map(|v| v.to_string()),
+                    "nick" => b.nick.as_ref().map(|v| v.to_string()),
                     _ => None,
                 }
             }

@@ -26,5 +26,5 @@ pub use self::rules::{
 };
 pub use self::types::{
     MiniEnvelope, MiniEnvelopeReplyTo, MiniPeer, MiniPoint, MiniProtocol, NoteBody,
-    NoteBodyMode, NoteBodyText, PingBody, PingBodyTagsItem,
+    NoteBodyMode, NoteBodyText, PingBody, PingBodyMeta, PingBodyTagsItem,
 };

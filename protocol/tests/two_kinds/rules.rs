@@ -39,16 +39,16 @@ impl ::std::fmt::Display for MiniReason {
     }
 }
 /// The trust profiles whose proofs envelope members carry (`x-agh-trust`).
-pub const TRUST_PROFILES: &[::agh_protocol::model::TrustProfile] = &[];
+pub const TRUST_PROFILES: &[::agh_runtime::model::TrustProfile] = &[];
 /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
 pub const MAX_ENVELOPE_BYTES: usize = 4096usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
 pub const DEFAULT_REPLAY_AGE_SECS: u64 = 60u64;
 /// Envelope members rejected with a specific message.
-pub const FORBIDDEN_MEMBERS: &[::agh_protocol::model::Forbidden] = &[];
+pub const FORBIDDEN_MEMBERS: &[::agh_runtime::model::Forbidden] = &[];
 /// Kind names rejected with a specific message.
-pub const FORBIDDEN_KINDS: &[::agh_protocol::model::Forbidden] = &[
-    ::agh_protocol::model::Forbidden {
+pub const FORBIDDEN_KINDS: &[::agh_runtime::model::Forbidden] = &[
+    ::agh_runtime::model::Forbidden {
         name: "pong",
         message: "`pong` is not a kind: answer a ping with a note.",
     },
@@ -77,7 +77,7 @@ pub const PROFILE: &str = "mini/v1";
 pub const PROFILE_MEMBER: &str = "protocol";
 /// Which envelope member plays each runtime role (`x-agh-envelope.roles`), and the
 /// unit of the time roles (`x-agh-envelope.clock`).
-pub const ROLES: ::agh_protocol::model::Roles = ::agh_protocol::model::Roles {
+pub const ROLES: ::agh_runtime::model::Roles = ::agh_runtime::model::Roles {
     id: None,
     from: Some("from"),
     to: Some("to"),
@@ -85,21 +85,21 @@ pub const ROLES: ::agh_protocol::model::Roles = ::agh_protocol::model::Roles {
     work_id: None,
     sent_at: None,
     expires_at: None,
-    clock: ::agh_protocol::model::Clock::Seconds,
+    clock: ::agh_runtime::model::Clock::Seconds,
 };
 /// Every kind of the schema set, in envelope `kind` enum order, with its rules
 /// (`x-agh-kind`). The generated body types carry the same values through `#[derive(Body)]`.
-pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = &[
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+pub const KINDS: &[::agh_runtime::model::KindInfo<super::checks::KnownBody>] = &[
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "ping",
             profile: "mini/v1",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Required,
-            reply_to: ::agh_protocol::kind::Presence::Forbidden,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Required,
+            reply_to: ::agh_runtime::kind::Presence::Forbidden,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[],
             verify: &[],
         },
@@ -109,18 +109,18 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
         decode: super::checks::decode_ping,
         scan: super::scan::scan_body_ping,
     },
-    ::agh_protocol::model::KindInfo {
-        rules: ::agh_protocol::kind::KindRules {
+    ::agh_runtime::model::KindInfo {
+        rules: ::agh_runtime::kind::KindRules {
             kind: "note",
             profile: "mini/v1",
-            surface: ::agh_protocol::kind::Presence::Forbidden,
-            work_id: ::agh_protocol::kind::Presence::Forbidden,
-            to: ::agh_protocol::kind::Presence::Optional,
-            reply_to: ::agh_protocol::kind::Presence::Optional,
-            body: ::agh_protocol::kind::Presence::Required,
-            work: ::agh_protocol::kind::WorkRole::None,
+            surface: ::agh_runtime::kind::Presence::Forbidden,
+            work_id: ::agh_runtime::kind::Presence::Forbidden,
+            to: ::agh_runtime::kind::Presence::Optional,
+            reply_to: ::agh_runtime::kind::Presence::Optional,
+            body: ::agh_runtime::kind::Presence::Required,
+            work: ::agh_runtime::kind::WorkRole::None,
             envelope_match: &[
-                ::agh_protocol::kind::EnvelopeMatch {
+                ::agh_runtime::kind::EnvelopeMatch {
                     body: "/author",
                     envelope: "from",
                 },
@@ -135,6 +135,6 @@ pub const KINDS: &[::agh_protocol::model::KindInfo<super::checks::KnownBody>] = 
     },
 ];
 /// The rules of `kind`, if the schema set defines it.
-pub fn kind_rules(kind: &str) -> Option<&'static ::agh_protocol::kind::KindRules> {
+pub fn kind_rules(kind: &str) -> Option<&'static ::agh_runtime::kind::KindRules> {
     KINDS.iter().find(|k| k.rules.kind == kind).map(|k| &k.rules)
 }

@@ -3,9 +3,9 @@
 //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
 //! exact validators in `checks.rs` say why.
 use std::borrow::Cow;
-use ::agh_protocol::check as c;
-use ::agh_protocol::model::BodyOverrides;
-use ::agh_protocol::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+use ::agh_runtime::check as c;
+use ::agh_runtime::model::BodyOverrides;
+use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MiniEnvelopeRef<'a> {
@@ -58,7 +58,7 @@ impl<'a> MiniEnvelopeRef<'a> {
         }
     }
 }
-impl ::agh_protocol::profile::EnvelopeView for MiniEnvelopeRef<'_> {
+impl ::agh_runtime::profile::EnvelopeView for MiniEnvelopeRef<'_> {
     fn member(&self, name: &str) -> Member<'_> {
         MiniEnvelopeRef::member(self, name)
     }
@@ -189,8 +189,10 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                let n = s.integer()?;
-                if (n as f64) < 0f64 {
+                let mark = s.mark();
+                s.integer()?;
+                let nt = s.since(mark).get();
+                if c::below(nt, "0") {
                     return None;
                 }
             }
@@ -199,8 +201,10 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 2u64;
-                let n = s.integer()?;
-                if (n as f64) < 0f64 {
+                let mark = s.mark();
+                s.integer()?;
+                let nt = s.since(mark).get();
+                if c::below(nt, "0") {
                     return None;
                 }
             }
@@ -237,6 +241,9 @@ pub fn scan_note_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 1u64;
                 let v = s.string()?;
+                if c::at_least_chars(&v, 41usize) {
+                    return None;
+                }
                 if !super::checks::pattern_1(&v) {
                     return None;
                 }
@@ -291,8 +298,10 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             let mut n = 0usize;
                             while s.item(&mut a)? {
                                 {
-                                    let n = s.integer()?;
-                                    if (n as f64) < 0f64 {
+                                    let mark = s.mark();
+                                    s.integer()?;
+                                    let nt = s.since(mark).get();
+                                    if c::below(nt, "0") {
                                         return None;
                                     }
                                 }
@@ -341,8 +350,10 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 while s.item(&mut a)? {
                     {
-                        let n = s.number()?;
-                        if (n as f64) < 0f64 {
+                        let mark = s.mark();
+                        s.number()?;
+                        let nt = s.since(mark).get();
+                        if c::below(nt, "0") {
                             return None;
                         }
                     }
@@ -375,6 +386,224 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 32u64;
                 s.boolean()?;
+            }
+            "route" => {
+                if seen & 64u64 != 0 {
+                    return None;
+                }
+                seen |= 64u64;
+                let mut a = s.array()?;
+                let mut n = 0usize;
+                while s.item(&mut a)? {
+                    {
+                        let v = s.string()?;
+                        if c::at_least_chars(&v, 5usize) {
+                            return None;
+                        }
+                    }
+                    n += 1;
+                }
+                if n > 3usize {
+                    return None;
+                }
+            }
+            "meta" => {
+                if seen & 128u64 != 0 {
+                    return None;
+                }
+                seen |= 128u64;
+                let mut o = s.object()?;
+                let mut seen = 0u64;
+                let mut count = 0usize;
+                while let Some(k) = s.key(&mut o)? {
+                    count += 1;
+                    {
+                        let v: &str = &k;
+                        if c::at_least_chars(&v, 7usize) {
+                            return None;
+                        }
+                        if !super::checks::pattern_2(&v) {
+                            return None;
+                        }
+                    }
+                    match &*k {
+                        "lang" => {
+                            if seen & 1u64 != 0 {
+                                return None;
+                            }
+                            seen |= 1u64;
+                            let v = s.string()?;
+                            if c::at_least_chars(&v, 3usize) {
+                                return None;
+                            }
+                        }
+                        "region" => {
+                            if seen & 2u64 != 0 {
+                                return None;
+                            }
+                            seen |= 2u64;
+                            s.string()?;
+                        }
+                        _ => {
+                            s.fresh(&mut o, k)?;
+                            s.skip()?;
+                        }
+                    }
+                }
+                if seen & 2u64 != 0 && seen & 1u64 != 1u64 {
+                    return None;
+                }
+                if count < 1usize {
+                    return None;
+                }
+                if count > 3usize {
+                    return None;
+                }
+            }
+            "nick" => {
+                if seen & 256u64 != 0 {
+                    return None;
+                }
+                seen |= 256u64;
+                let m = s.mark();
+                s.string()?;
+                let text = s.since(m);
+                let hit = (|| -> Option<()> {
+                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                    let s = &mut again;
+                    let m = s.mark();
+                    s.skip()?;
+                    let v = s.since(m).to_value();
+                    if !(true && c::json_eq(&v, "\"root\"")
+                        || c::json_eq(&v, "\"admin\""))
+                    {
+                        return None;
+                    }
+                    s.end()
+                })();
+                if hit.is_some() {
+                    return None;
+                }
+            }
+            "stops" => {
+                if seen & 512u64 != 0 {
+                    return None;
+                }
+                seen |= 512u64;
+                let mut a = s.array()?;
+                let mut found = 0usize;
+                while s.item(&mut a)? {
+                    let m = s.mark();
+                    {
+                        s.skip()?;
+                    }
+                    let text = s.since(m);
+                    let hit = (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        let mark = s.mark();
+                        s.integer()?;
+                        let nt = s.since(mark).get();
+                        if c::below(nt, "10") {
+                            return None;
+                        }
+                        s.end()
+                    })();
+                    found += usize::from(hit.is_some());
+                }
+                if found < 1usize {
+                    return None;
+                }
+                if found > 2usize {
+                    return None;
+                }
+            }
+            "counts" => {
+                if seen & 1024u64 != 0 {
+                    return None;
+                }
+                seen |= 1024u64;
+                let mut o = s.object()?;
+                while let Some(k) = s.key(&mut o)? {
+                    match &*k {
+                        _ => {
+                            let hit = super::checks::pattern_0(&k);
+                            s.fresh(&mut o, k)?;
+                            if hit {
+                                let mark = s.mark();
+                                s.integer()?;
+                                let nt = s.since(mark).get();
+                                if c::below(nt, "0") {
+                                    return None;
+                                }
+                            } else {
+                                s.skip()?;
+                            }
+                        }
+                    }
+                }
+            }
+            "price" => {
+                if seen & 2048u64 != 0 {
+                    return None;
+                }
+                seen |= 2048u64;
+                let mark = s.mark();
+                s.number()?;
+                let nt = s.since(mark).get();
+                if c::above(nt, "1e+6") {
+                    return None;
+                }
+                if c::at_most(nt, "0") {
+                    return None;
+                }
+                if c::not_multiple(nt, "0.01") {
+                    return None;
+                }
+            }
+            "ratio" => {
+                if seen & 4096u64 != 0 {
+                    return None;
+                }
+                seen |= 4096u64;
+                let mark = s.mark();
+                s.number()?;
+                let nt = s.since(mark).get();
+                if c::at_least(nt, "0.1") {
+                    return None;
+                }
+            }
+            "total" => {
+                if seen & 8192u64 != 0 {
+                    return None;
+                }
+                seen |= 8192u64;
+                let mark = s.mark();
+                s.number()?;
+                let nt = s.since(mark).get();
+                if c::above(nt, "18446744073709551615") {
+                    return None;
+                }
+            }
+            "step" => {
+                if seen & 16384u64 != 0 {
+                    return None;
+                }
+                seen |= 16384u64;
+                if !s.null() {
+                    let mark = s.mark();
+                    s.integer()?;
+                    let nt = s.since(mark).get();
+                    if c::below(nt, "-10") {
+                        return None;
+                    }
+                    if c::at_least(nt, "100") {
+                        return None;
+                    }
+                    if c::not_multiple(nt, "5") {
+                        return None;
+                    }
+                }
             }
             _ => {
                 s.fresh(&mut o, k)?;
@@ -418,7 +647,7 @@ pub fn scan_body_note<'a>(
             text.as_deref() == Some("answer")
         })
     {
-        overrides.reply_to = Some(::agh_protocol::kind::Presence::Required);
+        overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
     }
     kept.keep(&["mode", "author"], [m0, m1]);
     Some(overrides)

@@ -218,8 +218,9 @@ impl ::std::str::FromStr for MiniReason {
     }
 }
 ///A short note, possibly answering a ping.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "note",
     profile = "mini/v1",
     surface = forbidden,
@@ -347,8 +348,9 @@ impl<'de> ::serde::Deserialize<'de> for NoteBodyText {
     }
 }
 ///Asks a peer whether it is alive.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_protocol::Body)]
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, ::agh_runtime::Body)]
 #[agh(
+    crate = "::agh_runtime",
     kind = "ping",
     profile = "mini/v1",
     surface = forbidden,
@@ -358,24 +360,62 @@ impl<'de> ::serde::Deserialize<'de> for NoteBodyText {
     work = none
 )]
 pub struct PingBody {
+    ///Counters by name.
+    #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+    pub counts: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     ///Rows of counts: at least one row, each of at least two non-negative integers.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub grid: ::std::option::Option<::std::vec::Vec<::std::vec::Vec<u64>>>,
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub meta: ::std::option::Option<PingBodyMeta>,
+    ///A nickname, neither root nor admin.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub nick: ::std::option::Option<::std::string::String>,
     ///Echoed back in the note.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub nonce: ::std::option::Option<::std::string::String>,
+    ///A price: above zero, at most a million, in hundredths (exact decimal).
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub price: ::std::option::Option<f64>,
+    ///A share below one tenth.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub ratio: ::std::option::Option<f64>,
+    ///Hops, at most three, each a name of at most four characters.
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub route: ::std::vec::Vec<::std::string::String>,
     ///Distinct points.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub spots: ::std::option::Option<::std::vec::Vec<MiniPoint>>,
+    ///A step: a multiple of five, at least -10, below 100.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub step: ::std::option::Option<i64>,
+    ///Stops, any values, of which one or two are integers of at least 10.
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub stops: ::std::vec::Vec<::serde_json::Value>,
     ///Labels of at least two characters, distinct after trimming.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub tags: ::std::option::Option<::std::vec::Vec<PingBodyTagsItem>>,
+    ///A total of at most 2^64 - 1.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub total: ::std::option::Option<f64>,
     ///Whether the ping is urgent.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub urgent: ::std::option::Option<bool>,
     ///Non-negative numbers.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub weights: ::std::vec::Vec<f64>,
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+///Labels of the ping.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+pub struct PingBodyMeta {
+    ///A language tag.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub lang: ::std::option::Option<::std::string::String>,
+    ///A region, given with its language.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub region: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
@@ -528,7 +568,7 @@ impl MiniEnvelope {
         let mut f_protocol = None;
         let mut f_reply_to = None;
         let mut f_to = None;
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "body" => {
                     f_body = Some(
@@ -651,7 +691,7 @@ impl MiniPoint {
         use ::serde::de::Error as E;
         let mut f_x = None;
         let mut f_y = None;
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "x" => f_x = Some(::serde_json::from_str::<u64>(v.get())?),
                 "y" => f_y = Some(::serde_json::from_str::<u64>(v.get())?),
@@ -682,7 +722,7 @@ impl NoteBody {
         let mut f_mode = None;
         let mut f_text = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "mode" => f_mode = Some(::serde_json::from_str::<NoteBodyMode>(v.get())?),
                 "text" => {
@@ -724,15 +764,31 @@ impl PingBody {
         text: &str,
     ) -> ::std::result::Result<Self, ::serde_json::Error> {
         use ::serde::de::Error as E;
+        let mut f_counts = None;
         let mut f_grid = None;
+        let mut f_meta = None;
+        let mut f_nick = None;
         let mut f_nonce = None;
+        let mut f_price = None;
+        let mut f_ratio = None;
+        let mut f_route = None;
         let mut f_spots = None;
+        let mut f_step = None;
+        let mut f_stops = None;
         let mut f_tags = None;
+        let mut f_total = None;
         let mut f_urgent = None;
         let mut f_weights = None;
         let mut extra = ::serde_json::Map::new();
-        for (name, v) in ::agh_protocol::scan::checked_members(text) {
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
+                "counts" => {
+                    f_counts = Some(
+                        ::serde_json::from_str::<
+                            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+                        >(v.get())?,
+                    );
+                }
                 "grid" => {
                     f_grid = Some(
                         if v.is_null() {
@@ -742,6 +798,33 @@ impl PingBody {
                                 ::serde_json::from_str::<
                                     ::std::vec::Vec<::std::vec::Vec<u64>>,
                                 >(v.get())?,
+                            )
+                        },
+                    );
+                }
+                "meta" => {
+                    f_meta = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(PingBodyMeta::decode_checked(v.get())?)
+                        },
+                    );
+                }
+                "nick" => {
+                    f_nick = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "nick", "` is not a string")),
+                                        );
+                                    }
+                                },
                             )
                         },
                     );
@@ -764,18 +847,59 @@ impl PingBody {
                         },
                     );
                 }
+                "price" => {
+                    f_price = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<f64>(v.get())?)
+                        },
+                    );
+                }
+                "ratio" => {
+                    f_ratio = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<f64>(v.get())?)
+                        },
+                    );
+                }
+                "route" => {
+                    f_route = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::std::string::String>,
+                        >(v.get())?,
+                    );
+                }
                 "spots" => {
                     f_spots = Some(
                         if v.is_null() {
                             None
                         } else {
                             Some(
-                                ::agh_protocol::scan::checked_elements(v.get())
+                                ::agh_runtime::scan::checked_elements(v.get())
                                     .into_iter()
                                     .map(|e| MiniPoint::decode_checked(e.get()))
                                     .collect::<::std::result::Result<::std::vec::Vec<_>, _>>()?,
                             )
                         },
+                    );
+                }
+                "step" => {
+                    f_step = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<i64>(v.get())?)
+                        },
+                    );
+                }
+                "stops" => {
+                    f_stops = Some(
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::serde_json::Value>,
+                        >(v.get())?,
                     );
                 }
                 "tags" => {
@@ -788,6 +912,15 @@ impl PingBody {
                                     ::std::vec::Vec<PingBodyTagsItem>,
                                 >(v.get())?,
                             )
+                        },
+                    );
+                }
+                "total" => {
+                    f_total = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<f64>(v.get())?)
                         },
                     );
                 }
@@ -811,7 +944,19 @@ impl PingBody {
             }
         }
         Ok(Self {
+            counts: match f_counts {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
             grid: match f_grid {
+                Some(v) => v,
+                None => None,
+            },
+            meta: match f_meta {
+                Some(v) => v,
+                None => None,
+            },
+            nick: match f_nick {
                 Some(v) => v,
                 None => None,
             },
@@ -819,11 +964,35 @@ impl PingBody {
                 Some(v) => v,
                 None => None,
             },
+            price: match f_price {
+                Some(v) => v,
+                None => None,
+            },
+            ratio: match f_ratio {
+                Some(v) => v,
+                None => None,
+            },
+            route: match f_route {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
             spots: match f_spots {
                 Some(v) => v,
                 None => None,
             },
+            step: match f_step {
+                Some(v) => v,
+                None => None,
+            },
+            stops: match f_stops {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
             tags: match f_tags {
+                Some(v) => v,
+                None => None,
+            },
+            total: match f_total {
                 Some(v) => v,
                 None => None,
             },
@@ -834,6 +1003,74 @@ impl PingBody {
             weights: match f_weights {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
+            },
+            extra: extra,
+        })
+    }
+}
+impl PingBodyMeta {
+    /// Decodes JSON text that the generated scanner has already checked against this
+    /// type's schema, member by member (no check runs twice). For generated code
+    /// only: unchecked text goes through serde.
+    #[allow(dead_code)]
+    pub(crate) fn decode_checked(
+        text: &str,
+    ) -> ::std::result::Result<Self, ::serde_json::Error> {
+        use ::serde::de::Error as E;
+        let mut f_lang = None;
+        let mut f_region = None;
+        let mut extra = ::serde_json::Map::new();
+        for (name, v) in ::agh_runtime::scan::checked_members(text) {
+            match &*name {
+                "lang" => {
+                    f_lang = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "lang", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "region" => {
+                    f_region = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ::std::convert::identity(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "region", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
+            }
+        }
+        Ok(Self {
+            lang: match f_lang {
+                Some(v) => v,
+                None => None,
+            },
+            region: match f_region {
+                Some(v) => v,
+                None => None,
             },
             extra: extra,
         })

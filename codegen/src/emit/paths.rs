@@ -1,0 +1,18 @@
+//! The one place generated code's path to the runtime is written.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+/// The runtime crate (`agh-runtime`) as generated code names it.
+pub const RUNTIME_CRATE: &str = "agh_runtime";
+
+/// `::agh_runtime` as tokens, for `quote!` (`#rt::scan::Scanner`).
+pub fn runtime() -> TokenStream {
+    let name = Ident::new(RUNTIME_CRATE, Span::call_site());
+    quote!(::#name)
+}
+
+/// `::agh_runtime` as text, for `#[agh(crate = "...")]`.
+pub fn runtime_path() -> String {
+    format!("::{RUNTIME_CRATE}")
+}

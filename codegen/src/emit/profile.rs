@@ -1,0 +1,130 @@
+//! Emits `profile.rs`: the schema set as a runtime profile. A unit type `Profile` implements
+//! `agh_runtime::profile::Profile` with the set's tables (`SPEC`: kinds, roles, limits,
+//! exchanges, refusal codes) and the generated envelope scanner, validator and types, so that the
+//! runtime's generic parser (`agh_runtime::profile::parse`) and correlation tracker work for the
+//! set without a line of hand-written Rust.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::model::Model;
+
+/// The tokens of `profile.rs`.
+pub fn emit_profile(model: &Model) -> TokenStream {
+    let rt = &crate::emit::paths::runtime();
+    let env = &model.envelope;
+    let name = env.profile.clone().unwrap_or_default();
+    let opt = |v: Option<&str>| match v {
+        Some(v) => quote!(Some(#v)),
+        None => quote!(None),
+    };
+    let profile_member = opt(env.profile_member.as_deref());
+    let profile_value = env
+        .profile_member
+        .as_deref()
+        .and_then(|m| env.member(m))
+        .and_then(|f| model.resolve(&f.shape).constraints.const_value.as_ref())
+        .map(|v| v.to_string());
+    let profile_value = opt(profile_value.as_deref());
+    let (kind_member, body_member) = (&env.kind_member, &env.body_member);
+    let (surface_member, containers) = match &model.containers {
+        Some(c) => {
+            let m = &c.member;
+            (quote!(Some(#m)), quote!(super::rules::CONTAINERS))
+        }
+        None => (quote!(None), quote!(&[])),
+    };
+    let exchanges = if model.kinds.iter().any(|k| k.exchange.is_some()) {
+        quote!(super::rules::EXCHANGES)
+    } else {
+        quote!(&[])
+    };
+    let answers_any = if model.kinds.iter().any(|k| k.answers_any) {
+        quote!(super::rules::ANSWERS_ANY)
+    } else {
+        quote!(&[])
+    };
+    let refusal_codes = if model.refusal_codes.is_some() {
+        quote!(super::rules::REFUSAL_CODES)
+    } else {
+        quote!(&[])
+    };
+    let envelope_ty = format_ident!("{}", env.type_name);
+    let envelope_ref = format_ident!("{}Ref", env.type_name);
+    let check = crate::emit::checks::check_fn(&env.type_name);
+    let body_field = env
+        .member(body_member)
+        .map(|f| (format_ident!("{}", f.rust_name), f))
+        .map(|(ident, f)| {
+            let resolved = model.resolve(&f.shape);
+            if !f.required || f.shape.nullable || resolved.nullable {
+                quote!(envelope.#ident)
+            } else {
+                quote!(Some(envelope.#ident))
+            }
+        })
+        .unwrap_or_else(|| quote!(None));
+    let doc = format!(
+        " The `{name}` profile: this schema set as the runtime sees it (`agh_runtime::profile`)."
+    );
+    quote! {
+        //! The schema set as a runtime profile: its tables and the generated code the runtime's
+        //! generic parser and correlation tracker call.
+        use #rt::problem::Problems;
+        use #rt::profile as p;
+        use #rt::scan::{RawJson, Scanner};
+        use serde_json::Value;
+
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct Profile;
+
+        /// Everything the runtime reads of this schema set.
+        pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
+            name: #name,
+            profile_member: #profile_member,
+            profile_value: #profile_value,
+            layout: p::Layout {
+                kind_member: #kind_member,
+                body_member: #body_member,
+                roles: super::rules::ROLES,
+                surface_member: #surface_member,
+                containers: #containers,
+            },
+            kinds: super::rules::KINDS,
+            forbidden_kinds: super::rules::FORBIDDEN_KINDS,
+            envelope_members: super::rules::ENVELOPE_MEMBERS,
+            max_bytes: super::rules::MAX_ENVELOPE_BYTES,
+            replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
+            exchanges: #exchanges,
+            answers_any: #answers_any,
+            refusal_codes: #refusal_codes,
+        };
+
+        impl p::Profile for Profile {
+            type Envelope = super::types::#envelope_ty;
+            type EnvelopeRef<'a> = super::scan::#envelope_ref<'a>;
+            type Body = super::checks::KnownBody;
+            const SPEC: p::Spec<Self::Body> = SPEC;
+
+            fn scan_envelope<'a>(
+                s: &mut Scanner<'a>,
+                body: &mut dyn FnMut(&mut Scanner<'a>, Option<&str>) -> Option<()>,
+            ) -> Option<Self::EnvelopeRef<'a>> {
+                super::scan::scan_envelope(s, body)
+            }
+
+            fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
+                super::checks::#check(v, at, out)
+            }
+
+            fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
+                #body_field
+            }
+
+            fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
+                body.to_value()
+            }
+        }
+    }
+}

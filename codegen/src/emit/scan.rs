@@ -1,0 +1,987 @@
+//! Emits `scan.rs`: the fast path's one-pass scanners, from the same model as `checks.rs`.
+//!
+//! Each named type gets `scan_<type>(s: &mut Scanner<'a>) -> Option<()>`, which reads one value
+//! with the runtime scanner (`agh_runtime::scan::Scanner`) and checks it against the type's
+//! schema while reading: `None` declines (the exact validators then say why). Each kind gets
+//! `scan_body_<kind>`, the body type plus the kind's conditional rules, returning the envelope
+//! rules they override. The envelope gets a borrowed view, `EnvelopeRef<'a>`, and
+//! `scan_envelope`, which fills it in one pass and hands the `body` member to a callback (so a
+//! registry can scan it with the kind's scanner as soon as `kind` is known).
+//!
+//! The constraints are the ones `checks.rs` applies (types, `null`, `const`, `enum`, `minLength`,
+//! `pattern`, `maxLength`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
+//! `multipleOf` (all exact, `check::below` and its siblings), `minItems`, `maxItems`, `minProperties`,
+//! `maxProperties`, `dependentRequired`, `patternProperties`, `propertyNames`, `contains`,
+//! `not`, `uniqueItems`, `x-agh-unique-after`, required, closed objects, conditionals), read off
+//! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
+//! verdicts.
+
+mod fields;
+
+use std::collections::BTreeMap;
+
+use heck::ToSnakeCase;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use serde_json::Value;
+
+use self::fields::fields_fn;
+use super::envelope_ref::{member_optional, member_repr, MemberRepr};
+use crate::error::{Error, Result};
+use crate::model::{Conditional, JsonType, Kind, Model, Shape};
+
+/// The scanner function name of a named type.
+pub fn scan_fn(type_name: &str) -> proc_macro2::Ident {
+    format_ident!("scan_{}", type_name.to_snake_case())
+}
+
+/// The body scanner function name of a kind.
+pub fn body_scan_fn(kind: &Kind) -> proc_macro2::Ident {
+    format_ident!("scan_body_{}", kind.name.to_snake_case())
+}
+
+/// The most declared members one object may have (they are tracked in a `u64`).
+const MAX_FIELDS: usize = 64;
+
+/// The most body members a body scanner keeps (`agh_runtime::scan::Kept::MAX`).
+const KEPT_MAX: usize = 8;
+
+/// The most declared members a fields scanner keeps (the default `MAX` of
+/// `agh_runtime::scan::Fields`).
+const FIELDS_MAX: usize = 16;
+
+/// A plain object shape: one type, object, not nullable, no `const`/`enum`.
+fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
+    let plain = shape.types == [JsonType::Object]
+        && !shape.nullable
+        && shape.object.as_ref().is_some_and(|o| {
+            o.min_properties.is_none()
+                && o.max_properties.is_none()
+                && o.pattern_properties.is_none()
+                && o.property_names.is_none()
+                && o.dependent_required.is_empty()
+        })
+        && shape.constraints.const_value.is_none()
+        && shape.constraints.contains.is_none()
+        && shape.constraints.not.is_none()
+        && shape.constraints.enum_values.is_none();
+    shape.object.as_ref().filter(|_| plain)
+}
+
+/// The member the first token of a JSON Pointer into an object names (`/capability/id` ->
+/// `capability`), and whether it is the only token.
+fn first_token(pointer: &str) -> (String, bool) {
+    let rest = pointer.strip_prefix('/').unwrap_or(pointer);
+    let (first, only) = match rest.split_once('/') {
+        Some((first, _)) => (first, false),
+        None => (rest, true),
+    };
+    (first.replace("~1", "/").replace("~0", "~"), only)
+}
+
+struct Emitter<'m> {
+    model: &'m Model,
+    /// Pattern source -> matcher function name in `checks.rs`.
+    patterns: &'m BTreeMap<String, String>,
+}
+
+/// `read;`, or `let var = read;` then `checks` when there are checks.
+fn read_then(read: TokenStream, var: &str, checks: TokenStream) -> TokenStream {
+    if checks.is_empty() {
+        quote!(#read;)
+    } else {
+        let var = format_ident!("{var}");
+        quote!(let #var = #read; #checks)
+    }
+}
+
+/// `v` (a `&Value`) equals the schema value.
+fn value_eq(value: &Value) -> TokenStream {
+    let text = value.to_string();
+    quote!(c::json_eq(&v, #text))
+}
+
+/// A test of `v: RawJson` against a JSON type.
+fn raw_type_test(t: JsonType) -> TokenStream {
+    match t {
+        JsonType::String => quote!(v.json_type() == JsonKind::String),
+        JsonType::Integer => quote!(v.json_type() == JsonKind::Integer),
+        JsonType::Number => {
+            quote!(matches!(
+                v.json_type(),
+                JsonKind::Integer | JsonKind::Number
+            ))
+        }
+        JsonType::Boolean => quote!(v.json_type() == JsonKind::Boolean),
+        JsonType::Object => quote!(v.json_type() == JsonKind::Object),
+        JsonType::Array => quote!(v.json_type() == JsonKind::Array),
+    }
+}
+
+impl Emitter<'_> {
+    fn matcher(&self, src: &str) -> Result<proc_macro2::Ident> {
+        self.patterns
+            .get(src)
+            .map(|f| format_ident!("{f}"))
+            .ok_or_else(|| Error::new("scan", "", format!("no matcher for pattern `{src}`")))
+    }
+
+    /// Whether the constraints' `const`/`enum` can be checked on the decoded string alone.
+    fn string_only_values(shape: &Shape) -> bool {
+        let c = &shape.constraints;
+        let values = c.const_value.iter().chain(c.enum_values.iter().flatten());
+        shape.types == [JsonType::String] && values.clone().all(Value::is_string)
+    }
+
+    /// Checks of the string `v` (a `Cow<str>`) against `shape`'s string constraints.
+    fn string_checks(&self, shape: &Shape) -> Result<TokenStream> {
+        let c = &shape.constraints;
+        let mut out = TokenStream::new();
+        if Self::string_only_values(shape) {
+            if let Some(Value::String(k)) = &c.const_value {
+                out.extend(quote!(if v != #k { return None; }));
+            }
+            if let Some(values) = &c.enum_values {
+                let strs = values.iter().filter_map(Value::as_str);
+                out.extend(quote!(if !matches!(&*v, #(#strs)|*) {
+                    return None;
+                }));
+            }
+        }
+        if let Some(n) = c.min_length {
+            let n = n as usize;
+            out.extend(quote!(if !c::at_least_chars(&v, #n) { return None; }));
+        }
+        if let Some(n) = c.max_length {
+            let over = (n as usize).saturating_add(1);
+            out.extend(quote!(if c::at_least_chars(&v, #over) { return None; }));
+        }
+        if let Some(p) = &c.pattern {
+            let f = self.matcher(p)?;
+            out.extend(quote!(if !super::checks::#f(&v) { return None; }));
+        }
+        Ok(out)
+    }
+
+    /// The number bounds (`minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
+    /// `multipleOf`) of the number whose text `nt` was just read, by the same exact decimal
+    /// comparison as the validators (`check::below` and its siblings).
+    fn bounds(shape: &Shape) -> TokenStream {
+        let c = &shape.constraints;
+        let mut out = TokenStream::new();
+        let bounds = [
+            (&c.minimum, quote!(c::below)),
+            (&c.maximum, quote!(c::above)),
+            (&c.exclusive_minimum, quote!(c::at_most)),
+            (&c.exclusive_maximum, quote!(c::at_least)),
+            (&c.multiple_of, quote!(c::not_multiple)),
+        ];
+        for (bound, fails) in bounds {
+            if let Some(b) = bound {
+                out.extend(quote!(if #fails(nt, #b) { return None; }));
+            }
+        }
+        out
+    }
+
+    /// Reads a number with `read` (`s.integer()?` or `s.number()?`) into `n`, then checks its
+    /// bounds on its text.
+    fn number_then(read: TokenStream, shape: &Shape) -> TokenStream {
+        let bounds = Self::bounds(shape);
+        if bounds.is_empty() {
+            quote!(#read;)
+        } else {
+            quote! {
+                let mark = s.mark();
+                #read;
+                let nt = s.since(mark).get();
+                #bounds
+            }
+        }
+    }
+
+    /// Statements that read one value of `shape` from `s` (declining with `return None`).
+    fn value(&self, shape: &Shape) -> Result<TokenStream> {
+        if let Some(name) = &shape.ref_type {
+            let f = scan_fn(name);
+            return Ok(if shape.nullable {
+                quote!(if !s.null() { #f(s)?; })
+            } else {
+                quote!(#f(s)?;)
+            });
+        }
+        let typed = self.typed(shape)?;
+        let c = &shape.constraints;
+        let has_values = c.const_value.is_some() || c.enum_values.is_some();
+        // `const`/`enum` that are not plain strings of a string type: compare the JSON value.
+        let typed = if has_values && !Self::string_only_values(shape) {
+            let eqs: Vec<TokenStream> = c
+                .const_value
+                .iter()
+                .map(|k| {
+                    let eq = value_eq(k);
+                    quote!(#eq)
+                })
+                .collect();
+            let any: Vec<TokenStream> = c.enum_values.iter().flatten().map(value_eq).collect();
+            let const_ok = if eqs.is_empty() {
+                quote!(true)
+            } else {
+                quote!(#(#eqs)&&*)
+            };
+            let enum_ok = if c.enum_values.is_none() {
+                quote!(true)
+            } else if any.is_empty() {
+                quote!(false)
+            } else {
+                quote!(#(#any)||*)
+            };
+            quote! {
+                let m = s.mark();
+                #typed
+                let v = s.since(m).to_value();
+                if !(#const_ok && #enum_ok) { return None; }
+            }
+        } else {
+            typed
+        };
+        // `not` (never on a nullable schema): the value, once read, is scanned again from its
+        // text with the `not` scanner, which must decline it.
+        let typed = match &c.not {
+            Some(not) => {
+                let read = self.value(not)?;
+                quote! {
+                    let m = s.mark();
+                    #typed
+                    let text = s.since(m);
+                    let hit = (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        #read
+                        s.end()
+                    })();
+                    if hit.is_some() { return None; }
+                }
+            }
+            None => typed,
+        };
+        Ok(if shape.nullable {
+            quote!(if !s.null() { #typed })
+        } else {
+            typed
+        })
+    }
+
+    /// Statements that read one non-null value of one of `shape.types`.
+    fn typed(&self, shape: &Shape) -> Result<TokenStream> {
+        match shape.types.as_slice() {
+            [] => Ok(quote!(s.skip()?;)),
+            [t] => self.branch(shape, *t),
+            types => {
+                let mut arms = TokenStream::new();
+                let number = types.contains(&JsonType::Number);
+                for t in types {
+                    if *t == JsonType::Integer && number {
+                        continue;
+                    }
+                    let code = self.branch(shape, *t)?;
+                    let pat = match t {
+                        JsonType::String => quote!(b'"'),
+                        JsonType::Integer | JsonType::Number => quote!(b'-' | b'0'..=b'9'),
+                        JsonType::Boolean => quote!(b't' | b'f'),
+                        JsonType::Object => quote!(b'{'),
+                        JsonType::Array => quote!(b'['),
+                    };
+                    arms.extend(quote!(#pat => { #code }));
+                }
+                Ok(quote! {
+                    match s.peek()? {
+                        #arms
+                        _ => return None,
+                    }
+                })
+            }
+        }
+    }
+
+    fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
+        Ok(match t {
+            JsonType::String => read_then(quote!(s.string()?), "v", self.string_checks(shape)?),
+            JsonType::Integer => Self::number_then(quote!(s.integer()?), shape),
+            JsonType::Number => Self::number_then(quote!(s.number()?), shape),
+            JsonType::Boolean => quote!(s.boolean()?;),
+            JsonType::Object => match &shape.object {
+                Some(obj) => self.object(obj)?,
+                None => quote!(s.raw_object()?;),
+            },
+            JsonType::Array => self.array(shape)?,
+        })
+    }
+
+    fn object(&self, obj: &crate::model::ObjectShape) -> Result<TokenStream> {
+        self.object_capturing(obj, &[], "m", &BTreeMap::new())
+    }
+
+    /// [`Emitter::object`], also keeping the raw value of each member named in `capture` in the
+    /// local of the same index (`m0`, `m1`, ... for `prefix` `m`; declared by the caller), and
+    /// reading the members named in `reads` with the statements given there.
+    fn object_capturing(
+        &self,
+        obj: &crate::model::ObjectShape,
+        capture: &[String],
+        prefix: &str,
+        reads: &BTreeMap<String, TokenStream>,
+    ) -> Result<TokenStream> {
+        if obj.fields.len() > MAX_FIELDS {
+            return Err(Error::new(
+                "scan",
+                "",
+                format!("an object with more than {MAX_FIELDS} declared members"),
+            ));
+        }
+        let mut arms = TokenStream::new();
+        let mut required = 0u64;
+        for (i, f) in obj.fields.iter().enumerate() {
+            let bit = 1u64 << i;
+            if f.required {
+                required |= bit;
+            }
+            let name = &f.json_name;
+            let mut value = match reads.get(name) {
+                Some(read) => read.clone(),
+                None => self.value(&f.shape)?,
+            };
+            if let Some(i) = capture.iter().position(|c| c == name) {
+                let slot = format_ident!("{prefix}{i}");
+                value = quote! {
+                    let m = s.mark();
+                    #value
+                    #slot = Some(s.since(m));
+                };
+            }
+            arms.extend(quote! {
+                #name => {
+                    if seen & #bit != 0 { return None; }
+                    seen |= #bit;
+                    #value
+                }
+            });
+        }
+        let other = if let (true, Some((p, shape))) = (obj.open, &obj.pattern_properties) {
+            // An undeclared member whose name matches the pattern has its shape.
+            let f = self.matcher(p)?;
+            let value = self.value(shape)?;
+            quote!(_ => {
+                let hit = super::checks::#f(&k);
+                s.fresh(&mut o, k)?;
+                if hit { #value } else { s.skip()?; }
+            })
+        } else if obj.open {
+            quote!(_ => { s.fresh(&mut o, k)?; s.skip()?; })
+        } else {
+            quote!(_ => return None,)
+        };
+        let required_check = if required == 0 {
+            quote!()
+        } else {
+            quote!(if seen & #required != #required { return None; })
+        };
+        let seen = if obj.fields.is_empty() {
+            quote!()
+        } else {
+            quote!(let mut seen = 0u64;)
+        };
+        // `dependentRequired` (declared members only): the bits of the member and of those it
+        // requires.
+        let bit_of = |name: &str| {
+            obj.fields
+                .iter()
+                .position(|f| f.json_name == name)
+                .map(|i| 1u64 << i)
+                .ok_or_else(|| Error::new("scan", "", format!("`{name}` is not declared")))
+        };
+        let mut dependent = TokenStream::new();
+        for (name, deps) in &obj.dependent_required {
+            let bit = bit_of(name)?;
+            let mut need = 0u64;
+            for d in deps {
+                need |= bit_of(d)?;
+            }
+            dependent.extend(quote!(if seen & #bit != 0 && seen & #need != #need {
+                return None;
+            }));
+        }
+        // `minProperties` / `maxProperties` count every member, declared or not (a repeated
+        // member is declined before it is counted twice).
+        let counted = obj.min_properties.is_some() || obj.max_properties.is_some();
+        let (count, bump) = if counted {
+            (quote!(let mut count = 0usize;), quote!(count += 1;))
+        } else {
+            (quote!(), quote!())
+        };
+        let mut counts = TokenStream::new();
+        if let Some(n) = obj.min_properties {
+            let n = n as usize;
+            counts.extend(quote!(if count < #n { return None; }));
+        }
+        if let Some(n) = obj.max_properties {
+            let n = n as usize;
+            counts.extend(quote!(if count > #n { return None; }));
+        }
+        // `propertyNames`: every member name, declared or not, passes the string checks.
+        let names = match &obj.property_names {
+            Some(names) => {
+                let checks = self.string_checks(names)?;
+                quote!({
+                    let v: &str = &k;
+                    #checks
+                })
+            }
+            None => quote!(),
+        };
+        Ok(quote! {
+            let mut o = s.object()?;
+            #seen
+            #count
+            while let Some(k) = s.key(&mut o)? {
+                #bump
+                #names
+                match &*k {
+                    #arms
+                    #other
+                }
+            }
+            #required_check
+            #dependent
+            #counts
+        })
+    }
+
+    fn array(&self, shape: &Shape) -> Result<TokenStream> {
+        let c = &shape.constraints;
+        let item = match &shape.items {
+            Some(item) => self.value(item)?,
+            None => quote!(s.skip()?;),
+        };
+        let unique_rule = c.unique_items || c.unique_after.is_some();
+        // Items are counted for `minItems`, and so that arrays of fewer than two items (which
+        // cannot repeat one) are not read again for the uniqueness rules.
+        // `contains`: each item, once read, is scanned again from its text with the `contains`
+        // scanner, and the matches counted.
+        let (contains_count, contains_check, contains_bounds) = match &c.contains {
+            Some((schema, min, max)) => {
+                let read = self.value(schema)?;
+                let min = *min as usize;
+                let mut bounds = quote!(if found < #min { return None; });
+                if let Some(max) = max {
+                    let max = *max as usize;
+                    bounds.extend(quote!(if found > #max { return None; }));
+                }
+                (
+                    quote!(let mut found = 0usize;),
+                    quote! {
+                        let text = s.since(m);
+                        let hit = (|| -> Option<()> {
+                            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                            let s = &mut again;
+                            #read
+                            s.end()
+                        })();
+                        found += usize::from(hit.is_some());
+                    },
+                    bounds,
+                )
+            }
+            None => (quote!(), quote!(), quote!()),
+        };
+        let item_mark = if c.contains.is_some() {
+            quote!(let m = s.mark();)
+        } else {
+            quote!()
+        };
+        let (count, bump) = if c.min_items.is_some() || c.max_items.is_some() || unique_rule {
+            (quote!(let mut n = 0usize;), quote!(n += 1;))
+        } else {
+            (quote!(), quote!())
+        };
+        let min = match c.min_items {
+            Some(k) => {
+                let k = k as usize;
+                quote!(if n < #k { return None; })
+            }
+            None => quote!(),
+        };
+        let max = match c.max_items {
+            Some(k) => {
+                let k = k as usize;
+                quote!(if n > #k { return None; })
+            }
+            None => quote!(),
+        };
+        // The item is read in a block of its own: its locals (a nested array's count, a checked
+        // number) must not shadow this array's.
+        let read = quote! {
+            let mut a = s.array()?;
+            #count
+            #contains_count
+            while s.item(&mut a)? {
+                #item_mark
+                { #item }
+                #contains_check
+                #bump
+            }
+            #min
+            #max
+            #contains_bounds
+        };
+        // Equal strings are equal after trimming too: for string items the trimmed rule decides
+        // both.
+        let strings = shape
+            .items
+            .as_ref()
+            .is_some_and(|i| i.types == [JsonType::String] && !i.nullable);
+        let mut unique = TokenStream::new();
+        if c.unique_items && !(strings && c.unique_after.is_some()) {
+            unique.extend(quote!(if scan::has_duplicate(items, false) {
+                return None;
+            }));
+        }
+        if c.unique_after.is_some() {
+            unique.extend(quote!(if scan::has_duplicate(items, true) {
+                return None;
+            }));
+        }
+        Ok(if unique.is_empty() {
+            read
+        } else {
+            quote! {
+                let m = s.mark();
+                #read
+                if n > 1 {
+                    let items = s.since(m);
+                    #unique
+                }
+            }
+        })
+    }
+
+    fn named_types(&self) -> Result<TokenStream> {
+        let (fields_bodies, mut out) = self.fields_scanners()?;
+        let mut table = Vec::new();
+        for t in &self.model.types {
+            if t.rust_name == self.model.envelope.type_name {
+                continue;
+            }
+            let f = scan_fn(&t.rust_name);
+            let name = &t.rust_name;
+            table.push(quote!((#name, #f as fn(&mut Scanner<'_>) -> Option<()>)));
+            let body = match fields_bodies.get(&t.rust_name) {
+                Some(body) => body.clone(),
+                None => self.value(&t.shape)?,
+            };
+            let doc = format!(
+                " Reads one `{}` value (`{}#{}`); `None` declines.",
+                t.rust_name, t.file, t.location.pointer
+            );
+            out.extend(quote! {
+                #[doc = #doc]
+                pub fn #f<'a>(s: &mut Scanner<'a>) -> Option<()> {
+                    #body
+                    Some(())
+                }
+            });
+        }
+        out.extend(quote! {
+            /// Every named type's scanner but the envelope's (see [`scan_envelope`]), by the
+            /// type's Rust name (schema order). Each must decline exactly the values the
+            /// validator of the same name in `checks.rs` finds a problem in.
+            pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] =
+                &[#(#table),*];
+        });
+        Ok(out)
+    }
+
+    fn conditional(&self, cond: &Conditional, names: &[String]) -> TokenStream {
+        let slot = |name: &str| {
+            let i = names.iter().position(|n| n == name).unwrap_or_default();
+            format_ident!("m{i}")
+        };
+        let when = slot(&cond.when.member);
+        // String values are compared with the member's string, decoded once.
+        let eqs: Vec<TokenStream> = cond
+            .when
+            .values
+            .iter()
+            .map(|value| match value {
+                Value::String(s) => quote!(text.as_deref() == Some(#s)),
+                other => {
+                    let eq = value_eq(other);
+                    quote!({ let v = v.to_value(); #eq })
+                }
+            })
+            .collect();
+        let mut then = TokenStream::new();
+        for r in &cond.required {
+            let m = slot(r);
+            then.extend(quote!(if #m.is_none_or(|v| v.is_null()) { return None; }));
+        }
+        for r in &cond.absent {
+            let m = slot(r);
+            then.extend(quote!(if #m.is_some_and(|v| !v.is_null()) { return None; }));
+        }
+        for (r, t) in &cond.typed {
+            let m = slot(r);
+            let test = raw_type_test(*t);
+            then.extend(quote! {
+                if let Some(v) = #m {
+                    if !v.is_null() && !(#test) { return None; }
+                }
+            });
+        }
+        then.extend(crate::emit::checks::overrides(&cond.envelope));
+        quote! {
+            if #when.is_some_and(|v| { let text = v.as_str(); #(#eqs)||* }) { #then }
+        }
+    }
+
+    fn kinds(&self) -> Result<TokenStream> {
+        let mut out = TokenStream::new();
+        for kind in &self.model.kinds {
+            let f = body_scan_fn(kind);
+            let ty = scan_fn(&kind.body_type);
+            let doc = format!(
+                " Reads the body of a `{}` envelope: `{}` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.",
+                kind.name, kind.body_type
+            );
+            // The members to keep: those the conditions read, and the first member of each
+            // pointer the cross checks (`envelope_match`, `verify`) follow.
+            let mut names: Vec<String> = Vec::new();
+            let mut keep = |n: &str| {
+                if !n.is_empty() && !names.iter().any(|x| x == n) {
+                    names.push(n.to_owned());
+                }
+            };
+            for cond in &kind.conditionals {
+                keep(&cond.when.member);
+                cond.required.iter().for_each(|n| keep(n));
+                cond.absent.iter().for_each(|n| keep(n));
+                cond.typed.iter().for_each(|(n, _)| keep(n));
+            }
+            let pointers = kind.rules.envelope_match.iter().map(|m| &m.body);
+            for p in pointers.chain(kind.rules.verify.iter().map(|v| &v.body)) {
+                keep(&first_token(p).0);
+            }
+            if names.len() > KEPT_MAX {
+                return Err(Error::new(
+                    &kind.body_file,
+                    "",
+                    format!(
+                        "the `{}` checks read more than {KEPT_MAX} body members",
+                        kind.name
+                    ),
+                ));
+            }
+            // The kept members are written to `kept` (unused when there are none).
+            let kept = format_ident!("{}", if names.is_empty() { "_kept" } else { "kept" });
+            let body = if names.is_empty() {
+                quote! {
+                    #ty(s)?;
+                    Some(BodyOverrides::default())
+                }
+            } else {
+                let slots: Vec<_> = (0..names.len()).map(|i| format_ident!("m{i}")).collect();
+                let conds: Vec<TokenStream> = kind
+                    .conditionals
+                    .iter()
+                    .map(|c| self.conditional(c, &names))
+                    .collect();
+                // A plain object type that declares every member to keep: keep them while
+                // reading the body; otherwise find them in it afterwards.
+                let shape = self
+                    .model
+                    .named(&kind.body_type)
+                    .and_then(|t| plain_object(&t.shape))
+                    .filter(|o| {
+                        names
+                            .iter()
+                            .all(|n| o.fields.iter().any(|f| f.json_name == *n))
+                    });
+                // The declared members of the object a `verify` recipe reads, kept by its fields
+                // scanner while the body is read.
+                let mut reads = BTreeMap::new();
+                if let (Some((pointer, field, t)), Some(_)) = (self.verify_fields(kind), shape) {
+                    let f = fields_fn(&t.rust_name);
+                    let read = quote!(#f(s, kept.fields_for(#pointer))?;);
+                    let read = if field.shape.nullable {
+                        quote!(if !s.null() { #read })
+                    } else {
+                        read
+                    };
+                    reads.insert(field.json_name.clone(), read);
+                }
+                let read = match shape {
+                    Some(obj) => {
+                        let read = self.object_capturing(obj, &names, "m", &reads)?;
+                        quote! {
+                            #(let mut #slots: Option<RawJson<'a>> = None;)*
+                            #read
+                        }
+                    }
+                    None => quote! {
+                        let start = s.mark();
+                        #ty(s)?;
+                        let [#(#slots),*] = scan::members(s.since(start), [#(#names),*]);
+                    },
+                };
+                quote! {
+                    #read
+                    let mut overrides = BodyOverrides::default();
+                    #(#conds)*
+                    kept.keep(&[#(#names),*], [#(#slots),*]);
+                    Some(overrides)
+                }
+            };
+            out.extend(quote! {
+                #[doc = #doc]
+                pub fn #f<'a>(s: &mut Scanner<'a>, #kept: &mut Kept<'a>) -> Option<BodyOverrides> {
+                    #body
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    fn envelope(&self) -> Result<TokenStream> {
+        let env = &self.model.envelope;
+        let ty = format_ident!("{}Ref", env.type_name);
+        if env.members.len() > MAX_FIELDS {
+            return Err(Error::new(
+                &env.file,
+                "",
+                format!("an envelope with more than {MAX_FIELDS} members"),
+            ));
+        }
+        let mut fields = TokenStream::new();
+        let mut locals = TokenStream::new();
+        let mut arms = TokenStream::new();
+        let mut inits = TokenStream::new();
+        let mut member_arms = TokenStream::new();
+        let mut required = 0u64;
+        let kind_local = env
+            .member(&env.kind_member)
+            .map(|f| format_ident!("f_{}", f.rust_name))
+            .ok_or_else(|| Error::new(&env.file, "", "the envelope has no kind member"))?;
+        for legacy in &env.limits.forbidden_members {
+            let name = &legacy.name;
+            arms.extend(quote!(#name => return None,));
+        }
+        for (i, f) in env.members.iter().enumerate() {
+            let bit = 1u64 << i;
+            let name = &f.json_name;
+            let field = format_ident!("{}", f.rust_name);
+            let local = format_ident!("f_{}", f.rust_name);
+            let resolved = self.model.resolve(&f.shape);
+            let nullable = f.shape.nullable || resolved.nullable;
+            let optional = member_optional(self.model, f);
+            if f.required {
+                required |= bit;
+            }
+            let is_kind = *name == env.kind_member;
+            let repr = member_repr(self.model, f);
+            // The Rust type of the member, the code that reads it (an expression of that type)
+            // and how `member()` presents it.
+            let (rust_ty, read, as_member) = if repr == MemberRepr::Body {
+                (
+                    quote!(RawJson<'a>),
+                    quote!({
+                        let m = s.mark();
+                        body(s, #kind_local.as_deref())?;
+                        s.since(m)
+                    }),
+                    quote!(Member::Raw(*v)),
+                )
+            } else if repr == MemberRepr::Str {
+                let checks = if is_kind {
+                    quote!()
+                } else {
+                    self.string_checks(resolved)?
+                };
+                (
+                    quote!(Cow<'a, str>),
+                    quote!({ let v = s.string()?; #checks v }),
+                    quote!(Member::Str(v)),
+                )
+            } else if matches!(repr, MemberRepr::U64 | MemberRepr::I128) {
+                let mut min = Self::bounds(resolved);
+                // The integer read, and its text for the bounds.
+                let read = if min.is_empty() {
+                    quote!(let n = s.integer()?;)
+                } else {
+                    quote!(let mark = s.mark(); let n = s.integer()?; let nt = s.since(mark).get();)
+                };
+                // `const` / `enum` of an integer member: compare the integer read.
+                let c = &resolved.constraints;
+                let values: Vec<&Value> = c
+                    .const_value
+                    .iter()
+                    .chain(c.enum_values.iter().flatten())
+                    .collect();
+                if !values.is_empty() {
+                    let ints: Vec<TokenStream> = values
+                        .iter()
+                        .map(|v| match v.as_i64() {
+                            Some(i) => {
+                                let i = proc_macro2::Literal::i128_unsuffixed(i128::from(i));
+                                quote!(n == #i)
+                            }
+                            // A value no integer equals (a string, a fraction).
+                            None => quote!(false),
+                        })
+                        .collect();
+                    let all = if c.const_value.is_some() && c.enum_values.is_some() {
+                        // Both: the constant must also be one of the values.
+                        let (first, rest) = ints.split_at(1);
+                        quote!((#(#first)*) && (#(#rest)||*))
+                    } else {
+                        quote!(#(#ints)||*)
+                    };
+                    min.extend(quote!(if !(#all) { return None; }));
+                }
+                if repr == MemberRepr::U64 {
+                    (
+                        quote!(u64),
+                        quote!({ #read #min u64::try_from(n).ok()? }),
+                        quote!(Member::Int(i128::from(*v))),
+                    )
+                } else {
+                    (
+                        quote!(i128),
+                        quote!({ #read #min n }),
+                        quote!(Member::Int(*v)),
+                    )
+                }
+            } else {
+                let shape = Shape {
+                    nullable: false,
+                    ..resolved.clone()
+                };
+                let value = if f.shape.ref_type.is_some() && !resolved.nullable {
+                    self.value(&f.shape)?
+                } else {
+                    self.value(&shape)?
+                };
+                (
+                    quote!(RawJson<'a>),
+                    quote!({ let m = s.mark(); #value s.since(m) }),
+                    quote!(Member::Raw(*v)),
+                )
+            };
+            let doc = format!(" `{name}`: {}", f.description);
+            let read = if nullable {
+                quote!(if s.null() { None } else { Some(#read) })
+            } else {
+                quote!(Some(#read))
+            };
+            if optional {
+                fields.extend(quote!(#[doc = #doc] pub #field: Option<#rust_ty>,));
+                inits.extend(quote!(#field: #local,));
+                member_arms.extend(quote! {
+                    #name => match &self.#field { Some(v) => #as_member, None => Member::Absent },
+                });
+            } else {
+                fields.extend(quote!(#[doc = #doc] pub #field: #rust_ty,));
+                inits.extend(quote!(#field: #local?,));
+                member_arms.extend(quote! {
+                    #name => { let v = &self.#field; #as_member }
+                });
+            }
+            locals.extend(quote!(let mut #local: Option<#rust_ty> = None;));
+            arms.extend(quote! {
+                #name => {
+                    if seen & #bit != 0 { return None; }
+                    seen |= #bit;
+                    #local = #read;
+                }
+            });
+        }
+        let other = if env.open {
+            quote!(_ => { s.fresh(&mut o, k)?; s.skip()?; })
+        } else {
+            quote!(_ => return None,)
+        };
+        let doc = format!(
+            " A checked envelope, borrowed from the bytes it was read from: every member of `{}` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.",
+            env.file
+        );
+        let body_member = &env.body_member;
+        let sdoc = format!(
+            " Reads one envelope object member by member, checking each against `{}`; the `{body_member}` member goes to `body` (with the `kind` read so far, if any), which must read exactly one object. `None` declines.",
+            env.file
+        );
+        let rt = crate::emit::paths::runtime();
+        Ok(quote! {
+            #[doc = #doc]
+            #[derive(Clone, Debug, PartialEq)]
+            pub struct #ty<'a> {
+                #fields
+            }
+
+            impl<'a> #ty<'a> {
+                /// A member by its JSON name.
+                pub fn member(&self, name: &str) -> Member<'_> {
+                    match name {
+                        #member_arms
+                        _ => Member::Absent,
+                    }
+                }
+            }
+
+            impl #rt::profile::EnvelopeView for #ty<'_> {
+                fn member(&self, name: &str) -> Member<'_> {
+                    #ty::member(self, name)
+                }
+            }
+
+            #[doc = #sdoc]
+            pub fn scan_envelope<'a>(
+                s: &mut Scanner<'a>,
+                body: &mut dyn FnMut(&mut Scanner<'a>, Option<&str>) -> Option<()>,
+            ) -> Option<#ty<'a>> {
+                #locals
+                let mut o = s.object()?;
+                let mut seen = 0u64;
+                while let Some(k) = s.key(&mut o)? {
+                    match &*k {
+                        #arms
+                        #other
+                    }
+                }
+                if seen & #required != #required { return None; }
+                Some(#ty { #inits })
+            }
+        })
+    }
+}
+
+/// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.
+pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<TokenStream> {
+    let rt = &crate::emit::paths::runtime();
+    let e = Emitter { model, patterns };
+    let types = e.named_types()?;
+    let kinds = e.kinds()?;
+    let envelope = e.envelope()?;
+    Ok(quote! {
+        //! The fast path's scanners generated from the schema set: one per named type, one body
+        //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
+        //! exact validators in `checks.rs` say why.
+        use std::borrow::Cow;
+
+        use #rt::check as c;
+        use #rt::model::BodyOverrides;
+        use #rt::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+
+        #envelope
+        #types
+        #kinds
+    })
+}

@@ -1,0 +1,694 @@
+//! The envelope: its members, limits (`x-agh-envelope`), the roles its members play for the
+//! runtime, the kind dispatch (`allOf` of `if`/`then`) and the spelling of refusals
+//! (`x-agh-refusal-codes`).
+
+use serde_json::Value;
+
+use super::{
+    str_list, Builder, Field, JsonType, KnownValues, NamedType, ObjectShape, Presence, Shape,
+};
+use crate::error::{join_pointer, Result};
+use crate::schema::load::Location;
+
+/// A forbidden member or kind with its specific message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forbidden {
+    /// The name.
+    pub name: String,
+    /// The message.
+    pub message: String,
+}
+
+/// Envelope limits (`x-agh-envelope` at the envelope root).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnvelopeLimits {
+    /// Maximum serialized size in bytes.
+    pub max_bytes: u64,
+    /// Default replay age in seconds.
+    pub replay_age_seconds: u64,
+    /// Legacy members rejected with a specific message.
+    pub forbidden_members: Vec<Forbidden>,
+    /// Kind names rejected with a specific message.
+    pub forbidden_kinds: Vec<Forbidden>,
+    /// The validation order (docs).
+    pub validation_order: Vec<String>,
+}
+
+/// The envelope.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Envelope {
+    /// Rust name of the envelope type.
+    pub type_name: String,
+    /// Relative path of the envelope schema file.
+    pub file: String,
+    /// Description.
+    pub description: String,
+    /// Members in schema order.
+    pub members: Vec<Field>,
+    /// `false` when `additionalProperties: false`.
+    pub open: bool,
+    /// Limits.
+    pub limits: EnvelopeLimits,
+    /// The member that selects the body schema (named in the `allOf` dispatch).
+    pub kind_member: String,
+    /// The member that holds the body.
+    pub body_member: String,
+    /// The profile name: `x-agh-envelope.profile`, else the one envelope member with a `const`
+    /// string value.
+    pub profile: Option<String>,
+    /// The member whose `const` names the profile or version (`protocol` in v0, `v` in ACP):
+    /// the member that tells one profile's envelopes from another's.
+    pub profile_member: Option<String>,
+    /// Which envelope member plays each role the runtime knows (`x-agh-envelope.roles`).
+    pub roles: Roles,
+    /// The unit of the time roles (`x-agh-envelope.clock`).
+    pub clock: Clock,
+}
+
+impl Envelope {
+    /// The member named `name`.
+    pub fn member(&self, name: &str) -> Option<&Field> {
+        self.members.iter().find(|m| m.json_name == name)
+    }
+}
+
+/// The envelope members that play the runtime's roles (`x-agh-envelope.roles`); a role the set
+/// does not have is `None` (ACP has no `work_id` and no `expires_at`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Roles {
+    /// The message id.
+    pub id: Option<String>,
+    /// The sender.
+    pub from: Option<String>,
+    /// The target peer.
+    pub to: Option<String>,
+    /// The correlation member: the id of the message this one answers.
+    pub reply_to: Option<String>,
+    /// The work unit id (lifecycle).
+    pub work_id: Option<String>,
+    /// The sender's clock.
+    pub sent_at: Option<String>,
+    /// The expiry time.
+    pub expires_at: Option<String>,
+}
+
+impl Roles {
+    /// `(role, member)` for every role the set has, in a fixed order.
+    pub fn entries(&self) -> Vec<(&'static str, &str)> {
+        let mut out = Vec::new();
+        for (role, member) in [
+            ("id", &self.id),
+            ("from", &self.from),
+            ("to", &self.to),
+            ("reply_to", &self.reply_to),
+            ("work_id", &self.work_id),
+            ("sent_at", &self.sent_at),
+            ("expires_at", &self.expires_at),
+        ] {
+            if let Some(m) = member {
+                out.push((role, m.as_str()));
+            }
+        }
+        out
+    }
+
+    /// The role a member plays, if any.
+    pub fn role_of(&self, member: &str) -> Option<&'static str> {
+        self.entries()
+            .into_iter()
+            .find(|(_, m)| *m == member)
+            .map(|(r, _)| r)
+    }
+}
+
+/// The unit of the envelope's time members.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// Unix seconds (v0).
+    #[default]
+    Seconds,
+    /// Unix milliseconds (ACP).
+    Milliseconds,
+}
+
+impl Clock {
+    /// The annotation spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Clock::Seconds => "seconds",
+            Clock::Milliseconds => "milliseconds",
+        }
+    }
+
+    /// The `agh_protocol::model::Clock` variant name.
+    pub fn variant(self) -> &'static str {
+        match self {
+            Clock::Seconds => "Seconds",
+            Clock::Milliseconds => "Milliseconds",
+        }
+    }
+}
+
+/// How the runtime's refusals are spelled in this set (`x-agh-refusal-codes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefusalCodes {
+    /// Rust name of the code type.
+    pub type_name: String,
+    /// `(runtime code, this set's code)` in schema order.
+    pub entries: Vec<(String, String)>,
+}
+
+impl Builder<'_> {
+    pub(super) fn envelope(&self, types: &[NamedType]) -> Result<Envelope> {
+        let mut found = self
+            .set
+            .files()
+            .filter(|f| f.doc.get("x-agh-envelope").is_some());
+        let Some(file) = found.next() else {
+            return Err(crate::error::Error::new(
+                self.set.dir(),
+                "",
+                "no schema file declares `x-agh-envelope` at its root (the envelope)",
+            ));
+        };
+        if let Some(other) = found.next() {
+            return Err(self.err(
+                &other.id,
+                "/x-agh-envelope",
+                "only one schema file may be the envelope",
+            ));
+        }
+        let id = &file.id;
+        let Some(t) = types
+            .iter()
+            .find(|t| t.location.id == *id && t.location.pointer.is_empty())
+        else {
+            return Err(self.err(id, "", "the envelope must be an object schema"));
+        };
+        let Some(obj) = &t.shape.object else {
+            return Err(self.err(id, "", "the envelope must be an object schema"));
+        };
+        // The envelope's scanner reads its members by role; the object-wide keywords are carried
+        // in bodies and other objects, not at the envelope's root.
+        for keyword in [
+            "minProperties",
+            "maxProperties",
+            "dependentRequired",
+            "patternProperties",
+            "propertyNames",
+        ] {
+            if file.doc.get(keyword).is_some() {
+                return Err(self.err(
+                    id,
+                    &format!("/{keyword}"),
+                    format!("codegen carries `{keyword}` in bodies and other objects, not at the envelope's root"),
+                ));
+            }
+        }
+        let x = &file.doc["x-agh-envelope"];
+        let xp = "/x-agh-envelope";
+        const ENVELOPE_KEYS: &[&str] = &[
+            "max_bytes",
+            "replay_age_seconds",
+            "forbidden_members",
+            "forbidden_kinds",
+            "validation_order",
+            "profile",
+            "roles",
+            "clock",
+        ];
+        let Value::Object(xm) = x else {
+            return Err(self.err(id, xp, "`x-agh-envelope` must be an object"));
+        };
+        for k in xm.keys() {
+            if !ENVELOPE_KEYS.contains(&k.as_str()) {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, k),
+                    format!(
+                        "unknown `x-agh-envelope` member `{k}` (expected one of {})",
+                        ENVELOPE_KEYS.join(", ")
+                    ),
+                ));
+            }
+        }
+        let num = |k: &str| -> Result<u64> {
+            x.get(k).and_then(Value::as_u64).ok_or_else(|| {
+                self.err(
+                    id,
+                    &join_pointer(xp, k),
+                    format!("`{k}` must be a non-negative integer"),
+                )
+            })
+        };
+        let forbidden = |k: &str| -> Result<Vec<Forbidden>> {
+            match x.get(k) {
+                None => Ok(Vec::new()),
+                Some(Value::Object(m)) => m
+                    .iter()
+                    .map(|(name, msg)| {
+                        msg.as_str()
+                            .map(|s| Forbidden {
+                                name: name.clone(),
+                                message: s.to_string(),
+                            })
+                            .ok_or_else(|| {
+                                self.err(
+                                    id,
+                                    &join_pointer(&join_pointer(xp, k), name),
+                                    "the message must be a string",
+                                )
+                            })
+                    })
+                    .collect(),
+                Some(_) => Err(self.err(
+                    id,
+                    &join_pointer(xp, k),
+                    "must map each name to its message",
+                )),
+            }
+        };
+        let limits = EnvelopeLimits {
+            max_bytes: num("max_bytes")?,
+            replay_age_seconds: num("replay_age_seconds")?,
+            forbidden_members: forbidden("forbidden_members")?,
+            forbidden_kinds: forbidden("forbidden_kinds")?,
+            validation_order: match x.get("validation_order") {
+                None => Vec::new(),
+                Some(v) => str_list(v).ok_or_else(|| {
+                    self.err(
+                        id,
+                        &join_pointer(xp, "validation_order"),
+                        "must be a list of strings",
+                    )
+                })?,
+            },
+        };
+        for f in &limits.forbidden_members {
+            if obj.fields.iter().any(|m| m.json_name == f.name) {
+                return Err(self.err(
+                    id,
+                    &join_pointer(&join_pointer(xp, "forbidden_members"), &f.name),
+                    format!(
+                        "forbidden member `{}` is also declared in `properties`",
+                        f.name
+                    ),
+                ));
+            }
+        }
+        // The dispatch: every allOf entry names the selecting member and the body member.
+        let mut kind_member: Option<String> = None;
+        let mut body_member: Option<String> = None;
+        if let Some(Value::Array(all)) = file.doc.get("allOf") {
+            for (i, entry) in all.iter().enumerate() {
+                let p = format!("/allOf/{i}");
+                let (sel, _, body, _) = self.dispatch_entry(id, &p, entry)?;
+                for (slot, val, what) in [
+                    (&mut kind_member, sel, "select on"),
+                    (&mut body_member, body, "route to"),
+                ] {
+                    match slot {
+                        Some(prev) if *prev != val => {
+                            return Err(self.err(
+                                id,
+                                &p,
+                                format!("every dispatch entry must {what} the same member (`{prev}` vs `{val}`)"),
+                            ))
+                        }
+                        _ => *slot = Some(val),
+                    }
+                }
+            }
+        }
+        let (Some(kind_member), Some(body_member)) = (kind_member, body_member) else {
+            return Err(self.err(
+                id,
+                "/allOf",
+                "the envelope needs an `allOf` dispatch mapping each kind to its body schema",
+            ));
+        };
+        for m in [&kind_member, &body_member] {
+            if !obj.fields.iter().any(|f| &f.json_name == m) {
+                return Err(self.err(
+                    id,
+                    "/allOf",
+                    format!("dispatch member `{m}` is not an envelope member"),
+                ));
+            }
+        }
+        let consts: Vec<String> = obj
+            .fields
+            .iter()
+            .filter_map(|f| {
+                let mut s = &f.shape;
+                while let Some(t) = s
+                    .ref_type
+                    .as_deref()
+                    .and_then(|n| types.iter().find(|t| t.rust_name == n))
+                {
+                    s = &t.shape;
+                }
+                s.constraints
+                    .const_value
+                    .as_ref()?
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .collect();
+        let profile = match x.get("profile") {
+            Some(Value::String(p)) if !p.is_empty() && !p.contains(char::is_whitespace) => {
+                Some(p.clone())
+            }
+            Some(_) => {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, "profile"),
+                    "`profile` must be a name without white space (e.g. \"acp/0.2\")",
+                ))
+            }
+            None => match consts.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            },
+        };
+        let resolved = |f: &Field| {
+            let mut s = &f.shape;
+            while let Some(t) = s
+                .ref_type
+                .as_deref()
+                .and_then(|n| types.iter().find(|t| t.rust_name == n))
+            {
+                s = &t.shape;
+            }
+            s.clone()
+        };
+        let profile_member = obj
+            .fields
+            .iter()
+            .find(|f| resolved(f).constraints.const_value.is_some())
+            .map(|f| f.json_name.clone());
+        let (roles, clock) = self.roles(id, x, obj, &resolved)?;
+        for m in [&kind_member, &body_member] {
+            if let Some(role) = roles.role_of(m) {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, "roles"),
+                    format!("`{m}` is the dispatch member; it cannot also play the role `{role}`"),
+                ));
+            }
+        }
+        Ok(Envelope {
+            type_name: t.rust_name.clone(),
+            file: t.file.clone(),
+            description: t.description.clone(),
+            members: obj.fields.clone(),
+            open: obj.open,
+            limits,
+            kind_member,
+            body_member,
+            profile,
+            profile_member,
+            roles,
+            clock,
+        })
+    }
+
+    /// `x-agh-envelope.roles` and `clock`: which member plays each runtime role, checked against
+    /// the members' types.
+    fn roles(
+        &self,
+        id: &str,
+        x: &Value,
+        obj: &ObjectShape,
+        resolved: &dyn Fn(&Field) -> Shape,
+    ) -> Result<(Roles, Clock)> {
+        let rp = "/x-agh-envelope/roles";
+        let Some(Value::Object(m)) = x.get("roles") else {
+            return Err(self.err(
+                id,
+                rp,
+                "`x-agh-envelope.roles` must map the runtime's roles (id, from, to, reply_to, work_id, sent_at, expires_at) to envelope members",
+            ));
+        };
+        const ROLES: &[(&str, JsonType)] = &[
+            ("id", JsonType::String),
+            ("from", JsonType::String),
+            ("to", JsonType::String),
+            ("reply_to", JsonType::String),
+            ("work_id", JsonType::String),
+            ("sent_at", JsonType::Integer),
+            ("expires_at", JsonType::Integer),
+        ];
+        let mut roles = Roles::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for (role, member) in m {
+            let p = join_pointer(rp, role);
+            let Some((_, ty)) = ROLES.iter().find(|(r, _)| r == role) else {
+                return Err(self.err(
+                    id,
+                    &p,
+                    format!(
+                        "unknown role `{role}` (roles: {})",
+                        ROLES.iter().map(|(r, _)| *r).collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            };
+            let Some(member) = member.as_str() else {
+                return Err(self.err(id, &p, "a role names an envelope member (a string)"));
+            };
+            let Some(field) = obj.fields.iter().find(|f| f.json_name == member) else {
+                return Err(self.err(id, &p, format!("`{member}` is not an envelope member")));
+            };
+            if seen.contains(&member) {
+                return Err(self.err(id, &p, format!("`{member}` already plays another role")));
+            }
+            seen.push(member);
+            if resolved(field).types != [*ty] {
+                return Err(self.err(
+                    id,
+                    &p,
+                    format!(
+                        "the `{role}` role needs a member of type {}, and `{member}` is not one",
+                        ty.as_str()
+                    ),
+                ));
+            }
+            let member = member.to_string();
+            match role.as_str() {
+                "id" => roles.id = Some(member),
+                "from" => roles.from = Some(member),
+                "to" => roles.to = Some(member),
+                "reply_to" => roles.reply_to = Some(member),
+                "work_id" => roles.work_id = Some(member),
+                "sent_at" => roles.sent_at = Some(member),
+                _ => roles.expires_at = Some(member),
+            }
+        }
+        let clock = match x.get("clock") {
+            None if roles.sent_at.is_none() && roles.expires_at.is_none() => Clock::Seconds,
+            None => {
+                return Err(self.err(
+                    id,
+                    "/x-agh-envelope",
+                    "`clock` (seconds or milliseconds) is required with a `sent_at` or `expires_at` role",
+                ))
+            }
+            Some(v) => match v.as_str() {
+                Some("seconds") => Clock::Seconds,
+                Some("milliseconds") => Clock::Milliseconds,
+                _ => {
+                    return Err(self.err(
+                        id,
+                        "/x-agh-envelope/clock",
+                        "`clock` must be seconds or milliseconds",
+                    ))
+                }
+            },
+        };
+        Ok((roles, clock))
+    }
+
+    /// Parses one dispatch entry: `(selecting member, kind value, body member, body location)`;
+    /// see [`Builder::dispatch_body`] for the body member's presence.
+    pub(super) fn dispatch_entry(
+        &self,
+        id: &str,
+        p: &str,
+        entry: &Value,
+    ) -> Result<(String, String, String, Location)> {
+        let bad = |why: &str| {
+            self.err(
+                id,
+                p,
+                format!("dispatch entry must be `{{\"if\": {{\"properties\": {{<member>: {{\"const\": <kind>}}}}, \"required\": [<member>]}}, \"then\": {{\"properties\": {{<body>: {{\"$ref\": <schema>}}}}}}}}`: {why}"),
+            )
+        };
+        let iff = entry.get("if").ok_or_else(|| bad("no `if`"))?;
+        let props = iff
+            .get("properties")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("no `if.properties`"))?;
+        if props.len() != 1 {
+            return Err(bad("`if` must name exactly one member"));
+        }
+        let (sel, cond) = props
+            .iter()
+            .next()
+            .ok_or_else(|| bad("empty `if.properties`"))?;
+        let kind = cond
+            .get("const")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no string `const`"))?;
+        let then = entry.get("then").ok_or_else(|| bad("no `then`"))?;
+        let tprops = then
+            .get("properties")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("no `then.properties`"))?;
+        if tprops.len() != 1 {
+            return Err(bad("`then` must route exactly one member"));
+        }
+        let (body, target) = tprops
+            .iter()
+            .next()
+            .ok_or_else(|| bad("empty `then.properties`"))?;
+        for k in then.as_object().into_iter().flatten().map(|(k, _)| k) {
+            if k != "properties" && k != "required" {
+                return Err(bad(&format!("unexpected `then.{k}`")));
+            }
+        }
+        match then.get("required").map(str_list) {
+            None => {}
+            Some(Some(r)) if r == [body.clone()] => {}
+            Some(_) => return Err(bad(&format!("`then.required` may only list `{body}`"))),
+        }
+        // `{"$ref": ...}`, or `{"anyOf": [{"$ref": ...}, {"type": "null"}]}` (the body may be
+        // absent or null).
+        let (target, rp) = match target.get("anyOf").and_then(Value::as_array) {
+            Some(items) => match items.as_slice() {
+                [inner, null] if null == &serde_json::json!({ "type": "null" }) => (
+                    inner,
+                    format!(
+                        "{p}/then/properties/{}/anyOf/0/$ref",
+                        crate::error::escape_token(body)
+                    ),
+                ),
+                _ => {
+                    return Err(bad(
+                        "the body is `{\"$ref\": ..}` or `{\"anyOf\": [{\"$ref\": ..}, {\"type\": \"null\"}]}`",
+                    ))
+                }
+            },
+            None => (
+                target,
+                format!(
+                    "{p}/then/properties/{}/$ref",
+                    crate::error::escape_token(body)
+                ),
+            ),
+        };
+        let r = target
+            .get("$ref")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no `$ref` in `then`"))?;
+        let loc = self.set.resolve_ref(id, &rp, r)?;
+        Ok((sel.clone(), kind.to_string(), body.clone(), loc))
+    }
+
+    /// Whether a dispatch entry makes the body member required (`then.required` lists it, or the
+    /// envelope's `required` does) or optional (`anyOf` with `{"type": "null"}`).
+    pub(super) fn dispatch_body(
+        &self,
+        id: &str,
+        p: &str,
+        entry: &Value,
+        env: &Envelope,
+    ) -> Result<Presence> {
+        let body = &env.body_member;
+        let then = &entry["then"];
+        let listed = then.get("required").is_some();
+        let nullable = then["properties"][body.as_str()].get("anyOf").is_some();
+        let envelope_requires = env.member(body).is_some_and(|f| f.required);
+        match (envelope_requires || listed, nullable) {
+            (true, false) => Ok(Presence::Required),
+            (false, true) => Ok(Presence::Optional),
+            (true, true) => Err(self.err(
+                id,
+                p,
+                format!("`{body}` is required here, so it cannot also be `anyOf` with null"),
+            )),
+            (false, false) => Err(self.err(
+                id,
+                p,
+                format!("the envelope does not require `{body}`: the dispatch entry must say whether this kind needs it (`\"required\": [\"{body}\"]` in `then`) or not (`anyOf: [{{\"$ref\": ..}}, {{\"type\": \"null\"}}]`)"),
+            )),
+        }
+    }
+
+    pub(super) fn refusal_codes(
+        &self,
+        t: &NamedType,
+        r: &Value,
+        known: &[KnownValues],
+    ) -> Result<RefusalCodes> {
+        let (id, p) = (
+            &t.location.id,
+            join_pointer(&t.location.pointer, "x-agh-refusal-codes"),
+        );
+        let values: Vec<String> = match known.iter().find(|k| k.type_name == t.rust_name) {
+            Some(k) => k.values.iter().map(|v| v.value.clone()).collect(),
+            None => t
+                .shape
+                .constraints
+                .enum_values
+                .iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+        };
+        if values.is_empty() {
+            return Err(self.err(
+                id,
+                &p,
+                "`x-agh-refusal-codes` needs `x-agh-known-values` or a string `enum` beside it",
+            ));
+        }
+        let Value::Object(m) = r else {
+            return Err(self.err(
+                id,
+                &p,
+                "`x-agh-refusal-codes` must map each runtime refusal code to a value of this type",
+            ));
+        };
+        let mut entries = Vec::new();
+        for (code, v) in m {
+            let at = join_pointer(&p, code);
+            let code_ok = code.starts_with(|c: char| c.is_ascii_lowercase())
+                && code
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            if !code_ok {
+                return Err(self.err(
+                    id,
+                    &at,
+                    format!("{code:?} is not a refusal code name (`^[a-z][a-z0-9_]*$`)"),
+                ));
+            }
+            match v.as_str() {
+                Some(v) if values.iter().any(|x| x == v) => {
+                    entries.push((code.clone(), v.to_string()))
+                }
+                _ => {
+                    return Err(self.err(
+                        id,
+                        &at,
+                        format!("must be one of the values of {}", t.rust_name),
+                    ))
+                }
+            }
+        }
+        Ok(RefusalCodes {
+            type_name: t.rust_name.clone(),
+            entries,
+        })
+    }
+}

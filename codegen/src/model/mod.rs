@@ -1,0 +1,220 @@
+//! The model (IR) of a schema set: what the Rust, validator and docs emitters read.
+//!
+//! Everything here is derived from the schema set; nothing about particular kinds is built in.
+//! Named types are the file root schemas that describe a value and every `$defs` entry; each gets
+//! a Rust name from its `title` (else its `$defs` key or file stem), in upper camel case.
+
+//!
+//! One file per thing modelled: [`shapes`] (what a schema describes: types, constraints, members,
+//! named types; the keywords carried), [`names`] (Rust names of types and members), [`envelope`]
+//! (members, limits, roles, the kind dispatch, refusal codes), [`kinds`] (`x-agh-kind` rules),
+//! [`conditionals`] (a body's `if`/`then` rules), [`exchanges`] (request/response), [`values`]
+//! (documented value sets), [`containers`] and [`lifecycle`]. [`Model::build`] runs them in order.
+
+mod conditionals;
+mod containers;
+mod envelope;
+mod exchanges;
+mod kinds;
+mod lifecycle;
+mod names;
+mod shapes;
+mod values;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::error::{join_pointer, Result};
+use crate::schema::load::{Location, SchemaSet};
+
+pub use self::conditionals::{Condition, Conditional, EnvelopeOverrides};
+pub use self::containers::Containers;
+pub use self::envelope::{Clock, Envelope, EnvelopeLimits, Forbidden, RefusalCodes, Roles};
+pub use self::exchanges::{
+    Exchange, ExchangeState, MemberIs, ReplyRule, EXCHANGE_ANSWERED, EXCHANGE_OPEN,
+};
+pub use self::kinds::{EnvelopeMatch, Kind, KindRules, Presence, Verify, WorkRole};
+pub use self::lifecycle::{Lifecycle, Sender, Transition, Trigger};
+pub(crate) use self::names::type_sites;
+pub use self::names::{rust_field_name, rust_type_name};
+pub use self::shapes::{Constraints, Field, JsonType, NamedType, ObjectShape, Shape, TrustProfile};
+pub use self::values::{EnumDoc, EnumValue, KnownValues};
+
+/// The whole model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    /// The envelope.
+    pub envelope: Envelope,
+    /// Every named type, ordered by Rust name.
+    pub types: Vec<NamedType>,
+    /// The kinds, in envelope `kind` enum order.
+    pub kinds: Vec<Kind>,
+    /// Surface containers, if the set declares them.
+    pub containers: Option<Containers>,
+    /// Enums with value descriptions, ordered by type name.
+    pub enums: Vec<EnumDoc>,
+    /// Known-value sets, ordered by type name.
+    pub known_values: Vec<KnownValues>,
+    /// The lifecycle, if the set declares one.
+    pub lifecycle: Option<Lifecycle>,
+    /// The spelling of the runtime's refusals, if the set declares one.
+    pub refusal_codes: Option<RefusalCodes>,
+}
+
+impl Model {
+    /// The named type with this Rust name.
+    pub fn named(&self, rust_name: &str) -> Option<&NamedType> {
+        self.types.iter().find(|t| t.rust_name == rust_name)
+    }
+
+    /// Follows `ref_type` links to the shape that carries the constraints.
+    pub fn resolve<'a>(&'a self, shape: &'a Shape) -> &'a Shape {
+        let mut s = shape;
+        for _ in 0..32 {
+            match s.ref_type.as_deref().and_then(|n| self.named(n)) {
+                Some(t) => s = &t.shape,
+                None => break,
+            }
+        }
+        s
+    }
+
+    /// The kind named `name`.
+    pub fn kind(&self, name: &str) -> Option<&Kind> {
+        self.kinds.iter().find(|k| k.name == name)
+    }
+
+    /// Builds the model from a loaded set (and checks its consistency).
+    pub fn build(set: &SchemaSet) -> Result<Model> {
+        Builder::new(set)?.build()
+    }
+}
+
+struct Builder<'a> {
+    set: &'a SchemaSet,
+    sites: BTreeMap<Location, String>,
+    order: Vec<(Location, String)>,
+}
+
+fn str_list(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|x| x.as_str().map(str::to_string))
+        .collect()
+}
+
+impl<'a> Builder<'a> {
+    fn new(set: &'a SchemaSet) -> Result<Self> {
+        let order = type_sites(set)?;
+        let sites = order.iter().cloned().collect();
+        Ok(Builder { set, sites, order })
+    }
+
+    fn err(&self, id: &str, ptr: &str, msg: impl Into<String>) -> crate::error::Error {
+        self.set.error(id, ptr, msg)
+    }
+
+    fn build(&self) -> Result<Model> {
+        let mut types = Vec::new();
+        for (loc, name) in &self.order {
+            let schema = self.set.get(loc).cloned().unwrap_or(Value::Null);
+            let shape = self.shape(&loc.id, &loc.pointer, &schema, 0)?;
+            types.push(NamedType {
+                rust_name: name.clone(),
+                location: loc.clone(),
+                file: self.set.path_of(&loc.id).to_string_lossy().into_owned(),
+                title: schema
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                description: schema
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                shape,
+            });
+        }
+        types.sort_by(|a, b| a.rust_name.cmp(&b.rust_name));
+
+        let mut enums = Vec::new();
+        let mut known_values = Vec::new();
+        let mut containers_raw = Vec::new();
+        let mut lifecycle_raw = Vec::new();
+        let mut refusal_raw = Vec::new();
+        for t in &types {
+            let Some(schema) = self.set.get(&t.location) else {
+                continue;
+            };
+            let (id, ptr) = (&t.location.id, &t.location.pointer);
+            if let Some(d) = schema.get("x-agh-enum-descriptions") {
+                enums.push(EnumDoc {
+                    type_name: t.rust_name.clone(),
+                    description: t.description.clone(),
+                    values: self.enum_descriptions(id, ptr, schema, d)?,
+                });
+            }
+            if let Some(k) = schema.get("x-agh-known-values") {
+                known_values.push(self.known_values(t, k)?);
+            }
+            if let Some(c) = schema.get("x-agh-container") {
+                containers_raw.push((t, c));
+            }
+            if let Some(l) = schema.get("x-agh-lifecycle") {
+                lifecycle_raw.push((t, l));
+            }
+            if let Some(r) = schema.get("x-agh-refusal-codes") {
+                refusal_raw.push((t, r));
+            }
+        }
+
+        let envelope = self.envelope(&types)?;
+        let containers = match containers_raw.as_slice() {
+            [] => None,
+            [(t, c)] => Some(self.containers(&envelope, t, c)?),
+            [_, (t, _), ..] => {
+                return Err(self.err(
+                    &t.location.id,
+                    &join_pointer(&t.location.pointer, "x-agh-container"),
+                    "only one schema may declare `x-agh-container`",
+                ))
+            }
+        };
+        let refusal_codes = match refusal_raw.as_slice() {
+            [] => None,
+            [(t, r)] => Some(self.refusal_codes(t, r, &known_values)?),
+            [_, (t, _), ..] => {
+                return Err(self.err(
+                    &t.location.id,
+                    &join_pointer(&t.location.pointer, "x-agh-refusal-codes"),
+                    "only one schema may declare `x-agh-refusal-codes`",
+                ))
+            }
+        };
+        let mut kinds = self.kinds(&envelope, &types, &known_values, containers.as_ref())?;
+        self.exchanges(&envelope, &types, &mut kinds)?;
+        let lifecycle = match lifecycle_raw.as_slice() {
+            [] => None,
+            [(t, l)] => Some(self.lifecycle(t, l, &kinds, &types, &enums)?),
+            [_, (t, _), ..] => {
+                return Err(self.err(
+                    &t.location.id,
+                    &join_pointer(&t.location.pointer, "x-agh-lifecycle"),
+                    "only one schema may declare `x-agh-lifecycle`",
+                ))
+            }
+        };
+        let model = Model {
+            envelope,
+            types,
+            kinds,
+            containers,
+            enums,
+            known_values,
+            lifecycle,
+            refusal_codes,
+        };
+        Ok(model)
+    }
+}

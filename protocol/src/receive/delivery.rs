@@ -1,0 +1,377 @@
+//! Delivery: a receiver pipeline for one local peer, transport-free, with the clock passed in.
+//!
+//! [`Receiver::receive`] runs, in the envelope page's order:
+//! 1. the validating parser (steps 1-5 of the validation order, with the receiver's clock);
+//! 2. routing (step 6): the envelope's `workspace_id` and `channel` must be the receiver's
+//!    (otherwise it is not addressed to this receiver: ignored, nothing answered), a directed
+//!    envelope's `to` must be the local peer (`not_target`), and a direct room's `direct_id` must
+//!    be the room of its two peers, the sender and the target (`malformed` at `/direct_id`);
+//! 3. deduplication by `(from, id)` within the replay window ([`DedupWindow`]: bounded memory,
+//!    O(1) per message, oldest evicted first): a repeat from the same sender is `duplicate`; the
+//!    same `id` from another sender is another message (the envelope page makes `id` unique
+//!    "within the sender's replay window"), so no peer can suppress another's message by sending
+//!    its id first;
+//! 4. the work lifecycle (step 7, [`WorkTracker`]): `work_closed`, `work_container_mismatch`,
+//!    `internal` refusals, or ignored messages from non-participants.
+//!
+//! Each refusal that the pages answer with a receipt yields a ready receipt envelope
+//! ([`Refusal::receipt`]): same surface, container id and `work_id`, `reply_to` and `body.for_id`
+//! set to the refused id, `to` set to its sender, the status and reason code that fit. A refused
+//! envelope that lacks what a receipt needs (surface, container, `work_id`, a valid `id` and
+//! `from`) gets none: a receipt is a conversation-bearing, work-bound envelope itself.
+
+use serde_json::json;
+
+pub use agh_runtime::DedupWindow;
+
+use crate::message::build::MessageBuilder;
+use crate::message::parse::{Head, Message, Options, Registry, Rejection};
+use crate::problem::ReasonCode;
+use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkTracker};
+use crate::recipes::identity::is_direct_room_of;
+use crate::ReceiptBody;
+
+/// How a [`Receiver`] is set up.
+#[derive(Clone, Debug)]
+pub struct ReceiverConfig {
+    /// The workspace the receiver serves.
+    pub workspace_id: String,
+    /// The channel the receiver serves.
+    pub channel: String,
+    /// The local peer id (directed envelopes must be for it).
+    pub local_peer: String,
+    /// Replay age in seconds (freshness and the dedup window).
+    pub replay_age_secs: u64,
+    /// Most `(from, id)` pairs the dedup window holds.
+    pub dedup_cap: usize,
+    /// Which trust states are accepted (default: verified and unverified; a rejected envelope
+    /// is always refused with `verification_failed`).
+    pub trust_policy: crate::trust::TrustPolicy,
+    /// The local peer's signing key when it is a Verified Peer: the receipts this receiver
+    /// writes are signed with it (its `local_peer` is then the key's `nickname@fingerprint`).
+    pub signing_key: Option<crate::trust::Key>,
+    /// Most active work units opened by other peers, in all; past it new work is refused
+    /// with `busy` ([`crate::bounds`]).
+    pub max_open_work: usize,
+    /// Most active work units one other peer may have open with this one (`busy` past it).
+    pub max_open_work_per_initiator: usize,
+    /// Most terminal work units remembered (the oldest closed is forgotten first).
+    pub max_closed_work: usize,
+    /// An active unit opened by another peer with no accepted message for this long (seconds)
+    /// is expired as `failed` by [`Receiver::expire_idle`]; 0: never.
+    pub work_idle_secs: u64,
+}
+
+impl ReceiverConfig {
+    /// The protocol defaults (replay age 300 s) and a dedup cap of 100,000 `(from, id)` pairs.
+    pub fn new(workspace_id: &str, channel: &str, local_peer: &str) -> Self {
+        ReceiverConfig {
+            workspace_id: workspace_id.to_owned(),
+            channel: channel.to_owned(),
+            local_peer: local_peer.to_owned(),
+            replay_age_secs: crate::generated::DEFAULT_REPLAY_AGE_SECS,
+            dedup_cap: DedupWindow::DEFAULT_CAP,
+            trust_policy: crate::trust::TrustPolicy::default(),
+            signing_key: None,
+            max_open_work: crate::bounds::DEFAULT_MAX_OPEN_WORK,
+            max_open_work_per_initiator: crate::bounds::DEFAULT_MAX_OPEN_WORK_PER_INITIATOR,
+            max_closed_work: WorkTracker::DEFAULT_CLOSED_CAP,
+            work_idle_secs: crate::bounds::DEFAULT_WORK_IDLE_SECS,
+        }
+    }
+}
+
+/// A refused envelope: why, and the receipt that answers it (when one can be addressed).
+#[derive(Clone, Debug)]
+pub struct Refusal {
+    /// The reason code.
+    pub code: ReasonCode,
+    /// JSON Pointer of the offending member (`""` for routing, dedup and lifecycle refusals).
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+    /// The receipt to send back, if the refused envelope can be answered.
+    pub receipt: Option<Message>,
+}
+
+/// What [`Receiver::receive`] did with one envelope.
+#[derive(Clone, Debug)]
+pub enum Delivery {
+    /// Valid, for this receiver, new, and accepted by the lifecycle (or outside it).
+    Delivered {
+        /// The message.
+        message: Message,
+        /// What the lifecycle did (ignored for messages outside work).
+        work: Outcome,
+    },
+    /// Valid but not acted on, and not answered (another workspace or channel, or a lifecycle
+    /// message from a non-participant or for work never opened).
+    Ignored {
+        /// The message, when it parsed.
+        message: Option<Message>,
+        /// Why.
+        reason: String,
+    },
+    /// Refused.
+    Refused(Refusal),
+}
+
+impl Delivery {
+    /// The refusal's reason code, if refused.
+    pub fn code(&self) -> Option<ReasonCode> {
+        match self {
+            Delivery::Refused(r) => Some(r.code),
+            _ => None,
+        }
+    }
+}
+
+/// A receiver for one local peer in one workspace channel: parser, routing, dedup, lifecycle.
+#[derive(Clone, Debug)]
+pub struct Receiver {
+    config: ReceiverConfig,
+    registry: Registry,
+    dedup: DedupWindow,
+    work: WorkTracker,
+    receipts_sent: u64,
+}
+
+/// The receipt status that answers a refusal with `code`.
+pub fn receipt_status(code: ReasonCode) -> &'static str {
+    match code {
+        ReasonCode::Expired => "expired",
+        ReasonCode::Duplicate => "duplicate",
+        ReasonCode::UnsupportedKind | ReasonCode::UnsupportedProfile => "unsupported",
+        _ => "rejected",
+    }
+}
+
+impl Receiver {
+    /// A receiver with the core kinds.
+    pub fn new(config: ReceiverConfig) -> Self {
+        Receiver::with_registry(config, Registry::v0())
+    }
+
+    /// A receiver with the kinds of `registry`.
+    pub fn with_registry(config: ReceiverConfig, registry: Registry) -> Self {
+        Receiver {
+            dedup: DedupWindow::new(config.dedup_cap, config.replay_age_secs),
+            work: WorkTracker::new().with_closed_cap(config.max_closed_work),
+            config,
+            registry,
+            receipts_sent: 0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ReceiverConfig {
+        &self.config
+    }
+
+    /// The work tracker.
+    pub fn work(&self) -> &WorkTracker {
+        &self.work
+    }
+
+    /// The dedup window.
+    pub fn dedup(&self) -> &DedupWindow {
+        &self.dedup
+    }
+
+    /// Records a message the local peer sent, so that the lifecycle knows the work it opens or
+    /// moves (the receiver sees only what others send).
+    pub fn record_sent(&mut self, message: &Message) -> Outcome {
+        self.work.apply_message(message)
+    }
+
+    /// Expires, at `now`, the active units opened by other peers that had no accepted message
+    /// for [`ReceiverConfig::work_idle_secs`]: each is moved to `failed` by a `trace` from this
+    /// peer to its initiator, returned here to be sent (already recorded). A unit that such a
+    /// trace cannot close is forgotten. Nothing when the idle limit is 0.
+    pub fn expire_idle(&mut self, now: i64) -> Vec<(Message, Outcome)> {
+        let Ok(idle) = i64::try_from(self.config.work_idle_secs) else {
+            return Vec::new();
+        };
+        if idle == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (key, unit) in self.work.idle_before(now.saturating_sub(idle)) {
+            if unit.target != self.config.local_peer {
+                continue;
+            }
+            self.receipts_sent += 1;
+            let id = format!(
+                "idle_{}_{}_{}",
+                self.config.local_peer, now, self.receipts_sent
+            );
+            let applied =
+                crate::bounds::idle_trace(&self.config, &key, &unit, &id, now).map(|trace| {
+                    let outcome = self.work.apply_message(&trace);
+                    (trace, outcome)
+                });
+            match applied {
+                Some((trace, outcome)) if outcome.is_accepted() => out.push((trace, outcome)),
+                _ => {
+                    self.work.forget(&key);
+                }
+            }
+        }
+        out
+    }
+
+    /// Receives one envelope at `now` (Unix seconds).
+    pub fn receive(&mut self, bytes: &[u8], now: i64) -> Delivery {
+        let mut options = Options::at(now);
+        options.replay_age_secs = self.config.replay_age_secs;
+        let message = match self.registry.parse(bytes, &options) {
+            Ok(m) => m,
+            Err(r) => return self.refuse_rejection(r, now),
+        };
+        // Trust: evaluated by the parser after freshness (a rejected envelope never gets here);
+        // the local policy applies before routing.
+        if let crate::trust::TrustState::Rejected { step, message: m } =
+            self.config.trust_policy.apply(message.trust().clone())
+        {
+            let text = format!("trust step `{step}` failed: {m}");
+            return self.refuse(
+                &message,
+                ReasonCode::VerificationFailed,
+                step.pointer(),
+                text,
+                now,
+            );
+        }
+        let env = message.envelope();
+        if *env.workspace_id != self.config.workspace_id || *env.channel != self.config.channel {
+            return Delivery::Ignored {
+                reason: format!(
+                    "for workspace `{}` channel `{}`, not this receiver's `{}` `{}`",
+                    *env.workspace_id, *env.channel, self.config.workspace_id, self.config.channel
+                ),
+                message: Some(message),
+            };
+        }
+        if let Some(to) = &env.to {
+            if **to != self.config.local_peer {
+                let m = format!(
+                    "directed to `{}`, not to the local peer `{}`",
+                    **to, self.config.local_peer
+                );
+                return self.refuse(&message, ReasonCode::NotTarget, "/to", m, now);
+            }
+        }
+        if let Some(direct_id) = &env.direct_id {
+            // Both peers of the room are known: the sender and the target (or the local peer).
+            let other = env
+                .to
+                .as_deref()
+                .map_or(self.config.local_peer.as_str(), |t| t.as_str());
+            if !is_direct_room_of(&env.workspace_id, &env.channel, direct_id, &env.from, other) {
+                let m = format!(
+                    "`{}` is not the direct room of `{}` and `{other}` in this workspace channel",
+                    **direct_id, *env.from
+                );
+                return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
+            }
+        }
+        // Past a work cap: `busy`, and nothing is recorded (not even by dedup). A repeat of an
+        // envelope already received skips this and is refused as `duplicate` below.
+        self.dedup.expire(now);
+        if !self.dedup.contains(&env.from, &env.id) {
+            if let Some(m) = crate::bounds::over_work_cap(&self.work, &self.config, &message) {
+                return self.refuse(&message, ReasonCode::Busy, "", m, now);
+            }
+        }
+        if !self.dedup.insert(&env.from, &env.id, now) {
+            let m = format!(
+                "envelope `{}` from `{}` was already received",
+                *env.id, *env.from
+            );
+            return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
+        }
+        match self.work.apply_message(&message) {
+            Outcome::Refused { code, message: m } => self.refuse(&message, code, "", m, now),
+            Outcome::Ignored(why @ (IgnoreReason::NotParticipant | IgnoreReason::NeverOpened)) => {
+                Delivery::Ignored {
+                    message: Some(message),
+                    reason: why.to_string(),
+                }
+            }
+            work => Delivery::Delivered { message, work },
+        }
+    }
+
+    fn refuse(
+        &mut self,
+        message: &Message,
+        code: ReasonCode,
+        pointer: &str,
+        text: String,
+        now: i64,
+    ) -> Delivery {
+        let head = Head::of_message(message);
+        let receipt = self.receipt(&head, code, &text, now);
+        Delivery::Refused(Refusal {
+            code,
+            pointer: pointer.to_owned(),
+            message: text,
+            receipt,
+        })
+    }
+
+    fn refuse_rejection(&mut self, r: Rejection, now: i64) -> Delivery {
+        let receipt = self.receipt(&r.head, r.code, &r.message, now);
+        Delivery::Refused(Refusal {
+            code: r.code,
+            pointer: r.pointer,
+            message: r.message,
+            receipt,
+        })
+    }
+
+    /// The receipt answering the envelope described by `head`, if it can be addressed.
+    fn receipt(
+        &mut self,
+        head: &Head,
+        code: ReasonCode,
+        detail: &str,
+        now: i64,
+    ) -> Option<Message> {
+        let (id, from, surface, work_id) = (
+            head.id.as_deref()?,
+            head.from.as_deref()?,
+            head.surface.as_deref()?,
+            head.work_id.as_deref()?,
+        );
+        self.receipts_sent += 1;
+        let body: ReceiptBody = serde_json::from_value(json!({
+            "for_id": id,
+            "status": receipt_status(code),
+            "reason_code": code.as_str(),
+            "detail": detail,
+        }))
+        .ok()?;
+        let builder = MessageBuilder::new(
+            &self.config.workspace_id,
+            &self.config.channel,
+            &self.config.local_peer,
+        )
+        .id(&format!(
+            "rcpt_{}_{}_{}",
+            self.config.local_peer, now, self.receipts_sent
+        ))
+        .ts(now)
+        .to(from)
+        .work_id(work_id)
+        .reply_to(id);
+        let builder = match &self.config.signing_key {
+            Some(key) => builder.sign(key),
+            None => builder,
+        };
+        builder
+            .container(surface, head.container_id.as_deref()?)
+            .body(&body)
+            .ok()
+    }
+}

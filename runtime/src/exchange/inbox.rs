@@ -1,0 +1,266 @@
+//! The receiving side of any generated profile (sans-I/O): strict parse and validation
+//! ([`crate::profile::parse_ref`]), addressing, per-sender dedup, and request/response
+//! correlation ([`Correlator`]), each refusal named by the runtime and spelled in the profile's
+//! own codes (`x-agh-refusal-codes`). AGH Network v0 has its richer [`crate::Receiver`] (work
+//! lifecycle, receipts); this is what a profile without those (ACP) runs on.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde_json::{Map, Value};
+
+use crate::exchange::correlation::{Correlator, Direction, Exchanged, Outcome, TimedOut};
+use crate::exchange::dedup::DedupWindow;
+use crate::json::scan::Member;
+use crate::profile::{parse_ref, EnvelopeView, Head, Message, Profile, Rejection};
+
+/// A message the inbox did not deliver: what the runtime calls the refusal, the profile's code
+/// for it, where and why, and what could be read of the message (to address an answer).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The runtime's name: a parser reason code (`malformed`, `expired`, `unsupported_kind`,
+    /// ...), `not_target`, `duplicate`, or a correlation refusal (`unknown_request`,
+    /// `already_answered`, `unexpected_reply`, `wrong_peer`).
+    pub refusal: &'static str,
+    /// The profile's code for it (`x-agh-refusal-codes`: ACP's `unknown_kind`, `unknown_ref`),
+    /// when the profile declares one.
+    pub code: Option<&'static str>,
+    /// RFC 6901 JSON Pointer of the offending member (`""`: the whole envelope).
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+    /// What could be read of the message (boxed: refusals travel in `Result`s).
+    pub head: Box<Head>,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.refusal)?;
+        if let Some(code) = self.code.filter(|c| *c != self.refusal) {
+            write!(f, " (`{code}`)")?;
+        }
+        if !self.pointer.is_empty() {
+            write!(f, " at {}", self.pointer)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// What the inbox made of one message.
+pub enum Verdict<P: Profile> {
+    /// Accepted: the owned message and what it did to its exchange.
+    Delivered {
+        /// The message.
+        message: Message<P>,
+        /// Its correlation outcome.
+        correlation: Outcome,
+    },
+    /// Refused: nothing was recorded for it.
+    Refused(Refusal),
+}
+
+impl<P: Profile> fmt::Debug for Verdict<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Delivered {
+                message,
+                correlation,
+            } => f
+                .debug_struct("Delivered")
+                .field("message", message)
+                .field("correlation", correlation)
+                .finish(),
+            Verdict::Refused(r) => f.debug_tuple("Refused").field(r).finish(),
+        }
+    }
+}
+
+impl<P: Profile> Verdict<P> {
+    /// The refusal, if refused.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self {
+            Verdict::Refused(r) => Some(r),
+            Verdict::Delivered { .. } => None,
+        }
+    }
+}
+
+/// One local party's inbox for profile `P` (see the [module docs](self)).
+pub struct Inbox<P: Profile> {
+    local: String,
+    dedup: DedupWindow,
+    correlator: Correlator,
+    profile: PhantomData<P>,
+}
+
+impl<P: Profile> fmt::Debug for Inbox<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inbox")
+            .field("profile", &P::SPEC.name)
+            .field("local", &self.local)
+            .field("dedup", &self.dedup.len())
+            .field("correlator", &self.correlator)
+            .finish()
+    }
+}
+
+impl<P: Profile> Inbox<P> {
+    /// The inbox of the party `local` (its `from` when it sends), with the profile's replay age
+    /// as the dedup window and the default bounds.
+    pub fn new(local: impl Into<String>) -> Self {
+        Inbox {
+            local: local.into(),
+            dedup: DedupWindow::new(DedupWindow::DEFAULT_CAP, P::SPEC.replay_age_secs),
+            correlator: Correlator::for_spec(&P::SPEC),
+            profile: PhantomData,
+        }
+    }
+
+    /// The inbox of `local` remembering at most `dedup_cap` `(from, id)` pairs and tracking at
+    /// most `correlation_cap` exchanges (the oldest is forgotten first; see [`Correlator`]).
+    pub fn with_limits(local: impl Into<String>, dedup_cap: usize, correlation_cap: usize) -> Self {
+        Inbox {
+            local: local.into(),
+            dedup: DedupWindow::new(dedup_cap, P::SPEC.replay_age_secs),
+            correlator: Correlator::for_spec(&P::SPEC).with_cap(correlation_cap),
+            profile: PhantomData,
+        }
+    }
+
+    /// The dedup window.
+    pub fn dedup(&self) -> &DedupWindow {
+        &self.dedup
+    }
+
+    /// The local party.
+    pub fn local(&self) -> &str {
+        &self.local
+    }
+
+    /// The request/response tracker.
+    pub fn correlator(&self) -> &Correlator {
+        &self.correlator
+    }
+
+    /// Checks one message from the wire at `now_ms` (Unix milliseconds) and, when it is
+    /// accepted, records it (dedup, correlation).
+    pub fn receive(&mut self, bytes: &[u8], now_ms: i64) -> Verdict<P> {
+        match self.admit(bytes, now_ms, Direction::Received) {
+            Ok((message, correlation)) => Verdict::Delivered {
+                message,
+                correlation,
+            },
+            Err(r) => Verdict::Refused(r),
+        }
+    }
+
+    /// Records a message this party sends (a request opens its exchange; a reply moves the
+    /// exchange it answers). Refused when it is not a valid envelope of the profile, is not
+    /// from the local party, or answers nothing this party received.
+    pub fn send(&mut self, bytes: &[u8], now_ms: i64) -> Result<Outcome, Refusal> {
+        self.admit(bytes, now_ms, Direction::Sent).map(|(_, o)| o)
+    }
+
+    /// Times out the exchanges whose deadline passed and forgets what no bound keeps.
+    pub fn expire(&mut self, now_ms: i64) -> Vec<TimedOut> {
+        self.dedup.expire(now_ms.div_euclid(1000));
+        self.correlator.expire(now_ms)
+    }
+
+    fn admit(
+        &mut self,
+        bytes: &[u8],
+        now_ms: i64,
+        direction: Direction,
+    ) -> Result<(Message<P>, Outcome), Refusal> {
+        let spec = &P::SPEC;
+        let roles = &spec.layout.roles;
+        let now = now_ms.div_euclid(1000);
+        let message = parse_ref::<P>(bytes, &spec.options(now)).map_err(|r| self.rejected(r))?;
+        let head = message.head();
+        let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
+            refusal,
+            code: spec.refusal_code(refusal),
+            pointer: pointer.map(|m| format!("/{m}")).unwrap_or_default(),
+            message: text,
+            head: Box::new(head.clone()),
+        };
+        let from = roles.from.and_then(|m| message.str_of(m)).unwrap_or("");
+        let id = message.id().unwrap_or("");
+        let to = roles.to.and_then(|m| message.str_of(m));
+        match direction {
+            Direction::Received => {
+                if let Some(to) = to.filter(|t| *t != self.local) {
+                    return Err(refuse(
+                        "not_target",
+                        roles.to,
+                        format!("addressed to `{to}`, not to this party (`{}`)", self.local),
+                    ));
+                }
+                if self.dedup.contains(from, id) {
+                    return Err(refuse(
+                        "duplicate",
+                        roles.id,
+                        format!("`{from}` already sent a message with this id (`{id}`) within the replay window"),
+                    ));
+                }
+            }
+            Direction::Sent => {
+                if from != self.local {
+                    return Err(refuse(
+                        "not_target",
+                        roles.from,
+                        format!("sent as `{from}`, but this inbox is `{}`", self.local),
+                    ));
+                }
+            }
+        }
+        // The body's members, only when the exchanges read them (a deadline, a reply rule's
+        // condition).
+        let body: Option<Map<String, Value>> = match self.correlator.reads_body(message.kind()) {
+            true => message
+                .body_json()
+                .and_then(|b| serde_json::from_str(b.get()).ok()),
+            false => None,
+        };
+        let sent_at = roles
+            .sent_at
+            .map(|m| match message.envelope().member(m) {
+                Member::Int(v) => i64::try_from(v).unwrap_or(i64::MAX),
+                _ => 0,
+            })
+            .unwrap_or(0);
+        let exchanged = Exchanged {
+            kind: message.kind(),
+            id,
+            from,
+            to,
+            reply_to: roles.reply_to.and_then(|m| message.str_of(m)),
+            sent_at,
+            body: body.as_ref(),
+        };
+        let owned = message.to_message().map_err(|r| self.rejected(r))?;
+        // A refused message changes nothing in the tracker, and is not remembered by dedup.
+        let outcome = self
+            .correlator
+            .track(&exchanged, direction)
+            .map_err(|r| refuse(r.refusal.as_str(), roles.reply_to, r.message))?;
+        if direction == Direction::Received {
+            self.dedup.insert(from, id, now);
+        }
+        Ok((owned, outcome))
+    }
+
+    fn rejected(&self, r: Rejection) -> Refusal {
+        let refusal = r.code.as_str();
+        Refusal {
+            refusal,
+            code: P::SPEC.refusal_code(refusal),
+            pointer: r.pointer,
+            message: r.message,
+            head: r.head,
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! Exact comparison of JSON numbers by their decimal value, never through `f64`.
+//!
+//! JSON Schema's `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` and `multipleOf`
+//! compare numbers as mathematical values. A number is kept as written (serde_json's
+//! `arbitrary_precision`), so these functions read its text: `0.09999999999999999999` is less than
+//! `0.1`, `18446744073709551616` is greater than `18446744073709551615`, `1.0` equals `1`, `-0`
+//! equals `0`, `1e3` equals `1000`, and `19.99` is a multiple of `0.01`. The generated validators
+//! (on a `serde_json::Value`) and the generated scanners (on the raw text) both call
+//! [`compare`] and [`is_multiple_of`], so both give the same verdict.
+//!
+//! Exponents are read exactly up to 30 decimal digits of magnitude; beyond that (numbers with more
+//! than 10^30 digits, which no document can hold) they saturate.
+
+use std::cmp::Ordering;
+
+/// Exponent magnitudes are saturated here (see the module documentation).
+const EXPONENT_LIMIT: i128 = 1_000_000_000_000_000_000_000_000_000_000;
+
+/// The most significant digits a `multipleOf` divisor may have (its digits fit a `u64`).
+pub const MAX_DIVISOR_DIGITS: usize = 18;
+
+/// A JSON number as `sign × 0.digits × 10^point`, with `digits` free of leading and trailing
+/// zeros (empty for zero). The digits are the two slices `head` then `tail` (the integer and
+/// fraction parts of the text, trimmed).
+#[derive(Clone, Copy, Debug)]
+struct Decimal<'a> {
+    negative: bool,
+    head: &'a [u8],
+    tail: &'a [u8],
+    /// The decimal point's place: the value is `0.digits × 10^point`.
+    point: i128,
+}
+
+impl<'a> Decimal<'a> {
+    /// Reads JSON number text (RFC 8259 grammar); `None` if `text` is not one.
+    fn parse(text: &'a str) -> Option<Self> {
+        let b = text.as_bytes();
+        let mut i = 0;
+        let negative = b.first() == Some(&b'-');
+        if negative {
+            i += 1;
+        }
+        let int_start = i;
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                while b.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            _ => return None,
+        }
+        let int = &b[int_start..i];
+        let mut frac: &[u8] = &[];
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == start {
+                return None;
+            }
+            frac = &b[start..i];
+        }
+        let mut exponent: i128 = 0;
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            let minus = match b.get(i) {
+                Some(b'-') => {
+                    i += 1;
+                    true
+                }
+                Some(b'+') => {
+                    i += 1;
+                    false
+                }
+                _ => false,
+            };
+            let start = i;
+            while let Some(d) = b.get(i).filter(|d| d.is_ascii_digit()) {
+                exponent = (exponent * 10 + i128::from(d - b'0')).min(EXPONENT_LIMIT);
+                i += 1;
+            }
+            if i == start {
+                return None;
+            }
+            if minus {
+                exponent = -exponent;
+            }
+        }
+        if i != b.len() {
+            return None;
+        }
+        // Trim leading zeros (of the integer part, then of the fraction if the integer part is
+        // all zeros) and trailing zeros (of the fraction, then of the integer part).
+        let int_digits = len_i128(int.len());
+        let (mut head, mut tail) = (int, frac);
+        let mut leading = 0usize;
+        while let [b'0', rest @ ..] = head {
+            head = rest;
+            leading += 1;
+        }
+        if head.is_empty() {
+            while let [b'0', rest @ ..] = tail {
+                tail = rest;
+                leading += 1;
+            }
+        }
+        while let [rest @ .., b'0'] = tail {
+            tail = rest;
+        }
+        if tail.is_empty() {
+            while let [rest @ .., b'0'] = head {
+                head = rest;
+            }
+        }
+        let point = exponent + int_digits - len_i128(leading);
+        Some(Decimal {
+            negative,
+            head,
+            tail,
+            point,
+        })
+    }
+
+    fn is_zero(&self) -> bool {
+        self.head.is_empty() && self.tail.is_empty()
+    }
+
+    fn digits(&self) -> impl Iterator<Item = u8> + 'a {
+        self.head.iter().chain(self.tail.iter()).map(|d| d - b'0')
+    }
+
+    fn digit_count(&self) -> i128 {
+        len_i128(self.head.len() + self.tail.len())
+    }
+
+    /// The power of ten of the last significant digit: the value is `digits × 10^scale`.
+    fn scale(&self) -> i128 {
+        self.point - self.digit_count()
+    }
+
+    /// Compares the magnitudes of two nonzero numbers.
+    fn cmp_magnitude(&self, other: &Self) -> Ordering {
+        self.point
+            .cmp(&other.point)
+            .then_with(|| self.digits().cmp(other.digits()))
+    }
+}
+
+fn len_i128(n: usize) -> i128 {
+    i128::try_from(n).unwrap_or(i128::MAX)
+}
+
+/// Compares two JSON numbers, given as their text, by exact decimal value; `None` if either text
+/// is not a JSON number.
+pub fn compare(a: &str, b: &str) -> Option<Ordering> {
+    let (a, b) = (Decimal::parse(a)?, Decimal::parse(b)?);
+    let sign = |d: &Decimal<'_>| match (d.is_zero(), d.negative) {
+        (true, _) => 0,
+        (false, true) => -1,
+        (false, false) => 1,
+    };
+    Some(match (sign(&a), sign(&b)) {
+        (x, y) if x != y => x.cmp(&y),
+        (0, _) => Ordering::Equal,
+        (1, _) => a.cmp_magnitude(&b),
+        _ => b.cmp_magnitude(&a),
+    })
+}
+
+/// Whether the JSON number `a` is an integer multiple of the positive JSON number `divisor`
+/// (`multipleOf`), exactly. `None` if either text is not a JSON number, if `divisor` is not
+/// positive, or if it has more than [`MAX_DIVISOR_DIGITS`] significant digits (codegen refuses
+/// such a `multipleOf`).
+pub fn is_multiple_of(a: &str, divisor: &str) -> Option<bool> {
+    let (a, d) = (Decimal::parse(a)?, Decimal::parse(divisor)?);
+    if d.is_zero() || d.negative || d.digit_count() > len_i128(MAX_DIVISOR_DIGITS) {
+        return None;
+    }
+    if a.is_zero() {
+        return Some(true);
+    }
+    // a / d = (A × 10^sa) / (D × 10^sd). With sa < sd, D × 10^(sd - sa) would have to divide A,
+    // whose last digit is not 0: never.
+    let shift = a.scale() - d.scale();
+    if shift < 0 {
+        return Some(false);
+    }
+    let m = d.digits().fold(0u128, |m, x| m * 10 + u128::from(x));
+    let r = a.digits().fold(0u128, |r, x| (r * 10 + u128::from(x)) % m);
+    Some((r * pow_mod(10, shift, m)).is_multiple_of(m))
+}
+
+/// `base^exp mod m` (`m` below 10^18, so every product fits `u128`).
+fn pow_mod(base: u128, mut exp: i128, m: u128) -> u128 {
+    let mut result = 1 % m;
+    let mut b = base % m;
+    while exp > 0 {
+        if exp & 1 == 1 {
+            result = result * b % m;
+        }
+        b = b * b % m;
+        exp >>= 1;
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Ordering::{Equal, Greater, Less};
+
+    #[test]
+    fn compares_exactly() {
+        let cases = [
+            ("0.09999999999999999999", "0.1", Less),
+            ("18446744073709551616", "18446744073709551615", Greater),
+            ("1.0", "1", Equal),
+            ("-0", "0", Equal),
+            ("-0.0e5", "0", Equal),
+            ("1e3", "1000", Equal),
+            ("1E3", "999.9999999999999999999", Greater),
+            ("1E-2", "0.01", Equal),
+            ("1e+2", "100.00", Equal),
+            ("-1", "0", Less),
+            ("-2", "-10", Greater),
+            ("-0.5", "-0.50000000000000000001", Greater),
+            ("0.001", "0.0001", Greater),
+            ("123", "12.3e1", Equal),
+            ("100", "1", Greater),
+            ("10", "9.99999999999999999999999", Greater),
+            (
+                "340282366920938463463374607431768211457",
+                "340282366920938463463374607431768211456",
+                Greater,
+            ),
+            ("1e400", "1e399", Greater),
+            ("-1e400", "1e-400", Less),
+            ("9007199254740993", "9007199254740992", Greater),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(compare(a, b), Some(want), "{a} vs {b}");
+            assert_eq!(compare(b, a), Some(want.reverse()), "{b} vs {a}");
+        }
+    }
+
+    #[test]
+    fn refuses_text_that_is_not_a_number() {
+        for bad in [
+            "", "-", "01", "1.", ".5", "1e", "+1", "1e+", "NaN", "1 ", "0x10",
+        ] {
+            assert_eq!(compare(bad, "0"), None, "{bad:?}");
+            assert_eq!(is_multiple_of(bad, "1"), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn multiples_exactly() {
+        let yes = [
+            ("19.99", "0.01"),
+            ("0", "0.01"),
+            ("-0", "3"),
+            ("1e3", "8"),
+            ("1E-2", "0.01"),
+            ("0.3", "0.1"),
+            ("-4.5", "1.5"),
+            ("18446744073709551616", "2"),
+            ("1e400", "5"),
+            ("10", "2.5"),
+            ("7.50", "2.5"),
+        ];
+        for (a, d) in yes {
+            assert_eq!(is_multiple_of(a, d), Some(true), "{a} multipleOf {d}");
+        }
+        let no = [
+            ("19.999", "0.01"),
+            ("0.30000000000000000001", "0.1"),
+            ("18446744073709551617", "2"),
+            ("1e3", "7"),
+            ("1E-3", "0.01"),
+            ("11", "2.5"),
+            ("1e400", "3"),
+        ];
+        for (a, d) in no {
+            assert_eq!(is_multiple_of(a, d), Some(false), "{a} multipleOf {d}");
+        }
+        assert_eq!(is_multiple_of("1", "0"), None);
+        assert_eq!(is_multiple_of("1", "-1"), None);
+        assert_eq!(is_multiple_of("1", "1234567890123456789"), None);
+        assert_eq!(
+            is_multiple_of("1234567890123456789000", "123456789012345678"),
+            Some(false)
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! The exact path: an envelope the fast path declined, read as a tree and checked in the
+//! validation order by the generated validators, so that the first problem is named.
+
+use serde_json::{Map, Value};
+
+use super::rules::*;
+use super::*;
+use crate::json::{read_envelope_json, JsonLimits};
+use crate::schema::model::BodyOverrides;
+use crate::schema::problem::{Problem, Problems, ReasonCode};
+
+/// The exact path on an envelope the fast path declined: its first problem.
+pub(super) fn diagnose<P: Profile>(bytes: &[u8], options: &Options) -> Rejection {
+    let mut problems = Problems::first_only();
+    let map = check::<P>(bytes, options, &mut problems);
+    let head = map
+        .as_ref()
+        .map(|m| head(m, &P::SPEC.layout))
+        .unwrap_or_default();
+    let problem = problems.into_vec().into_iter().next().unwrap_or_else(|| {
+        Problem::new(
+            ReasonCode::Internal,
+            "",
+            "parser",
+            "the fast path declined an envelope that the exact validators accept; please report this input",
+        )
+    });
+    rejection(problem, head)
+}
+
+/// A rejection for `problem` with what could be read of the envelope.
+pub(super) fn rejection(problem: Problem, head: Head) -> Rejection {
+    Rejection {
+        code: problem.code,
+        pointer: problem.pointer,
+        message: problem.message,
+        rule: problem.rule,
+        head: Box::new(head),
+    }
+}
+
+/// What can be read of an envelope's members, through a profile's roles.
+pub(super) fn head(map: &impl Members, layout: &Layout) -> Head {
+    let string = |member: Option<&str>| member.and_then(|m| map.str_of(m)).map(str::to_owned);
+    let surface = string(layout.surface_member);
+    let container_id = surface.as_deref().and_then(|surface| {
+        layout
+            .containers
+            .iter()
+            .find(|c| c.surface == surface)
+            .and_then(|c| string(Some(c.member)))
+    });
+    Head {
+        id: string(layout.roles.id),
+        from: string(layout.roles.from),
+        kind: string(Some(layout.kind_member)),
+        surface,
+        container_id,
+        work_id: string(layout.roles.work_id),
+    }
+}
+
+/// The exact path: every check in the validation order on the envelope read as a tree.
+pub(super) fn check<P: Profile>(
+    bytes: &[u8],
+    options: &Options,
+    out: &mut Problems,
+) -> Option<Map<String, Value>> {
+    let spec = &P::SPEC;
+    let layout = &spec.layout;
+    let value = Value::Object(read_checked_json(bytes, options, out)?);
+    P::check_envelope(&value, &mut String::new(), out);
+    let Value::Object(map) = value else {
+        return None;
+    };
+    if out.is_done() {
+        return Some(map);
+    }
+    let kind_member = layout.kind_member;
+    let Some(kind) = map.get(kind_member).and_then(Value::as_str) else {
+        return Some(map);
+    };
+    let known = spec.kinds.iter().map(|k| k.rules.kind);
+    if !kind_name(kind_member, kind, spec.forbidden_kinds, known, out) {
+        return Some(map);
+    }
+    let Some(info) = spec.kind(kind) else {
+        return Some(map);
+    };
+    if options.check_freshness {
+        freshness(&map, layout, options, out);
+        if out.is_done() {
+            return Some(map);
+        }
+    }
+    kind_rules(&map, &info.rules, layout, out);
+    if out.is_done() {
+        return Some(map);
+    }
+    let body_member = layout.body_member;
+    let body = map.get(body_member).filter(|b| !b.is_null());
+    let overrides = match body {
+        Some(body) => (info.check)(body, &mut format!("/{body_member}"), out),
+        None => BodyOverrides::default(),
+    };
+    if out.is_done() {
+        return Some(map);
+    }
+    let body_ok = out.is_empty();
+    overridden_rules(&map, &info.rules, &overrides, layout, out);
+    if out.is_done() {
+        return Some(map);
+    }
+    let body_at = |pointer: &str| body.and_then(|b| b.pointer(pointer)).cloned();
+    envelope_match(&map, &body_at, &info.rules, body_member, out);
+    if out.is_done() {
+        return Some(map);
+    }
+    if body_ok {
+        verify(&body_at, &info.rules, P::RECIPES, body_member, out);
+    }
+    Some(map)
+}
+
+/// Step 1 of every profile's exact path: the size limit and strict JSON, the envelope read as a
+/// JSON object; a failure is recorded in `out` (`malformed`, with the rule it broke).
+pub fn read_checked_json(
+    bytes: &[u8],
+    options: &Options,
+    out: &mut Problems,
+) -> Option<Map<String, Value>> {
+    let limits = JsonLimits {
+        max_bytes: options.max_bytes,
+        max_depth: options.max_depth,
+    };
+    match read_envelope_json(bytes, &limits) {
+        Ok(map) => Some(map),
+        Err(e) => {
+            let rule = match e.kind {
+                crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
+                _ => "envelope: the envelope is one UTF-8 JSON object",
+            };
+            out.push(Problem::new(
+                ReasonCode::Malformed,
+                e.pointer,
+                rule,
+                e.message,
+            ));
+            None
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! What generated code calls and returns: the validators' helpers, the kind rules, the shapes
+//! of the generated tables and the problems.
+
+pub mod check;
+pub mod kind;
+pub mod model;
+pub mod problem;
