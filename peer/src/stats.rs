@@ -1,13 +1,9 @@
-//! What a peer did and how full its bounded tables are ([`crate::Peer::stats`]).
+//! What a peer did and how full its bounded tables are (the types; [`crate::Peer::stats`] fills them).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use std::sync::atomic::Ordering;
-
 use serde::Serialize;
-
-use crate::{Peer, PeerError};
 
 /// One bounded table: how many entries it holds against its cap.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -143,43 +139,5 @@ impl fmt::Display for Stats {
             t.pending_whois,
             t.events,
         )
-    }
-}
-
-impl Peer {
-    /// What the peer counted since it joined, and the size of each bounded table against its
-    /// cap ([`Limits`](crate::Limits)).
-    pub fn stats(&self) -> Result<Stats, PeerError> {
-        let (counters, mut tables) = {
-            let core = self.shared.core()?;
-            (core.counters().clone(), core.tables())
-        };
-        let limits = &self.shared.limits;
-        tables.pending_whois = Gauge::new(
-            self.shared.pending_whois.load(Ordering::Relaxed),
-            limits.pending_whois,
-        );
-        let queued = self
-            .shared
-            .events_tx()
-            .map_or(0, |tx| tx.max_capacity() - tx.capacity());
-        tables.events = Gauge::new(queued, limits.events.max(1));
-        Ok(Stats {
-            received: counters.received,
-            delivered: counters.delivered,
-            refused: counters
-                .refused
-                .iter()
-                .map(|(code, n)| ((*code).to_owned(), *n))
-                .collect(),
-            ignored: counters.ignored,
-            sent: self.shared.sent.load(Ordering::Relaxed),
-            send_failed: self.shared.send_failed.load(Ordering::Relaxed),
-            expired_work: counters.expired_work,
-            evicted_peers: counters.evicted_peers,
-            inbound_dropped: self.shared.transport.dropped(),
-            events_dropped: self.shared.events_dropped.load(Ordering::Relaxed),
-            tables,
-        })
     }
 }

@@ -7,7 +7,8 @@ use std::task::{Context, Poll};
 
 use tokio::sync::mpsc;
 
-use crate::{Event, Shared};
+use super::Shared;
+use crate::core::Event;
 
 /// The application's events, as a [`Stream`](futures_util::Stream). It ends when the peer
 /// shuts down, and when its inbound loop stops for any other reason (the transport ended the

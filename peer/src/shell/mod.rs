@@ -1,0 +1,959 @@
+//! The tokio shell around the sans-I/O core: [`Peer`] (join, the greet loop, presence, whois,
+//! receipts, the event stream, the sending API, shutdown) and the state its tasks share.
+
+mod counts;
+mod events;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use agh_protocol::discovery::{Catalog, CATALOG_KEY, IDS_KEY, INCLUDE_CATALOG, INCLUDE_KEY};
+use agh_protocol::{
+    CapabilityBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReceiptStatus, SayBody,
+    TraceBody, WhoisBody, WhoisBodyType, WorkState,
+};
+use bytes::Bytes;
+use futures_util::future::FutureExt;
+use futures_util::stream::StreamExt;
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::core::{self as peer_core, Container, Event, Publish};
+use crate::error::PeerError;
+use crate::limits::Limits;
+use crate::record;
+use crate::transport::{self, LinkEvent, Transport, TransportError};
+
+pub use events::Events;
+
+/// The clock: Unix seconds.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The system clock.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    })
+}
+
+/// How a [`Peer`] joins.
+#[derive(Clone)]
+pub struct PeerConfig {
+    /// Workspace.
+    pub workspace_id: String,
+    /// Channel.
+    pub channel: String,
+    /// The local peer id.
+    pub peer_id: String,
+    /// Peer Card display name.
+    pub display_name: Option<String>,
+    /// The capability catalog to advertise (brief) and hand out on request (rich).
+    pub catalog: Option<Catalog>,
+    /// How often to greet (the heartbeat; default 30 s). Presence of others expires after
+    /// 2 x this, counted in whole seconds (at least 1 s).
+    pub greet_interval: Duration,
+    /// Replay age, seconds (default 300).
+    pub replay_age_secs: u64,
+    /// The clock (default: the system clock).
+    pub clock: Clock,
+    /// Whether to broadcast a whois request right after the join greet, so that the peers
+    /// already present answer at once instead of at their next greet (default: yes).
+    pub discover_on_join: bool,
+    /// The key of a Verified Peer (see [`peer_core::CoreConfig::key`]).
+    pub key: Option<agh_protocol::trust::Key>,
+    /// Which trust states inbound envelopes may have (default: verified and unverified).
+    pub trust_policy: agh_protocol::trust::TrustPolicy,
+    /// Where the peer records what it receives and sends (default: nowhere). A received
+    /// message is recorded before its event reaches the application and before a receipt
+    /// for it is published, a sent one before it is published; what cannot be recorded is
+    /// not delivered (an `internal` [`Event::Refused`] says so) and not sent. Greets and the
+    /// join whois are not recorded.
+    pub store: Option<Arc<dyn agh_store::Store>>,
+    /// The bounds on every table the peer keeps because of what others send.
+    pub limits: Limits,
+}
+
+impl std::fmt::Debug for PeerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerConfig")
+            .field("workspace_id", &self.workspace_id)
+            .field("channel", &self.channel)
+            .field("peer_id", &self.peer_id)
+            .field("display_name", &self.display_name)
+            .field("catalog", &self.catalog.as_ref().map(Catalog::len))
+            .field("greet_interval", &self.greet_interval)
+            .field("replay_age_secs", &self.replay_age_secs)
+            .field("discover_on_join", &self.discover_on_join)
+            .field("key", &self.key)
+            .field("trust_policy", &self.trust_policy)
+            .field("store", &self.store)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PeerConfig {
+    /// Peer `peer_id` in `workspace_id` / `channel` with the protocol defaults.
+    pub fn new(workspace_id: &str, channel: &str, peer_id: &str) -> Self {
+        PeerConfig {
+            workspace_id: workspace_id.to_owned(),
+            channel: channel.to_owned(),
+            peer_id: peer_id.to_owned(),
+            display_name: None,
+            catalog: None,
+            greet_interval: Duration::from_secs(30),
+            replay_age_secs: agh_protocol::DEFAULT_REPLAY_AGE_SECS,
+            clock: system_clock(),
+            discover_on_join: true,
+            key: None,
+            trust_policy: agh_protocol::trust::TrustPolicy::default(),
+            store: None,
+            limits: Limits::default(),
+        }
+    }
+
+    /// Records what the peer receives and sends in `store` (see [`PeerConfig::store`]).
+    pub fn store(mut self, store: Arc<dyn agh_store::Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Sets the bounds.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// A Verified Peer: `nickname@fingerprint` of `key` in `workspace_id` / `channel`, signing
+    /// everything it sends (trust profile `agh-network.trust.ed25519-jcs/v1`).
+    pub fn verified(
+        workspace_id: &str,
+        channel: &str,
+        nickname: &str,
+        key: agh_protocol::trust::Key,
+    ) -> Result<Self, PeerError> {
+        let id = key
+            .peer_id(nickname)
+            .map_err(|e| PeerError::Config(e.to_string()))?;
+        let mut config = PeerConfig::new(workspace_id, channel, &id);
+        config.key = Some(key);
+        Ok(config)
+    }
+
+    /// Sets the trust policy (`TrustPolicy::VerifiedOnly`: refuse unverified envelopes).
+    pub fn trust_policy(mut self, policy: agh_protocol::trust::TrustPolicy) -> Self {
+        self.trust_policy = policy;
+        self
+    }
+
+    /// Sets whether to broadcast a whois request on join.
+    pub fn discover_on_join(mut self, discover: bool) -> Self {
+        self.discover_on_join = discover;
+        self
+    }
+
+    /// Sets the greet interval.
+    pub fn greet_interval(mut self, interval: Duration) -> Self {
+        self.greet_interval = interval;
+        self
+    }
+
+    /// Sets the catalog.
+    pub fn catalog(mut self, catalog: Catalog) -> Self {
+        self.catalog = Some(catalog);
+        self
+    }
+
+    /// Sets the display name.
+    pub fn display_name(mut self, name: &str) -> Self {
+        self.display_name = Some(name.to_owned());
+        self
+    }
+}
+
+/// A sent message: the envelope, its bytes and subject (for a retry with the same `id`), and
+/// what the local lifecycle did.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    /// The envelope.
+    pub message: Message,
+    /// What was published.
+    pub publish: Publish,
+    /// What the lifecycle did.
+    pub outcome: Outcome,
+}
+
+/// One whois answer.
+#[derive(Clone, Debug)]
+pub struct WhoisAnswer {
+    /// The responder's Peer Card.
+    pub card: PeerCard,
+    /// The rich catalog (`ext["agh.capability_catalog"]`), when asked for and sent.
+    pub catalog: Option<Value>,
+    /// The response envelope.
+    pub message: Message,
+}
+
+/// A whois request.
+#[derive(Clone, Debug, Default)]
+pub struct WhoisQuery {
+    /// The query (`None`: everyone).
+    pub query: Option<String>,
+    /// Directed to one peer (answered even when nothing matches).
+    pub to: Option<String>,
+    /// Ask for the rich catalog (`agh.include: ["capability_catalog"]`).
+    pub include_catalog: bool,
+    /// Narrow the rich catalog to these ids (`agh.capability_ids`).
+    pub capability_ids: Option<Vec<String>>,
+    /// Return as soon as this many peers answered (`None`: collect until the wait is over).
+    pub enough: Option<usize>,
+}
+
+/// The longest greet interval [`Peer::join`] accepts: one day.
+pub const MAX_GREET_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How long [`Peer::shutdown`] processes the inbound messages already received when it
+/// unsubscribes (the drain).
+pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(2);
+
+/// How long [`Peer::shutdown`] waits for its tasks (the drain included) before aborting them,
+/// and then again for the transport's flush.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
+
+/// `now + wait`, or a year from now when that is not representable (a wait that long is
+/// unbounded in practice).
+fn deadline_after(wait: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
+}
+
+struct Shared {
+    core: Mutex<peer_core::PeerCore>,
+    transport: Arc<dyn Transport>,
+    /// `None` once the stream was ended (the inbound loop stopped).
+    events: Mutex<Option<mpsc::Sender<Event>>>,
+    delivered: broadcast::Sender<Message>,
+    clock: Clock,
+    store: Option<Arc<dyn agh_store::Store>>,
+    replay_age_secs: u64,
+    limits: Limits,
+    sent: AtomicU64,
+    send_failed: AtomicU64,
+    events_dropped: AtomicU64,
+    /// How many of `events_dropped` / the transport's drops were reported as events.
+    events_dropped_reported: AtomicU64,
+    inbound_dropped_reported: AtomicU64,
+    pending_whois: AtomicUsize,
+}
+
+impl Shared {
+    fn now(&self) -> i64 {
+        (self.clock)()
+    }
+
+    /// Ends the event stream after the events already queued.
+    fn end_events(&self) {
+        if let Ok(mut events) = self.events.lock() {
+            events.take();
+        }
+    }
+
+    fn core(&self) -> Result<std::sync::MutexGuard<'_, peer_core::PeerCore>, PeerError> {
+        self.core
+            .lock()
+            .map_err(|_| PeerError::Config("the peer state is poisoned".into()))
+    }
+
+    async fn publish(&self, p: &Publish) -> Result<(), PeerError> {
+        let done = self
+            .transport
+            .publish(p.subject.clone(), p.payload.clone())
+            .await
+            .map_err(PeerError::from);
+        match &done {
+            Ok(()) => self.sent.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.send_failed.fetch_add(1, Ordering::Relaxed),
+        };
+        done
+    }
+
+    /// Publishes what the core produced and hands its events on; deliveries wait for room when
+    /// `wait` (the inbound loop), everything else never does.
+    async fn run(&self, out: peer_core::Outputs, wait: bool) {
+        for p in &out.publish {
+            if let Err(e) = self.publish(p).await {
+                self.emit(Event::Refused {
+                    code: agh_protocol::ReasonCode::Internal,
+                    pointer: String::new(),
+                    message: format!("could not publish `{}`: {e}", p.id),
+                    from: None,
+                    answered: false,
+                });
+            }
+        }
+        for e in out.events {
+            // Only `whois` / `request` calls in progress listen here: no copy without them.
+            if let Event::Message(m) = &e {
+                if self.delivered.receiver_count() > 0 {
+                    let _ = self.delivered.send(m.as_ref().clone());
+                }
+            }
+            if wait && e.is_delivery() {
+                self.deliver(e).await;
+            } else {
+                self.emit(e);
+            }
+        }
+    }
+
+    async fn greet(&self) -> Result<(), PeerError> {
+        let now = self.now();
+        let p = self.core()?.greet(now)?;
+        self.publish(&p).await
+    }
+
+    async fn discover(&self) -> Result<(), PeerError> {
+        let now = self.now();
+        let p = self.core()?.discover(now)?;
+        self.publish(&p).await
+    }
+
+    async fn on_inbound(&self, payload: &[u8]) {
+        let now = self.now();
+        let (out, writes) = match self.core() {
+            Ok(mut core) => {
+                let out = core.on_inbound(payload, now);
+                let age = self.replay_age_secs;
+                let writes = self
+                    .store
+                    .as_ref()
+                    .map(|_| record::inbound(&core, payload, &out, now, age));
+                (out, writes)
+            }
+            Err(_) => return,
+        };
+        // Nothing unrecorded reaches the application or leaves.
+        if let Err(e) = record::submit(self.store.as_deref(), writes).await {
+            return self.emit(record::unrecorded(&e));
+        }
+        self.run(out, true).await;
+    }
+
+    async fn tick(&self) {
+        let now = self.now();
+        let out = match self.core() {
+            Ok(mut core) => core.tick(now),
+            Err(_) => return,
+        };
+        self.run(out, false).await;
+        self.report_drops();
+    }
+}
+
+/// A running local peer. Cheap to share behind an `Arc`; every method takes `&self`.
+pub struct Peer {
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+    peer_id: String,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer")
+            .field("peer_id", &self.peer_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Peer {
+    /// Joins: subscribes to the broadcast subject and the own peer subject, flushes, greets, broadcasts a whois request (unless
+    /// [`PeerConfig::discover_on_join`] is off),
+    /// and starts the inbound loop and the greet / presence timer.
+    pub async fn join<T: Transport>(
+        config: PeerConfig,
+        transport: T,
+    ) -> Result<(Peer, Events), PeerError> {
+        Peer::join_shared(config, Arc::new(transport)).await
+    }
+
+    /// [`Peer::join`] over a transport shared with other peers of the process.
+    pub async fn join_shared(
+        config: PeerConfig,
+        transport: Arc<dyn Transport>,
+    ) -> Result<(Peer, Events), PeerError> {
+        let nonce = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        if config.greet_interval > MAX_GREET_INTERVAL {
+            return Err(PeerError::Config(format!(
+                "greet_interval: at most {} s (one day), got {:?}",
+                MAX_GREET_INTERVAL.as_secs(),
+                config.greet_interval
+            )));
+        }
+        let interval = config.greet_interval.max(Duration::from_millis(10));
+        let core = peer_core::PeerCore::new(peer_core::CoreConfig {
+            workspace_id: config.workspace_id.clone(),
+            channel: config.channel.clone(),
+            peer_id: config.peer_id.clone(),
+            display_name: config.display_name.clone(),
+            catalog: config.catalog.clone(),
+            greet_interval_secs: interval.as_secs_f64().ceil() as u64,
+            replay_age_secs: config.replay_age_secs,
+            nonce,
+            key: config.key.clone(),
+            trust_policy: config.trust_policy,
+            limits: config.limits.clone(),
+        })?;
+        let mut core = core;
+        if let Some(store) = &config.store {
+            record::recover(
+                &mut core,
+                &**store,
+                (config.clock)(),
+                config.replay_age_secs,
+            )?;
+        }
+        let links = transport.link_events();
+        let mut streams = Vec::new();
+        for subject in core.subscriptions() {
+            streams.push(transport.subscribe(subject.clone()).await?);
+        }
+        let subs = futures_util::stream::select_all(streams);
+        transport.flush().await?;
+        let (events_tx, events_rx) = mpsc::channel(config.limits.events.max(1));
+        let (delivered, _) = broadcast::channel(4096);
+        let shared = Arc::new(Shared {
+            core: Mutex::new(core),
+            transport,
+            events: Mutex::new(Some(events_tx)),
+            delivered,
+            clock: config.clock.clone(),
+            store: config.store.clone(),
+            replay_age_secs: config.replay_age_secs,
+            limits: config.limits.clone(),
+            sent: AtomicU64::new(0),
+            send_failed: AtomicU64::new(0),
+            events_dropped: AtomicU64::new(0),
+            events_dropped_reported: AtomicU64::new(0),
+            inbound_dropped_reported: AtomicU64::new(0),
+            pending_whois: AtomicUsize::new(0),
+        });
+        let (stop, stop_rx) = watch::channel(false);
+
+        let inbound = {
+            let shared = shared.clone();
+            let stop_rx = stop_rx.clone();
+            tokio::spawn(async move {
+                let run = AssertUnwindSafe(inbound_loop(&shared, subs, stop_rx));
+                match run.catch_unwind().await {
+                    Ok(None) => {}
+                    Ok(Some(why)) => shared.emit(internal(why)),
+                    Err(panic) => {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| (*s).to_owned())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "a panic".to_owned());
+                        shared.emit(internal(format!(
+                            "the inbound loop failed ({what}): nothing more will be received"
+                        )));
+                    }
+                }
+                shared.end_events();
+            })
+        };
+        let timer = {
+            let shared = shared.clone();
+            let mut stop_rx = stop_rx.clone();
+            let mut links = links;
+            tokio::spawn(async move {
+                let mut greet = tokio::time::interval(interval);
+                greet.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                greet.tick().await; // the first tick is immediate: join greets below
+                let mut expiry = tokio::time::interval(interval.min(Duration::from_secs(1)));
+                let mut down = false;
+                loop {
+                    // `Some(Some(event))`, `Some(None)` when events were missed (greet to be
+                    // safe), `None` when the transport reports no more.
+                    let link = async {
+                        match links.as_mut() {
+                            Some(l) => match l.recv().await {
+                                Ok(e) => Some(Some(e)),
+                                Err(broadcast::error::RecvError::Lagged(_)) => Some(None),
+                                Err(broadcast::error::RecvError::Closed) => None,
+                            },
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = stop_rx.changed() => break,
+                        _ = greet.tick() => { let _ = shared.greet().await; }
+                        _ = expiry.tick() => shared.tick().await,
+                        event = link => match event {
+                            Some(Some(LinkEvent::Disconnected)) => {
+                                if !down {
+                                    shared.emit(Event::Disconnected);
+                                }
+                                down = true;
+                            }
+                            Some(Some(LinkEvent::Connected)) => {
+                                if down {
+                                    shared.emit(Event::Reconnected);
+                                    let _ = shared.greet().await;
+                                }
+                                down = false;
+                            }
+                            Some(None) => {
+                                let _ = shared.greet().await;
+                            }
+                            None => links = None,
+                        },
+                    }
+                }
+            })
+        };
+        shared.greet().await?;
+        if config.discover_on_join {
+            shared.discover().await?;
+        }
+        let peer = Peer {
+            shared,
+            stop,
+            tasks: Mutex::new(vec![inbound, timer]),
+            peer_id: config.peer_id,
+        };
+        Ok((peer, Events { rx: events_rx }))
+    }
+
+    /// The local peer id.
+    pub fn peer_id(&self) -> &str {
+        &self.peer_id
+    }
+
+    /// The clock's current time, Unix seconds.
+    pub fn now(&self) -> i64 {
+        self.shared.now()
+    }
+
+    /// This peer's card.
+    pub fn card(&self) -> Result<PeerCard, PeerError> {
+        Ok(self.shared.core()?.card().clone())
+    }
+
+    /// Remote peers present now, by peer id.
+    pub fn peers(&self) -> Result<Vec<PeerCard>, PeerError> {
+        let now = self.now();
+        Ok(self.shared.core()?.peers(now))
+    }
+
+    /// The state of a work unit, if known (`submitted`, `working`, ...).
+    pub fn work_state(
+        &self,
+        key: &agh_protocol::WorkKey,
+    ) -> Result<Option<&'static str>, PeerError> {
+        Ok(self.shared.core()?.work().get(key).map(|u| u.state))
+    }
+
+    /// All known work units and their states.
+    pub fn work_units(&self) -> Result<Vec<(agh_protocol::WorkKey, &'static str)>, PeerError> {
+        Ok(self
+            .shared
+            .core()?
+            .work()
+            .units()
+            .map(|(k, u)| (k.clone(), u.state))
+            .collect())
+    }
+
+    /// A builder for an envelope from this peer, now, with a fresh id (for kinds and members the
+    /// helpers below do not cover); send the result with [`Peer::send`].
+    pub fn builder(&self, prefix: &str) -> Result<MessageBuilder, PeerError> {
+        let now = self.now();
+        Ok(self.shared.core()?.builder(prefix, now))
+    }
+
+    /// Sends a built message: to the broadcast subject when `to` is null, to the target's
+    /// peer subject otherwise. The lifecycle records it first; a refused one is not sent.
+    pub async fn send(&self, message: Message) -> Result<Sent, PeerError> {
+        let (publish, outcome) = self.shared.core()?.prepare(&message)?;
+        let writes = self.shared.store.as_ref().map(|_| {
+            self.shared
+                .core()
+                .map(|core| record::sent(&core, &message, &publish, &outcome))
+        });
+        record::submit(self.shared.store.as_deref(), writes.transpose()?)
+            .await
+            .map_err(|e| record::not_sent(&message, &e))?;
+        self.shared.publish(&publish).await?;
+        if outcome.is_accepted() {
+            self.shared.emit(Event::Work {
+                message_id: message.id().to_owned(),
+                outcome: outcome.clone(),
+                local: true,
+            });
+        }
+        Ok(Sent {
+            message,
+            publish,
+            outcome,
+        })
+    }
+
+    /// Publishes a sent message again, byte for byte (same `id`: receivers deduplicate it).
+    pub async fn resend(&self, sent: &Sent) -> Result<(), PeerError> {
+        self.shared.publish(&sent.publish).await
+    }
+
+    fn build<B: agh_protocol::Body + Send + Sync + 'static>(
+        &self,
+        prefix: &str,
+        container: &Container,
+        to: Option<&str>,
+        work_id: Option<&str>,
+        body: &B,
+    ) -> Result<Message, PeerError> {
+        let now = self.now();
+        let mut b = self.shared.core()?.builder_in(prefix, container, to, now)?;
+        if let Some(w) = work_id {
+            b = b.work_id(w);
+        }
+        Ok(b.body(body)?)
+    }
+
+    /// Says `text` in `container`, to everyone (`to` = `None`) or to one peer.
+    pub async fn say(
+        &self,
+        container: &Container,
+        to: Option<&str>,
+        text: &str,
+    ) -> Result<Sent, PeerError> {
+        let body: SayBody = body_of(json!({ "text": text }))?;
+        let m = self.build("say", container, to, None, &body)?;
+        self.send(m).await
+    }
+
+    /// Opens work `work_id` with `to`: a `say` carrying `work_id` and `to`.
+    pub async fn open_work(
+        &self,
+        container: &Container,
+        to: &str,
+        work_id: &str,
+        text: &str,
+    ) -> Result<Sent, PeerError> {
+        let body: SayBody = body_of(json!({ "text": text }))?;
+        let m = self.build("work", container, Some(to), Some(work_id), &body)?;
+        self.send(m).await
+    }
+
+    /// Answers `message` with a receipt: same surface, container and `work_id`, `reply_to` and
+    /// `for_id` = its id, `to` = its sender.
+    pub async fn receipt(
+        &self,
+        message: &Message,
+        status: ReceiptStatus,
+        reason_code: Option<&str>,
+        detail: Option<&str>,
+    ) -> Result<Sent, PeerError> {
+        let now = self.now();
+        let m = self
+            .shared
+            .core()?
+            .receipt(message, status, reason_code, detail, now)?;
+        self.send(m).await
+    }
+
+    /// Sends a trace for the work unit of `message` (any message of that unit) to the other
+    /// participant.
+    pub async fn trace(
+        &self,
+        message: &Message,
+        state: WorkState,
+        text: Option<&str>,
+    ) -> Result<Sent, PeerError> {
+        let key = peer_core::PeerCore::work_key(message).ok_or_else(|| {
+            PeerError::Config(format!("`{}` belongs to no work unit", message.id()))
+        })?;
+        let other = {
+            let core = self.shared.core()?;
+            let unit = core.work().get(&key).ok_or_else(|| {
+                PeerError::Config(format!("work unit {key} is not known to this peer"))
+            })?;
+            if unit.initiator == self.peer_id {
+                unit.target.clone()
+            } else {
+                unit.initiator.clone()
+            }
+        };
+        let mut body = json!({ "state": state });
+        if let Some(t) = text {
+            body["message"] = t.into();
+        }
+        let body: TraceBody = body_of(body)?;
+        let now = self.now();
+        let m = self
+            .shared
+            .core()?
+            .builder("trace", now)
+            .to(&other)
+            .container(&key.surface, &key.container_id)
+            .work_id(&key.work_id)
+            .causation_id(message.id())
+            .body(&body)?;
+        self.send(m).await
+    }
+
+    /// Transfers a capability document (its digest is computed, or checked when present),
+    /// optionally directed and bound to work.
+    pub async fn capability(
+        &self,
+        container: &Container,
+        to: Option<&str>,
+        work_id: Option<&str>,
+        document: Value,
+    ) -> Result<Sent, PeerError> {
+        let catalog = Catalog::new(vec![document]).map_err(|p| PeerError::Config(p.to_string()))?;
+        let doc = catalog.documents().first().cloned().unwrap_or(Value::Null);
+        let body: CapabilityBody = body_of(json!({ "capability": doc }))?;
+        let m = self.build("cap", container, to, work_id, &body)?;
+        self.send(m).await
+    }
+
+    /// Sends a whois request and collects the responses that arrive before `wait` has passed
+    /// (a directed request returns as soon as its target answered, any request as soon as
+    /// [`WhoisQuery::enough`] peers did, or [`Limits::whois_answers`]). At most
+    /// [`Limits::pending_whois`] calls wait at once: one more fails with `busy`.
+    pub async fn whois(
+        &self,
+        query: &WhoisQuery,
+        wait: Duration,
+    ) -> Result<Vec<WhoisAnswer>, PeerError> {
+        let cap = self.shared.limits.pending_whois;
+        let pending = &self.shared.pending_whois;
+        if pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < cap).then_some(n + 1)
+            })
+            .is_err()
+        {
+            return Err(PeerError::Refused {
+                code: agh_protocol::ReasonCode::Busy,
+                message: format!("{cap} whois calls are already waiting (Limits::pending_whois)"),
+            });
+        }
+        struct Pending<'a>(&'a AtomicUsize);
+        impl Drop for Pending<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _pending = Pending(pending);
+        let most = self.shared.limits.whois_answers.max(1);
+        let mut body = json!({ "type": "request" });
+        if let Some(q) = &query.query {
+            body["query"] = q.clone().into();
+        }
+        let body: WhoisBody = body_of(body)?;
+        let mut b = self.builder("whois")?;
+        if let Some(to) = &query.to {
+            b = b.to(to);
+        }
+        if query.include_catalog {
+            b = b.ext(INCLUDE_KEY, json!([INCLUDE_CATALOG]));
+            if let Some(ids) = &query.capability_ids {
+                b = b.ext(IDS_KEY, json!(ids));
+            }
+        }
+        let m = b.body(&body)?;
+        let mut rx = self.shared.delivered.subscribe();
+        let sent = self.send(m).await?;
+        let id = sent.message.id().to_owned();
+        let deadline = deadline_after(wait);
+        let mut out: Vec<WhoisAnswer> = Vec::new();
+        loop {
+            let next = match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Err(_) => break,
+                Ok(Err(broadcast::error::RecvError::Closed)) => break,
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+                Ok(Ok(m)) => m,
+            };
+            if next.envelope().reply_to.as_deref().map(String::as_str) != Some(id.as_str()) {
+                continue;
+            }
+            let Some(KnownBody::Whois(w)) = next.known() else {
+                continue;
+            };
+            if w.type_ != WhoisBodyType::Response {
+                continue;
+            }
+            let Some(card) = w.peer_card.clone() else {
+                continue;
+            };
+            if out.iter().any(|a| a.card.peer_id == card.peer_id) {
+                continue;
+            }
+            let catalog = next.envelope().ext.get(CATALOG_KEY).cloned();
+            out.push(WhoisAnswer {
+                card,
+                catalog,
+                message: next,
+            });
+            if query.to.is_some()
+                || query.enough.is_some_and(|n| out.len() >= n)
+                || out.len() >= most
+            {
+                break;
+            }
+        }
+        out.sort_by(|a, b| a.card.peer_id.cmp(&b.card.peer_id));
+        Ok(out)
+    }
+
+    /// Sends `message` and waits up to `wait` for a delivered message answering it (a receipt
+    /// whose `for_id`, or any message whose `reply_to`, is its id).
+    pub async fn send_and_wait(
+        &self,
+        message: Message,
+        wait: Duration,
+    ) -> Result<(Sent, Option<Message>), PeerError> {
+        self.request(message, 1, wait).await
+    }
+
+    /// Sends `message` and waits for what answers it (see [`Peer::send_and_wait`]), publishing
+    /// the same bytes again (same `id`) after each `per_try` without an answer, `attempts`
+    /// times in all (NOTES 9: best-effort delivery; receipts are the acknowledgement, and a
+    /// receiver that already had it answers `duplicate`).
+    pub async fn request(
+        &self,
+        message: Message,
+        attempts: usize,
+        per_try: Duration,
+    ) -> Result<(Sent, Option<Message>), PeerError> {
+        let mut rx = self.shared.delivered.subscribe();
+        let sent = self.send(message).await?;
+        let id = sent.message.id().to_owned();
+        for attempt in 0..attempts.max(1) {
+            if attempt > 0 {
+                self.resend(&sent).await?;
+            }
+            let deadline = deadline_after(per_try);
+            loop {
+                match tokio::time::timeout_at(deadline, rx.recv()).await {
+                    Err(_) => break,
+                    Ok(Err(broadcast::error::RecvError::Closed)) => return Err(PeerError::Closed),
+                    Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+                    Ok(Ok(m)) if answers(&m, &id) => return Ok((sent, Some(m))),
+                    Ok(Ok(_)) => {}
+                }
+            }
+        }
+        Ok((sent, None))
+    }
+
+    /// Stops the loops, unsubscribes, processes the inbound messages already received (at
+    /// most [`SHUTDOWN_DRAIN`]) and flushes what was published. Every wait is bounded: tasks
+    /// still running after [`SHUTDOWN_WAIT`] are aborted, and a flush that does not complete
+    /// within [`SHUTDOWN_WAIT`] (the server is unreachable) is reported as an error. The event
+    /// stream ends after the events already queued.
+    pub async fn shutdown(self) -> Result<(), PeerError> {
+        let _ = self.stop.send(true);
+        let tasks = match self.tasks.lock() {
+            Ok(mut t) => std::mem::take(&mut *t),
+            Err(_) => Vec::new(),
+        };
+        let deadline = deadline_after(SHUTDOWN_WAIT);
+        for mut t in tasks {
+            if tokio::time::timeout_at(deadline, &mut t).await.is_err() {
+                t.abort();
+            }
+        }
+        self.shared.end_events();
+        match tokio::time::timeout(SHUTDOWN_WAIT, self.shared.transport.flush()).await {
+            Ok(flushed) => flushed.map_err(PeerError::from),
+            Err(_) => Err(PeerError::Transport(TransportError {
+                message: format!(
+                    "shutdown: the flush did not complete within {} s (is the server reachable?)",
+                    SHUTDOWN_WAIT.as_secs()
+                ),
+            })),
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// The inbound loop: every message of the subscriptions through the core until `stop`. Then
+/// it unsubscribes and processes what was already received, for at most [`SHUTDOWN_DRAIN`].
+/// Returns why it stopped when that was not `stop`.
+async fn inbound_loop(
+    shared: &Shared,
+    mut subs: futures_util::stream::SelectAll<transport::Subscription>,
+    mut stop: watch::Receiver<bool>,
+) -> Option<String> {
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            next = subs.next() => match next {
+                Some(m) => shared.on_inbound(&m.payload).await,
+                None => {
+                    return Some(
+                        "the transport ended the subscriptions: nothing more will be received"
+                            .to_owned(),
+                    )
+                }
+            },
+        }
+    }
+    let drain = async {
+        for s in subs.iter_mut() {
+            let _ = s.unsubscribe().await;
+        }
+        while let Some(m) = subs.next().await {
+            shared.on_inbound(&m.payload).await;
+        }
+    };
+    let _ = tokio::time::timeout(SHUTDOWN_DRAIN, drain).await;
+    // Dropping `subs` unsubscribes whatever the drain did not reach.
+    None
+}
+
+/// An `internal` event: the runtime itself stopped working.
+fn internal(message: String) -> Event {
+    Event::Refused {
+        code: agh_protocol::ReasonCode::Internal,
+        pointer: String::new(),
+        message,
+        from: None,
+        answered: false,
+    }
+}
+
+/// Whether `m` answers envelope `id`: a receipt for it, or a message replying to it.
+pub fn answers(m: &Message, id: &str) -> bool {
+    if let Some(KnownBody::Receipt(r)) = m.known() {
+        if r.for_id.as_str() == id {
+            return true;
+        }
+    }
+    m.envelope().reply_to.as_deref().map(String::as_str) == Some(id)
+}
+
+fn body_of<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, PeerError> {
+    serde_json::from_value(v).map_err(|e| PeerError::Config(format!("body: {e}")))
+}
+
+/// Bytes of a payload, for [`Transport::publish`].
+pub fn payload(bytes: impl Into<Bytes>) -> Bytes {
+    bytes.into()
+}
