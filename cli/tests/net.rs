@@ -7,13 +7,13 @@ mod common;
 #[path = "../../peer/tests/support/nats_server.rs"]
 mod nats_server;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::agh;
+use common::{agh, read_all, run_within};
 use nats_server::{unique_workspace, NatsServer};
 use serde_json::{json, Value};
 
@@ -23,49 +23,6 @@ const LIMIT: Duration = Duration::from_secs(30);
 const PEER_LIMIT: Duration = Duration::from_secs(90);
 /// How long a test waits for one expected event.
 const WAIT: Duration = Duration::from_secs(10);
-
-fn read_all(mut r: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = r.read_to_end(&mut v);
-        v
-    })
-}
-
-/// Runs `cmd` to its end within `limit`; kills it and fails the test with its output when it
-/// runs over.
-fn run_within(cmd: &mut Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = read_all(child.stdout.take().unwrap());
-    let err = read_all(child.stderr.take().unwrap());
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{cmd:?} still running after {limit:?}, killed\nstdout: {}\nstderr: {}",
-                String::from_utf8_lossy(&out.join().unwrap()),
-                String::from_utf8_lossy(&err.join().unwrap())
-            );
-        }
-        // A child's exit has no event std can await with a timeout; bounded by `deadline`.
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
-}
 
 /// [`run_within`] with [`LIMIT`].
 fn run(cmd: &mut Command) -> Output {

@@ -7,11 +7,10 @@ mod common;
 #[path = "../../peer/tests/support/nats_server.rs"]
 mod nats_server;
 
-use std::io::Read;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::agh;
+use common::{agh, run_within};
 use nats_server::{unique_workspace, NatsServer};
 use serde_json::Value;
 
@@ -37,50 +36,6 @@ fn spawn(cmd: &mut Command) -> Daemon {
             .spawn()
             .unwrap(),
     )
-}
-
-/// Runs `cmd` to its end within `limit`, or kills it and fails with its output.
-fn run_within(cmd: &mut Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{cmd:?} ran over {limit:?}\nstdout: {}\nstderr: {}",
-                String::from_utf8_lossy(&out.join().unwrap()),
-                String::from_utf8_lossy(&err.join().unwrap())
-            );
-        }
-        // A child's exit has no event std can await with a timeout; bounded by `deadline`.
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
 }
 
 /// Waits until `peer` answers a whois in `ws` (it has joined), at most 20 s.
