@@ -33,6 +33,7 @@ impl p::Profile for Profile {
     type Envelope = super::types::Envelope;
     type EnvelopeRef<'a> = super::scan::EnvelopeRef<'a>;
     type Body = super::checks::KnownBody;
+    type Extra = ();
     const SPEC: p::Spec<Self::Body> = SPEC;
     fn scan_envelope<'a>(
         s: &mut Scanner<'a>,

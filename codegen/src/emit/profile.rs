@@ -105,6 +105,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             type Envelope = super::types::#envelope_ty;
             type EnvelopeRef<'a> = super::scan::#envelope_ref<'a>;
             type Body = super::checks::KnownBody;
+            type Extra = ();
             const SPEC: p::Spec<Self::Body> = SPEC;
 
             fn scan_envelope<'a>(

@@ -33,6 +33,7 @@ impl p::Profile for Profile {
     type Envelope = super::types::MiniEnvelope;
     type EnvelopeRef<'a> = super::scan::MiniEnvelopeRef<'a>;
     type Body = super::checks::KnownBody;
+    type Extra = ();
     const SPEC: p::Spec<Self::Body> = SPEC;
     fn scan_envelope<'a>(
         s: &mut Scanner<'a>,

@@ -19,6 +19,8 @@ pub struct MessageRef<'a, P: Profile> {
     pub(super) text: &'a str,
     pub(super) info: &'static KindInfo<P::Body>,
     pub(super) respelled: bool,
+    /// What the profile's own steps added ([`Profile::admit`]).
+    pub(super) extra: P::Extra,
     pub(super) profile: PhantomData<P>,
 }
 
@@ -29,6 +31,7 @@ impl<P: Profile> Clone for MessageRef<'_, P> {
             text: self.text,
             info: self.info,
             respelled: self.respelled,
+            extra: self.extra.clone(),
             profile: PhantomData,
         }
     }
@@ -57,6 +60,11 @@ impl<'a, P: Profile> MessageRef<'a, P> {
     /// The kind's rules.
     pub fn rules(&self) -> &'static KindRules {
         &self.info.rules
+    }
+
+    /// What the profile's own steps added ([`Profile::admit`]; `()` for most profiles).
+    pub fn extra(&self) -> &P::Extra {
+        &self.extra
     }
 
     /// The string value of a member (`Absent`, `null` and non-strings: `None`).
