@@ -12,7 +12,11 @@ use crate::schema::model::BodyOverrides;
 use crate::schema::problem::{Problem, Problems, ReasonCode};
 
 /// The exact path on an envelope the fast path declined: its first problem.
-pub(super) fn diagnose<P: Profile, K: Kinds>(kinds: &K, bytes: &[u8], options: &Options) -> Rejection {
+pub(super) fn diagnose<P: Profile, K: Kinds>(
+    kinds: &K,
+    bytes: &[u8],
+    options: &Options,
+) -> Rejection {
     let mut problems = Problems::first_only();
     let map = check::<P, K>(kinds, bytes, options, &mut problems);
     let head = map

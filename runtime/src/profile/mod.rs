@@ -35,10 +35,10 @@ mod rejection;
 pub mod rules;
 
 pub use exact::read_checked_json;
-pub use kinds::{KindEntry, Kinds};
 use exact::{check, diagnose};
 use exact::{head, rejection};
 use fast::scan;
+pub use kinds::{KindEntry, Kinds};
 pub use message::{Message, MessageRef};
 pub use options::Options;
 pub use recipe::{find_recipe, RawRecipe, Recipe, RecipeCheck};
@@ -272,7 +272,11 @@ pub fn explain<P: Profile>(bytes: &[u8], options: &Options) -> Vec<Problem> {
 }
 
 /// [`explain`] with the kinds of `kinds`.
-pub fn explain_in<P: Profile, K: Kinds>(kinds: &K, bytes: &[u8], options: &Options) -> Vec<Problem> {
+pub fn explain_in<P: Profile, K: Kinds>(
+    kinds: &K,
+    bytes: &[u8],
+    options: &Options,
+) -> Vec<Problem> {
     let mut problems = Problems::all();
     let _ = check::<P, K>(kinds, bytes, options, &mut problems);
     problems.into_vec()
