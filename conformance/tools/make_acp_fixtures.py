@@ -79,7 +79,9 @@ EXAMPLE = {k: envelope(k, r, p) for k, r, p in EXAMPLES + ADDED_EXAMPLES}
 CASES = []
 
 
-def case(name, rule, env, accept=None, reject=None, code="malformed", error_code=None, agrees=None, raw=None):
+def case(name, rule, env, accept=None, reject=None, code="malformed", error_code=None, agrees=None, raw=None,
+         preserved=None):
+    """preserved: {pointer: JSON text} that a forwarder must write back byte for byte."""
     doc = {"rule": rule, "profile": PROFILE, "now": NOW}
     if raw is not None:
         doc["raw"] = raw
@@ -87,6 +89,8 @@ def case(name, rule, env, accept=None, reject=None, code="malformed", error_code
         doc["envelope"] = env
     if reject is None:
         doc["expect"] = {"verdict": "accept", "kind": accept}
+        if preserved:
+            doc["expect"]["preserved"] = preserved
     else:
         doc["expect"] = {"verdict": "reject", "reason_code": code, "pointer": reject,
                          "error_code": error_code or code}
@@ -189,6 +193,60 @@ case("accept_error_without_ref", STANCE + "error: `ref` null when the offending 
      edit(EXAMPLE["error"], "/ref", None), accept="error", agrees=True)
 case("accept_ts_at_window_edge", STANCE + "ts within 300 s of the receiver's clock (ms)",
      edit(EXAMPLE["ping"], "/ts", TS - 300000), accept="ping", agrees=True)
+
+# ---------- numbers in open content ----------
+# Numbers of every size and spelling in every open member (issue 30 item 4): small, the i64/u64
+# edges, between 2^64 and 2^128, beyond, decimals, exponents, beyond f64, `-0`. Each open object
+# gets one member per number and an array of them all; a forwarder writes each back byte for byte.
+NUMBERS = [
+    "0", "1", "-1", "9007199254740993", "9223372036854775807", "-9223372036854775808",
+    "9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616",
+    "-18446744073709551616", "340282366920938463463374607431768211455",
+    "340282366920938463463374607431768211456", "-340282366920938463463374607431768211457",
+    "123456789012345678901234567890123456789012345678901234567890", "1.0", "1.5", "-0.25", "0.1",
+    "0.09999999999999999999", "1e3", "1E3", "1e+3", "1E-7", "-1.5e-300", "1.7976931348623157e308",
+    "5e-324", "1e400", "-1e400", "-0", "-0.0", "-0e0",
+]
+
+
+def with_numbers(env, at):
+    """`env` with, in the open object at pointer `at` (`""`: the envelope), members `x_n0`... (one
+    per number) and `x_all` (an array of them all); returns the raw text and the pointers to keep."""
+    e = copy.deepcopy(env)
+    target = e
+    for p in [p for p in at.split("/") if p]:
+        target = target[int(p)] if isinstance(target, list) else target[p]
+    preserved = {}
+    for i, n in enumerate(NUMBERS):
+        target["x_n%d" % i] = "__N%d__" % i
+        preserved["%s/x_n%d" % (at, i)] = n
+    target["x_all"] = ["__N%d__" % i for i in range(len(NUMBERS))]
+    for i, n in enumerate(NUMBERS):
+        preserved["%s/x_all/%d" % (at, i)] = n
+    raw = json.dumps(e, ensure_ascii=False)
+    for i, n in reversed(list(enumerate(NUMBERS))):
+        raw = raw.replace('"__N%d__"' % i, n)
+    return raw, preserved
+
+
+OPEN_MEMBERS = [("envelope", "query", "", None)]
+OPEN_MEMBERS += [("payload_" + k, k, "/payload", None) for k, _, _ in EXAMPLES if EXAMPLE[k].get("payload") is not None]
+OPEN_MEMBERS += [("payload_" + k, k, "/payload", {}) for k, _, _ in EXAMPLES if EXAMPLE[k].get("payload") is None]
+OPEN_MEMBERS += [
+    ("delegate_context", "delegate", "/payload/context", None),
+    ("query_question", "query", "/payload/question", {"calendar": "swim"}),
+    ("notify_data", "notify", "/payload/data", None),
+    ("response_data", "response", "/payload/data", None),
+    ("result_data", "result", "/payload/data", None),
+]
+for label, kind, at, payload in OPEN_MEMBERS:
+    base = EXAMPLE[kind]
+    if payload is not None:
+        base = edit(base, "/payload" if at == "/payload" else at, payload)
+    raw, preserved = with_numbers(base, at)
+    case("accept_numbers_in_" + label,
+         DRAFT + "unknown fields are ignored and open members hold any JSON: numbers of every size and spelling, "
+         "kept byte for byte when forwarded", None, accept=kind, agrees=True, raw=raw, preserved=preserved)
 
 # ---------- envelope stances ----------
 case("reject_unknown_kind", DRAFT + "unknown kind: respond with error (code: unknown_kind)",

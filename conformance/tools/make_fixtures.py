@@ -406,6 +406,64 @@ for label, number in [("integer_beyond_64_bits", "18446744073709551616"), ("beyo
     case(K, "accept_artifact_descriptor_%s" % label, "message kinds: artifact descriptors are open objects (%s), kept when forwarded" % number, None,
          raw=with_number("say", {"body/artifacts/0/size": "__NUMBER__"}, number), kind="say",
          preserved={"/body/artifacts/0/size": number})
+
+# Numbers of every size and spelling in every open member (issue 30 item 4): small, the i64/u64
+# edges, between 2^64 and 2^128, beyond, decimals, exponents, beyond f64, `-0`. Each open object
+# gets one member per number and an array of them all; each is written back byte for byte.
+NUMBERS = [
+    "0", "1", "-1", "9007199254740993", "9223372036854775807", "-9223372036854775808",
+    "9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616",
+    "-18446744073709551616", "340282366920938463463374607431768211455",
+    "340282366920938463463374607431768211456", "-340282366920938463463374607431768211457",
+    "123456789012345678901234567890123456789012345678901234567890", "1.0", "1.5", "-0.25", "0.1",
+    "0.09999999999999999999", "1e3", "1E3", "1e+3", "1E-7", "-1.5e-300", "1.7976931348623157e308",
+    "5e-324", "1e400", "-1e400", "-0", "-0.0", "-0e0",
+]
+
+
+def with_numbers(base, at, extra=None):
+    """`base` with, in the open object at pointer `at`, members `acme.n0`... (one per number) and
+    `acme.all` (an array of them all); returns the raw text and the pointers to preserve."""
+    e = mutate(base, extra or {})
+    target = e
+    for p in at.strip("/").split("/"):
+        target = target[int(p)] if isinstance(target, list) else target[p]
+    preserved = {}
+    for i, n in enumerate(NUMBERS):
+        target["acme.n%d" % i] = "__N%d__" % i
+        preserved["%s/acme.n%d" % (at, i)] = n
+    target["acme.all"] = ["__N%d__" % i for i in range(len(NUMBERS))]
+    for i, n in enumerate(NUMBERS):
+        preserved["%s/acme.all/%d" % (at, i)] = n
+    raw = json.dumps(e, ensure_ascii=False)
+    for i, n in reversed(list(enumerate(NUMBERS))):
+        raw = raw.replace('"__N%d__"' % i, n)
+    return raw, preserved
+
+
+BRIEF = {"agh.capabilities_brief": [{"id": "code.patch", "summary": "Patch code."}, {"id": "test.run", "summary": "Run tests."}]}
+OPEN_MEMBERS = [
+    (X, "ext", "say", "/ext", {"ext": {}}, "envelope: ext keys hold any valid JSON"),
+    (K, "say_body", "say", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "say_artifact", "say", "/body/artifacts/0", None, "message kinds: artifact descriptors are open objects"),
+    (K, "greet_body", "greet", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "greet_peer_card", "greet", "/body/peer_card", None, "NOTES 1: Peer Cards are open objects"),
+    (X, "greet_peer_card_ext", "greet", "/body/peer_card/ext", {"body/peer_card/ext": BRIEF}, "capability discovery: peer_card.ext holds any valid JSON"),
+    (X, "greet_brief_entry", "greet", "/body/peer_card/ext/agh.capabilities_brief/0", {"body/peer_card/ext": BRIEF}, "capability discovery: brief entries are open objects"),
+    (K, "whois_request_body", "whois_request", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "whois_response_body", "whois_response", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "whois_response_peer_card", "whois_response", "/body/peer_card", None, "NOTES 1: Peer Cards are open objects"),
+    (K, "capability_body", "capability", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "capability_document", "capability", "/body/capability", None, "message kinds: capability documents are open (unknown members are not digested)"),
+    (K, "receipt_body", "receipt", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "trace_body", "trace", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "trace_result", "trace", "/body/result", None, "message kinds: trace result is an open object"),
+    (K, "trace_artifact_ref", "trace", "/body/artifact_refs/0", None, "message kinds: artifact descriptors are open objects"),
+]
+for group, label, base, at, extra, rule in OPEN_MEMBERS:
+    raw, preserved = with_numbers(base, at, extra)
+    case(group, "accept_numbers_in_%s" % label, rule + ": numbers of every size and spelling, kept byte for byte when forwarded", None,
+         raw=raw, kind=BASES[base]["kind"], preserved=preserved)
 case(E, "reject_ts_beyond_64_bits", "envelope: ts is an integer (Unix seconds); beyond 64 bits it is out of range", None,
      raw=with_number("say", {"ts": "__NUMBER__"}, "18446744073709551616"), reject=(M, "/ts"), schema_agrees=False)
 case(E, "reject_expires_at_beyond_f64", "envelope: expires_at is an integer (Unix seconds)", None,

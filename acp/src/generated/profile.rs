@@ -49,4 +49,10 @@ impl p::Profile for Profile {
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
         body.to_value()
     }
+    fn to_envelope(
+        _view: &Self::EnvelopeRef<'_>,
+        text: &str,
+    ) -> Result<Self::Envelope, String> {
+        super::types::Envelope::decode_open(text)
+    }
 }

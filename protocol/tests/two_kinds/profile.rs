@@ -49,4 +49,10 @@ impl p::Profile for Profile {
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
         body.to_value()
     }
+    fn to_envelope(
+        view: &Self::EnvelopeRef<'_>,
+        _text: &str,
+    ) -> Result<Self::Envelope, String> {
+        view.to_envelope()
+    }
 }

@@ -153,6 +153,10 @@ pub trait Profile: Sized + 'static {
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>>;
     /// A typed body as JSON.
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error>;
+    /// The owned envelope of a checked view over the checked envelope text `text`, built member
+    /// by member (no serde `flatten` buffering: an open member keeps any valid JSON number, of
+    /// any size, as written); the body member is left empty (the body is typed on its own).
+    fn to_envelope(view: &Self::EnvelopeRef<'_>, text: &str) -> Result<Self::Envelope, String>;
 }
 
 /// Parses and validates one envelope of profile `P` into a view borrowed from `bytes`: the
