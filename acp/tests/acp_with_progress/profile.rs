@@ -24,6 +24,7 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
     forbidden_kinds: super::rules::FORBIDDEN_KINDS,
     envelope_members: super::rules::ENVELOPE_MEMBERS,
     max_bytes: super::rules::MAX_ENVELOPE_BYTES,
+    max_depth: super::rules::MAX_DEPTH,
     replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
     exchanges: super::rules::EXCHANGES,
     answers_any: super::rules::ANSWERS_ANY,

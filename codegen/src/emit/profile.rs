@@ -105,6 +105,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             forbidden_kinds: super::rules::FORBIDDEN_KINDS,
             envelope_members: super::rules::ENVELOPE_MEMBERS,
             max_bytes: super::rules::MAX_ENVELOPE_BYTES,
+            max_depth: super::rules::MAX_DEPTH,
             replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
             exchanges: #exchanges,
             answers_any: #answers_any,

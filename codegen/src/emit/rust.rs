@@ -359,7 +359,7 @@ fn checked_decoders(file: &syn::File, model: &Model) -> Vec<syn::Item> {
         if !decodable.contains(&s.ident.to_string()) {
             continue;
         }
-        let Some(body) = member_decoder(file, s, &decodable) else {
+        let Some(body) = member_decoder(file, model, s, &decodable) else {
             continue;
         };
         let ident = &s.ident;
@@ -430,6 +430,7 @@ fn decodable(s: &syn::ItemStruct) -> bool {
 /// The member-by-member decoding of struct `s`, when every field is one it knows.
 fn member_decoder(
     file: &syn::File,
+    model: &Model,
     s: &syn::ItemStruct,
     decodable: &std::collections::BTreeSet<String>,
 ) -> Option<TokenStream> {
@@ -492,6 +493,9 @@ fn member_decoder(
             } else {
                 quote!(#t::decode_checked(v.get())?)
             }
+        } else if integer_typed(file, inner) {
+            let text = crate::emit::stance::decode_text(model, quote!(v.get()));
+            quote!(::serde_json::from_str::<#inner>(#text)?)
         } else {
             quote!(::serde_json::from_str::<#inner>(v.get())?)
         };
@@ -534,6 +538,28 @@ fn member_decoder(
         }
         Ok(Self { #(#inits)* #extra_init })
     })
+}
+
+/// Whether `ty` holds schema integers: a Rust integer, a newtype of one, or a `Vec` of those.
+fn integer_typed(file: &syn::File, ty: &syn::Type) -> bool {
+    const INTS: &[&str] = &[
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "i8",
+        "i16",
+        "i32",
+        "i64",
+        "NonZeroU64",
+        "NonZeroU32",
+    ];
+    match path_parts(ty) {
+        Some((id, Some(inner))) if id == "Vec" => integer_typed(file, inner),
+        Some((id, None)) if INTS.iter().any(|i| id == i) => true,
+        Some((id, None)) => newtype_inner(file, id).is_some_and(|t| integer_typed(file, t)),
+        _ => false,
+    }
 }
 
 /// The last path segment of `ty` and its single generic argument, if any.

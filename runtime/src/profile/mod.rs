@@ -76,6 +76,10 @@ pub struct Spec<B: 'static> {
     pub envelope_members: &'static [&'static str],
     /// Largest envelope in bytes.
     pub max_bytes: usize,
+    /// Deepest nesting of arrays and objects, the envelope object being level 1
+    /// (`x-agh-envelope.max_depth`; without it 128, the runtime's guard against deep recursion:
+    /// the deepest nesting the owned message decodes).
+    pub max_depth: usize,
     /// Default replay age in seconds.
     pub replay_age_secs: u64,
     /// The request/response exchanges (`x-agh-kind.exchange`), in kind order.
@@ -106,11 +110,13 @@ impl<B> Spec<B> {
             .map(|r| r.code)
     }
 
-    /// Parser options with this profile's limits (size, replay age) at `now` (Unix seconds).
+    /// Parser options with this profile's limits (size, depth, replay age) at `now` (Unix
+    /// seconds).
     pub fn options(&self, now: i64) -> Options {
         Options {
             replay_age_secs: self.replay_age_secs,
             max_bytes: self.max_bytes,
+            max_depth: self.max_depth,
             ..Options::at(now)
         }
     }
