@@ -15,6 +15,8 @@ import json
 import os
 import shutil
 
+import fixture_numbers  # beside this script
+
 GROUP = "acp.core"
 PROFILE = "acp/0.2"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", GROUP)
@@ -198,35 +200,10 @@ case("accept_ts_at_window_edge", STANCE + "ts within 300 s of the receiver's clo
 # Numbers of every size and spelling in every open member (issue 30 item 4): small, the i64/u64
 # edges, between 2^64 and 2^128, beyond, decimals, exponents, beyond f64, `-0`. Each open object
 # gets one member per number and an array of them all; a forwarder writes each back byte for byte.
-NUMBERS = [
-    "0", "1", "-1", "9007199254740993", "9223372036854775807", "-9223372036854775808",
-    "9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616",
-    "-18446744073709551616", "340282366920938463463374607431768211455",
-    "340282366920938463463374607431768211456", "-340282366920938463463374607431768211457",
-    "123456789012345678901234567890123456789012345678901234567890", "1.0", "1.5", "-0.25", "0.1",
-    "0.09999999999999999999", "1e3", "1E3", "1e+3", "1E-7", "-1.5e-300", "1.7976931348623157e308",
-    "5e-324", "1e400", "-1e400", "-0", "-0.0", "-0e0",
-]
-
-
 def with_numbers(env, at):
-    """`env` with, in the open object at pointer `at` (`""`: the envelope), members `x_n0`... (one
-    per number) and `x_all` (an array of them all); returns the raw text and the pointers to keep."""
-    e = copy.deepcopy(env)
-    target = e
-    for p in [p for p in at.split("/") if p]:
-        target = target[int(p)] if isinstance(target, list) else target[p]
-    preserved = {}
-    for i, n in enumerate(NUMBERS):
-        target["x_n%d" % i] = "__N%d__" % i
-        preserved["%s/x_n%d" % (at, i)] = n
-    target["x_all"] = ["__N%d__" % i for i in range(len(NUMBERS))]
-    for i, n in enumerate(NUMBERS):
-        preserved["%s/x_all/%d" % (at, i)] = n
-    raw = json.dumps(e, ensure_ascii=False)
-    for i, n in reversed(list(enumerate(NUMBERS))):
-        raw = raw.replace('"__N%d__"' % i, n)
-    return raw, preserved
+    """`env` holding every number of fixture_numbers.NUMBERS in the open object at pointer `at`
+    (`""`: the envelope): the raw text and the pointers to preserve."""
+    return fixture_numbers.with_numbers(copy.deepcopy(env), at, "x_")
 
 
 OPEN_MEMBERS = [("envelope", "query", "", None)]

@@ -13,6 +13,8 @@ import os
 import shutil
 import sys
 
+import fixture_numbers  # beside this script
+
 NOW = 1776366000
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
 
@@ -410,35 +412,10 @@ for label, number in [("integer_beyond_64_bits", "18446744073709551616"), ("beyo
 # Numbers of every size and spelling in every open member (issue 30 item 4): small, the i64/u64
 # edges, between 2^64 and 2^128, beyond, decimals, exponents, beyond f64, `-0`. Each open object
 # gets one member per number and an array of them all; each is written back byte for byte.
-NUMBERS = [
-    "0", "1", "-1", "9007199254740993", "9223372036854775807", "-9223372036854775808",
-    "9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616",
-    "-18446744073709551616", "340282366920938463463374607431768211455",
-    "340282366920938463463374607431768211456", "-340282366920938463463374607431768211457",
-    "123456789012345678901234567890123456789012345678901234567890", "1.0", "1.5", "-0.25", "0.1",
-    "0.09999999999999999999", "1e3", "1E3", "1e+3", "1E-7", "-1.5e-300", "1.7976931348623157e308",
-    "5e-324", "1e400", "-1e400", "-0", "-0.0", "-0e0",
-]
-
-
 def with_numbers(base, at, extra=None):
-    """`base` with, in the open object at pointer `at`, members `acme.n0`... (one per number) and
-    `acme.all` (an array of them all); returns the raw text and the pointers to preserve."""
-    e = mutate(base, extra or {})
-    target = e
-    for p in at.strip("/").split("/"):
-        target = target[int(p)] if isinstance(target, list) else target[p]
-    preserved = {}
-    for i, n in enumerate(NUMBERS):
-        target["acme.n%d" % i] = "__N%d__" % i
-        preserved["%s/acme.n%d" % (at, i)] = n
-    target["acme.all"] = ["__N%d__" % i for i in range(len(NUMBERS))]
-    for i, n in enumerate(NUMBERS):
-        preserved["%s/acme.all/%d" % (at, i)] = n
-    raw = json.dumps(e, ensure_ascii=False)
-    for i, n in reversed(list(enumerate(NUMBERS))):
-        raw = raw.replace('"__N%d__"' % i, n)
-    return raw, preserved
+    """`base` (with `extra` changes) holding every number of fixture_numbers.NUMBERS in the open
+    object at pointer `at`: the raw text and the pointers to preserve."""
+    return fixture_numbers.with_numbers(mutate(base, extra or {}), at, "acme.")
 
 
 BRIEF = {"agh.capabilities_brief": [{"id": "code.patch", "summary": "Patch code."}, {"id": "test.run", "summary": "Run tests."}]}
