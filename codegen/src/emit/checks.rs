@@ -54,7 +54,7 @@ struct Emitter<'m> {
 fn type_test(t: JsonType) -> TokenStream {
     match t {
         JsonType::String => quote!(v.is_string()),
-        JsonType::Integer => quote!(c::is_integer(v)),
+        JsonType::Integer => quote!(is_integer(v)),
         JsonType::Number => quote!(c::is_number(v)),
         JsonType::Boolean => quote!(v.is_boolean()),
         JsonType::Object => quote!(v.is_object()),
@@ -861,6 +861,7 @@ pub fn emit_checks(model: &Model) -> Result<Checks> {
         /// regex engine).
         pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[#(#compiled),*];
     });
+    let integers = crate::emit::stance::checks_prelude(e.model);
     let tokens = quote! {
         //! Validators generated from the schema set: one per named type, one body check per kind.
         use std::sync::OnceLock;
@@ -872,6 +873,7 @@ pub fn emit_checks(model: &Model) -> Result<Checks> {
         use #rt::problem::Problems;
         use super::types::*;
 
+        #integers
         #statics
         #types
         #kinds

@@ -105,7 +105,7 @@ fn value_eq(value: &Value) -> TokenStream {
 fn raw_type_test(t: JsonType) -> TokenStream {
     match t {
         JsonType::String => quote!(v.json_type() == JsonKind::String),
-        JsonType::Integer => quote!(v.json_type() == JsonKind::Integer),
+        JsonType::Integer => quote!(raw_is_integer(v.get())),
         JsonType::Number => {
             quote!(matches!(
                 v.json_type(),
@@ -184,7 +184,7 @@ impl Emitter<'_> {
         out
     }
 
-    /// Reads a number with `read` (`s.integer()?` or `s.number()?`) into `n`, then checks its
+    /// Reads a number with `read` (`integer(s)?` or `s.number()?`) into `n`, then checks its
     /// bounds on its text.
     fn number_then(read: TokenStream, shape: &Shape) -> TokenStream {
         let bounds = Self::bounds(shape);
@@ -307,7 +307,7 @@ impl Emitter<'_> {
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
         Ok(match t {
             JsonType::String => read_then(quote!(s.string()?), "v", self.string_checks(shape)?),
-            JsonType::Integer => Self::number_then(quote!(s.integer()?), shape),
+            JsonType::Integer => Self::number_then(quote!(integer(s)?), shape),
             JsonType::Number => Self::number_then(quote!(s.number()?), shape),
             JsonType::Boolean => quote!(s.boolean()?;),
             JsonType::Object => match &shape.object {
@@ -815,9 +815,9 @@ impl Emitter<'_> {
                 let mut min = Self::bounds(resolved);
                 // The integer read, and its text for the bounds.
                 let read = if min.is_empty() {
-                    quote!(let n = s.integer()?;)
+                    quote!(let n = integer(s)?;)
                 } else {
-                    quote!(let mark = s.mark(); let n = s.integer()?; let nt = s.since(mark).get();)
+                    quote!(let mark = s.mark(); let n = integer(s)?; let nt = s.since(mark).get();)
                 };
                 // `const` / `enum` of an integer member: compare the integer read.
                 let c = &resolved.constraints;
@@ -970,6 +970,7 @@ pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<T
     let types = e.named_types()?;
     let kinds = e.kinds()?;
     let envelope = e.envelope()?;
+    let integers = crate::emit::stance::scan_prelude(model);
     Ok(quote! {
         //! The fast path's scanners generated from the schema set: one per named type, one body
         //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
@@ -980,6 +981,7 @@ pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<T
         use #rt::model::BodyOverrides;
         use #rt::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
 
+        #integers
         #envelope
         #types
         #kinds

@@ -30,7 +30,9 @@ use crate::schema::load::{Location, SchemaSet};
 
 pub use self::conditionals::{Condition, Conditional, EnvelopeOverrides};
 pub use self::containers::Containers;
-pub use self::envelope::{Clock, Envelope, EnvelopeLimits, Forbidden, RefusalCodes, Roles};
+pub use self::envelope::{
+    Clock, Envelope, EnvelopeLimits, Forbidden, Integers, RefusalCodes, Roles, DEPTH_GUARD,
+};
 pub use self::exchanges::{
     Exchange, ExchangeState, MemberIs, ReplyRule, EXCHANGE_ANSWERED, EXCHANGE_OPEN,
 };

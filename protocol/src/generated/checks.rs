@@ -6,6 +6,11 @@ use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::problem::Problems;
 use super::types::*;
+/// An `integer` of this schema set (`x-agh-envelope.integers: "digits"`): digits only (no fraction, no exponent, not `-0`), within 64 bits.
+#[allow(dead_code)]
+fn is_integer(v: &Value) -> bool {
+    c::is_integer(v)
+}
 /// Whether a string matches `[^\u0009-\u000d\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     s.chars()
@@ -3433,7 +3438,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
 /// Checks a value against `UnixSeconds` (`defs.schema.json#/$defs/unix_seconds`).
 pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,

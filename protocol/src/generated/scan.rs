@@ -6,6 +6,18 @@ use std::borrow::Cow;
 use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+/// Reads an `integer` of this schema set (`x-agh-envelope.integers: "digits"`): digits only, within 64 bits.
+#[allow(dead_code)]
+#[inline]
+fn integer(s: &mut Scanner<'_>) -> Option<i128> {
+    s.integer()
+}
+/// Whether the checked JSON text `text` is an `integer` of this schema set (a
+/// conditional's type test).
+#[allow(dead_code)]
+fn raw_is_integer(text: &str) -> bool {
+    c::is_integer_text(text)
+}
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeRef<'a> {
@@ -394,7 +406,7 @@ pub fn scan_envelope<'a>(
                 seen |= 16384u64;
                 f_ts = Some({
                     let mark = s.mark();
-                    let n = s.integer()?;
+                    let n = integer(s)?;
                     let nt = s.since(mark).get();
                     if c::below(nt, "0") {
                         return None;
@@ -409,7 +421,7 @@ pub fn scan_envelope<'a>(
                 seen |= 32768u64;
                 f_expires_at = Some({
                     let mark = s.mark();
-                    let n = s.integer()?;
+                    let n = integer(s)?;
                     let nt = s.since(mark).get();
                     if c::below(nt, "0") {
                         return None;
@@ -1489,7 +1501,7 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `UnixSeconds` value (`defs.schema.json#/$defs/unix_seconds`); `None` declines.
 pub fn scan_unix_seconds<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mark = s.mark();
-    s.integer()?;
+    integer(s)?;
     let nt = s.since(mark).get();
     if c::below(nt, "0") {
         return None;

@@ -553,6 +553,18 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// An integer as JSON Schema counts it: any number whose value is integral, however written
+    /// (`1.0`, `1e3`, `-0`), within 64 bits (see `decimal::integral_value`).
+    #[inline]
+    pub fn integral(&mut self) -> Option<i128> {
+        let (token, value) = self.number_value()?;
+        match value {
+            NumberValue::Unsigned(u) => Some(i128::from(u)),
+            NumberValue::Signed(i) => Some(i128::from(i)),
+            _ => crate::json::decimal::integral_value(token.text(self.text)),
+        }
+    }
+
     /// Any number within the range of `f64` (integers within 64 bits).
     pub fn number(&mut self) -> Option<f64> {
         match self.number_value()?.1 {

@@ -115,9 +115,10 @@ impl<'a, P: Profile> MessageRef<'a, P> {
     /// The owned message: the typed envelope (every member, unknown ones of an open envelope
     /// included; its body member left empty) and the typed body.
     pub fn to_message(&self) -> Result<Message<P>, Rejection> {
-        let body_member = P::SPEC.layout.body_member;
         let body = self.body()?;
-        let fail = |e: serde_json::Error| {
+        // Member by member from the checked text (generated): serde's `flatten` would buffer an
+        // open envelope's unknown members and refuse a number beyond 64 bits (issue 30 item 4).
+        let envelope = P::to_envelope(&self.envelope, self.text).map_err(|e| {
             rejection(
                 Problem::new(
                     ReasonCode::Malformed,
@@ -127,16 +128,7 @@ impl<'a, P: Profile> MessageRef<'a, P> {
                 ),
                 self.head(),
             )
-        };
-        let mut members: Map<String, Value> = serde_json::from_str(self.text).map_err(fail)?;
-        match members.get_mut(body_member) {
-            Some(v) if !v.is_null() => *v = Value::Object(Map::new()),
-            Some(_) => {
-                members.remove(body_member);
-            }
-            None => {}
-        }
-        let envelope: P::Envelope = serde_json::from_value(Value::Object(members)).map_err(fail)?;
+        })?;
         let respelled = match self.respelled {
             true => crate::json::respelled_numbers(self.text, ""),
             false => Vec::new(),

@@ -81,6 +81,10 @@ pub struct Spec<B: 'static> {
     pub envelope_members: &'static [&'static str],
     /// Largest envelope in bytes.
     pub max_bytes: usize,
+    /// Deepest nesting of arrays and objects, the envelope object being level 1
+    /// (`x-agh-envelope.max_depth`; without it 128, the runtime's guard against deep recursion:
+    /// the deepest nesting the owned message decodes).
+    pub max_depth: usize,
     /// Default replay age in seconds.
     pub replay_age_secs: u64,
     /// The request/response exchanges (`x-agh-kind.exchange`), in kind order.
@@ -111,11 +115,13 @@ impl<B> Spec<B> {
             .map(|r| r.code)
     }
 
-    /// Parser options with this profile's limits (size, replay age) at `now` (Unix seconds).
+    /// Parser options with this profile's limits (size, depth, replay age) at `now` (Unix
+    /// seconds).
     pub fn options(&self, now: i64) -> Options {
         Options {
             replay_age_secs: self.replay_age_secs,
             max_bytes: self.max_bytes,
+            max_depth: self.max_depth,
             ..Options::at(now)
         }
     }
@@ -177,6 +183,10 @@ pub trait Profile: Sized + 'static {
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>>;
     /// A typed body as JSON.
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error>;
+    /// The owned envelope of a checked view over the checked envelope text `text`, built member
+    /// by member (no serde `flatten` buffering: an open member keeps any valid JSON number, of
+    /// any size, as written); the body member is left empty (the body is typed on its own).
+    fn to_envelope(view: &Self::EnvelopeRef<'_>, text: &str) -> Result<Self::Envelope, String>;
 }
 
 /// An envelope every rule accepts, as the parser leaves it: the generated view borrowed from the
