@@ -11,6 +11,7 @@ pub mod rules;
 pub mod runtime;
 pub mod rust;
 pub mod scan;
+pub mod standalone;
 
 use std::collections::BTreeSet;
 
