@@ -326,8 +326,19 @@ pub fn run(files: &[SuiteFile], setup: &Setup) -> Result<Report, String> {
         .collect();
     let krate = Crate::generate(&schemas, setup)?;
     let mut runner = krate.build()?;
+    report(files, &krate, &mut runner, 0)
+}
+
+/// Runs every test of `files` through a built crate whose schemas `first..` are the files'
+/// groups in order (a crate may hold other schemas before them: a test's own, say).
+pub fn report(
+    files: &[SuiteFile],
+    krate: &Crate,
+    runner: &mut Runner,
+    first: usize,
+) -> Result<Report, String> {
     let mut report = Report::default();
-    let mut index = 0;
+    let mut index = first;
     for file in files {
         let mut groups = Vec::new();
         for group in &file.groups {
