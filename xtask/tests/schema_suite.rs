@@ -128,18 +128,8 @@ const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
         "a lower bound beyond 64 bits",
         "1e400 is above it",
     ),
-    // Item 2: the scanner declines an integer beyond 64 bits where the schema types a `number`
-    // (`Scanner::number`), the validator accepts it.
-    ("numbers.json", "a lower bound beyond 64 bits", "2^64"),
-    // Item 2: patterns are compiled without ECMA-262's Unicode flag (`check::matches`), so
-    // `\p{L}` is not a letter class.
-    ("patterns.json", UNICODE, "a Latin letter anywhere"),
-    ("patterns.json", UNICODE, "a Greek letter"),
-    ("patterns.json", UNICODE, "a CJK ideograph"),
 ];
 const INTEGER: &str = "a plain schema's integer is any number with a zero fraction (draft 2020-12)";
-const UNICODE: &str =
-    "pattern is an ECMA-262 regular expression with Unicode semantics, not anchored";
 
 #[test]
 fn codegen_carries_every_differential_schema() {

@@ -840,7 +840,7 @@ fn emit_checks_of(model: &Model, kinds: bool) -> Result<Checks> {
     let mut patterns: Vec<(&String, &usize)> = e.patterns.iter().collect();
     patterns.sort_by_key(|(_, i)| **i);
     for (src, i) in patterns {
-        if let Err(err) = regress::Regex::new(src) {
+        if let Err(err) = regress::Regex::with_flags(src, "u") {
             return Err(Error::new(
                 "schemas",
                 "",

@@ -265,7 +265,12 @@ impl Emitter<'_> {
             }
             None => typed,
         };
-        Ok(if shape.nullable {
+        Ok(if shape.nullable && shape.types.is_empty() {
+            // `type: "null"` alone: the validators take `null` only.
+            quote!(if !s.null() {
+                return None;
+            })
+        } else if shape.nullable {
             quote!(if !s.null() { #typed })
         } else {
             typed
@@ -275,7 +280,7 @@ impl Emitter<'_> {
     /// Statements that read one non-null value of one of `shape.types`.
     fn typed(&self, shape: &Shape) -> Result<TokenStream> {
         match shape.types.as_slice() {
-            [] => Ok(quote!(s.skip()?;)),
+            [] => self.untyped(shape),
             [t] => self.branch(shape, *t),
             types => {
                 let mut arms = TokenStream::new();
@@ -302,6 +307,42 @@ impl Emitter<'_> {
                 })
             }
         }
+    }
+
+    /// A schema without `type`: any value, held to the keywords of its own JSON type (as the
+    /// validators hold it: `minLength` on a string, `minItems` on an array, `properties` on an
+    /// object, the others left alone).
+    fn untyped(&self, shape: &Shape) -> Result<TokenStream> {
+        let c = &shape.constraints;
+        let mut arms = TokenStream::new();
+        if c.min_length.is_some() || c.max_length.is_some() || c.pattern.is_some() {
+            let code = self.branch(shape, JsonType::String)?;
+            arms.extend(quote!(b'"' => { #code }));
+        }
+        let array = shape.items.is_some()
+            || c.min_items.is_some()
+            || c.max_items.is_some()
+            || c.unique_items
+            || c.unique_after.is_some()
+            || c.contains.is_some();
+        if array {
+            let code = self.branch(shape, JsonType::Array)?;
+            arms.extend(quote!(b'[' => { #code }));
+        }
+        if shape.object.is_some() {
+            let code = self.branch(shape, JsonType::Object)?;
+            arms.extend(quote!(b'{' => { #code }));
+        }
+        Ok(if arms.is_empty() {
+            quote!(s.skip()?;)
+        } else {
+            quote! {
+                match s.peek()? {
+                    #arms
+                    _ => { s.skip()?; }
+                }
+            }
+        })
     }
 
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
