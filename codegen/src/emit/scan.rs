@@ -16,7 +16,9 @@
 //! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
 //! verdicts.
 
+mod entry;
 mod fields;
+mod untyped;
 
 use std::collections::BTreeMap;
 
@@ -25,6 +27,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
+pub use self::entry::{emit_scan, emit_type_scan};
 use self::fields::fields_fn;
 use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
@@ -307,42 +310,6 @@ impl Emitter<'_> {
                 })
             }
         }
-    }
-
-    /// A schema without `type`: any value, held to the keywords of its own JSON type (as the
-    /// validators hold it: `minLength` on a string, `minItems` on an array, `properties` on an
-    /// object, the others left alone).
-    fn untyped(&self, shape: &Shape) -> Result<TokenStream> {
-        let c = &shape.constraints;
-        let mut arms = TokenStream::new();
-        if c.min_length.is_some() || c.max_length.is_some() || c.pattern.is_some() {
-            let code = self.branch(shape, JsonType::String)?;
-            arms.extend(quote!(b'"' => { #code }));
-        }
-        let array = shape.items.is_some()
-            || c.min_items.is_some()
-            || c.max_items.is_some()
-            || c.unique_items
-            || c.unique_after.is_some()
-            || c.contains.is_some();
-        if array {
-            let code = self.branch(shape, JsonType::Array)?;
-            arms.extend(quote!(b'[' => { #code }));
-        }
-        if shape.object.is_some() {
-            let code = self.branch(shape, JsonType::Object)?;
-            arms.extend(quote!(b'{' => { #code }));
-        }
-        Ok(if arms.is_empty() {
-            quote!(s.skip()?;)
-        } else {
-            quote! {
-                match s.peek()? {
-                    #arms
-                    _ => { s.skip()?; }
-                }
-            }
-        })
     }
 
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
@@ -1002,44 +969,4 @@ impl Emitter<'_> {
             }
         })
     }
-}
-
-/// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.
-pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<TokenStream> {
-    emit_scan_of(model, patterns, true)
-}
-
-/// The scanners of a standalone schema's named types ([`Model::standalone`]): `scan.rs` without
-/// the kinds' body scanners and the envelope's view (it has neither).
-pub fn emit_type_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<TokenStream> {
-    emit_scan_of(model, patterns, false)
-}
-
-fn emit_scan_of(
-    model: &Model,
-    patterns: &BTreeMap<String, String>,
-    profile: bool,
-) -> Result<TokenStream> {
-    let rt = &crate::emit::paths::runtime();
-    let e = Emitter { model, patterns };
-    let types = e.named_types()?;
-    let (kinds, envelope) = if profile {
-        (e.kinds()?, e.envelope()?)
-    } else {
-        (TokenStream::new(), TokenStream::new())
-    };
-    Ok(quote! {
-        //! The fast path's scanners generated from the schema set: one per named type, one body
-        //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
-        //! exact validators in `checks.rs` say why.
-        use std::borrow::Cow;
-
-        use #rt::check as c;
-        use #rt::model::BodyOverrides;
-        use #rt::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
-
-        #envelope
-        #types
-        #kinds
-    })
 }
