@@ -153,10 +153,11 @@ fn our_own_cases_pass_through_validator_and_scanner() {
     assert!(passed > 50, "{report}");
     let mut failing = Vec::new();
     for file in &report.files {
-        for (group, _, tests) in &file.groups {
-            for (test, outcome) in tests {
+        for group in &file.groups {
+            for (test, outcome) in &group.tests {
                 if let Outcome::Failed(why) = outcome {
-                    failing.push((file.name.clone(), group.clone(), test.clone(), why.clone()));
+                    let g = group.description.clone();
+                    failing.push((file.name.clone(), g, test.clone(), why.clone()));
                 }
             }
         }

@@ -232,9 +232,19 @@ pub enum Outcome {
 pub struct FileReport {
     /// The file's name.
     pub name: String,
-    /// Per group: its description, codegen's refusal if any, and each test's description and
-    /// outcome.
-    pub groups: Vec<(String, Option<Refusal>, Vec<(String, Outcome)>)>,
+    /// Its groups, in file order.
+    pub groups: Vec<GroupReport>,
+}
+
+/// The outcomes of one group.
+#[derive(Clone, Debug)]
+pub struct GroupReport {
+    /// The group's description.
+    pub description: String,
+    /// Codegen's refusal of its schema, if it refused it.
+    pub refusal: Option<Refusal>,
+    /// Each test's description and outcome.
+    pub tests: Vec<(String, Outcome)>,
 }
 
 /// The report of a run: one [`FileReport`] per file.
@@ -248,8 +258,8 @@ impl Report {
     /// `(passed, failed, refused)` tests.
     pub fn counts(&self) -> (usize, usize, usize) {
         let mut n = (0, 0, 0);
-        for (_, _, tests) in self.files.iter().flat_map(|f| &f.groups) {
-            for (_, o) in tests {
+        for group in self.files.iter().flat_map(|f| &f.groups) {
+            for (_, o) in &group.tests {
                 match o {
                     Outcome::Passed => n.0 += 1,
                     Outcome::Failed(_) => n.1 += 1,
@@ -265,9 +275,10 @@ impl Report {
     /// Every refused group: `(file, group, refusal)`.
     pub fn refusals(&self) -> impl Iterator<Item = (&str, &str, &Refusal)> {
         self.files.iter().flat_map(|f| {
-            f.groups
-                .iter()
-                .filter_map(move |(g, r, _)| r.as_ref().map(|r| (f.name.as_str(), g.as_str(), r)))
+            f.groups.iter().filter_map(move |g| {
+                let r = g.refusal.as_ref()?;
+                Some((f.name.as_str(), g.description.as_str(), r))
+            })
         })
     }
 }
@@ -278,11 +289,16 @@ impl fmt::Display for Report {
     /// <pointer>): <group>`); then `N passed, M failed, K refused` (tests).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for file in &self.files {
-            let tests = file.groups.iter().flat_map(|(_, _, t)| t);
+            let tests = file.groups.iter().flat_map(|g| &g.tests);
             let total = tests.clone().count();
             let passed = tests.filter(|(_, o)| *o == Outcome::Passed).count();
             writeln!(f, "{}: {passed}/{total}", file.name)?;
-            for (group, refusal, tests) in &file.groups {
+            for GroupReport {
+                description: group,
+                refusal,
+                tests,
+            } in &file.groups
+            {
                 if let Some(r) = refusal {
                     let at = if r.pointer.is_empty() {
                         "/"
@@ -351,7 +367,11 @@ pub fn report(
                 };
                 tests.push((case.description.clone(), outcome));
             }
-            groups.push((group.description.clone(), refusal, tests));
+            groups.push(GroupReport {
+                description: group.description.clone(),
+                refusal,
+                tests,
+            });
             index += 1;
         }
         report.files.push(FileReport {
