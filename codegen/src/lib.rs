@@ -129,6 +129,25 @@ pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile
     emit::emit_code(set, model)
 }
 
+/// The code of a standalone schema document (a plain JSON Schema: no `x-agh-envelope`, no
+/// kinds), for a module of its own in a crate that depends on `agh-runtime`: the validator and
+/// scanner of every named type (the root, named from its `title`, else from `path`'s stem, and
+/// its `$defs`), the root's pair re-exported as `check` (exact path: every problem with its
+/// pointer) and `scan` (fast path: the verdict). `path` names the document in errors and in the
+/// files' header; `base` is its base URI when it has no `$id`. A keyword codegen does not carry
+/// is an error naming it and its pointer, as for a schema set.
+pub fn standalone(path: &str, doc: serde_json::Value, base: &str) -> Result<Vec<GeneratedFile>> {
+    let set = SchemaSet::standalone(path, doc, base)?;
+    let model = Model::standalone(&set)?;
+    let root = model
+        .types
+        .iter()
+        .find(|t| t.location.pointer.is_empty())
+        .map(|t| t.rust_name.clone())
+        .ok_or_else(|| Error::new(path, "", "the document's root is not a schema"))?;
+    emit::standalone::emit_standalone_code(&model, &header(&set), &root)
+}
+
 /// Compares `files` with the contents of `out_dir`: returns `(stale or missing, extra)` relative
 /// paths. Extra files are files in `out_dir` with the extension of the generated ones (`.rs`,
 /// `.md`) that codegen does not produce.

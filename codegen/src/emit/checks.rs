@@ -813,20 +813,34 @@ pub struct Checks {
 
 /// The tokens of `checks.rs` and the pattern matchers it defines.
 pub fn emit_checks(model: &Model) -> Result<Checks> {
+    emit_checks_of(model, true)
+}
+
+/// The validators of a standalone schema's named types ([`Model::standalone`]): `checks.rs`
+/// without the kinds' body checks and `KnownBody` (it has no kinds and no envelope).
+pub fn emit_type_checks(model: &Model) -> Result<Checks> {
+    emit_checks_of(model, false)
+}
+
+fn emit_checks_of(model: &Model, kinds: bool) -> Result<Checks> {
     let rt = &crate::emit::paths::runtime();
     let mut e = Emitter {
         model,
         patterns: BTreeMap::new(),
     };
     let types = e.named_types()?;
-    let kinds = e.kinds()?;
+    let kinds = if kinds {
+        e.kinds()?
+    } else {
+        TokenStream::new()
+    };
     let mut statics = TokenStream::new();
     let mut compiled = Vec::new();
     let mut matchers = BTreeMap::new();
     let mut patterns: Vec<(&String, &usize)> = e.patterns.iter().collect();
     patterns.sort_by_key(|(_, i)| **i);
     for (src, i) in patterns {
-        if let Err(err) = regress::Regex::new(src) {
+        if let Err(err) = regress::Regex::with_flags(src, "u") {
             return Err(Error::new(
                 "schemas",
                 "",

@@ -12,6 +12,7 @@ pub mod runtime;
 pub mod rust;
 pub mod scan;
 pub mod stance;
+pub mod standalone;
 
 use std::collections::BTreeSet;
 

@@ -16,7 +16,9 @@
 //! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
 //! verdicts.
 
+mod entry;
 mod fields;
+mod untyped;
 
 use std::collections::BTreeMap;
 
@@ -25,6 +27,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
+pub use self::entry::{emit_scan, emit_type_scan};
 use self::fields::fields_fn;
 use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
@@ -265,7 +268,12 @@ impl Emitter<'_> {
             }
             None => typed,
         };
-        Ok(if shape.nullable {
+        Ok(if shape.nullable && shape.types.is_empty() {
+            // `type: "null"` alone: the validators take `null` only.
+            quote!(if !s.null() {
+                return None;
+            })
+        } else if shape.nullable {
             quote!(if !s.null() { #typed })
         } else {
             typed
@@ -275,7 +283,7 @@ impl Emitter<'_> {
     /// Statements that read one non-null value of one of `shape.types`.
     fn typed(&self, shape: &Shape) -> Result<TokenStream> {
         match shape.types.as_slice() {
-            [] => Ok(quote!(s.skip()?;)),
+            [] => self.untyped(shape),
             [t] => self.branch(shape, *t),
             types => {
                 let mut arms = TokenStream::new();
@@ -961,29 +969,4 @@ impl Emitter<'_> {
             }
         })
     }
-}
-
-/// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.
-pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<TokenStream> {
-    let rt = &crate::emit::paths::runtime();
-    let e = Emitter { model, patterns };
-    let types = e.named_types()?;
-    let kinds = e.kinds()?;
-    let envelope = e.envelope()?;
-    let integers = crate::emit::stance::scan_prelude(model);
-    Ok(quote! {
-        //! The fast path's scanners generated from the schema set: one per named type, one body
-        //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
-        //! exact validators in `checks.rs` say why.
-        use std::borrow::Cow;
-
-        use #rt::check as c;
-        use #rt::model::BodyOverrides;
-        use #rt::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
-
-        #integers
-        #envelope
-        #types
-        #kinds
-    })
 }

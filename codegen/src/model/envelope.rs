@@ -20,7 +20,7 @@ pub struct Forbidden {
 }
 
 /// Envelope limits (`x-agh-envelope` at the envelope root).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EnvelopeLimits {
     /// Maximum serialized size in bytes.
     pub max_bytes: u64,
@@ -58,8 +58,8 @@ pub enum Integers {
     Digits,
 }
 
-/// The envelope.
-#[derive(Clone, Debug, PartialEq)]
+/// The envelope (empty, by default, in the model of a standalone schema).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Envelope {
     /// Rust name of the envelope type.
     pub type_name: String,

@@ -91,6 +91,27 @@ impl Model {
     pub fn build(set: &SchemaSet) -> Result<Model> {
         Builder::new(set)?.build()
     }
+
+    /// The model of a standalone schema ([`SchemaSet::standalone`]): its named types (the root
+    /// and its `$defs`) and nothing a profile adds (no envelope: an empty [`Envelope`], no
+    /// kinds). A plain schema names no reason codes: every problem its validators find is the
+    /// runtime's `malformed`.
+    pub fn standalone(set: &SchemaSet) -> Result<Model> {
+        let types = Builder::new(set)?.types()?;
+        Ok(Model {
+            envelope: Envelope::default(),
+            types,
+            kinds: Vec::new(),
+            containers: None,
+            enums: Vec::new(),
+            known_values: Vec::new(),
+            lifecycle: None,
+            refusal_codes: Some(RefusalCodes {
+                type_name: String::new(),
+                entries: vec![("malformed".into(), "malformed".into())],
+            }),
+        })
+    }
 }
 
 struct Builder<'a> {
@@ -117,7 +138,8 @@ impl<'a> Builder<'a> {
         self.set.error(id, ptr, msg)
     }
 
-    fn build(&self) -> Result<Model> {
+    /// Every named type, ordered by Rust name.
+    fn types(&self) -> Result<Vec<NamedType>> {
         let mut types = Vec::new();
         for (loc, name) in &self.order {
             let schema = self.set.get(loc).cloned().unwrap_or(Value::Null);
@@ -139,6 +161,11 @@ impl<'a> Builder<'a> {
             });
         }
         types.sort_by(|a, b| a.rust_name.cmp(&b.rust_name));
+        Ok(types)
+    }
+
+    fn build(&self) -> Result<Model> {
+        let types = self.types()?;
 
         let mut enums = Vec::new();
         let mut known_values = Vec::new();

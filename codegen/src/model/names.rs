@@ -151,7 +151,7 @@ pub(crate) fn type_sites(set: &SchemaSet) -> Result<Vec<(Location, String)>> {
             sites.push((loc, name));
             Ok(())
         };
-        if root_is_type(&file.doc) {
+        if set.is_standalone() || root_is_type(&file.doc) {
             let stem = file
                 .path
                 .file_name()

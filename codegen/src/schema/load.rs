@@ -36,6 +36,9 @@ pub struct SchemaSet {
     /// What generated files name as their source (`schemas/acp-v0.2`).
     source: String,
     files: BTreeMap<String, SchemaFile>,
+    /// A standalone schema ([`SchemaSet::standalone`]): its root is a named type whatever it
+    /// holds, and its properties need no `description`.
+    standalone: bool,
 }
 
 impl SchemaSet {
@@ -141,12 +144,50 @@ impl SchemaSet {
         if files.is_empty() {
             return Err(Error::new(&dir, "", "no *.json schema files found"));
         }
-        let set = SchemaSet { dir, source, files };
+        let set = SchemaSet {
+            dir,
+            source,
+            files,
+            standalone: false,
+        };
         for file in set.files() {
             set.check_refs(file, &file.doc, "")?;
             super::descriptions::check_descriptions(file, &file.doc, "")?;
         }
         Ok(set)
+    }
+
+    /// A set of one standalone schema document (no `x-agh-envelope`, no kinds: a plain JSON
+    /// Schema, as a test suite or a user's own document holds), named `path` in errors. Its `$id`
+    /// (when it is a string) names it, else `base`: the URI its relative references resolve
+    /// against. Its root is a named type whatever it holds (a boolean schema included), so a
+    /// `$ref` to `#` is a reference to that type; its properties need no `description` (no docs
+    /// are built from it). Every `$ref` must resolve inside the document.
+    pub fn standalone(path: &str, doc: Value, base: &str) -> Result<Self> {
+        let id = match doc.get("$id") {
+            Some(Value::String(id)) if !id.is_empty() => id.clone(),
+            _ => base.to_owned(),
+        };
+        let file = SchemaFile {
+            path: PathBuf::from(path),
+            id: id.clone(),
+            doc,
+        };
+        let set = SchemaSet {
+            dir: PathBuf::from(path),
+            source: path.to_owned(),
+            files: BTreeMap::from([(id, file)]),
+            standalone: true,
+        };
+        for file in set.files() {
+            set.check_refs(file, &file.doc, "")?;
+        }
+        Ok(set)
+    }
+
+    /// Whether this is a standalone schema ([`SchemaSet::standalone`]).
+    pub fn is_standalone(&self) -> bool {
+        self.standalone
     }
 
     /// The directory the set was loaded from.

@@ -565,13 +565,20 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Any number within the range of `f64` (integers within 64 bits).
+    /// Any number within the range of `f64`, integers beyond 64 bits included (as
+    /// `check::is_number` counts them: `18446744073709551616` is a number).
     pub fn number(&mut self) -> Option<f64> {
-        match self.number_value()?.1 {
+        let (token, value) = self.number_value()?;
+        match value {
             NumberValue::Unsigned(u) => Some(u as f64),
             NumberValue::Signed(i) => Some(i as f64),
             NumberValue::Float(f) => Some(f),
-            NumberValue::IntegerOutOfRange | NumberValue::FloatOutOfRange => None,
+            NumberValue::IntegerOutOfRange => token
+                .text(self.text)
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite()),
+            NumberValue::FloatOutOfRange => None,
         }
     }
 

@@ -129,11 +129,12 @@ pub fn at_least_chars(s: &str, n: usize) -> bool {
     s.len() >= n.saturating_mul(4) || s.chars().count() >= n
 }
 
-/// Whether `s` matches the ECMA-262 `pattern` (unanchored search, as JSON Schema says). The
-/// regex is compiled on first use; codegen has already checked that it compiles (a pattern that
-/// did not would match nothing).
+/// Whether `s` matches the ECMA-262 `pattern` (unanchored search, as JSON Schema says) with
+/// Unicode semantics (the `u` flag: `\p{L}` is a letter, `.` one code point). The regex is
+/// compiled on first use; codegen has already checked that it compiles (a pattern that did not
+/// would match nothing).
 pub fn matches(re: &OnceLock<Option<regress::Regex>>, pattern: &str, s: &str) -> bool {
-    re.get_or_init(|| regress::Regex::new(pattern).ok())
+    re.get_or_init(|| regress::Regex::with_flags(pattern, "u").ok())
         .as_ref()
         .is_some_and(|re| re.find(s).is_some())
 }
