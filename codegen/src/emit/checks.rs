@@ -207,11 +207,26 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        if shape.never {
+            let msg = "must be absent: no value is allowed here";
+            let msg = if shape.nullable { "must be null" } else { msg };
+            body.extend(quote! {
+                c::value_problem(out, #malformed, at, #rule, #msg, v);
+                break #label;
+            });
+            return Ok(body);
+        }
         if let Some(not) = &c.not {
             // The value must not match: its checks run into a scratch list that must not stay
             // empty.
             let not_rule = format!("{rule}/not");
             let inner = self.shape(not, &not_rule, false, depth + 1)?;
+            // An empty schema's checks are none: the scratch list is not read.
+            let inner = if inner.is_empty() {
+                quote!(let _ = (&out, &at);)
+            } else {
+                inner
+            };
             let msg = format!("must not match `{not_rule}`");
             body.extend(quote! {
                 let mut scratch = Problems::first_only();
@@ -399,11 +414,25 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        for (i, prefix) in shape.prefix_items.iter().enumerate() {
+            let prefix_rule = format!("{rule}/prefixItems/{i}");
+            let inner = self.shape(prefix, &prefix_rule, false, depth + 1)?;
+            array_checks.extend(quote! {
+                if let Some(v) = items.get(#i) {
+                    let mark = c::push_index(at, #i);
+                    #inner_label: { #inner }
+                    at.truncate(mark);
+                    if out.is_done() { break #label; }
+                }
+            });
+        }
         if let Some(item) = &shape.items {
             let item_rule = format!("{rule}/items");
             let inner = self.shape(item, &item_rule, false, depth + 1)?;
+            let skip = shape.prefix_items.len();
+            let skip = (skip > 0).then(|| quote!(.skip(#skip)));
             array_checks.extend(quote! {
-                for (i, v) in items.iter().enumerate() {
+                for (i, v) in items.iter().enumerate() #skip {
                     let mark = c::push_index(at, i);
                     #inner_label: { #inner }
                     at.truncate(mark);
@@ -443,13 +472,41 @@ impl<'m> Emitter<'m> {
                     }
                 });
             }
+            // A member neither declared nor matching a pattern: refused by a closed object,
+            // else checked against `additionalProperties` if it is a schema.
+            let names: Vec<&String> = obj.fields.iter().map(|f| &f.json_name).collect();
+            let mut known: Vec<TokenStream> = Vec::new();
+            if !names.is_empty() {
+                known.push(quote!(matches!(key.as_str(), #(#names)|*)));
+            }
+            for (p, _) in &obj.pattern_properties {
+                let matcher = format_ident!("pattern_{}", self.pattern(p));
+                known.push(quote!(#matcher(key)));
+            }
+            let known = match known.as_slice() {
+                [] => quote!(false),
+                [one] => one.clone(),
+                _ => quote!((#(#known)||*)),
+            };
             if !obj.open {
-                let names: Vec<&String> = obj.fields.iter().map(|f| &f.json_name).collect();
                 let rule = format!("{rule}/additionalProperties");
                 members.extend(quote! {
                     for key in m.keys() {
-                        if !matches!(key.as_str(), #(#names)|*) {
+                        if !#known {
                             c::unknown_member(out, #malformed, at, #rule, key);
+                            if out.is_done() { break #label; }
+                        }
+                    }
+                });
+            } else if let Some(other) = &obj.additional {
+                let rule = format!("{rule}/additionalProperties");
+                let inner = self.shape(other, &rule, false, depth + 1)?;
+                members.extend(quote! {
+                    for (key, v) in m {
+                        if !#known {
+                            let mark = c::push(at, key);
+                            #inner_label: { #inner }
+                            at.truncate(mark);
                             if out.is_done() { break #label; }
                         }
                     }
@@ -468,7 +525,7 @@ impl<'m> Emitter<'m> {
                     }
                 });
             }
-            if let Some((p, shape)) = &obj.pattern_properties {
+            for (p, shape) in &obj.pattern_properties {
                 let matcher = format_ident!("pattern_{}", self.pattern(p));
                 let rule = format!("{rule}/patternProperties/{}", crate::error::escape_token(p));
                 let inner = self.shape(shape, &rule, false, depth + 1)?;
@@ -525,6 +582,114 @@ impl<'m> Emitter<'m> {
             if !members.is_empty() {
                 body.extend(quote! { if let Some(m) = v.as_object() { #members } });
             }
+        }
+        body.extend(self.applicators(shape, rule, depth)?);
+        Ok(body)
+    }
+
+    /// An expression that checks `v` against `shape` into a scratch list and yields its first
+    /// problem (`None`: `v` matches), at `v`'s own pointer.
+    fn trial(&mut self, shape: &Shape, rule: &str, depth: usize) -> Result<TokenStream> {
+        let inner = self.shape(shape, rule, false, depth + 1)?;
+        let inner = if inner.is_empty() {
+            quote!(let _ = (&out, &at);)
+        } else {
+            inner
+        };
+        let inner_label = label(depth + 1);
+        Ok(quote! {{
+            let mut scratch = Problems::first_only();
+            let mut here = at.clone();
+            {
+                let out = &mut scratch;
+                let at = &mut here;
+                #inner_label: { #inner }
+            }
+            scratch.into_vec().into_iter().next()
+        }})
+    }
+
+    /// Checks of `v` against the subschemas `shape` combines (`$ref` beside other keywords,
+    /// `allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `dependentSchemas`): conjuncts report
+    /// their own problems; a failed union says which shapes failed and why.
+    fn applicators(&mut self, shape: &Shape, rule: &str, depth: usize) -> Result<TokenStream> {
+        let a = &shape.applicators;
+        let mut body = TokenStream::new();
+        let malformed = self.reason(None, rule)?;
+        let (label, inner_label) = (label(depth), label(depth + 1));
+        let mut conjuncts: Vec<(String, &Shape)> = Vec::new();
+        if let Some(target) = &a.reference {
+            conjuncts.push((format!("{rule}/$ref"), target));
+        }
+        for (i, s) in a.all_of.iter().enumerate() {
+            conjuncts.push((format!("{rule}/allOf/{i}"), s));
+        }
+        for (r, s) in conjuncts {
+            let inner = self.shape(s, &r, false, depth + 1)?;
+            body.extend(quote! {
+                #inner_label: { #inner }
+                if out.is_done() { break #label; }
+            });
+        }
+        for (key, union) in [("anyOf", &a.any_of), ("oneOf", &a.one_of)] {
+            if union.is_empty() {
+                continue;
+            }
+            let rule = format!("{rule}/{key}");
+            let mut trials = Vec::new();
+            for (i, s) in union.iter().enumerate() {
+                trials.push(self.trial(s, &format!("{rule}/{i}"), depth)?);
+            }
+            let several = if key == "oneOf" {
+                quote! {
+                    if matched.len() > 1 {
+                        c::several_branches(out, #malformed, at, #rule, &matched, v);
+                        break #label;
+                    }
+                }
+            } else {
+                quote!()
+            };
+            body.extend(quote! {
+                let failures = [#(#trials),*];
+                let matched: Vec<usize> = (0..failures.len()).filter(|i| failures[*i].is_none()).collect();
+                if matched.is_empty() {
+                    c::no_branch(out, #malformed, at, #rule, &failures, v);
+                    break #label;
+                }
+                #several
+            });
+        }
+        if let Some(cond) = &a.conditional {
+            let hit = self.trial(&cond.condition, &format!("{rule}/if"), depth)?;
+            let mut branch = |s: &Option<Shape>, key: &str| -> Result<TokenStream> {
+                Ok(match s {
+                    Some(s) => {
+                        let inner = self.shape(s, &format!("{rule}/{key}"), false, depth + 1)?;
+                        quote!(#inner_label: { #inner } if out.is_done() { break #label; })
+                    }
+                    None => quote!(),
+                })
+            };
+            let then = branch(&cond.then, "then")?;
+            let otherwise = branch(&cond.otherwise, "else")?;
+            body.extend(quote! {
+                let hit = #hit.is_none();
+                if hit { #then } else { #otherwise }
+            });
+        }
+        for (name, s) in &a.dependent {
+            let r = format!(
+                "{rule}/dependentSchemas/{}",
+                crate::error::escape_token(name)
+            );
+            let inner = self.shape(s, &r, false, depth + 1)?;
+            body.extend(quote! {
+                if v.as_object().is_some_and(|m| m.contains_key(#name)) {
+                    #inner_label: { #inner }
+                    if out.is_done() { break #label; }
+                }
+            });
         }
         Ok(body)
     }

@@ -57,13 +57,16 @@ fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
         && shape.object.as_ref().is_some_and(|o| {
             o.min_properties.is_none()
                 && o.max_properties.is_none()
-                && o.pattern_properties.is_none()
+                && o.pattern_properties.is_empty()
+                && o.additional.is_none()
                 && o.property_names.is_none()
                 && o.dependent_required.is_empty()
         })
         && shape.constraints.const_value.is_none()
         && shape.constraints.contains.is_none()
         && shape.constraints.not.is_none()
+        && shape.applicators.is_empty()
+        && !shape.never
         && shape.constraints.enum_values.is_none();
     shape.object.as_ref().filter(|_| plain)
 }
@@ -99,6 +102,43 @@ fn read_then(read: TokenStream, var: &str, checks: TokenStream) -> TokenStream {
 fn value_eq(value: &Value) -> TokenStream {
     let text = value.to_string();
     quote!(c::json_eq(&v, #text))
+}
+
+/// An expression: whether the raw value `text` (a `RawJson` in scope) is one value that the
+/// statements `read` (which read one value from `s`) accept. Applicators try their shapes this
+/// way: the value, once read, is scanned again from its text.
+fn rescan(read: &TokenStream) -> TokenStream {
+    quote! {
+        (|| -> Option<()> {
+            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+            let s = &mut again;
+            #read
+            s.end()
+        })()
+        .is_some()
+    }
+}
+
+/// Whether `shape` states a keyword that constrains one JSON type only (read where the scanner
+/// reads a value of that type, whatever `type` says).
+fn type_specific(shape: &Shape) -> bool {
+    let c = &shape.constraints;
+    c.pattern.is_some()
+        || c.min_length.is_some()
+        || c.max_length.is_some()
+        || c.minimum.is_some()
+        || c.maximum.is_some()
+        || c.exclusive_minimum.is_some()
+        || c.exclusive_maximum.is_some()
+        || c.multiple_of.is_some()
+        || c.min_items.is_some()
+        || c.max_items.is_some()
+        || c.contains.is_some()
+        || c.unique_items
+        || c.unique_after.is_some()
+        || shape.items.is_some()
+        || !shape.prefix_items.is_empty()
+        || shape.object.is_some()
 }
 
 /// A test of `v: RawJson` against a JSON type.
@@ -210,7 +250,27 @@ impl Emitter<'_> {
                 quote!(#f(s)?;)
             });
         }
-        let typed = self.typed(shape)?;
+        if shape.never {
+            // Nothing (but `null`, when allowed) matches.
+            let no = quote!(None::<()>?;);
+            return Ok(if shape.nullable {
+                quote!(if !s.null() { #no })
+            } else {
+                no
+            });
+        }
+        // A shape that is only its conjuncts reads the value with the first one (no second scan).
+        let a = &shape.applicators;
+        let first = a.reference.as_deref().or(a.all_of.first());
+        let own = Shape {
+            applicators: Default::default(),
+            nullable: false,
+            ..shape.clone()
+        };
+        let (typed, skip_first) = match first {
+            Some(first) if own == Shape::default() => (self.value(first)?, true),
+            _ => (self.typed(shape)?, false),
+        };
         let c = &shape.constraints;
         let has_values = c.const_value.is_some() || c.enum_values.is_some();
         // `const`/`enum` that are not plain strings of a string type: compare the JSON value.
@@ -245,25 +305,18 @@ impl Emitter<'_> {
         } else {
             typed
         };
-        // `not` (never on a nullable schema): the value, once read, is scanned again from its
-        // text with the `not` scanner, which must decline it.
-        let typed = match &c.not {
-            Some(not) => {
-                let read = self.value(not)?;
-                quote! {
-                    let m = s.mark();
-                    #typed
-                    let text = s.since(m);
-                    let hit = (|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        #read
-                        s.end()
-                    })();
-                    if hit.is_some() { return None; }
-                }
-            }
-            None => typed,
+        // Applicators (and `not`): the value, once read, is scanned again from its text with
+        // each subschema's scanner.
+        let checks = self.applicators(shape, skip_first)?;
+        let typed = if checks.is_empty() {
+            typed
+        } else {
+            quote! {{
+                let m = s.mark();
+                #typed
+                let text = s.since(m);
+                #checks
+            }}
         };
         Ok(if shape.nullable {
             quote!(if !s.null() { #typed })
@@ -272,9 +325,69 @@ impl Emitter<'_> {
         })
     }
 
+    /// Checks of the value just read, whose text is `text`, against `shape`'s applicators and
+    /// `not` (each subschema tried by [`rescan`]); `skip_first`: the first conjunct read it.
+    fn applicators(&self, shape: &Shape, skip_first: bool) -> Result<TokenStream> {
+        let a = &shape.applicators;
+        let mut out = TokenStream::new();
+        if let Some(not) = &shape.constraints.not {
+            let hit = rescan(&self.value(not)?);
+            out.extend(quote!(if #hit { return None; }));
+        }
+        let conjuncts = a.reference.as_deref().into_iter().chain(&a.all_of);
+        for s in conjuncts.skip(usize::from(skip_first)) {
+            let hit = rescan(&self.value(s)?);
+            out.extend(quote!(if !#hit { return None; }));
+        }
+        if !a.any_of.is_empty() {
+            let hits = a
+                .any_of
+                .iter()
+                .map(|s| Ok(rescan(&self.value(s)?)))
+                .collect::<Result<Vec<_>>>()?;
+            out.extend(quote!(if !(#(#hits)||*) { return None; }));
+        }
+        if !a.one_of.is_empty() {
+            let hits = a
+                .one_of
+                .iter()
+                .map(|s| Ok(rescan(&self.value(s)?)))
+                .collect::<Result<Vec<_>>>()?;
+            out.extend(quote!(if #(usize::from(#hits))+* != 1 { return None; }));
+        }
+        if let Some(cond) = &a.conditional {
+            let hit = rescan(&self.value(&cond.condition)?);
+            let branch = |s: &Option<Shape>| -> Result<TokenStream> {
+                Ok(match s {
+                    Some(s) => {
+                        let hit = rescan(&self.value(s)?);
+                        quote!(if !#hit { return None; })
+                    }
+                    None => quote!(),
+                })
+            };
+            let (then, otherwise) = (branch(&cond.then)?, branch(&cond.otherwise)?);
+            out.extend(quote!(if #hit { #then } else { #otherwise }));
+        }
+        if !a.dependent.is_empty() {
+            let names: Vec<&String> = a.dependent.iter().map(|(n, _)| n).collect();
+            let slots: Vec<_> = (0..names.len()).map(|i| format_ident!("d{i}")).collect();
+            out.extend(quote! {
+                let [#(#slots),*] = scan::members(text, [#(#names),*]);
+            });
+            for ((_, s), slot) in a.dependent.iter().zip(&slots) {
+                let hit = rescan(&self.value(s)?);
+                out.extend(quote!(if #slot.is_some() && !#hit { return None; }));
+            }
+        }
+        Ok(out)
+    }
+
     /// Statements that read one non-null value of one of `shape.types`.
     fn typed(&self, shape: &Shape) -> Result<TokenStream> {
         match shape.types.as_slice() {
+            // No `type`, but keywords of some types: each type read with its own.
+            [] if type_specific(shape) => self.any_type(shape),
             [] => Ok(quote!(s.skip()?;)),
             [t] => self.branch(shape, *t),
             types => {
@@ -302,6 +415,34 @@ impl Emitter<'_> {
                 })
             }
         }
+    }
+
+    /// Reads a value of any type (`null` included), checking the keywords of its type.
+    fn any_type(&self, shape: &Shape) -> Result<TokenStream> {
+        let string = self.branch(shape, JsonType::String)?;
+        let bounds = Self::bounds(shape);
+        // Any number of any size (the grammar checked), its bounds on its text.
+        let number = if bounds.is_empty() {
+            quote!(s.skip()?;)
+        } else {
+            quote! {
+                let mark = s.mark();
+                s.skip()?;
+                let nt = s.since(mark).get();
+                #bounds
+            }
+        };
+        let object = self.branch(shape, JsonType::Object)?;
+        let array = self.branch(shape, JsonType::Array)?;
+        Ok(quote! {
+            match s.peek()? {
+                b'"' => { #string }
+                b'-' | b'0'..=b'9' => { #number }
+                b'{' => { #object }
+                b'[' => { #array }
+                _ => { s.skip()?; }
+            }
+        })
     }
 
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
@@ -351,6 +492,24 @@ impl Emitter<'_> {
                 Some(read) => read.clone(),
                 None => self.value(&f.shape)?,
             };
+            // A declared member whose name a pattern matches must match its shape too.
+            let mut also = TokenStream::new();
+            for (p, shape) in &obj.pattern_properties {
+                let re = regress::Regex::new(p)
+                    .map_err(|e| Error::new("scan", "", format!("pattern `{p}`: {e}")))?;
+                if re.find(name).is_some() {
+                    let hit = rescan(&self.value(shape)?);
+                    also.extend(quote!(if !#hit { return None; }));
+                }
+            }
+            if !also.is_empty() {
+                value = quote! {{
+                    let m = s.mark();
+                    #value
+                    let text = s.since(m);
+                    #also
+                }};
+            }
             if let Some(i) = capture.iter().position(|c| c == name) {
                 let slot = format_ident!("{prefix}{i}");
                 value = quote! {
@@ -367,19 +526,49 @@ impl Emitter<'_> {
                 }
             });
         }
-        let other = if let (true, Some((p, shape))) = (obj.open, &obj.pattern_properties) {
-            // An undeclared member whose name matches the pattern has its shape.
-            let f = self.matcher(p)?;
-            let value = self.value(shape)?;
-            quote!(_ => {
-                let hit = super::checks::#f(&k);
-                s.fresh(&mut o, k)?;
-                if hit { #value } else { s.skip()?; }
-            })
-        } else if obj.open {
-            quote!(_ => { s.fresh(&mut o, k)?; s.skip()?; })
-        } else {
-            quote!(_ => return None,)
+        // A member neither declared nor matching a pattern: `additionalProperties`.
+        let fallback = match (&obj.additional, obj.open) {
+            (Some(shape), _) => self.value(shape)?,
+            (None, true) => quote!(s.skip()?;),
+            (None, false) => quote!(return None;),
+        };
+        let other = match obj.pattern_properties.as_slice() {
+            [] if obj.open => quote!(_ => { s.fresh(&mut o, k)?; #fallback }),
+            [] => quote!(_ => return None,),
+            [(p, shape)] => {
+                // An undeclared member whose name matches the pattern has its shape.
+                let f = self.matcher(p)?;
+                let value = self.value(shape)?;
+                quote!(_ => {
+                    let hit = super::checks::#f(&k);
+                    s.fresh(&mut o, k)?;
+                    if hit { #value } else { #fallback }
+                })
+            }
+            patterns => {
+                // Several patterns: the value is read once, then tried against the shape of
+                // each pattern its name matches.
+                let mut hits = Vec::new();
+                let mut checks = TokenStream::new();
+                for (i, (p, shape)) in patterns.iter().enumerate() {
+                    let f = self.matcher(p)?;
+                    let h = format_ident!("h{i}");
+                    hits.push(quote!(let #h = super::checks::#f(&k);));
+                    let hit = rescan(&self.value(shape)?);
+                    checks.extend(quote!(if #h && !#hit { return None; }));
+                }
+                let any: Vec<_> = (0..patterns.len()).map(|i| format_ident!("h{i}")).collect();
+                quote!(_ => {
+                    #(#hits)*
+                    s.fresh(&mut o, k)?;
+                    if #(#any)||* {
+                        let m = s.mark();
+                        s.skip()?;
+                        let text = s.since(m);
+                        #checks
+                    } else { #fallback }
+                })
+            }
         };
         let required_check = if required == 0 {
             quote!()
@@ -459,10 +648,27 @@ impl Emitter<'_> {
 
     fn array(&self, shape: &Shape) -> Result<TokenStream> {
         let c = &shape.constraints;
-        let item = match &shape.items {
+        let mut item = match &shape.items {
             Some(item) => self.value(item)?,
             None => quote!(s.skip()?;),
         };
+        // `prefixItems`: the first items by position, `items` after them.
+        let mut index = quote!();
+        if !shape.prefix_items.is_empty() {
+            let mut arms = TokenStream::new();
+            for (i, p) in shape.prefix_items.iter().enumerate() {
+                let read = self.value(p)?;
+                arms.extend(quote!(#i => { #read }));
+            }
+            index = quote!(let mut index = 0usize;);
+            item = quote! {
+                match index {
+                    #arms
+                    _ => { #item }
+                }
+                index += 1;
+            };
+        }
         let unique_rule = c.unique_items || c.unique_after.is_some();
         // Items are counted for `minItems`, and so that arrays of fewer than two items (which
         // cannot repeat one) are not read again for the uniqueness rules.
@@ -522,6 +728,7 @@ impl Emitter<'_> {
         // number) must not shadow this array's.
         let read = quote! {
             let mut a = s.array()?;
+            #index
             #count
             #contains_count
             while s.item(&mut a)? {
