@@ -234,11 +234,26 @@ pub(super) fn form(model: &Model, shape: &Shape) -> String {
         return "no value".into();
     }
     let mut parts = vec![type_name(model, shape)];
+    if let Some(o) = &shape.object {
+        for f in &o.fields {
+            let required = if f.required { " (required)" } else { "" };
+            let member = form(model, &f.shape);
+            parts.push(if member == "any" {
+                format!("with `{}`{required}", f.json_name)
+            } else {
+                format!("`{}` {member}{required}", f.json_name)
+            });
+        }
+    }
     parts.extend(
         constraint_notes(model, shape, "")
             .iter()
             .map(|n| lower_first(n)),
     );
+    // "any" says nothing beside the rules.
+    if parts.len() > 1 && parts[0] == "any" {
+        parts.remove(0);
+    }
     parts.join(", ")
 }
 
@@ -269,6 +284,9 @@ fn applicator_notes(model: &Model, shape: &Shape) -> Vec<String> {
             .map(|(i, s)| format!("item {i}: {}", form(model, s)))
             .collect();
         notes.push(format!("By position: {}.", items.join("; ")));
+        if shape.items.as_ref().is_some_and(|i| i.never && !i.nullable) {
+            notes.push("No other items.".into());
+        }
     }
     if let Some(target) = &a.reference {
         notes.push(format!("Also matches {}.", form(model, target)));
