@@ -426,7 +426,14 @@ fn number_keywords_are_carried_exactly_and_misplaced_ones_refused() {
         say["properties"]["text"]["multipleOf"] = serde_json::json!(2);
     });
     assert!(agh_codegen::generate(&dir).is_ok());
-    for (keyword, value, why) in [("minimum", serde_json::json!("1"), "must be a number")] {
+    for (keyword, value, why) in [
+        ("minimum", serde_json::json!("1"), "must be a number"),
+        (
+            "exclusiveMaximum",
+            serde_json::json!(true),
+            "must be a number",
+        ),
+    ] {
         let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
             say["properties"]["text"][keyword] = value.clone();
         });
@@ -480,7 +487,10 @@ fn count_keywords_are_carried_and_misplaced_ones_refused() {
         .contents;
     assert!(kinds.contains("At most 65,536 characters."), "{kinds}");
 
-    for (keyword, value, why) in [("maxLength", serde_json::json!(-1), "non-negative integer")] {
+    for (keyword, value, why) in [
+        ("maxLength", serde_json::json!(-1), "non-negative integer"),
+        ("minItems", serde_json::json!(1.5), "non-negative integer"),
+    ] {
         let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
             say["properties"]["text"][keyword] = value.clone();
         });

@@ -141,7 +141,7 @@ fn every_named_scanner_agrees_with_its_validator() {
             );
             accepted += usize::from(fast);
         }
-        match name.as_ref() {
+        match *name {
             "AppNothing" => assert_eq!(accepted, 0, "the false schema accepted something"),
             "AppAnything" => assert_eq!(accepted, cases.len(), "any value"),
             _ => {
@@ -243,7 +243,10 @@ fn if_then_else_applies_the_branch_the_condition_picks() {
     }
     let found = problems("AppWindow", &json!({"unit": "s", "size": 61}));
     assert_eq!(found[0].pointer, "/size");
-    assert_eq!(found[0].rule, "defs.schema.json#/$defs/window/then/properties/size");
+    assert_eq!(
+        found[0].rule,
+        "defs.schema.json#/$defs/window/then/properties/size"
+    );
 }
 
 #[test]
@@ -279,8 +282,14 @@ fn ref_beside_other_keywords_is_a_conjunct() {
         (json!({"signed": {"data": "AA", "sha": "0123abcd"}}), None),
         (json!({"signed": {"data": "AA"}}), Some("/signed/sha")),
         (json!({"signed": {"sha": "0123abcd"}}), Some("/signed/data")),
-        (json!({"signed": {"data": "AA", "sha": "0123"}}), Some("/signed/sha")),
-        (json!({"signed": {"data": "AA", "sha": "0123abcd", "x": 1}}), Some("/signed/x")),
+        (
+            json!({"signed": {"data": "AA", "sha": "0123"}}),
+            Some("/signed/sha"),
+        ),
+        (
+            json!({"signed": {"data": "AA", "sha": "0123abcd", "x": 1}}),
+            Some("/signed/x"),
+        ),
     ]);
 }
 
@@ -304,7 +313,10 @@ fn prefix_items_then_items() {
 fn pattern_properties_declared_members_and_additional_properties() {
     body_cases(&[
         (json!({"labels": {}}), None),
-        (json!({"labels": {"main": "m", "x-a": "s", "n-a": 1, "aid": "f00"}}), None),
+        (
+            json!({"labels": {"main": "m", "x-a": "s", "n-a": 1, "aid": "f00"}}),
+            None,
+        ),
         // Unknown to a closed object unless a pattern matches its name.
         (json!({"labels": {"other": "s"}}), Some("/labels/other")),
         (json!({"labels": {"x-a": 1}}), Some("/labels/x-a")),
@@ -329,7 +341,10 @@ fn dependent_schemas_apply_when_the_member_is_present() {
         (json!({"contact": {"name": ""}}), None),
         (json!({"contact": {"email": "e", "name": "Ann"}}), None),
         (json!({"contact": {"email": "e"}}), Some("/contact/name")),
-        (json!({"contact": {"email": "e", "name": ""}}), Some("/contact/name")),
+        (
+            json!({"contact": {"email": "e", "name": ""}}),
+            Some("/contact/name"),
+        ),
     ]);
 }
 

@@ -86,7 +86,8 @@ fn reduce(
                 };
                 let named = |s: &Value| {
                     s.as_object().is_some_and(|m| {
-                        m.keys().all(|k| matches!(k.as_str(), "$ref" | "description"))
+                        m.keys()
+                            .all(|k| matches!(k.as_str(), "$ref" | "description"))
                             && m.get("$ref")
                                 .and_then(Value::as_str)
                                 .and_then(|r| set.resolve_ref(id, &p, r).ok())
@@ -173,8 +174,7 @@ fn reduce(
     }
     // An object open by default (no `additionalProperties`), or whose other members the patterns
     // type: its type keeps every other member in its open map.
-    if map.contains_key("properties") && (patterns || !map.contains_key("additionalProperties"))
-    {
+    if map.contains_key("properties") && (patterns || !map.contains_key("additionalProperties")) {
         out.insert("additionalProperties".into(), Value::Object(Map::new()));
     }
     Ok(Value::Object(out))

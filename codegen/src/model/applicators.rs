@@ -99,7 +99,11 @@ impl Builder<'_> {
     ) -> Result<Vec<Shape>> {
         let p = join_pointer(ptr, key);
         let Some(items) = v.as_array().filter(|a| !a.is_empty()) else {
-            return Err(self.err(id, &p, format!("`{key}` must be a non-empty array of schemas")));
+            return Err(self.err(
+                id,
+                &p,
+                format!("`{key}` must be a non-empty array of schemas"),
+            ));
         };
         items
             .iter()

@@ -30,6 +30,7 @@ use serde_json::Value;
 use crate::error::{join_pointer, Result};
 use crate::schema::load::{Location, SchemaSet};
 
+pub(crate) use self::applicators::{nullable_form, ref_has_siblings};
 pub use self::applicators::{Applicators, IfThenElse};
 pub use self::conditionals::{Condition, Conditional, EnvelopeOverrides};
 pub use self::containers::Containers;
@@ -40,7 +41,6 @@ pub use self::exchanges::{
 pub use self::kinds::{EnvelopeMatch, Kind, KindRules, Presence, Verify, WorkRole};
 pub use self::lifecycle::{Lifecycle, Sender, Transition, Trigger};
 pub(crate) use self::names::type_sites;
-pub(crate) use self::applicators::{nullable_form, ref_has_siblings};
 pub use self::names::{rust_field_name, rust_type_name};
 pub use self::shapes::{Constraints, Field, JsonType, NamedType, ObjectShape, Shape, TrustProfile};
 pub use self::values::{EnumDoc, EnumValue, KnownValues};

@@ -255,9 +255,10 @@ impl Builder<'_> {
             let shapes = self.shape_list(id, ptr, key, list, depth)?;
             // `[<schema>, {"type": "null"}]` is the schema with `null` allowed (typify's
             // `Option`), unless the schema combines subschemas of its own.
-            let merged = list.as_array().and_then(|a| nullable_form(a)).filter(|i| {
-                shapes[*i].applicators.is_empty() && shape == Shape::default()
-            });
+            let merged = list
+                .as_array()
+                .and_then(|a| nullable_form(a))
+                .filter(|i| shapes[*i].applicators.is_empty() && shape == Shape::default());
             match merged {
                 Some(i) => {
                     shape = shapes[i].clone();

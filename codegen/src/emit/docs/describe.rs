@@ -312,7 +312,10 @@ fn applicator_notes(model: &Model, shape: &Shape) -> Vec<String> {
             sentence.push_str(&format!(", it must also be {}", form(model, then)));
         }
         if let Some(otherwise) = &cond.otherwise {
-            sentence.push_str(&format!("; otherwise it must be {}", form(model, otherwise)));
+            sentence.push_str(&format!(
+                "; otherwise it must be {}",
+                form(model, otherwise)
+            ));
         }
         notes.push(format!("{sentence}."));
     }
