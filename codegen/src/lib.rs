@@ -48,6 +48,13 @@ pub struct Output {
 /// code generated for another set is compiled and run, not only read.
 pub const TEST_SET: &str = "codegen/tests/fixtures/two-kinds";
 
+/// A third schema set: a kind and named types that use the applicators of JSON Schema (`allOf`,
+/// `anyOf`, `oneOf` unions, `if`/`then`/`else`, `not`, `dependentSchemas`, `prefixItems`, several
+/// `patternProperties`, `additionalProperties` as a schema, `type` lists, boolean schemas, `$ref`
+/// beside other keywords); its code is written into `protocol/tests/applicators`, which
+/// `protocol/tests/schema_applicators.rs` compiles and runs.
+pub const APPLICATORS_SET: &str = "codegen/tests/fixtures/applicators";
+
 /// The second protocol profile of the workspace: the ACP draft (`agh-acp`).
 pub const ACP_SET: &str = "schemas/acp-v0.2";
 
@@ -98,6 +105,10 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         Output {
             dir: "protocol/tests/two_kinds",
             files: generate(root.join(TEST_SET))?,
+        },
+        Output {
+            dir: "protocol/tests/applicators",
+            files: generate(root.join(APPLICATORS_SET))?,
         },
         Output {
             dir: "acp/src/generated",

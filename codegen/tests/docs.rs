@@ -1152,3 +1152,30 @@ fn check_capability(text: &str) {
     p.row("Interop rules", "*", Some("behaviour".into()));
     p.finish(17);
 }
+
+/// The applicators in words: unions as "one of the following shapes", conditionals, `not`,
+/// `prefixItems`, several patterns, `additionalProperties` as a schema, `$ref` beside other
+/// keywords, boolean schemas.
+#[test]
+fn applicators_render_in_words() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/applicators");
+    let files = docs_for(&dir, None);
+    let kinds = page(&files, "message-kinds.md");
+    let defs = page(&files, "defs.md");
+    assert!(defs.contains("## AppWindow"), "{defs}");
+    for want in [
+        "| `artifact` | any | Optional | An artifact. Exactly one of the following shapes: (1) `AppLink`; (2) `AppBlob`; (3) `AppQuote`. |",
+        "| `amount` | any | Optional | An amount. At least one of the following shapes: (1) integer, at least 0, at most 1000; (2) string, matches `^[0-9]+$`, at most 30 characters. |",
+        "If it is `unit` constant `s` (required), it must also be `size` at most 60; otherwise it must be `size` at most 1000.",
+        "| `signed` | any | Optional | A blob that must carry its digest. Also matches `AppBlob`. |",
+        "By position: item 0: string; item 1: integer. No other items. |",
+        "Other members whose names match `^x-`: string. Other members whose names match `^n-`: integer.",
+        "| `counters` | object | Optional | Counters by name. Any other member: integer, at least 0. |",
+        "When `email` is present, the object must also be `name` string, non-empty (required). |",
+        "| `mode` | string or integer or null | Optional |",
+        "Must not be: matches `^x`. All of the following shapes: (1) at least 2 characters; (2) at most 5 characters. |",
+        "| `gone` | any | Optional |  No value is allowed. |",
+    ] {
+        assert!(kinds.contains(want), "{want}\n{kinds}");
+    }
+}

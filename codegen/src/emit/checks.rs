@@ -6,6 +6,8 @@
 //! Emitted validators take `(v: &Value, at: &mut String, out: &mut Problems)`: `at` is the JSON
 //! Pointer of `v` (restored on return) and `out` collects problems (first-only or all).
 
+mod applicators;
+
 use std::collections::BTreeMap;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
@@ -207,11 +209,26 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        if shape.never {
+            let msg = "must be absent: no value is allowed here";
+            let msg = if shape.nullable { "must be null" } else { msg };
+            body.extend(quote! {
+                c::value_problem(out, #malformed, at, #rule, #msg, v);
+                break #label;
+            });
+            return Ok(body);
+        }
         if let Some(not) = &c.not {
             // The value must not match: its checks run into a scratch list that must not stay
             // empty.
             let not_rule = format!("{rule}/not");
             let inner = self.shape(not, &not_rule, false, depth + 1)?;
+            // An empty schema's checks are none: the scratch list is not read.
+            let inner = if inner.is_empty() {
+                quote!(let _ = (&out, &at);)
+            } else {
+                inner
+            };
             let msg = format!("must not match `{not_rule}`");
             body.extend(quote! {
                 let mut scratch = Problems::first_only();
@@ -399,11 +416,25 @@ impl<'m> Emitter<'m> {
                 }
             });
         }
+        for (i, prefix) in shape.prefix_items.iter().enumerate() {
+            let prefix_rule = format!("{rule}/prefixItems/{i}");
+            let inner = self.shape(prefix, &prefix_rule, false, depth + 1)?;
+            array_checks.extend(quote! {
+                if let Some(v) = items.get(#i) {
+                    let mark = c::push_index(at, #i);
+                    #inner_label: { #inner }
+                    at.truncate(mark);
+                    if out.is_done() { break #label; }
+                }
+            });
+        }
         if let Some(item) = &shape.items {
             let item_rule = format!("{rule}/items");
             let inner = self.shape(item, &item_rule, false, depth + 1)?;
+            let skip = shape.prefix_items.len();
+            let skip = (skip > 0).then(|| quote!(.skip(#skip)));
             array_checks.extend(quote! {
-                for (i, v) in items.iter().enumerate() {
+                for (i, v) in items.iter().enumerate() #skip {
                     let mark = c::push_index(at, i);
                     #inner_label: { #inner }
                     at.truncate(mark);
@@ -443,13 +474,41 @@ impl<'m> Emitter<'m> {
                     }
                 });
             }
+            // A member neither declared nor matching a pattern: refused by a closed object,
+            // else checked against `additionalProperties` if it is a schema.
+            let names: Vec<&String> = obj.fields.iter().map(|f| &f.json_name).collect();
+            let mut known: Vec<TokenStream> = Vec::new();
+            if !names.is_empty() {
+                known.push(quote!(matches!(key.as_str(), #(#names)|*)));
+            }
+            for (p, _) in &obj.pattern_properties {
+                let matcher = format_ident!("pattern_{}", self.pattern(p));
+                known.push(quote!(#matcher(key)));
+            }
+            let known = match known.as_slice() {
+                [] => quote!(false),
+                [one] => one.clone(),
+                _ => quote!((#(#known)||*)),
+            };
             if !obj.open {
-                let names: Vec<&String> = obj.fields.iter().map(|f| &f.json_name).collect();
                 let rule = format!("{rule}/additionalProperties");
                 members.extend(quote! {
                     for key in m.keys() {
-                        if !matches!(key.as_str(), #(#names)|*) {
+                        if !#known {
                             c::unknown_member(out, #malformed, at, #rule, key);
+                            if out.is_done() { break #label; }
+                        }
+                    }
+                });
+            } else if let Some(other) = &obj.additional {
+                let rule = format!("{rule}/additionalProperties");
+                let inner = self.shape(other, &rule, false, depth + 1)?;
+                members.extend(quote! {
+                    for (key, v) in m {
+                        if !#known {
+                            let mark = c::push(at, key);
+                            #inner_label: { #inner }
+                            at.truncate(mark);
                             if out.is_done() { break #label; }
                         }
                     }
@@ -468,7 +527,7 @@ impl<'m> Emitter<'m> {
                     }
                 });
             }
-            if let Some((p, shape)) = &obj.pattern_properties {
+            for (p, shape) in &obj.pattern_properties {
                 let matcher = format_ident!("pattern_{}", self.pattern(p));
                 let rule = format!("{rule}/patternProperties/{}", crate::error::escape_token(p));
                 let inner = self.shape(shape, &rule, false, depth + 1)?;
@@ -526,6 +585,7 @@ impl<'m> Emitter<'m> {
                 body.extend(quote! { if let Some(m) = v.as_object() { #members } });
             }
         }
+        body.extend(self.applicators(shape, rule, depth)?);
         Ok(body)
     }
 

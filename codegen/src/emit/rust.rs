@@ -47,16 +47,68 @@ fn reduce(
     let Value::Object(map) = v else {
         return Ok(v.clone());
     };
+    // A `$ref` beside validation keywords: the type is the target's, the validators and scanners
+    // check the rest.
+    let reduced_map;
+    let map = if map.contains_key("$ref") && crate::model::ref_has_siblings(map) {
+        reduced_map = map
+            .iter()
+            .filter(|(k, _)| matches!(k.as_str(), "$ref" | "description" | "title"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Map<String, Value>>();
+        &reduced_map
+    } else {
+        map
+    };
+    let patterns = map.contains_key("patternProperties");
+    let prefix = map.contains_key("prefixItems");
     let mut out = Map::new();
     for (k, child) in map {
         let p = join_pointer(ptr, k);
         match k.as_str() {
             "if" | "then" | "else" | "$id" | "$schema" | "$defs" => {}
             // Keywords that constrain values, not shapes: the type stays the shape's, the
-            // generated validators and scanners hold the rule.
+            // generated validators and scanners hold the rule (`allOf` included: each conjunct
+            // is checked, the type is the schema's own).
             "maxLength" | "maxItems" | "minProperties" | "maxProperties" | "dependentRequired"
             | "patternProperties" | "propertyNames" | "contains" | "minContains"
-            | "maxContains" | "not" => {}
+            | "maxContains" | "not" | "allOf" | "dependentSchemas" | "prefixItems" => {}
+            // Items after `prefixItems`, members beside `patternProperties`: typed as any
+            // value (a typed collection would refuse what the other keyword allows).
+            "items" if prefix => {}
+            "additionalProperties" if patterns => {}
+            "anyOf" | "oneOf" => {
+                // The nullable form stays typify's `Option`; a union of named types becomes an
+                // enum (typify's untagged enum, one variant per type); any other union leaves
+                // the type as the shape's.
+                let Value::Array(items) = child else {
+                    return Err(set.error(id, &p, format!("`{k}` must be an array")));
+                };
+                let named = |s: &Value| {
+                    s.as_object().is_some_and(|m| {
+                        m.keys()
+                            .all(|k| matches!(k.as_str(), "$ref" | "description"))
+                            && m.get("$ref")
+                                .and_then(Value::as_str)
+                                .and_then(|r| set.resolve_ref(id, &p, r).ok())
+                                .is_some_and(|loc| index.contains_key(&loc))
+                    })
+                };
+                let nullable = crate::model::nullable_form(items).is_some();
+                let enum_of_types = items.len() > 1
+                    && items.iter().all(named)
+                    && !map.contains_key("type")
+                    && !map.contains_key("properties");
+                if nullable || enum_of_types {
+                    let mut a = Vec::new();
+                    for (i, item) in items.iter().enumerate() {
+                        let ip = join_pointer(&p, &i.to_string());
+                        a.push(reduce(set, index, id, &ip, item, depth + 1)?);
+                    }
+                    let key = if nullable { k.as_str() } else { "oneOf" };
+                    out.insert(key.to_owned(), Value::Array(a));
+                }
+            }
             k if k.starts_with("x-agh-") => {}
             "$ref" => {
                 let Some(r) = child.as_str() else {
@@ -78,28 +130,6 @@ fn reduce(
                             }
                         }
                     }
-                }
-            }
-            "allOf" => {
-                let Value::Array(items) = child else {
-                    return Err(set.error(id, &p, "`allOf` must be an array"));
-                };
-                let mut kept = Vec::new();
-                for (i, item) in items.iter().enumerate() {
-                    if item.get("if").is_some() {
-                        continue;
-                    }
-                    kept.push(reduce(
-                        set,
-                        index,
-                        id,
-                        &join_pointer(&p, &i.to_string()),
-                        item,
-                        depth + 1,
-                    )?);
-                }
-                if !kept.is_empty() {
-                    out.insert("allOf".into(), Value::Array(kept));
                 }
             }
             "properties" => {
@@ -141,6 +171,11 @@ fn reduce(
                 }
             },
         }
+    }
+    // An object open by default (no `additionalProperties`), or whose other members the patterns
+    // type: its type keeps every other member in its open map.
+    if map.contains_key("properties") && (patterns || !map.contains_key("additionalProperties")) {
+        out.insert("additionalProperties".into(), Value::Object(Map::new()));
     }
     Ok(Value::Object(out))
 }

@@ -17,8 +17,8 @@
 //! verdicts.
 
 mod entry;
+mod applicators;
 mod fields;
-mod untyped;
 
 use std::collections::BTreeMap;
 
@@ -28,6 +28,7 @@ use quote::{format_ident, quote};
 use serde_json::Value;
 
 pub use self::entry::{emit_scan, emit_type_scan};
+use self::applicators::{rescan, type_specific};
 use self::fields::fields_fn;
 use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
@@ -60,13 +61,16 @@ fn plain_object(shape: &Shape) -> Option<&crate::model::ObjectShape> {
         && shape.object.as_ref().is_some_and(|o| {
             o.min_properties.is_none()
                 && o.max_properties.is_none()
-                && o.pattern_properties.is_none()
+                && o.pattern_properties.is_empty()
+                && o.additional.is_none()
                 && o.property_names.is_none()
                 && o.dependent_required.is_empty()
         })
         && shape.constraints.const_value.is_none()
         && shape.constraints.contains.is_none()
         && shape.constraints.not.is_none()
+        && shape.applicators.is_empty()
+        && !shape.never
         && shape.constraints.enum_values.is_none();
     shape.object.as_ref().filter(|_| plain)
 }
@@ -213,7 +217,27 @@ impl Emitter<'_> {
                 quote!(#f(s)?;)
             });
         }
-        let typed = self.typed(shape)?;
+        if shape.never {
+            // Nothing (but `null`, when allowed) matches.
+            let no = quote!(None::<()>?;);
+            return Ok(if shape.nullable {
+                quote!(if !s.null() { #no })
+            } else {
+                no
+            });
+        }
+        // A shape that is only its conjuncts reads the value with the first one (no second scan).
+        let a = &shape.applicators;
+        let first = a.reference.as_deref().or(a.all_of.first());
+        let own = Shape {
+            applicators: Default::default(),
+            nullable: false,
+            ..shape.clone()
+        };
+        let (typed, skip_first) = match first {
+            Some(first) if own == Shape::default() => (self.value(first)?, true),
+            _ => (self.typed(shape)?, false),
+        };
         let c = &shape.constraints;
         let has_values = c.const_value.is_some() || c.enum_values.is_some();
         // `const`/`enum` that are not plain strings of a string type: compare the JSON value.
@@ -248,25 +272,18 @@ impl Emitter<'_> {
         } else {
             typed
         };
-        // `not` (never on a nullable schema): the value, once read, is scanned again from its
-        // text with the `not` scanner, which must decline it.
-        let typed = match &c.not {
-            Some(not) => {
-                let read = self.value(not)?;
-                quote! {
-                    let m = s.mark();
-                    #typed
-                    let text = s.since(m);
-                    let hit = (|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        #read
-                        s.end()
-                    })();
-                    if hit.is_some() { return None; }
-                }
-            }
-            None => typed,
+        // Applicators (and `not`): the value, once read, is scanned again from its text with
+        // each subschema's scanner.
+        let checks = self.applicators(shape, skip_first)?;
+        let typed = if checks.is_empty() {
+            typed
+        } else {
+            quote! {{
+                let m = s.mark();
+                #typed
+                let text = s.since(m);
+                #checks
+            }}
         };
         Ok(if shape.nullable && shape.types.is_empty() {
             // `type: "null"` alone: the validators take `null` only.
@@ -283,7 +300,9 @@ impl Emitter<'_> {
     /// Statements that read one non-null value of one of `shape.types`.
     fn typed(&self, shape: &Shape) -> Result<TokenStream> {
         match shape.types.as_slice() {
-            [] => self.untyped(shape),
+            // No `type`, but keywords of some types: each type read with its own.
+            [] if type_specific(shape) => self.any_type(shape),
+            [] => Ok(quote!(s.skip()?;)),
             [t] => self.branch(shape, *t),
             types => {
                 let mut arms = TokenStream::new();
@@ -359,6 +378,24 @@ impl Emitter<'_> {
                 Some(read) => read.clone(),
                 None => self.value(&f.shape)?,
             };
+            // A declared member whose name a pattern matches must match its shape too.
+            let mut also = TokenStream::new();
+            for (p, shape) in &obj.pattern_properties {
+                let re = regress::Regex::new(p)
+                    .map_err(|e| Error::new("scan", "", format!("pattern `{p}`: {e}")))?;
+                if re.find(name).is_some() {
+                    let hit = rescan(&self.value(shape)?);
+                    also.extend(quote!(if !#hit { return None; }));
+                }
+            }
+            if !also.is_empty() {
+                value = quote! {{
+                    let m = s.mark();
+                    #value
+                    let text = s.since(m);
+                    #also
+                }};
+            }
             if let Some(i) = capture.iter().position(|c| c == name) {
                 let slot = format_ident!("{prefix}{i}");
                 value = quote! {
@@ -375,19 +412,49 @@ impl Emitter<'_> {
                 }
             });
         }
-        let other = if let (true, Some((p, shape))) = (obj.open, &obj.pattern_properties) {
-            // An undeclared member whose name matches the pattern has its shape.
-            let f = self.matcher(p)?;
-            let value = self.value(shape)?;
-            quote!(_ => {
-                let hit = super::checks::#f(&k);
-                s.fresh(&mut o, k)?;
-                if hit { #value } else { s.skip()?; }
-            })
-        } else if obj.open {
-            quote!(_ => { s.fresh(&mut o, k)?; s.skip()?; })
-        } else {
-            quote!(_ => return None,)
+        // A member neither declared nor matching a pattern: `additionalProperties`.
+        let fallback = match (&obj.additional, obj.open) {
+            (Some(shape), _) => self.value(shape)?,
+            (None, true) => quote!(s.skip()?;),
+            (None, false) => quote!(return None;),
+        };
+        let other = match obj.pattern_properties.as_slice() {
+            [] if obj.open => quote!(_ => { s.fresh(&mut o, k)?; #fallback }),
+            [] => quote!(_ => return None,),
+            [(p, shape)] => {
+                // An undeclared member whose name matches the pattern has its shape.
+                let f = self.matcher(p)?;
+                let value = self.value(shape)?;
+                quote!(_ => {
+                    let hit = super::checks::#f(&k);
+                    s.fresh(&mut o, k)?;
+                    if hit { #value } else { #fallback }
+                })
+            }
+            patterns => {
+                // Several patterns: the value is read once, then tried against the shape of
+                // each pattern its name matches.
+                let mut hits = Vec::new();
+                let mut checks = TokenStream::new();
+                for (i, (p, shape)) in patterns.iter().enumerate() {
+                    let f = self.matcher(p)?;
+                    let h = format_ident!("h{i}");
+                    hits.push(quote!(let #h = super::checks::#f(&k);));
+                    let hit = rescan(&self.value(shape)?);
+                    checks.extend(quote!(if #h && !#hit { return None; }));
+                }
+                let any: Vec<_> = (0..patterns.len()).map(|i| format_ident!("h{i}")).collect();
+                quote!(_ => {
+                    #(#hits)*
+                    s.fresh(&mut o, k)?;
+                    if #(#any)||* {
+                        let m = s.mark();
+                        s.skip()?;
+                        let text = s.since(m);
+                        #checks
+                    } else { #fallback }
+                })
+            }
         };
         let required_check = if required == 0 {
             quote!()
@@ -462,114 +529,6 @@ impl Emitter<'_> {
             #required_check
             #dependent
             #counts
-        })
-    }
-
-    fn array(&self, shape: &Shape) -> Result<TokenStream> {
-        let c = &shape.constraints;
-        let item = match &shape.items {
-            Some(item) => self.value(item)?,
-            None => quote!(s.skip()?;),
-        };
-        let unique_rule = c.unique_items || c.unique_after.is_some();
-        // Items are counted for `minItems`, and so that arrays of fewer than two items (which
-        // cannot repeat one) are not read again for the uniqueness rules.
-        // `contains`: each item, once read, is scanned again from its text with the `contains`
-        // scanner, and the matches counted.
-        let (contains_count, contains_check, contains_bounds) = match &c.contains {
-            Some((schema, min, max)) => {
-                let read = self.value(schema)?;
-                let min = *min as usize;
-                let mut bounds = quote!(if found < #min { return None; });
-                if let Some(max) = max {
-                    let max = *max as usize;
-                    bounds.extend(quote!(if found > #max { return None; }));
-                }
-                (
-                    quote!(let mut found = 0usize;),
-                    quote! {
-                        let text = s.since(m);
-                        let hit = (|| -> Option<()> {
-                            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                            let s = &mut again;
-                            #read
-                            s.end()
-                        })();
-                        found += usize::from(hit.is_some());
-                    },
-                    bounds,
-                )
-            }
-            None => (quote!(), quote!(), quote!()),
-        };
-        let item_mark = if c.contains.is_some() {
-            quote!(let m = s.mark();)
-        } else {
-            quote!()
-        };
-        let (count, bump) = if c.min_items.is_some() || c.max_items.is_some() || unique_rule {
-            (quote!(let mut n = 0usize;), quote!(n += 1;))
-        } else {
-            (quote!(), quote!())
-        };
-        let min = match c.min_items {
-            Some(k) => {
-                let k = k as usize;
-                quote!(if n < #k { return None; })
-            }
-            None => quote!(),
-        };
-        let max = match c.max_items {
-            Some(k) => {
-                let k = k as usize;
-                quote!(if n > #k { return None; })
-            }
-            None => quote!(),
-        };
-        // The item is read in a block of its own: its locals (a nested array's count, a checked
-        // number) must not shadow this array's.
-        let read = quote! {
-            let mut a = s.array()?;
-            #count
-            #contains_count
-            while s.item(&mut a)? {
-                #item_mark
-                { #item }
-                #contains_check
-                #bump
-            }
-            #min
-            #max
-            #contains_bounds
-        };
-        // Equal strings are equal after trimming too: for string items the trimmed rule decides
-        // both.
-        let strings = shape
-            .items
-            .as_ref()
-            .is_some_and(|i| i.types == [JsonType::String] && !i.nullable);
-        let mut unique = TokenStream::new();
-        if c.unique_items && !(strings && c.unique_after.is_some()) {
-            unique.extend(quote!(if scan::has_duplicate(items, false) {
-                return None;
-            }));
-        }
-        if c.unique_after.is_some() {
-            unique.extend(quote!(if scan::has_duplicate(items, true) {
-                return None;
-            }));
-        }
-        Ok(if unique.is_empty() {
-            read
-        } else {
-            quote! {
-                let m = s.mark();
-                #read
-                if n > 1 {
-                    let items = s.since(m);
-                    #unique
-                }
-            }
         })
     }
 

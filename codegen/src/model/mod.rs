@@ -6,11 +6,13 @@
 
 //!
 //! One file per thing modelled: [`shapes`] (what a schema describes: types, constraints, members,
-//! named types; the keywords carried), [`names`] (Rust names of types and members), [`envelope`]
+//! named types; the keywords carried), [`applicators`] (subschemas combined: `allOf`, `anyOf`,
+//! `oneOf`, `if`/`then`/`else`, `dependentSchemas`, `$ref` beside other keywords), [`names`] (Rust names of types and members), [`envelope`]
 //! (members, limits, roles, the kind dispatch, refusal codes), [`kinds`] (`x-agh-kind` rules),
 //! [`conditionals`] (a body's `if`/`then` rules), [`exchanges`] (request/response), [`values`]
 //! (documented value sets), [`containers`] and [`lifecycle`]. [`Model::build`] runs them in order.
 
+mod applicators;
 mod conditionals;
 mod containers;
 mod envelope;
@@ -28,6 +30,8 @@ use serde_json::Value;
 use crate::error::{join_pointer, Result};
 use crate::schema::load::{Location, SchemaSet};
 
+pub(crate) use self::applicators::{nullable_form, ref_has_siblings};
+pub use self::applicators::{Applicators, IfThenElse};
 pub use self::conditionals::{Condition, Conditional, EnvelopeOverrides};
 pub use self::containers::Containers;
 pub use self::envelope::{

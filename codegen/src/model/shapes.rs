@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use super::applicators::{nullable_form, ref_has_siblings, Applicators};
 use super::{rust_field_name, str_list, Builder};
 use crate::error::{join_pointer, Result};
 use crate::schema::load::Location;
@@ -78,8 +79,7 @@ pub struct Constraints {
     pub min_items: Option<u64>,
     /// `maxItems`.
     pub max_items: Option<u64>,
-    /// `not`: the value must not match this schema (inside a member, an item, ...; never a
-    /// named type's root, a nullable schema or beside `$ref`).
+    /// `not`: the value must not match this schema.
     pub not: Option<Box<Shape>>,
     /// `contains` with its bounds: `(schema, minContains (default 1), maxContains)`.
     pub contains: Option<(Box<Shape>, u64, Option<u64>)>,
@@ -95,7 +95,7 @@ pub struct Constraints {
 }
 
 /// The shape of one schema: a reference to a named type or an inline type.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Shape {
     /// The Rust name of the named type this schema refers to (`$ref`); its constraints are those
     /// of that type (see [`Model::resolve`]).
@@ -108,8 +108,15 @@ pub struct Shape {
     pub constraints: Constraints,
     /// Object members, when the schema describes an object.
     pub object: Option<ObjectShape>,
-    /// The item schema, when the schema describes an array.
+    /// The item schema, when the schema describes an array (after `prefix_items`, if any).
     pub items: Option<Box<Shape>>,
+    /// `prefixItems`: the schemas of the first items, by position.
+    pub prefix_items: Vec<Shape>,
+    /// The `false` schema (or `{"type": "null"}` with `nullable`): no value (but `null`) matches.
+    pub never: bool,
+    /// The subschemas combined with this one (`allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`,
+    /// `dependentSchemas`, `$ref` beside other keywords).
+    pub applicators: Applicators,
 }
 
 /// The members of an object schema.
@@ -117,8 +124,9 @@ pub struct Shape {
 pub struct ObjectShape {
     /// Declared members, in schema order.
     pub fields: Vec<Field>,
-    /// `true` unless `additionalProperties: false`: unknown members are ignored by validation
-    /// and preserved on re-serialization.
+    /// `true` unless `additionalProperties: false`: members neither declared nor matching a
+    /// pattern are allowed (checked against `additional`, if any) and preserved on
+    /// re-serialization.
     pub open: bool,
     /// `minProperties`: the least number of members (declared or not).
     pub min_properties: Option<u64>,
@@ -127,9 +135,12 @@ pub struct ObjectShape {
     /// `dependentRequired`, in schema order: when the member is present, these must be too
     /// (declared members only).
     pub dependent_required: Vec<(String, Vec<String>)>,
-    /// `patternProperties` (one pattern, open objects, no declared member matching it): an
-    /// undeclared member whose name matches the pattern (ECMA-262, unanchored) has this shape.
-    pub pattern_properties: Option<(String, Box<Shape>)>,
+    /// `patternProperties`, in schema order: every member (declared or not) whose name matches
+    /// a pattern (ECMA-262 with Unicode semantics, unanchored) must match its shape.
+    pub pattern_properties: Vec<(String, Shape)>,
+    /// `additionalProperties` as a schema (neither `true`/`{}` nor `false`, see `open`): the
+    /// shape of every member neither declared nor matching a pattern.
+    pub additional: Option<Box<Shape>>,
     /// `propertyNames`: a string schema every member name must satisfy (only string
     /// constraints: `type` string, `pattern`, `minLength`, `maxLength`, `const`, `enum`).
     pub property_names: Option<Box<Shape>>,
@@ -197,19 +208,16 @@ impl Builder<'_> {
         if depth > 64 {
             return Err(self.err(id, ptr, "schema nesting too deep (reference cycle?)"));
         }
-        let mut shape = Shape {
-            ref_type: None,
-            types: Vec::new(),
-            nullable: false,
-            constraints: Constraints::default(),
-            object: None,
-            items: None,
-        };
+        let mut shape = Shape::default();
         let Value::Object(map) = v else {
-            if v == &Value::Bool(true) {
-                return Ok(shape);
-            }
-            return Err(self.err(id, ptr, "expected a schema object"));
+            return match v {
+                Value::Bool(true) => Ok(shape),
+                Value::Bool(false) => Ok(Shape {
+                    never: true,
+                    ..shape
+                }),
+                _ => Err(self.err(id, ptr, "expected a schema (an object or a boolean)")),
+            };
         };
         if let Some(k) = UNSUPPORTED_KEYWORDS.iter().find(|k| map.contains_key(**k)) {
             return Err(self.err(
@@ -225,43 +233,48 @@ impl Builder<'_> {
         if let Some(Value::String(r)) = map.get("$ref") {
             let p = join_pointer(ptr, "$ref");
             let loc = self.set.resolve_ref(id, &p, r)?;
-            match self.sites.get(&loc) {
-                Some(name) => shape.ref_type = Some(name.clone()),
+            let target = match self.sites.get(&loc) {
+                Some(name) => Shape {
+                    ref_type: Some(name.clone()),
+                    ..Shape::default()
+                },
                 None => {
                     let target = self.set.get(&loc).cloned().unwrap_or(Value::Null);
-                    let inner = self.shape(&loc.id, &loc.pointer, &target, depth + 1)?;
-                    shape = inner;
+                    self.shape(&loc.id, &loc.pointer, &target, depth + 1)?
                 }
-            }
-        }
-        if let Some(any) = map.get("anyOf").or_else(|| map.get("oneOf")) {
-            let key = if map.contains_key("anyOf") {
-                "anyOf"
+            };
+            // Beside validation keywords the target is a conjunct; alone it is the shape.
+            if ref_has_siblings(map) {
+                shape.applicators.reference = Some(Box::new(target));
             } else {
-                "oneOf"
-            };
-            let p = join_pointer(ptr, key);
-            let Some(items) = any.as_array() else {
-                return Err(self.err(id, &p, "must be an array"));
-            };
-            let is_null = |s: &Value| s.get("type") == Some(&Value::String("null".into()));
-            let non_null: Vec<(usize, &Value)> = items
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| !is_null(s))
-                .collect();
-            if non_null.len() != 1 || items.len() != 2 {
-                return Err(self.err(
-                    id,
-                    &p,
-                    format!("only `{key}: [<schema>, {{\"type\": \"null\"}}]` (a nullable member) is supported"),
-                ));
+                shape = target;
             }
-            let (i, inner) = non_null[0];
-            let inner = self.shape(id, &join_pointer(&p, &i.to_string()), inner, depth + 1)?;
-            shape = inner;
-            shape.nullable = true;
         }
+        for key in ["anyOf", "oneOf"] {
+            let Some(list) = map.get(key) else { continue };
+            let shapes = self.shape_list(id, ptr, key, list, depth)?;
+            // `[<schema>, {"type": "null"}]` is the schema with `null` allowed (typify's
+            // `Option`), unless the schema combines subschemas of its own.
+            let merged = list
+                .as_array()
+                .and_then(|a| nullable_form(a))
+                .filter(|i| shapes[*i].applicators.is_empty() && shape == Shape::default());
+            match merged {
+                Some(i) => {
+                    shape = shapes[i].clone();
+                    shape.nullable = true;
+                }
+                None if key == "anyOf" => shape.applicators.any_of = shapes,
+                None => shape.applicators.one_of = shapes,
+            }
+        }
+        // In a kind's body and in the envelope, `allOf` holds the restricted `if`/`then` forms
+        // (conditional rules, the kind dispatch), which the kind model reads.
+        let restricted =
+            depth == 0 && (map.contains_key("x-agh-kind") || map.contains_key("x-agh-envelope"));
+        let mut applicators = std::mem::take(&mut shape.applicators);
+        self.applicators(id, ptr, map, depth, restricted, &mut applicators)?;
+        shape.applicators = applicators;
         match map.get("type") {
             Some(Value::String(t)) => self.push_type(id, ptr, &mut shape, t)?,
             Some(Value::Array(ts)) => {
@@ -279,20 +292,29 @@ impl Builder<'_> {
             Some(_) => return Err(self.err(id, &join_pointer(ptr, "type"), "invalid `type`")),
             None => {}
         }
+        // `{"type": "null"}` (or a list of `null` alone): nothing but `null`.
+        if map.contains_key("type") && shape.types.is_empty() && shape.ref_type.is_none() {
+            shape.never = true;
+        }
         let c = &mut shape.constraints;
         if let Some(Value::String(p)) = map.get("pattern") {
             c.pattern = Some(p.clone());
         }
-        if let Some(n) = map.get("minLength").and_then(Value::as_u64) {
-            c.min_length = Some(n);
-        }
-        c.max_length = self.count(id, ptr, map, "maxLength")?;
-        c.max_items = self.count(id, ptr, map, "maxItems")?;
-        c.minimum = self.number(id, ptr, map, "minimum")?;
-        c.maximum = self.number(id, ptr, map, "maximum")?;
-        c.exclusive_minimum = self.number(id, ptr, map, "exclusiveMinimum")?;
-        c.exclusive_maximum = self.number(id, ptr, map, "exclusiveMaximum")?;
-        c.multiple_of = self.number(id, ptr, map, "multipleOf")?;
+        c.min_length = self.count(id, ptr, map, "minLength")?.or(c.min_length);
+        c.max_length = self.count(id, ptr, map, "maxLength")?.or(c.max_length);
+        c.max_items = self.count(id, ptr, map, "maxItems")?.or(c.max_items);
+        c.min_items = self.count(id, ptr, map, "minItems")?.or(c.min_items);
+        c.minimum = self.number(id, ptr, map, "minimum")?.or(c.minimum.take());
+        c.maximum = self.number(id, ptr, map, "maximum")?.or(c.maximum.take());
+        c.exclusive_minimum = self
+            .number(id, ptr, map, "exclusiveMinimum")?
+            .or(c.exclusive_minimum.take());
+        c.exclusive_maximum = self
+            .number(id, ptr, map, "exclusiveMaximum")?
+            .or(c.exclusive_maximum.take());
+        c.multiple_of = self
+            .number(id, ptr, map, "multipleOf")?
+            .or(c.multiple_of.take());
         if let Some(d) = &c.multiple_of {
             if !positive_divisor(d) {
                 return Err(self.err(
@@ -309,9 +331,6 @@ impl Builder<'_> {
         }
         if let Some(Value::Array(vs)) = map.get("enum") {
             c.enum_values = Some(vs.clone());
-        }
-        if let Some(n) = map.get("minItems").and_then(Value::as_u64) {
-            c.min_items = Some(n);
         }
         if map.get("uniqueItems") == Some(&Value::Bool(true)) {
             c.unique_items = true;
@@ -354,14 +373,6 @@ impl Builder<'_> {
         }
         if let Some(schema) = map.get("not") {
             let at = join_pointer(ptr, "not");
-            if depth == 0 || shape.nullable || shape.ref_type.is_some() {
-                return Err(self.err(
-                    id,
-                    &at,
-                    "codegen carries `not` inside a member, an item or a value, not at a named \
-                     type's root, in a nullable schema or beside `$ref`",
-                ));
-            }
             shape.constraints.not = Some(Box::new(self.shape(id, &at, schema, depth + 1)?));
         }
         if let Some(schema) = map.get("contains") {
@@ -371,61 +382,16 @@ impl Builder<'_> {
             let max = self.count(id, ptr, map, "maxContains")?;
             shape.constraints.contains = Some((Box::new(inner), min, max));
         }
+        if let Some(prefix) = map.get("prefixItems") {
+            shape.prefix_items = self.shape_list(id, ptr, "prefixItems", prefix, depth)?;
+        }
         if let Some(items) = map.get("items") {
             let item = self.shape(id, &join_pointer(ptr, "items"), items, depth + 1)?;
             shape.items = Some(Box::new(item));
         }
-        if map.contains_key("properties") || shape.types.contains(&JsonType::Object) {
+        let object_keyword = OBJECT_KEYWORDS.iter().any(|k| map.contains_key(*k));
+        if object_keyword || shape.types.contains(&JsonType::Object) {
             shape.object = Some(self.object(id, ptr, map, depth)?);
-        }
-        // A keyword that constrains one JSON type is carried where the generated scanner reads
-        // that type: the schema's own `type` names it (beside a `$ref`, the named type's checks
-        // are all that run).
-        for (keyword, t) in [
-            ("maxLength", JsonType::String),
-            ("maxItems", JsonType::Array),
-            ("minProperties", JsonType::Object),
-            ("maxProperties", JsonType::Object),
-            ("dependentRequired", JsonType::Object),
-            ("patternProperties", JsonType::Object),
-            ("propertyNames", JsonType::Object),
-            ("contains", JsonType::Array),
-        ] {
-            if map.contains_key(keyword) && (shape.ref_type.is_some() || !shape.types.contains(&t))
-            {
-                return Err(self.err(
-                    id,
-                    &join_pointer(ptr, keyword),
-                    format!(
-                        "`{keyword}` is carried by codegen only in a schema whose own `type` \
-                         includes `{}` (not beside a `$ref`)",
-                        t.as_str()
-                    ),
-                ));
-            }
-        }
-        // Number bounds are read where the scanner reads a number: the schema's own `type`
-        // names `number` or `integer`.
-        let numeric = shape.ref_type.is_none()
-            && (shape.types.contains(&JsonType::Number)
-                || shape.types.contains(&JsonType::Integer));
-        for keyword in [
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-        ] {
-            if map.contains_key(keyword) && !numeric {
-                return Err(self.err(
-                    id,
-                    &join_pointer(ptr, keyword),
-                    format!(
-                        "`{keyword}` is carried by codegen only in a schema whose own `type` \
-                         includes `number` or `integer` (not beside a `$ref`)"
-                    ),
-                ));
-            }
         }
         Ok(shape)
     }
@@ -512,18 +478,47 @@ impl Builder<'_> {
                 });
             }
         }
-        for r in &required {
-            if !fields.iter().any(|f| &f.json_name == r) {
-                return Err(self.err(
-                    id,
-                    &join_pointer(ptr, "required"),
-                    format!("required member `{r}` is not declared in `properties`"),
-                ));
+        // A member that `required` or `dependentRequired` names without declaring it: a member
+        // of any value (the generated scanner tracks it like a declared one).
+        let mut named: Vec<String> = required.clone();
+        if let Some(Value::Object(deps)) = map.get("dependentRequired") {
+            for (name, list) in deps {
+                named.push(name.clone());
+                named.extend(str_list(list).unwrap_or_default());
             }
         }
-        let open = map.get("additionalProperties") != Some(&Value::Bool(false));
+        for name in named {
+            if !fields.iter().any(|f| f.json_name == name) {
+                fields.push(Field {
+                    rust_name: rust_field_name(&name),
+                    required: required.contains(&name),
+                    json_name: name,
+                    description: String::new(),
+                    shape: Shape::default(),
+                    serialize_null: false,
+                    trust: Vec::new(),
+                    default: None,
+                });
+            }
+        }
+        // `additionalProperties`: `false` closes the object, `true`/`{}` leaves it open, any other
+        // schema is the shape of the members neither declared nor matching a pattern.
+        let (open, additional) = match map.get("additionalProperties") {
+            None => (true, None),
+            Some(schema) => {
+                let at = join_pointer(ptr, "additionalProperties");
+                let shape = self.shape(id, &at, schema, depth + 1)?;
+                if shape.never && !shape.nullable {
+                    (false, None)
+                } else if shape == Shape::default() {
+                    (true, None)
+                } else {
+                    (true, Some(Box::new(shape)))
+                }
+            }
+        };
         let dependent_required = self.dependent_required(id, ptr, map, &fields)?;
-        let pattern_properties = self.pattern_properties(id, ptr, map, &fields, open, depth)?;
+        let pattern_properties = self.pattern_properties(id, ptr, map, depth)?;
         let property_names = match map.get("propertyNames") {
             None => None,
             Some(schema) => {
@@ -533,6 +528,9 @@ impl Builder<'_> {
                 let c = &shape.constraints;
                 let plain = shape.ref_type.is_none()
                     && !shape.nullable
+                    && !shape.never
+                    && shape.applicators.is_empty()
+                    && shape.prefix_items.is_empty()
                     && shape.object.is_none()
                     && shape.items.is_none()
                     && (shape.types == [JsonType::String]
@@ -567,6 +565,7 @@ impl Builder<'_> {
         Ok(ObjectShape {
             property_names,
             pattern_properties,
+            additional,
             fields,
             open,
             min_properties: self.count(id, ptr, map, "minProperties")?,
@@ -575,54 +574,35 @@ impl Builder<'_> {
         })
     }
 
-    /// `patternProperties`, in the form codegen carries: one pattern, in an open object, that no
-    /// declared member's name matches (so each member has one schema and the generated scanner
-    /// reads it once).
+    /// `patternProperties`: each pattern (an ECMA-262 regular expression with Unicode
+    /// semantics) with the shape of the members whose names it matches.
     fn pattern_properties(
         &self,
         id: &str,
         ptr: &str,
         map: &Map<String, Value>,
-        fields: &[Field],
-        open: bool,
         depth: usize,
-    ) -> Result<Option<(String, Box<Shape>)>> {
+    ) -> Result<Vec<(String, Shape)>> {
         let Some(v) = map.get("patternProperties") else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         let at = join_pointer(ptr, "patternProperties");
-        let refuse = |why: String| Err(self.err(id, &at, why));
         let Value::Object(entries) = v else {
-            return refuse("`patternProperties` must map patterns to schemas".into());
+            return Err(self.err(id, &at, "`patternProperties` must map patterns to schemas"));
         };
-        let [(pattern, schema)]: [(&String, &Value); 1] =
-            match entries.iter().collect::<Vec<_>>().try_into() {
-                Ok(one) => one,
-                Err(_) => {
-                    return refuse(
-                        "codegen carries `patternProperties` with exactly one pattern".into(),
-                    )
-                }
-            };
-        if !open {
-            return refuse(
-                "codegen carries `patternProperties` in open objects only (not beside \
-                 `additionalProperties: false`)"
-                    .into(),
-            );
+        let mut out = Vec::new();
+        for (pattern, schema) in entries {
+            let p = join_pointer(&at, pattern);
+            if regress::Regex::with_flags(pattern, "u").is_err() {
+                return Err(self.err(
+                    id,
+                    &p,
+                    format!("`{pattern}` is not an ECMA-262 regular expression"),
+                ));
+            }
+            out.push((pattern.clone(), self.shape(id, &p, schema, depth + 1)?));
         }
-        let Ok(re) = regress::Regex::with_flags(pattern, "u") else {
-            return refuse(format!("`{pattern}` is not an ECMA-262 regular expression"));
-        };
-        if let Some(f) = fields.iter().find(|f| re.find(&f.json_name).is_some()) {
-            return refuse(format!(
-                "the declared member `{}` matches `{pattern}`: codegen carries \
-                 `patternProperties` only for undeclared members",
-                f.json_name
-            ));
-        }
-        let shape = self.shape(id, &join_pointer(&at, pattern), schema, depth + 1)?;
-        Ok(Some((pattern.clone(), Box::new(shape))))
+        Ok(out)
     }
 
     /// A count keyword (`maxLength`, `maxItems`, `minProperties`, ...): a non-negative integer.
@@ -774,12 +754,22 @@ fn positive_divisor(d: &str) -> bool {
 /// (`format` is not among them: in draft 2020-12 it is an annotation unless a validator opts in,
 /// and derive tools such as schemars write it on every integer.)
 const UNSUPPORTED_KEYWORDS: &[&str] = &[
-    "dependentSchemas",
     "dependencies",
-    "prefixItems",
     "unevaluatedProperties",
     "unevaluatedItems",
     "$dynamicRef",
+];
+
+/// The keywords that make a schema describe an object's members (with or without `type`).
+const OBJECT_KEYWORDS: &[&str] = &[
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "dependentRequired",
 ];
 
 /// The validation keywords the model carries into types, validators, scanners and docs.
@@ -806,10 +796,16 @@ const SUPPORTED_KEYWORDS: &[&str] = &[
     "minProperties",
     "maxProperties",
     "dependentRequired",
-    "patternProperties (one pattern, open objects, undeclared members)",
+    "patternProperties",
+    "additionalProperties (a boolean or a schema)",
     "propertyNames (string constraints)",
     "contains/minContains/maxContains",
-    "not (inside members and items)",
-    "anyOf/oneOf (a nullable member)",
-    "allOf with if/then (kind dispatch)",
+    "prefixItems",
+    "not",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "if/then/else",
+    "dependentSchemas",
+    "boolean schemas",
 ];

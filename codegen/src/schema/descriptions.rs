@@ -30,6 +30,9 @@ pub(super) fn check_descriptions(file: &SchemaFile, v: &Value, ptr: &str) -> Res
                     let pp = join_pointer(&p, name);
                     match prop.get("description") {
                         Some(Value::String(d)) if !d.trim().is_empty() => {}
+                        // A boolean schema cannot carry one: the docs say "any value" or "must
+                        // be absent".
+                        _ if prop.is_boolean() => {}
                         _ => {
                             return Err(Error::new(
                                 &file.path,

@@ -477,24 +477,27 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 256u64;
-                let m = s.mark();
-                s.string()?;
-                let text = s.since(m);
-                let hit = (|| -> Option<()> {
-                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                    let s = &mut again;
+                {
                     let m = s.mark();
-                    s.skip()?;
-                    let v = s.since(m).to_value();
-                    if !(true && c::json_eq(&v, "\"root\"")
-                        || c::json_eq(&v, "\"admin\""))
+                    s.string()?;
+                    let text = s.since(m);
+                    if (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        let m = s.mark();
+                        s.skip()?;
+                        let v = s.since(m).to_value();
+                        if !(true && c::json_eq(&v, "\"root\"")
+                            || c::json_eq(&v, "\"admin\""))
+                        {
+                            return None;
+                        }
+                        s.end()
+                    })()
+                        .is_some()
                     {
                         return None;
                     }
-                    s.end()
-                })();
-                if hit.is_some() {
-                    return None;
                 }
             }
             "stops" => {

@@ -276,6 +276,53 @@ pub fn unknown_member(
     member(out, code, at, rule, name, message);
 }
 
+/// No shape of an `anyOf`/`oneOf` (`rule`) matched `v`: says why each failed, by its first
+/// problem (`failures[i]` is shape `i`'s).
+pub fn no_branch(
+    out: &mut Problems,
+    code: ReasonCode,
+    at: &str,
+    rule: &'static str,
+    failures: &[Option<Problem>],
+    v: &Value,
+) {
+    let why: Vec<String> = failures
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p {
+            Some(p) => format!("shape {i}: {}", p.message),
+            None => format!("shape {i}: matched"),
+        })
+        .collect();
+    let message = format!(
+        "{} matches none of the {} shapes of `{rule}` (found {}): {}",
+        name_of(at),
+        failures.len(),
+        preview(v),
+        why.join("; ")
+    );
+    out.push(Problem::new(code, at, rule, message));
+}
+
+/// More than one shape of a `oneOf` (`rule`) matched `v` (`matched`: their indexes).
+pub fn several_branches(
+    out: &mut Problems,
+    code: ReasonCode,
+    at: &str,
+    rule: &'static str,
+    matched: &[usize],
+    v: &Value,
+) {
+    let list: Vec<String> = matched.iter().map(usize::to_string).collect();
+    let message = format!(
+        "{} matches shapes {} of `{rule}`, but must match exactly one (found {})",
+        name_of(at),
+        list.join(", "),
+        preview(v)
+    );
+    out.push(Problem::new(code, at, rule, message));
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

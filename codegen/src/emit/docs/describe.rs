@@ -184,13 +184,16 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
                 notes.push(format!("Every member name: {}", rules.join(" ")));
             }
         }
-        if let Some((p, member)) = &o.pattern_properties {
+        for (p, member) in &o.pattern_properties {
             let mut rule = vec![format!(
                 "Other members whose names match `{p}`: {}.",
                 type_name(model, member)
             )];
             rule.extend(constraint_notes(model, member, ""));
             notes.push(rule.join(" "));
+        }
+        if let Some(other) = &o.additional {
+            notes.push(format!("Any other member: {}.", form(model, other)));
         }
         for (name, deps) in &o.dependent_required {
             let deps: Vec<String> = deps.iter().map(|d| format!("`{d}`")).collect();
@@ -205,6 +208,7 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
     } else if c.unique_items {
         notes.push("Entries unique.".into());
     }
+    notes.extend(applicator_notes(model, model.resolve(shape)));
     if let Some(recipe) = &c.digest {
         notes.push(format!("Digest recipe `{recipe}`."));
     }
@@ -218,6 +222,110 @@ pub(super) fn constraint_notes(model: &Model, shape: &Shape, description: &str) 
         .into_iter()
         .filter(|n| !said(n.trim_end_matches('.')))
         .collect()
+}
+
+/// A shape in a few words: its type and its rules (`integer, at least 10`), or the named type
+/// it refers to.
+pub(super) fn form(model: &Model, shape: &Shape) -> String {
+    if let (Some(name), false) = (&shape.ref_type, shape.nullable) {
+        return format!("`{name}`");
+    }
+    if shape.never && !shape.nullable {
+        return "no value".into();
+    }
+    let mut parts = vec![type_name(model, shape)];
+    if let Some(o) = &shape.object {
+        for f in &o.fields {
+            let required = if f.required { " (required)" } else { "" };
+            let member = form(model, &f.shape);
+            parts.push(if member == "any" {
+                format!("with `{}`{required}", f.json_name)
+            } else {
+                format!("`{}` {member}{required}", f.json_name)
+            });
+        }
+    }
+    parts.extend(
+        constraint_notes(model, shape, "")
+            .iter()
+            .map(|n| lower_first(n)),
+    );
+    // "any" says nothing beside the rules.
+    if parts.len() > 1 && parts[0] == "any" {
+        parts.remove(0);
+    }
+    parts.join(", ")
+}
+
+/// The subschemas a shape combines, in words: "one of the following shapes", ...
+fn applicator_notes(model: &Model, shape: &Shape) -> Vec<String> {
+    let a = &shape.applicators;
+    let list = |shapes: &[Shape]| -> String {
+        shapes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("({}) {}", i + 1, form(model, s)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let mut notes = Vec::new();
+    if shape.never {
+        notes.push(if shape.nullable {
+            "Only `null`.".to_owned()
+        } else {
+            "No value is allowed.".to_owned()
+        });
+    }
+    if !shape.prefix_items.is_empty() {
+        let items: Vec<String> = shape
+            .prefix_items
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("item {i}: {}", form(model, s)))
+            .collect();
+        notes.push(format!("By position: {}.", items.join("; ")));
+        if shape.items.as_ref().is_some_and(|i| i.never && !i.nullable) {
+            notes.push("No other items.".into());
+        }
+    }
+    if let Some(target) = &a.reference {
+        notes.push(format!("Also matches {}.", form(model, target)));
+    }
+    if !a.all_of.is_empty() {
+        notes.push(format!("All of the following shapes: {}.", list(&a.all_of)));
+    }
+    if !a.any_of.is_empty() {
+        notes.push(format!(
+            "At least one of the following shapes: {}.",
+            list(&a.any_of)
+        ));
+    }
+    if !a.one_of.is_empty() {
+        notes.push(format!(
+            "Exactly one of the following shapes: {}.",
+            list(&a.one_of)
+        ));
+    }
+    if let Some(cond) = &a.conditional {
+        let mut sentence = format!("If it is {}", form(model, &cond.condition));
+        if let Some(then) = &cond.then {
+            sentence.push_str(&format!(", it must also be {}", form(model, then)));
+        }
+        if let Some(otherwise) = &cond.otherwise {
+            sentence.push_str(&format!(
+                "; otherwise it must be {}",
+                form(model, otherwise)
+            ));
+        }
+        notes.push(format!("{sentence}."));
+    }
+    for (name, s) in &a.dependent {
+        notes.push(format!(
+            "When `{name}` is present, the object must also be {}.",
+            form(model, s)
+        ));
+    }
+    notes
 }
 
 /// A runtime reason code as a reader of this set's docs meets it: in the profile's own spelling

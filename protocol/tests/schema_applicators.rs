@@ -1,0 +1,420 @@
+//! The applicators of JSON Schema in generated code. `cargo xtask codegen` writes the code of
+//! `codegen/tests/fixtures/applicators` (one kind, `shape`, and named types whose roots are
+//! unions, conditionals and `not`) into `tests/applicators/`; `schema_applicators.rs` mounts it, so the code
+//! compiles outside `protocol/src/generated`, and holds its scanners to its validators and both
+//! to JSON Schema's verdicts: `allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `not`,
+//! `dependentSchemas`, `prefixItems` (with `items` after it), several `patternProperties` beside
+//! declared members, `additionalProperties` as a schema, `type` lists, boolean schemas and `$ref`
+//! beside other keywords.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use agh_protocol::problem::Problems;
+use agh_protocol::scan::{Kept, Scanner};
+use serde_json::{json, Value};
+
+mod common;
+// Generated: not every table of the set is read here.
+#[rustfmt::skip]
+#[allow(dead_code)]
+mod applicators;
+
+use applicators::checks::{check_app_envelope, KnownBody, NAMED_CHECKS};
+use applicators::scan::NAMED_SCANNERS;
+use common::{all_values, cases_from, edits};
+
+const DEPTH: usize = agh_protocol::json::JsonLimits::DEFAULT_MAX_DEPTH;
+
+/// A valid `shape` body with every member.
+fn full_shape() -> Value {
+    json!({
+        "artifact": {"url": "https://example.test/a"},
+        "amount": "12345678901234567890",
+        "window": {"unit": "s", "size": 60},
+        "word": "hello",
+        "signed": {"data": "AAAA", "sha": "0123abcd"},
+        "pair": ["apples", 3],
+        "tail": ["v1", 0, 7],
+        "labels": {"main": "m", "x-color": "red", "n-count": 2, "user-id": "beef"},
+        "counters": {"a": 0, "b": 12},
+        "contact": {"email": "a@b.test", "name": "Ann"},
+        "mode": "fast",
+        "code": "ab12",
+        "level": 4,
+        "any": [null, {"deep": [1, "two"]}],
+        "free": {"anything": true},
+        "extra": 1
+    })
+}
+
+/// Values of the set's shapes, valid and not: the edits of [`common::edits`] add the rest.
+fn seeds() -> Vec<Value> {
+    vec![
+        full_shape(),
+        json!({}),
+        json!({"artifact": {"data": "AAAA"}, "amount": 7, "mode": 3, "level": 3}),
+        json!({"artifact": {"quote": "hi"}, "amount": 1001, "mode": null, "level": 8}),
+        json!({"artifact": {"url": "https://x", "data": "AAAA"}, "level": 10}),
+        json!({"artifact": {"url": "http://x"}, "amount": "12a", "level": 11.5}),
+        json!({"window": {"size": 61}, "word": ""}),
+        json!({"window": {"unit": "s", "size": 61}, "word": 3.5}),
+        json!({"window": {"unit": "ms", "size": 1000}, "word": ["x"]}),
+        json!({"window": {"unit": "ms", "size": 1001}}),
+        json!({"signed": {"data": "AAAA"}, "gone": 1}),
+        json!({"signed": {"data": "AAAA", "sha": "xyz"}, "gone": null}),
+        json!({"pair": ["a"], "tail": ["v1"]}),
+        json!({"pair": ["a", 1, 2], "tail": ["v2", 1]}),
+        json!({"pair": [1, "a"], "tail": ["v1", -1, 2]}),
+        json!({"labels": {"other": "x"}, "counters": {"a": -1}}),
+        json!({"labels": {"x-a": 1, "n-b": "2", "n-id": 3}, "counters": {"a": "1"}}),
+        json!({"labels": {"mainid": "abc", "main": 2, "xid": "xyz"}}),
+        json!({"contact": {"email": "a@b.test"}}),
+        json!({"contact": {"name": ""}}),
+        json!({"contact": {"email": "a@b.test", "name": ""}}),
+        json!({"mode": "much-too-long", "code": "xab"}),
+        json!({"mode": 0, "code": "a"}),
+        json!({"mode": true, "code": "abcdef"}),
+        json!({"mode": 1.5, "code": 12}),
+        json!({"protocol": "app/v1", "from": "alice", "to": "Bob"}),
+    ]
+}
+
+/// The named type's scanner on `text`: accepted (and nothing after the value)?
+fn scans(name: &str, text: &str) -> bool {
+    let scan = NAMED_SCANNERS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no scanner for {name}"))
+        .1;
+    let mut s = Scanner::new(text, DEPTH);
+    scan(&mut s).is_some() && s.end().is_some()
+}
+
+/// Every problem the named type's validator finds in `value`.
+fn problems(name: &str, value: &Value) -> Vec<agh_protocol::problem::Problem> {
+    let check = NAMED_CHECKS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no validator for {name}"))
+        .1;
+    let mut problems = Problems::all();
+    check(value, &mut String::new(), &mut problems);
+    problems.into_vec()
+}
+
+/// The pointer of the first problem of the named type's validator, if any.
+fn first_pointer(name: &str, value: &Value) -> Option<String> {
+    problems(name, value).first().map(|p| p.pointer.clone())
+}
+
+/// Checks `cases` (`(body, pointer of the first problem)`) against the `ShapeBody` validator and
+/// scanner.
+fn body_cases(cases: &[(Value, Option<&str>)]) {
+    for (body, problem) in cases {
+        let text = body.to_string();
+        assert_eq!(
+            first_pointer("ShapeBody", body).as_deref(),
+            *problem,
+            "{text}"
+        );
+        assert_eq!(scans("ShapeBody", &text), problem.is_none(), "{text}");
+    }
+}
+
+#[test]
+fn every_named_scanner_agrees_with_its_validator() {
+    let mut values = Vec::new();
+    for seed in seeds() {
+        all_values(&seed, &mut values);
+    }
+    let cases = cases_from(&values);
+    assert!(cases.len() > 400, "{}", cases.len());
+    for (name, _) in NAMED_SCANNERS {
+        let mut accepted = 0usize;
+        for (text, value) in &cases {
+            let fast = scans(name, text);
+            let exact = problems(name, value);
+            assert_eq!(
+                fast,
+                exact.is_empty(),
+                "{name}: the scanner {} {text} but the validator found {exact:?}",
+                if fast { "accepts" } else { "declines" },
+            );
+            accepted += usize::from(fast);
+        }
+        match *name {
+            "AppNothing" => assert_eq!(accepted, 0, "the false schema accepted something"),
+            "AppAnything" => assert_eq!(accepted, cases.len(), "any value"),
+            _ => {
+                assert!(accepted > 0, "{name} accepted nothing");
+                assert!(accepted < cases.len(), "{name} declined nothing");
+            }
+        }
+    }
+}
+
+#[test]
+fn one_of_takes_exactly_one_shape_and_says_which_failed() {
+    for (artifact, ok) in [
+        (json!({"url": "https://a"}), true),
+        (json!({"data": "AA"}), true),
+        (json!({"data": "AA", "sha": "0123abcd"}), true),
+        (json!({"quote": "short"}), true),
+        (json!({"url": "http://a"}), false),
+        (json!({"quote": "a quote of more than twenty"}), false),
+        (json!({}), false),
+        (json!("https://a"), false),
+    ] {
+        let text = artifact.to_string();
+        assert_eq!(problems("AppArtifact", &artifact).is_empty(), ok, "{text}");
+        assert_eq!(scans("AppArtifact", &text), ok, "{text}");
+    }
+    let found = problems("AppArtifact", &json!({"url": "http://a"}));
+    assert_eq!(found.len(), 1, "{found:?}");
+    let message = &found[0].message;
+    assert!(
+        message.contains("matches none of the 3 shapes")
+            && message.contains("shape 0: `url` does not match `^https://`")
+            && message.contains("shape 1: missing required member `data`")
+            && message.contains("shape 2: missing required member `quote`"),
+        "{message}"
+    );
+    assert_eq!(found[0].rule, "defs.schema.json#/$defs/artifact/oneOf");
+    // `level`: even below 10, or at least 8: 8 matches both shapes and is refused.
+    let level = |v: Value| json!({ "level": v });
+    body_cases(&[
+        (level(json!(4)), None),
+        (level(json!(13)), None),
+        (level(json!(10)), None),
+        (level(json!(8)), Some("/level")),
+        (level(json!(3)), Some("/level")),
+        (level(json!("4")), Some("/level")),
+    ]);
+    let found = problems("ShapeBody", &level(json!(8)));
+    assert!(
+        found[0].message.contains("matches shapes 0, 1 of")
+            && found[0].message.contains("must match exactly one"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn any_of_takes_one_shape_or_more() {
+    for (amount, ok) in [
+        (json!(0), true),
+        (json!(1000), true),
+        (json!("007"), true),
+        (json!(1001), false),
+        (json!(-1), false),
+        (json!("7a"), false),
+        (json!(""), false),
+        (json!(1.5), false),
+        (json!(null), false),
+    ] {
+        let text = amount.to_string();
+        assert_eq!(problems("AppAmount", &amount).is_empty(), ok, "{text}");
+        assert_eq!(scans("AppAmount", &text), ok, "{text}");
+    }
+    let found = problems("AppAmount", &json!(1001));
+    let message = &found[0].message;
+    assert!(
+        message.contains("matches none of the 2 shapes")
+            && message.contains("shape 0:")
+            && message.contains("must be at most 1000")
+            && message.contains("shape 1:")
+            && message.contains("must be a string"),
+        "{message}"
+    );
+}
+
+#[test]
+fn if_then_else_applies_the_branch_the_condition_picks() {
+    for (window, ok) in [
+        (json!({"unit": "s", "size": 60}), true),
+        (json!({"unit": "s", "size": 61}), false),
+        (json!({"size": 61}), true),
+        (json!({"unit": "ms", "size": 1000}), true),
+        (json!({"unit": "ms", "size": 1001}), false),
+        (json!({"unit": 5, "size": 1000}), false),
+        (json!({"unit": "s"}), false),
+    ] {
+        let text = window.to_string();
+        assert_eq!(problems("AppWindow", &window).is_empty(), ok, "{text}");
+        assert_eq!(scans("AppWindow", &text), ok, "{text}");
+    }
+    let found = problems("AppWindow", &json!({"unit": "s", "size": 61}));
+    assert_eq!(found[0].pointer, "/size");
+    assert_eq!(
+        found[0].rule,
+        "defs.schema.json#/$defs/window/then/properties/size"
+    );
+}
+
+#[test]
+fn not_and_boolean_schemas_at_a_named_types_root() {
+    for (word, ok) in [
+        (json!("a"), true),
+        (json!(null), true),
+        (json!(""), false),
+        (json!(1), false),
+        (json!(1.5), false),
+    ] {
+        let text = word.to_string();
+        assert_eq!(problems("AppWord", &word).is_empty(), ok, "{text}");
+        assert_eq!(scans("AppWord", &text), ok, "{text}");
+    }
+    for v in [json!(null), json!(0), json!("x"), json!({}), json!([])] {
+        let text = v.to_string();
+        assert!(!problems("AppNothing", &v).is_empty() && !scans("AppNothing", &text));
+        assert!(problems("AppAnything", &v).is_empty() && scans("AppAnything", &text));
+    }
+    // `gone: false` may not be present at all; `free: true` takes anything.
+    body_cases(&[
+        (json!({"gone": null}), Some("/gone")),
+        (json!({"gone": {}}), Some("/gone")),
+        (json!({"free": null}), None),
+        (json!({"free": [1, {"a": 2}]}), None),
+    ]);
+}
+
+#[test]
+fn ref_beside_other_keywords_is_a_conjunct() {
+    body_cases(&[
+        (json!({"signed": {"data": "AA", "sha": "0123abcd"}}), None),
+        (json!({"signed": {"data": "AA"}}), Some("/signed/sha")),
+        (json!({"signed": {"sha": "0123abcd"}}), Some("/signed/data")),
+        (
+            json!({"signed": {"data": "AA", "sha": "0123"}}),
+            Some("/signed/sha"),
+        ),
+        (
+            json!({"signed": {"data": "AA", "sha": "0123abcd", "x": 1}}),
+            Some("/signed/x"),
+        ),
+    ]);
+}
+
+#[test]
+fn prefix_items_then_items() {
+    body_cases(&[
+        (json!({"pair": []}), None),
+        (json!({"pair": ["a"]}), None),
+        (json!({"pair": ["a", 1]}), None),
+        (json!({"pair": ["a", 1, 2]}), Some("/pair/2")),
+        (json!({"pair": [1]}), Some("/pair/0")),
+        (json!({"pair": ["a", "b"]}), Some("/pair/1")),
+        (json!({"tail": ["v1", 0, 5]}), None),
+        (json!({"tail": ["v2"]}), Some("/tail/0")),
+        (json!({"tail": ["v1", 1, -1]}), Some("/tail/2")),
+        (json!({"tail": ["v1", "v1"]}), Some("/tail/1")),
+    ]);
+}
+
+#[test]
+fn pattern_properties_declared_members_and_additional_properties() {
+    body_cases(&[
+        (json!({"labels": {}}), None),
+        (
+            json!({"labels": {"main": "m", "x-a": "s", "n-a": 1, "aid": "f00"}}),
+            None,
+        ),
+        // Unknown to a closed object unless a pattern matches its name.
+        (json!({"labels": {"other": "s"}}), Some("/labels/other")),
+        (json!({"labels": {"x-a": 1}}), Some("/labels/x-a")),
+        (json!({"labels": {"n-a": "1"}}), Some("/labels/n-a")),
+        // Two patterns match `n-id`: both shapes apply (an integer and a hex string: never).
+        (json!({"labels": {"n-id": 1}}), Some("/labels/n-id")),
+        (json!({"labels": {"x-id": "beef"}}), None),
+        (json!({"labels": {"x-id": "xyz"}}), Some("/labels/x-id")),
+        // A declared member whose name a pattern matches: `mainid` is not declared, but a
+        // declared member is checked against the patterns that match it too.
+        (json!({"labels": {"mainid": "0a"}}), None),
+        (json!({"counters": {"a": 0, "b": 5}}), None),
+        (json!({"counters": {"a": -1}}), Some("/counters/a")),
+        (json!({"counters": {"a": "1"}}), Some("/counters/a")),
+    ]);
+}
+
+#[test]
+fn dependent_schemas_apply_when_the_member_is_present() {
+    body_cases(&[
+        (json!({"contact": {}}), None),
+        (json!({"contact": {"name": ""}}), None),
+        (json!({"contact": {"email": "e", "name": "Ann"}}), None),
+        (json!({"contact": {"email": "e"}}), Some("/contact/name")),
+        (
+            json!({"contact": {"email": "e", "name": ""}}),
+            Some("/contact/name"),
+        ),
+    ]);
+}
+
+#[test]
+fn type_lists_and_all_of_with_not() {
+    body_cases(&[
+        (json!({"mode": "fast"}), None),
+        (json!({"mode": 1}), None),
+        (json!({"mode": null}), None),
+        (json!({"mode": "ninechars"}), Some("/mode")),
+        (json!({"mode": 0}), Some("/mode")),
+        (json!({"mode": 1.5}), Some("/mode")),
+        (json!({"mode": true}), Some("/mode")),
+        (json!({"code": "ab"}), None),
+        (json!({"code": "abcde"}), None),
+        (json!({"code": "a"}), Some("/code")),
+        (json!({"code": "abcdef"}), Some("/code")),
+        (json!({"code": "xab"}), Some("/code")),
+    ]);
+}
+
+#[test]
+fn the_shape_body_decodes_and_its_envelope_scanner_agrees() {
+    let kind = &applicators::KINDS[0];
+    let body = full_shape();
+    let text = body.to_string();
+    let mut problems = Problems::first_only();
+    (kind.check)(&body, &mut "/body".to_owned(), &mut problems);
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut kept = Kept::default();
+    let mut s = Scanner::new(&text, DEPTH);
+    assert!((kind.scan)(&mut s, &mut kept).is_some() && s.end().is_some());
+    match (kind.decode)(&text).expect("a checked body decodes") {
+        KnownBody::Shape(shape) => {
+            assert!(matches!(
+                shape.artifact,
+                Some(applicators::AppArtifact::Link(_))
+            ));
+            assert_eq!(shape.counters.get("b"), Some(&12));
+        }
+    }
+    let envelope =
+        json!({"protocol": "app/v1", "kind": "shape", "from": "alice", "body": full_shape()});
+    let mut envelopes = edits(&envelope);
+    let mut bodies = Vec::new();
+    all_values(&envelope["body"], &mut bodies);
+    for b in bodies.iter().flat_map(edits) {
+        let mut e = envelope.clone();
+        e["body"] = b;
+        envelopes.push(e);
+    }
+    envelopes.push(envelope);
+    let mut accepted = 0;
+    for e in &envelopes {
+        let text = e.to_string();
+        let mut s = Scanner::new(&text, DEPTH);
+        let mut kept = Kept::default();
+        let fast = applicators::scan::scan_envelope(&mut s, &mut |s, k| match k {
+            Some("shape") => (kind.scan)(s, &mut kept).map(drop),
+            _ => s.raw_object().map(drop),
+        })
+        .is_some()
+            && s.end().is_some();
+        let mut problems = Problems::first_only();
+        check_app_envelope(e, &mut String::new(), &mut problems);
+        if problems.is_empty() && e["kind"] == "shape" {
+            (kind.check)(&e["body"], &mut "/body".to_owned(), &mut problems);
+        }
+        assert_eq!(fast, problems.is_empty(), "{text}");
+        accepted += usize::from(fast);
+    }
+    assert!(accepted > 10 && accepted < envelopes.len(), "{accepted}");
+}
