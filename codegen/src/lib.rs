@@ -48,6 +48,12 @@ pub struct Output {
 /// code generated for another set is compiled and run, not only read.
 pub const TEST_SET: &str = "codegen/tests/fixtures/two-kinds";
 
+/// A schema set whose bodies exercise `$ref` resolution: recursive types (`#`, across two files,
+/// inside an embedded resource), `$anchor`s, embedded `$id`s, a URN `$id`, escaped pointers
+/// (`~0`, `~1`, `%25`) and pointers to members and items; its code goes to
+/// `protocol/tests/refs_set`, compiled and run by `protocol/tests/ref_resolution.rs`.
+pub const REFS_SET: &str = "codegen/tests/fixtures/refs";
+
 /// The second protocol profile of the workspace: the ACP draft (`agh-acp`).
 pub const ACP_SET: &str = "schemas/acp-v0.2";
 
@@ -75,7 +81,8 @@ pub fn load_add_kind_model(root: &Path) -> Result<(SchemaSet, Model)> {
 /// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
 /// against the same runtime: generated code names the runtime as `::agh_runtime`
 /// ([`emit::paths::RUNTIME_CRATE`]) and its own files as `super`, so it compiles in any crate
-/// that depends on `agh-runtime`); the ACP code
+/// that depends on `agh-runtime`), and the code of [`REFS_SET`] into `protocol/tests/refs_set`;
+/// the ACP code
 /// and reference into `acp/src/generated` and `docs/reference/acp`, and the code of the ACP set
 /// with the add-a-kind guide's edits ([`ADD_KIND_EDITS`]) into `acp/tests/acp_with_progress`.
 pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
@@ -98,6 +105,10 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         Output {
             dir: "protocol/tests/two_kinds",
             files: generate(root.join(TEST_SET))?,
+        },
+        Output {
+            dir: "protocol/tests/refs_set",
+            files: generate(root.join(REFS_SET))?,
         },
         Output {
             dir: "acp/src/generated",

@@ -205,6 +205,17 @@ impl Builder<'_> {
             object: None,
             items: None,
         };
+        // A subschema that is itself a named type (a `$ref` names its location) is that type.
+        if depth > 0 {
+            let here = Location {
+                id: id.to_owned(),
+                pointer: ptr.to_owned(),
+            };
+            if let Some(name) = self.sites.get(&here) {
+                shape.ref_type = Some(name.clone());
+                return Ok(shape);
+            }
+        }
         let Value::Object(map) = v else {
             if v == &Value::Bool(true) {
                 return Ok(shape);
@@ -224,14 +235,11 @@ impl Builder<'_> {
         }
         if let Some(Value::String(r)) = map.get("$ref") {
             let p = join_pointer(ptr, "$ref");
+            // Every `$ref` target is a named type (`names.rs`): recursion is a type naming itself.
             let loc = self.set.resolve_ref(id, &p, r)?;
             match self.sites.get(&loc) {
                 Some(name) => shape.ref_type = Some(name.clone()),
-                None => {
-                    let target = self.set.get(&loc).cloned().unwrap_or(Value::Null);
-                    let inner = self.shape(&loc.id, &loc.pointer, &target, depth + 1)?;
-                    shape = inner;
-                }
+                None => return Err(self.err(id, &p, "internal: a `$ref` target with no type")),
             }
         }
         if let Some(any) = map.get("anyOf").or_else(|| map.get("oneOf")) {

@@ -1,12 +1,14 @@
 //! Loading a schema set: every `*.json` under a directory (or a base set with edits applied in
-//! memory), indexed by `$id`; on load every `$ref` is resolved (`refs.rs`) and every property
-//! must be described (`descriptions.rs`).
+//! memory), indexed by `$id`; on load its resources, anchors and references are indexed
+//! (`resources.rs`), every `$ref` is resolved (`refs.rs`) and every property must be described
+//! (`descriptions.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::resources::Resources;
 use crate::error::{Error, Result};
 
 /// One schema file of the set.
@@ -29,6 +31,16 @@ pub struct Location {
     pub pointer: String,
 }
 
+impl Location {
+    /// The root schema of the file with `$id` `id`.
+    pub fn root(id: &str) -> Location {
+        Location {
+            id: id.to_owned(),
+            pointer: String::new(),
+        }
+    }
+}
+
 /// A loaded, reference-checked schema set.
 #[derive(Clone, Debug)]
 pub struct SchemaSet {
@@ -36,6 +48,8 @@ pub struct SchemaSet {
     /// What generated files name as their source (`schemas/acp-v0.2`).
     source: String,
     files: BTreeMap<String, SchemaFile>,
+    /// Resources, anchors, base URIs and references (`resources.rs`).
+    resources: Resources,
 }
 
 impl SchemaSet {
@@ -141,12 +155,25 @@ impl SchemaSet {
         if files.is_empty() {
             return Err(Error::new(&dir, "", "no *.json schema files found"));
         }
-        let set = SchemaSet { dir, source, files };
+        let mut resources = Resources::default();
+        for file in files.values() {
+            resources.add_file(file)?;
+        }
+        let set = SchemaSet {
+            dir,
+            source,
+            files,
+            resources,
+        };
+        set.check_refs()?;
         for file in set.files() {
-            set.check_refs(file, &file.doc, "")?;
             super::descriptions::check_descriptions(file, &file.doc, "")?;
         }
         Ok(set)
+    }
+
+    pub(crate) fn resources(&self) -> &Resources {
+        &self.resources
     }
 
     /// The directory the set was loaded from.
