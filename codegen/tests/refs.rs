@@ -390,3 +390,29 @@ fn reference_targets_become_named_types() {
         Some("TreeBody")
     );
 }
+
+/// The reference docs of a set with recursive types render (a type that holds itself links to
+/// its own section rather than being spelled out without end).
+#[test]
+fn recursive_types_get_their_docs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/refs");
+    let (set, model) = agh_codegen::load_model(&dir).unwrap();
+    let files = agh_codegen::docs::emit_docs(&set, &model, None).unwrap();
+    let kinds = &files
+        .iter()
+        .find(|f| f.path == "message-kinds.md")
+        .expect("a kinds page")
+        .contents;
+    assert!(
+        kinds.contains("## `tree`") && kinds.contains("## `doc`"),
+        "{kinds}"
+    );
+    assert!(
+        kinds.contains("| `children` | array of objects |"),
+        "{kinds}"
+    );
+    let all: String = files.iter().map(|f| f.contents.as_str()).collect();
+    for name in ["Outline", "Part", "Node"] {
+        assert!(all.contains(&format!("`{name}`")), "{name}: {all}");
+    }
+}
