@@ -54,6 +54,11 @@ pub const TEST_SET: &str = "codegen/tests/fixtures/two-kinds";
 /// beside other keywords); its code is written into `protocol/tests/applicators`, which
 /// `protocol/tests/schema_applicators.rs` compiles and runs.
 pub const APPLICATORS_SET: &str = "codegen/tests/fixtures/applicators";
+/// A schema set whose bodies exercise `$ref` resolution: recursive types (`#`, across two files,
+/// inside an embedded resource), `$anchor`s, embedded `$id`s, a URN `$id`, escaped pointers
+/// (`~0`, `~1`, `%25`) and pointers to members and items; its code goes to
+/// `protocol/tests/refs_set`, compiled and run by `protocol/tests/ref_resolution.rs`.
+pub const REFS_SET: &str = "codegen/tests/fixtures/refs";
 
 /// The second protocol profile of the workspace: the ACP draft (`agh-acp`).
 pub const ACP_SET: &str = "schemas/acp-v0.2";
@@ -82,7 +87,8 @@ pub fn load_add_kind_model(root: &Path) -> Result<(SchemaSet, Model)> {
 /// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
 /// against the same runtime: generated code names the runtime as `::agh_runtime`
 /// ([`emit::paths::RUNTIME_CRATE`]) and its own files as `super`, so it compiles in any crate
-/// that depends on `agh-runtime`); the ACP code
+/// that depends on `agh-runtime`), and the code of [`REFS_SET`] into `protocol/tests/refs_set`;
+/// the ACP code
 /// and reference into `acp/src/generated` and `docs/reference/acp`, and the code of the ACP set
 /// with the add-a-kind guide's edits ([`ADD_KIND_EDITS`]) into `acp/tests/acp_with_progress`.
 pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
@@ -109,6 +115,10 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         Output {
             dir: "protocol/tests/applicators",
             files: generate(root.join(APPLICATORS_SET))?,
+        },
+        Output {
+            dir: "protocol/tests/refs_set",
+            files: generate(root.join(REFS_SET))?,
         },
         Output {
             dir: "acp/src/generated",

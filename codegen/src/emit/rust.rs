@@ -44,6 +44,19 @@ fn reduce(
     if depth > 64 {
         return Err(set.error(id, ptr, "schema nesting too deep (reference cycle?)"));
     }
+    let here = Location {
+        id: id.to_owned(),
+        pointer: ptr.to_owned(),
+    };
+    // A subschema that is a named type of its own (a `$ref` names it) refers to it.
+    if let (true, Some(name)) = (depth > 0, index.get(&here)) {
+        let mut out = Map::new();
+        out.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
+        if let Some(d) = v.get("description") {
+            out.insert("description".into(), d.clone());
+        }
+        return Ok(Value::Object(out));
+    }
     let Value::Object(map) = v else {
         return Ok(v.clone());
     };
@@ -66,7 +79,7 @@ fn reduce(
     for (k, child) in map {
         let p = join_pointer(ptr, k);
         match k.as_str() {
-            "if" | "then" | "else" | "$id" | "$schema" | "$defs" => {}
+            "if" | "then" | "else" | "$id" | "$schema" | "$defs" | "$anchor" | "$comment" => {}
             // Keywords that constrain values, not shapes: the type stays the shape's, the
             // generated validators and scanners hold the rule (`allOf` included: each conjunct
             // is checked, the type is the schema's own).
@@ -114,23 +127,12 @@ fn reduce(
                 let Some(r) = child.as_str() else {
                     return Err(set.error(id, &p, "`$ref` must be a string"));
                 };
+                // Every `$ref` target is a named type (`model/names.rs`).
                 let loc = set.resolve_ref(id, &p, r)?;
-                match index.get(&loc) {
-                    Some(name) => {
-                        out.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
-                    }
-                    None => {
-                        // Not a named type: inline the target.
-                        let target = set.get(&loc).cloned().unwrap_or(Value::Null);
-                        let inlined =
-                            reduce(set, index, &loc.id, &loc.pointer, &target, depth + 1)?;
-                        if let Value::Object(m) = inlined {
-                            for (ik, iv) in m {
-                                out.entry(ik).or_insert(iv);
-                            }
-                        }
-                    }
-                }
+                let Some(name) = index.get(&loc) else {
+                    return Err(set.error(id, &p, "internal: a `$ref` target with no type"));
+                };
+                out.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
             }
             "properties" => {
                 let Value::Object(props) = child else {

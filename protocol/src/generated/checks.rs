@@ -516,30 +516,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
             if let Some(v) = m.get("summary") {
                 let mark = c::push(at, "summary");
                 'c1: {
-                    if !(v.is_string()) {
-                        c::wrong_type(
-                            out,
-                            ::agh_runtime::ReasonCode::Malformed,
-                            at,
-                            "capability-brief-entry.schema.json#/properties/summary",
-                            "a string",
-                            v,
-                        );
-                        break 'c1;
-                    }
-                    if let Some(s) = v.as_str() {
-                        if !pattern_1(s) {
-                            c::value_problem(
-                                out,
-                                ::agh_runtime::ReasonCode::Malformed,
-                                at,
-                                "capability-brief-entry.schema.json#/properties/summary",
-                                "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
-                                v,
-                            );
-                            break 'c1;
-                        }
-                    }
+                    check_capability_document_summary(v, at, out);
                 }
                 at.truncate(mark);
                 if out.is_done() {
@@ -1284,30 +1261,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if let Some(v) = m.get("summary") {
                 let mark = c::push(at, "summary");
                 'c1: {
-                    if !(v.is_string()) {
-                        c::wrong_type(
-                            out,
-                            ::agh_runtime::ReasonCode::Malformed,
-                            at,
-                            "capability-document.schema.json#/properties/summary",
-                            "a string",
-                            v,
-                        );
-                        break 'c1;
-                    }
-                    if let Some(s) = v.as_str() {
-                        if !pattern_1(s) {
-                            c::value_problem(
-                                out,
-                                ::agh_runtime::ReasonCode::Malformed,
-                                at,
-                                "capability-document.schema.json#/properties/summary",
-                                "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
-                                v,
-                            );
-                            break 'c1;
-                        }
-                    }
+                    check_capability_document_summary(v, at, out);
                 }
                 at.truncate(mark);
                 if out.is_done() {
@@ -1709,6 +1663,39 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                 if out.is_done() {
                     break 'c0;
                 }
+            }
+        }
+    }
+}
+/// Checks a value against `CapabilityDocumentSummary` (`capability-document.schema.json#/properties/summary`).
+pub fn check_capability_document_summary(
+    v: &Value,
+    at: &mut String,
+    out: &mut Problems,
+) {
+    'c0: {
+        if !(v.is_string()) {
+            c::wrong_type(
+                out,
+                ::agh_runtime::ReasonCode::Malformed,
+                at,
+                "capability-document.schema.json#/properties/summary",
+                "a string",
+                v,
+            );
+            break 'c0;
+        }
+        if let Some(s) = v.as_str() {
+            if !pattern_1(s) {
+                c::value_problem(
+                    out,
+                    ::agh_runtime::ReasonCode::Malformed,
+                    at,
+                    "capability-document.schema.json#/properties/summary",
+                    "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
+                    v,
+                );
+                break 'c0;
             }
         }
     }
@@ -3699,6 +3686,10 @@ pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] = &[
     (
         "CapabilityDocument",
         check_capability_document as fn(&Value, &mut String, &mut Problems),
+    ),
+    (
+        "CapabilityDocumentSummary",
+        check_capability_document_summary as fn(&Value, &mut String, &mut Problems),
     ),
     ("Channel", check_channel as fn(&Value, &mut String, &mut Problems)),
     ("DirectId", check_direct_id as fn(&Value, &mut String, &mut Problems)),

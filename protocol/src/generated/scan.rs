@@ -562,10 +562,7 @@ pub fn scan_capability_document_fields<'a>(
                 }
                 seen |= 2u64;
                 let m = s.mark();
-                let v = s.string()?;
-                if !super::checks::pattern_1(&v) {
-                    return None;
-                }
+                scan_capability_document_summary(s)?;
                 f1 = Some(s.since(m));
             }
             "outcome" => {
@@ -800,10 +797,7 @@ pub fn scan_capability_brief_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 2u64;
-                let v = s.string()?;
-                if !super::checks::pattern_1(&v) {
-                    return None;
-                }
+                scan_capability_document_summary(s)?;
             }
             _ => {
                 s.fresh(&mut o, k)?;
@@ -1027,6 +1021,14 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `CapabilityDocument` value (`capability-document.schema.json#`); `None` declines.
 pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
     scan_capability_document_fields(s, &mut scan::Fields::default())?;
+    Some(())
+}
+/// Reads one `CapabilityDocumentSummary` value (`capability-document.schema.json#/properties/summary`); `None` declines.
+pub fn scan_capability_document_summary<'a>(s: &mut Scanner<'a>) -> Option<()> {
+    let v = s.string()?;
+    if !super::checks::pattern_1(&v) {
+        return None;
+    }
     Some(())
 }
 /// Reads one `Channel` value (`defs.schema.json#/$defs/channel`); `None` declines.
@@ -1609,6 +1611,10 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
     (
         "CapabilityDocument",
         scan_capability_document as fn(&mut Scanner<'_>) -> Option<()>,
+    ),
+    (
+        "CapabilityDocumentSummary",
+        scan_capability_document_summary as fn(&mut Scanner<'_>) -> Option<()>,
     ),
     ("Channel", scan_channel as fn(&mut Scanner<'_>) -> Option<()>),
     ("DirectId", scan_direct_id as fn(&mut Scanner<'_>) -> Option<()>),
