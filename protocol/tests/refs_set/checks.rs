@@ -6,6 +6,11 @@ use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::problem::Problems;
 use super::types::*;
+/// An `integer` of this schema set (JSON Schema's counting): any number of integral value however written (`1.0`, `1e3`, `-0`), within 64 bits.
+#[allow(dead_code)]
+fn is_integer(v: &Value) -> bool {
+    c::is_integral(v)
+}
 /// Whether a string matches `^[a-z]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     let mut chars = s.bytes();
@@ -185,7 +190,7 @@ pub fn check_doc_body_pair_item(v: &Value, at: &mut String, out: &mut Problems) 
 /// Checks a value against `LeafWeight` (`body/tree.schema.json#/$defs/leaf~1weight`).
 pub fn check_leaf_weight(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,
@@ -212,7 +217,7 @@ pub fn check_leaf_weight(v: &Value, at: &mut String, out: &mut Problems) {
 /// Checks a value against `Mark` (`body/tree.schema.json#/$defs/mark`).
 pub fn check_mark(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,
@@ -284,7 +289,7 @@ pub fn check_node(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("value") {
                 let mark = c::push(at, "value");
                 'c1: {
-                    if !(c::is_integer(v)) {
+                    if !(is_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -830,7 +835,7 @@ pub fn check_slash_key(v: &Value, at: &mut String, out: &mut Problems) {
 /// Checks a value against `TildeKey` (`defs.schema.json#/$defs/tilde~0key`).
 pub fn check_tilde_key(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,

@@ -6,6 +6,18 @@ use std::borrow::Cow;
 use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+/// Reads an `integer` of this schema set (JSON Schema's counting): any number of integral value however written (`1.0`, `1e3`, `-0`), within 64 bits.
+#[allow(dead_code)]
+#[inline]
+fn integer(s: &mut Scanner<'_>) -> Option<i128> {
+    s.integral()
+}
+/// Whether the checked JSON text `text` is an `integer` of this schema set (a
+/// conditional's type test).
+#[allow(dead_code)]
+fn raw_is_integer(text: &str) -> bool {
+    c::is_integral_text(text)
+}
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RefsEnvelopeRef<'a> {
@@ -253,7 +265,7 @@ pub fn scan_doc_body_pair_item<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `LeafWeight` value (`body/tree.schema.json#/$defs/leaf~1weight`); `None` declines.
 pub fn scan_leaf_weight<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mark = s.mark();
-    s.integer()?;
+    integer(s)?;
     let nt = s.since(mark).get();
     if c::below(nt, "0") {
         return None;
@@ -262,7 +274,7 @@ pub fn scan_leaf_weight<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `Mark` value (`body/tree.schema.json#/$defs/mark`); `None` declines.
 pub fn scan_mark<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    s.integer()?;
+    integer(s)?;
     Some(())
 }
 /// Reads one `Name` value (`defs.schema.json#/$defs/name`); `None` declines.
@@ -284,7 +296,7 @@ pub fn scan_node<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                s.integer()?;
+                integer(s)?;
             }
             "kids" => {
                 if seen & 2u64 != 0 {
@@ -426,7 +438,7 @@ pub fn scan_slash_key<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `TildeKey` value (`defs.schema.json#/$defs/tilde~0key`); `None` declines.
 pub fn scan_tilde_key<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mark = s.mark();
-    s.integer()?;
+    integer(s)?;
     let nt = s.since(mark).get();
     if c::below(nt, "0") {
         return None;

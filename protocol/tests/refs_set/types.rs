@@ -240,6 +240,8 @@ pub struct Node {
     pub tag: ::std::option::Option<NodeTag>,
     ///The node's value.
     pub value: i64,
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 ///A mark: `x` or `o`.
 #[derive(
@@ -941,7 +943,11 @@ impl DocBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<TildeKey>(v.get())?)
+                            Some(
+                                ::serde_json::from_str::<
+                                    TildeKey,
+                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                            )
                         },
                     );
                 }
@@ -1027,6 +1033,7 @@ impl Node {
         let mut f_mark = None;
         let mut f_tag = None;
         let mut f_value = None;
+        let mut extra = ::serde_json::Map::new();
         for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
                 "kids" => {
@@ -1064,8 +1071,16 @@ impl Node {
                         },
                     );
                 }
-                "value" => f_value = Some(::serde_json::from_str::<i64>(v.get())?),
-                other => return Err(E::unknown_field(other, &[])),
+                "value" => {
+                    f_value = Some(
+                        ::serde_json::from_str::<
+                            i64,
+                        >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                    );
+                }
+                _ => {
+                    extra.insert(name.into_owned(), ::serde_json::from_str(v.get())?);
+                }
             }
         }
         Ok(Self {
@@ -1085,6 +1100,7 @@ impl Node {
                 Some(v) => v,
                 None => return Err(E::missing_field("value")),
             },
+            extra: extra,
         })
     }
 }
@@ -1344,7 +1360,11 @@ impl TreeBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<Mark>(v.get())?)
+                            Some(
+                                ::serde_json::from_str::<
+                                    Mark,
+                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                            )
                         },
                     );
                 }
@@ -1393,7 +1413,11 @@ impl TreeBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<LeafWeight>(v.get())?)
+                            Some(
+                                ::serde_json::from_str::<
+                                    LeafWeight,
+                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                            )
                         },
                     );
                 }
