@@ -72,6 +72,10 @@ impl p::Profile for V0 {
         <Generated as p::Profile>::body_to_value(body)
     }
 
+    fn to_envelope(view: &Self::EnvelopeRef<'_>, text: &str) -> Result<Self::Envelope, String> {
+        <Generated as p::Profile>::to_envelope(view, text)
+    }
+
     /// The trust step (after freshness, before routing): `unverified` without a proof or a
     /// verified-form `from` (no second look at the bytes), else the profile's steps on the
     /// envelope as received (read within the caller's limits), with the members a forward must
