@@ -129,21 +129,25 @@ fn a_max_length_on_say_text() {
 }
 
 #[test]
-fn a_one_of_artifact_union_is_refused_naming_one_of_until_unions_land() {
-    // The applicators work (issue 30 item 1) makes this a Rust enum of three variants; until
-    // then codegen refuses it clearly, naming the keyword and where it is.
-    match load("one-of").and_then(|(set, model)| agh_codegen::generate_from(&set, &model)) {
-        Err(e) => {
-            let text = e.to_string();
-            assert!(text.contains("oneOf"), "{text}");
-            assert!(text.contains("say.schema.json"), "{text}");
-            assert!(text.contains("/properties/artifacts/items"), "{text}");
-        }
-        Ok(files) => panic!(
-            "unions have landed: turn this test into the guide's checks (types.rs has {} bytes)",
-            file(&files, "types.rs").len()
-        ),
+fn a_one_of_artifact_union() {
+    let (code, docs) = generate("one-of");
+    // The types: one struct per shape (their titles), the item an enum of the three.
+    let types = file(&code, "types.rs");
+    for shape in ["GitRefArtifact", "LinkArtifact", "InlineArtifact"] {
+        assert!(types.contains(&format!("pub struct {shape}")), "{shape}: {types}");
     }
+    let item = types
+        .split("pub enum ")
+        .skip(1)
+        .find(|e| e.contains("GitRefArtifact") && e.contains("LinkArtifact"))
+        .unwrap_or_else(|| panic!("no enum of the shapes: {types}"));
+    assert!(item.contains("InlineArtifact"), "{item}");
+    // The validator and the scanner hold the rule: exactly one shape.
+    let checks = file(&code, "checks.rs");
+    assert!(checks.contains("GitRefArtifact") || checks.contains("git_ref_artifact"), "validator");
+    // The docs: the union in words.
+    let kinds = file(&docs, "message-kinds.md");
+    assert!(kinds.contains("Exactly one of the following shapes"), "{kinds}");
 }
 
 #[test]
