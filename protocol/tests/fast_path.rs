@@ -152,9 +152,11 @@ fn parse_equals_serde_on_every_accepted_stored_input() {
         }
         let by_serde: agh_protocol::Envelope = serde_json::from_value(Value::Object(tree))
             .unwrap_or_else(|e| panic!("{name}: serde refuses a checked envelope: {e}"));
+        // By JSON equality: serde reads `-0` in `ext` into the typed envelope as `0`, the view
+        // keeps it as written (the same value).
         assert_eq!(
-            serde_json::to_value(&by_serde).unwrap(),
-            serde_json::to_value(owned.envelope()).unwrap(),
+            agh_protocol::check::equality_key(&serde_json::to_value(&by_serde).unwrap()),
+            agh_protocol::check::equality_key(&serde_json::to_value(owned.envelope()).unwrap()),
             "{name}: envelope"
         );
         // The bytes written member by member are the bytes of the tree.
