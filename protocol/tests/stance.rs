@@ -31,7 +31,7 @@ fn nested(levels: usize) -> String {
 fn each_profile_declares_its_depth() {
     // No `max_depth`: the runtime's guard, the deepest nesting the owned message decodes.
     assert_eq!(TWO.max_depth, 128);
-    assert!(TWO.max_depth <= MAX_SUPPORTED_DEPTH);
+    const { assert!(TWO.max_depth <= MAX_SUPPORTED_DEPTH) };
     assert_eq!(TWO.options(0).max_depth, 128);
     assert_eq!(agh_protocol::Options::at(0).max_depth, 64);
 }
