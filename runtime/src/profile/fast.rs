@@ -15,7 +15,7 @@ pub(super) fn scan<'a, P: Profile, K: Kinds>(
     bytes: &'a [u8],
     options: &Options,
 ) -> Option<Accepted<'a, P, K::Entry>> {
-    let spec = &P::SPEC;
+    let spec = spec::<P>();
     let layout = &spec.layout;
     if bytes.len() > options.max_bytes {
         return None;
