@@ -9,7 +9,8 @@ use crate::schema::problem::Problems;
 
 /// The fast path over the kinds of `kinds`: `None` declines (the exact path then says why). The
 /// profile's own steps ([`Profile::admit`]) are the caller's: `extra` is left at its default.
-#[inline]
+// Inlined into its two callers, so that the accepted view is written where they return it.
+#[inline(always)]
 pub(super) fn scan<'a, P: Profile, K: Kinds>(
     kinds: &K,
     bytes: &'a [u8],
