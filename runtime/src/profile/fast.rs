@@ -2,7 +2,7 @@
 
 use super::rules::*;
 use super::*;
-use crate::json::scan::{Kept, Member, Scanner};
+use crate::json::scan::{Kept, Scanner};
 use crate::json::MAX_SUPPORTED_DEPTH;
 use crate::schema::model::BodyOverrides;
 use crate::schema::problem::Problems;
@@ -42,10 +42,8 @@ pub(super) fn scan<'a, P: Profile, K: Kinds>(
     // Every byte of the envelope went through `s` (the body through its scanner or `skip`).
     let respelled = s.respelled();
 
-    let entry = match envelope.member(layout.kind_member) {
-        Member::Str(kind) if !spec.forbidden_kinds.iter().any(|f| f.name == kind) => {
-            kinds.entry(kind)?
-        }
+    let entry = match P::kind_of(&envelope) {
+        Some(kind) if !spec.forbidden_kinds.iter().any(|f| f.name == kind) => kinds.entry(kind)?,
         _ => return None,
     };
     let rules = entry.rules();

@@ -178,6 +178,15 @@ pub trait Profile: Sized + 'static {
         s: &mut Scanner<'a>,
         body: &mut dyn FnMut(&mut Scanner<'a>, Option<&str>) -> Option<()>,
     ) -> Option<Self::EnvelopeRef<'a>>;
+    /// The envelope's kind, when it is a string: by default the member the layout names; a
+    /// profile may read its typed field instead.
+    #[inline]
+    fn kind_of<'s>(envelope: &'s Self::EnvelopeRef<'_>) -> Option<&'s str> {
+        match envelope.member(spec::<Self>().layout.kind_member) {
+            Member::Str(kind) => Some(kind),
+            _ => None,
+        }
+    }
     /// The generated envelope validator.
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems);
     /// The body member of a checked envelope view, as its JSON text (`None`: absent or `null`).
