@@ -297,6 +297,7 @@ impl Registry {
     /// One pass over the bytes decides validity (the generated scanners). Only an envelope that
     /// pass declines is read again by the exact validators, which find the first problem in the
     /// validation order: that is the rejection.
+    #[inline]
     pub fn parse_ref<'a>(
         &self,
         bytes: &'a [u8],

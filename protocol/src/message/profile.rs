@@ -59,6 +59,11 @@ impl p::Profile for V0 {
         <Generated as p::Profile>::scan_envelope(s, body)
     }
 
+    #[inline]
+    fn kind_of<'s>(envelope: &'s EnvelopeRef<'_>) -> Option<&'s str> {
+        Some(&envelope.kind)
+    }
+
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         <Generated as p::Profile>::check_envelope(v, at, out)
     }

@@ -21,7 +21,7 @@ pub(super) fn diagnose<P: Profile, K: Kinds>(
     let map = check::<P, K>(kinds, bytes, options, &mut problems);
     let head = map
         .as_ref()
-        .map(|m| head(m, &P::SPEC.layout))
+        .map(|m| head(m, &spec::<P>().layout))
         .unwrap_or_default();
     let problem = problems.into_vec().into_iter().next().unwrap_or_else(|| {
         Problem::new(
@@ -86,7 +86,7 @@ pub(super) fn check<P: Profile, K: Kinds>(
     options: &Options,
     out: &mut Problems,
 ) -> Option<Map<String, Value>> {
-    let spec = &P::SPEC;
+    let spec = spec::<P>();
     let layout = &spec.layout;
     let value = Value::Object(read_checked_json(bytes, options, out)?);
     P::check_envelope(&value, &mut String::new(), out);

@@ -2,20 +2,21 @@
 
 use super::rules::*;
 use super::*;
-use crate::json::scan::{Kept, Member, Scanner};
+use crate::json::scan::{Kept, Scanner};
 use crate::json::MAX_SUPPORTED_DEPTH;
 use crate::schema::model::BodyOverrides;
 use crate::schema::problem::Problems;
 
 /// The fast path over the kinds of `kinds`: `None` declines (the exact path then says why). The
 /// profile's own steps ([`Profile::admit`]) are the caller's: `extra` is left at its default.
-#[inline]
+// Inlined into its two callers, so that the accepted view is written where they return it.
+#[inline(always)]
 pub(super) fn scan<'a, P: Profile, K: Kinds>(
     kinds: &K,
     bytes: &'a [u8],
     options: &Options,
 ) -> Option<Accepted<'a, P, K::Entry>> {
-    let spec = &P::SPEC;
+    let spec = spec::<P>();
     let layout = &spec.layout;
     if bytes.len() > options.max_bytes {
         return None;
@@ -41,10 +42,8 @@ pub(super) fn scan<'a, P: Profile, K: Kinds>(
     // Every byte of the envelope went through `s` (the body through its scanner or `skip`).
     let respelled = s.respelled();
 
-    let entry = match envelope.member(layout.kind_member) {
-        Member::Str(kind) if !spec.forbidden_kinds.iter().any(|f| f.name == kind) => {
-            kinds.entry(kind)?
-        }
+    let entry = match P::kind_of(&envelope) {
+        Some(kind) if !spec.forbidden_kinds.iter().any(|f| f.name == kind) => kinds.entry(kind)?,
         _ => return None,
     };
     let rules = entry.rules();

@@ -134,6 +134,13 @@ impl<B> Spec<B> {
     }
 }
 
+/// The tables of profile `P` as a `'static` reference: an inline constant, so that the parser
+/// reads them in place instead of copying the `Spec` onto the stack on every call.
+#[inline(always)]
+pub(crate) fn spec<P: Profile>() -> &'static Spec<P::Body> {
+    const { &P::SPEC }
+}
+
 /// A generated envelope view (`EnvelopeRef`): its members by JSON name.
 pub trait EnvelopeView {
     /// The member named `name` (`Absent` when absent or `null`).
@@ -177,6 +184,15 @@ pub trait Profile: Sized + 'static {
         s: &mut Scanner<'a>,
         body: &mut dyn FnMut(&mut Scanner<'a>, Option<&str>) -> Option<()>,
     ) -> Option<Self::EnvelopeRef<'a>>;
+    /// The envelope's kind, when it is a string: by default the member the layout names; a
+    /// profile may read its typed field instead.
+    #[inline]
+    fn kind_of<'s>(envelope: &'s Self::EnvelopeRef<'_>) -> Option<&'s str> {
+        match envelope.member(spec::<Self>().layout.kind_member) {
+            Member::Str(kind) => Some(kind),
+            _ => None,
+        }
+    }
     /// The generated envelope validator.
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems);
     /// The body member of a checked envelope view, as its JSON text (`None`: absent or `null`).
@@ -236,7 +252,7 @@ pub fn parse_ref<'a, P: Profile>(
     bytes: &'a [u8],
     options: &Options,
 ) -> Result<MessageRef<'a, P>, Rejection> {
-    let a = parse_ref_in::<P, _>(&P::SPEC, bytes, options)?;
+    let a = parse_ref_in::<P, _>(spec::<P>(), bytes, options)?;
     Ok(MessageRef {
         envelope: a.envelope,
         text: a.text,
@@ -264,7 +280,7 @@ pub fn parse_ref_in<'a, P: Profile, K: Kinds>(
             }
             Err(problem) => Err(rejection(
                 problem,
-                head(&accepted.envelope, &P::SPEC.layout),
+                head(&accepted.envelope, &spec::<P>().layout),
             )),
         },
         None => Err(diagnose::<P, K>(kinds, bytes, options)),
@@ -278,7 +294,7 @@ pub fn parse<P: Profile>(bytes: &[u8], options: &Options) -> Result<Message<P>, 
 
 /// Every problem of one envelope of profile `P`, in the validation order.
 pub fn explain<P: Profile>(bytes: &[u8], options: &Options) -> Vec<Problem> {
-    explain_in::<P, _>(&P::SPEC, bytes, options)
+    explain_in::<P, _>(spec::<P>(), bytes, options)
 }
 
 /// [`explain`] with the kinds of `kinds`.
@@ -295,7 +311,7 @@ pub fn explain_in<P: Profile, K: Kinds>(
 /// The fast path's verdict alone (for differential tests against [`explain`]).
 #[doc(hidden)]
 pub fn fast_accepts<P: Profile>(bytes: &[u8], options: &Options) -> bool {
-    fast_accepts_in::<P, _>(&P::SPEC, bytes, options)
+    fast_accepts_in::<P, _>(spec::<P>(), bytes, options)
 }
 
 /// [`fast_accepts`] with the kinds of `kinds`.
