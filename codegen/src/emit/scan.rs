@@ -498,6 +498,8 @@ impl Emitter<'_> {
         }
         // `propertyNames`: every member name, declared or not, passes the string checks.
         let names = match &obj.property_names {
+            // `propertyNames: false`: no member at all.
+            Some(names) if names.never => quote!(None::<()>?;),
             Some(names) => {
                 let checks = self.string_checks(names)?;
                 quote!({

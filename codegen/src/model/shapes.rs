@@ -528,7 +528,6 @@ impl Builder<'_> {
                 let c = &shape.constraints;
                 let plain = shape.ref_type.is_none()
                     && !shape.nullable
-                    && !shape.never
                     && shape.applicators.is_empty()
                     && shape.prefix_items.is_empty()
                     && shape.object.is_none()

@@ -380,6 +380,42 @@ pub fn check_app_blob(v: &Value, at: &mut String, out: &mut Problems) {
         }
     }
 }
+/// Checks a value against `AppEmpty` (`defs.schema.json#/$defs/empty`).
+pub fn check_app_empty(v: &Value, at: &mut String, out: &mut Problems) {
+    'c0: {
+        if !(v.is_object()) {
+            c::wrong_type(
+                out,
+                ::agh_runtime::ReasonCode::Malformed,
+                at,
+                "defs.schema.json#/$defs/empty",
+                "an object",
+                v,
+            );
+            break 'c0;
+        }
+        if let Some(m) = v.as_object() {
+            for key in m.keys() {
+                let name = Value::String(key.clone());
+                let v = &name;
+                'c1: {
+                    c::value_problem(
+                        out,
+                        ::agh_runtime::ReasonCode::Malformed,
+                        at,
+                        "defs.schema.json#/$defs/empty/propertyNames",
+                        "must be absent: no value is allowed here",
+                        v,
+                    );
+                    break 'c1;
+                }
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+        }
+    }
+}
 /// Checks a value against `AppEnvelope` (`envelope.schema.json#`).
 pub fn check_app_envelope(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
@@ -1889,6 +1925,7 @@ pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] = &[
     ("AppAnything", check_app_anything as fn(&Value, &mut String, &mut Problems)),
     ("AppArtifact", check_app_artifact as fn(&Value, &mut String, &mut Problems)),
     ("AppBlob", check_app_blob as fn(&Value, &mut String, &mut Problems)),
+    ("AppEmpty", check_app_empty as fn(&Value, &mut String, &mut Problems)),
     ("AppEnvelope", check_app_envelope as fn(&Value, &mut String, &mut Problems)),
     ("AppLink", check_app_link as fn(&Value, &mut String, &mut Problems)),
     ("AppNothing", check_app_nothing as fn(&Value, &mut String, &mut Problems)),

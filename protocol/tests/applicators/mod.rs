@@ -24,7 +24,7 @@ pub use self::rules::{
     REQUIRED_ENVELOPE_MEMBERS, ROLES, TRUST_PROFILES, VALIDATION_ORDER, kind_rules,
 };
 pub use self::types::{
-    AppAmount, AppAnything, AppArtifact, AppBlob, AppBlobSha, AppEnvelope,
+    AppAmount, AppAnything, AppArtifact, AppBlob, AppBlobSha, AppEmpty, AppEnvelope,
     AppEnvelopeReplyTo, AppLink, AppLinkUrl, AppNothing, AppPeer, AppProtocol, AppQuote,
     AppWindow, AppWord, ShapeBody, ShapeBodyContact, ShapeBodyLabels, ShapeBodyMode,
 };

@@ -317,6 +317,20 @@ pub fn scan_app_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
     }
     Some(())
 }
+/// Reads one `AppEmpty` value (`defs.schema.json#/$defs/empty`); `None` declines.
+pub fn scan_app_empty<'a>(s: &mut Scanner<'a>) -> Option<()> {
+    let mut o = s.object()?;
+    while let Some(k) = s.key(&mut o)? {
+        None::<()>?;
+        match &*k {
+            _ => {
+                s.fresh(&mut o, k)?;
+                s.skip()?;
+            }
+        }
+    }
+    Some(())
+}
 /// Reads one `AppLink` value (`defs.schema.json#/$defs/link`); `None` declines.
 pub fn scan_app_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
@@ -1244,6 +1258,7 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
     ("AppAnything", scan_app_anything as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppArtifact", scan_app_artifact as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppBlob", scan_app_blob as fn(&mut Scanner<'_>) -> Option<()>),
+    ("AppEmpty", scan_app_empty as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppLink", scan_app_link as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppNothing", scan_app_nothing as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppPeer", scan_app_peer as fn(&mut Scanner<'_>) -> Option<()>),

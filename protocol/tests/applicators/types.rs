@@ -126,6 +126,30 @@ impl<'de> ::serde::Deserialize<'de> for AppBlobSha {
             })
     }
 }
+///An object without members.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+#[serde(transparent)]
+pub struct AppEmpty(pub ::serde_json::Map<::std::string::String, ::serde_json::Value>);
+impl ::std::ops::Deref for AppEmpty {
+    type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+    fn deref(&self) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.0
+    }
+}
+impl ::std::convert::From<AppEmpty>
+for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+    fn from(value: AppEmpty) -> Self {
+        value.0
+    }
+}
+impl ::std::convert::From<::serde_json::Map<::std::string::String, ::serde_json::Value>>
+for AppEmpty {
+    fn from(
+        value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
+        Self(value)
+    }
+}
 ///A minimal envelope whose one kind carries the applicators of JSON Schema.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 #[serde(deny_unknown_fields)]
@@ -601,6 +625,16 @@ impl AppBlobSha {
     /// schema, without checking it again. For generated code only.
     #[allow(dead_code)]
     pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl AppEmpty {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(
+        value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
         Self(value)
     }
 }
