@@ -79,6 +79,9 @@ fn seeds() -> Vec<Value> {
         json!({"contact": {"email": 1, "name": "n"}, "counters": {}, "signed": {}}),
         json!({"artifact": {"url": "https://x", "extra": 1}, "window": {"unit": "s"}}),
         json!({"level": -2, "amount": "", "code": "x", "mode": ""}),
+        json!({"flag": "on", "maybe": 3}),
+        json!({"flag": null, "maybe": null}),
+        json!({"flag": "maybe", "maybe": 0}),
     ]
 }
 
@@ -355,6 +358,11 @@ fn dependent_schemas_apply_when_the_member_is_present() {
 #[test]
 fn type_lists_and_all_of_with_not() {
     body_cases(&[
+        // `null` passes a type list that names it, but not an `enum` without it.
+        (json!({"flag": "off"}), None),
+        (json!({"flag": null}), Some("/flag")),
+        (json!({"maybe": null}), None),
+        (json!({"maybe": 0}), Some("/maybe")),
         (json!({"mode": "fast"}), None),
         (json!({"mode": 1}), None),
         (json!({"mode": null}), None),

@@ -1898,6 +1898,103 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("flag") {
+                let mark = c::push(at, "flag");
+                'c1: {
+                    if !(v.as_str() == Some("on") || v.as_str() == Some("off")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/flag",
+                            "must be one of `on`, `off`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    'c2: {
+                        if v.is_null() {
+                            break 'c2;
+                        }
+                        if !(v.is_string()) {
+                            c::wrong_type(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/shape.schema.json#/properties/flag/allOf/0",
+                                "a string or null",
+                                v,
+                            );
+                            break 'c2;
+                        }
+                    }
+                    if out.is_done() {
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("maybe") {
+                let mark = c::push(at, "maybe");
+                'c1: {
+                    let mut scratch = Problems::first_only();
+                    let mut here = String::new();
+                    {
+                        let out = &mut scratch;
+                        let at = &mut here;
+                        'c2: {
+                            if !(c::json_eq(v, "0")) {
+                                c::value_problem(
+                                    out,
+                                    ::agh_runtime::ReasonCode::Malformed,
+                                    at,
+                                    "body/shape.schema.json#/properties/maybe/not",
+                                    "must be `0`",
+                                    v,
+                                );
+                                break 'c2;
+                            }
+                        }
+                    }
+                    if scratch.is_empty() {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/maybe",
+                            "must not match `body/shape.schema.json#/properties/maybe/not`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    'c2: {
+                        if v.is_null() {
+                            break 'c2;
+                        }
+                        if !(c::is_integer(v)) {
+                            c::wrong_type(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/shape.schema.json#/properties/maybe/allOf/0",
+                                "an integer or null",
+                                v,
+                            );
+                            break 'c2;
+                        }
+                    }
+                    if out.is_done() {
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
             if let Some(v) = m.get("gone") {
                 let mark = c::push(at, "gone");
                 'c1: {

@@ -26,5 +26,6 @@ pub use self::rules::{
 pub use self::types::{
     AppAmount, AppAnything, AppArtifact, AppBlob, AppBlobSha, AppEmpty, AppEnvelope,
     AppEnvelopeReplyTo, AppLink, AppLinkUrl, AppNothing, AppPeer, AppProtocol, AppQuote,
-    AppWindow, AppWord, ShapeBody, ShapeBodyContact, ShapeBodyLabels, ShapeBodyMode,
+    AppWindow, AppWord, ShapeBody, ShapeBodyContact, ShapeBodyFlag, ShapeBodyLabels,
+    ShapeBodyMode,
 };

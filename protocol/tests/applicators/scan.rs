@@ -1228,18 +1228,84 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 8192u64;
                 scan_app_anything(s)?;
             }
-            "gone" => {
+            "flag" => {
                 if seen & 16384u64 != 0 {
                     return None;
                 }
                 seen |= 16384u64;
-                None::<()>?;
+                {
+                    let m = s.mark();
+                    let m = s.mark();
+                    s.skip()?;
+                    let v = s.since(m).to_value();
+                    if !(true && c::json_eq(&v, "\"on\"") || c::json_eq(&v, "\"off\"")) {
+                        return None;
+                    }
+                    let text = s.since(m);
+                    if !(|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        if !s.null() {
+                            s.string()?;
+                        }
+                        s.end()
+                    })()
+                        .is_some()
+                    {
+                        return None;
+                    }
+                }
             }
-            "free" => {
+            "maybe" => {
                 if seen & 32768u64 != 0 {
                     return None;
                 }
                 seen |= 32768u64;
+                {
+                    let m = s.mark();
+                    s.skip()?;
+                    let text = s.since(m);
+                    if (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        let m = s.mark();
+                        s.skip()?;
+                        let v = s.since(m).to_value();
+                        if !(c::json_eq(&v, "0") && true) {
+                            return None;
+                        }
+                        s.end()
+                    })()
+                        .is_some()
+                    {
+                        return None;
+                    }
+                    if !(|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        if !s.null() {
+                            s.integer()?;
+                        }
+                        s.end()
+                    })()
+                        .is_some()
+                    {
+                        return None;
+                    }
+                }
+            }
+            "gone" => {
+                if seen & 65536u64 != 0 {
+                    return None;
+                }
+                seen |= 65536u64;
+                None::<()>?;
+            }
+            "free" => {
+                if seen & 131072u64 != 0 {
+                    return None;
+                }
+                seen |= 131072u64;
                 s.skip()?;
             }
             _ => {

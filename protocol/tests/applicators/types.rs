@@ -513,6 +513,9 @@ pub struct ShapeBody {
         skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
     )]
     pub counters: ::std::collections::BTreeMap<::std::string::String, u64>,
+    ///On, off, or nothing said: null is not among the values.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub flag: ::std::option::Option<ShapeBodyFlag>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub free: ::std::option::Option<::serde_json::Value>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -520,6 +523,9 @@ pub struct ShapeBody {
     ///A level: an even number below 10, or a number of at least 8, not both.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub level: ::std::option::Option<::serde_json::Value>,
+    ///A count that is not zero, or null.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub maybe: ::std::option::Option<i64>,
     ///A mode: a name, a level or null.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<ShapeBodyMode>,
@@ -549,6 +555,61 @@ pub struct ShapeBodyContact {
     pub email: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+///On, off, or nothing said: null is not among the values.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum ShapeBodyFlag {
+    #[serde(rename = "on")]
+    On,
+    #[serde(rename = "off")]
+    Off,
+}
+impl ::std::fmt::Display for ShapeBodyFlag {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::On => f.write_str("on"),
+            Self::Off => f.write_str("off"),
+        }
+    }
+}
+impl ::std::str::FromStr for ShapeBodyFlag {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "on" => Ok(Self::On),
+            "off" => Ok(Self::Off),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for ShapeBodyFlag {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ShapeBodyFlag {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
 }
 ///Labels: `main`, `x-` strings, `n-` integers, ids in hex.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -1015,9 +1076,11 @@ impl ShapeBody {
         let mut f_code = None;
         let mut f_contact = None;
         let mut f_counters = None;
+        let mut f_flag = None;
         let mut f_free = None;
         let mut f_labels = None;
         let mut f_level = None;
+        let mut f_maybe = None;
         let mut f_mode = None;
         let mut f_pair = None;
         let mut f_signed = None;
@@ -1088,6 +1151,15 @@ impl ShapeBody {
                         >(v.get())?,
                     );
                 }
+                "flag" => {
+                    f_flag = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<ShapeBodyFlag>(v.get())?)
+                        },
+                    );
+                }
                 "free" => {
                     f_free = Some(
                         if v.is_null() {
@@ -1112,6 +1184,15 @@ impl ShapeBody {
                             None
                         } else {
                             Some(::serde_json::from_str::<::serde_json::Value>(v.get())?)
+                        },
+                    );
+                }
+                "maybe" => {
+                    f_maybe = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<i64>(v.get())?)
                         },
                     );
                 }
@@ -1195,6 +1276,10 @@ impl ShapeBody {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
             },
+            flag: match f_flag {
+                Some(v) => v,
+                None => None,
+            },
             free: match f_free {
                 Some(v) => v,
                 None => None,
@@ -1204,6 +1289,10 @@ impl ShapeBody {
                 None => None,
             },
             level: match f_level {
+                Some(v) => v,
+                None => None,
+            },
+            maybe: match f_maybe {
                 Some(v) => v,
                 None => None,
             },
