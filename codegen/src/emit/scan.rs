@@ -277,9 +277,9 @@ impl Emitter<'_> {
             typed
         } else {
             quote! {{
-                let m = s.mark();
+                let start = s.mark();
                 #typed
-                let text = s.since(m);
+                let text = s.since(start);
                 #checks
             }}
         };
@@ -383,9 +383,9 @@ impl Emitter<'_> {
             }
             if !also.is_empty() {
                 value = quote! {{
-                    let m = s.mark();
+                    let start = s.mark();
                     #value
-                    let text = s.since(m);
+                    let text = s.since(start);
                     #also
                 }};
             }

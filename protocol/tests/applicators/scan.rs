@@ -173,9 +173,9 @@ pub fn scan_envelope<'a>(
 /// Reads one `AppAmount` value (`defs.schema.json#/$defs/amount`); `None` declines.
 pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         s.skip()?;
-        let text = s.since(m);
+        let text = s.since(start);
         if !((|| -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
@@ -250,9 +250,9 @@ pub fn scan_app_anything<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppArtifact` value (`defs.schema.json#/$defs/artifact`); `None` declines.
 pub fn scan_app_artifact<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         s.skip()?;
-        let text = s.since(m);
+        let text = s.since(start);
         if usize::from(
             (|| -> Option<()> {
                 let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
@@ -358,9 +358,9 @@ pub fn scan_app_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppNothing` value (`defs.schema.json#/$defs/nothing`); `None` declines.
 pub fn scan_app_nothing<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         s.skip()?;
-        let text = s.since(m);
+        let text = s.since(start);
         if (|| -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
@@ -422,7 +422,7 @@ pub fn scan_app_reason<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppWindow` value (`defs.schema.json#/$defs/window`); `None` declines.
 pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         let mut o = s.object()?;
         let mut seen = 0u64;
         while let Some(k) = s.key(&mut o)? {
@@ -450,7 +450,7 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
         if seen & 2u64 != 2u64 {
             return None;
         }
-        let text = s.since(m);
+        let text = s.since(start);
         if (|| -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
@@ -658,16 +658,16 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppWord` value (`defs.schema.json#/$defs/word`); `None` declines.
 pub fn scan_app_word<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         s.skip()?;
-        let text = s.since(m);
+        let text = s.since(start);
         if (|| -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
             {
-                let m = s.mark();
+                let start = s.mark();
                 s.skip()?;
-                let text = s.since(m);
+                let text = s.since(start);
                 if !((|| -> Option<()> {
                     let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                     let s = &mut again;
@@ -740,7 +740,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 16u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     match s.peek()? {
                         b'"' => {
                             s.string()?;
@@ -782,7 +782,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             s.skip()?;
                         }
                     }
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if !(|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
@@ -953,7 +953,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 512u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     let mut o = s.object()?;
                     let mut seen = 0u64;
                     while let Some(k) = s.key(&mut o)? {
@@ -971,7 +971,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             }
                         }
                     }
-                    let text = s.since(m);
+                    let text = s.since(start);
                     let [d0] = scan::members(text, ["email"]);
                     if d0.is_some()
                         && !(|| -> Option<()> {
@@ -1063,9 +1063,9 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 2048u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     s.string()?;
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if (|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
@@ -1176,9 +1176,9 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 4096u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     s.skip()?;
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if usize::from(
                         (|| -> Option<()> {
                             let mut again = Scanner::new(
@@ -1234,14 +1234,14 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 16384u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     let m = s.mark();
                     s.skip()?;
                     let v = s.since(m).to_value();
                     if !(true && c::json_eq(&v, "\"on\"") || c::json_eq(&v, "\"off\"")) {
                         return None;
                     }
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if !(|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
@@ -1262,9 +1262,9 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 32768u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     s.skip()?;
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if (|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
