@@ -54,6 +54,11 @@ pub const TEST_SET: &str = "codegen/tests/fixtures/two-kinds";
 /// beside other keywords); its code is written into `protocol/tests/applicators`, which
 /// `protocol/tests/schema_applicators.rs` compiles and runs.
 pub const APPLICATORS_SET: &str = "codegen/tests/fixtures/applicators";
+/// A schema set whose bodies exercise `$ref` resolution: recursive types (`#`, across two files,
+/// inside an embedded resource), `$anchor`s, embedded `$id`s, a URN `$id`, escaped pointers
+/// (`~0`, `~1`, `%25`) and pointers to members and items; its code goes to
+/// `protocol/tests/refs_set`, compiled and run by `protocol/tests/ref_resolution.rs`.
+pub const REFS_SET: &str = "codegen/tests/fixtures/refs";
 
 /// The second protocol profile of the workspace: the ACP draft (`agh-acp`).
 pub const ACP_SET: &str = "schemas/acp-v0.2";
@@ -82,7 +87,8 @@ pub fn load_add_kind_model(root: &Path) -> Result<(SchemaSet, Model)> {
 /// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
 /// against the same runtime: generated code names the runtime as `::agh_runtime`
 /// ([`emit::paths::RUNTIME_CRATE`]) and its own files as `super`, so it compiles in any crate
-/// that depends on `agh-runtime`); the ACP code
+/// that depends on `agh-runtime`), and the code of [`REFS_SET`] into `protocol/tests/refs_set`;
+/// the ACP code
 /// and reference into `acp/src/generated` and `docs/reference/acp`, and the code of the ACP set
 /// with the add-a-kind guide's edits ([`ADD_KIND_EDITS`]) into `acp/tests/acp_with_progress`.
 pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
@@ -109,6 +115,10 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         Output {
             dir: "protocol/tests/applicators",
             files: generate(root.join(APPLICATORS_SET))?,
+        },
+        Output {
+            dir: "protocol/tests/refs_set",
+            files: generate(root.join(REFS_SET))?,
         },
         Output {
             dir: "acp/src/generated",
@@ -138,6 +148,25 @@ pub fn generate(dir: impl AsRef<Path>) -> Result<Vec<GeneratedFile>> {
 /// Every generated file for an already loaded set and model.
 pub fn generate_from(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
     emit::emit_code(set, model)
+}
+
+/// The code of a standalone schema document (a plain JSON Schema: no `x-agh-envelope`, no
+/// kinds), for a module of its own in a crate that depends on `agh-runtime`: the validator and
+/// scanner of every named type (the root, named from its `title`, else from `path`'s stem, and
+/// its `$defs`), the root's pair re-exported as `check` (exact path: every problem with its
+/// pointer) and `scan` (fast path: the verdict). `path` names the document in errors and in the
+/// files' header; `base` is its base URI when it has no `$id`. A keyword codegen does not carry
+/// is an error naming it and its pointer, as for a schema set.
+pub fn standalone(path: &str, doc: serde_json::Value, base: &str) -> Result<Vec<GeneratedFile>> {
+    let set = SchemaSet::standalone(path, doc, base)?;
+    let model = Model::standalone(&set)?;
+    let root = model
+        .types
+        .iter()
+        .find(|t| t.location.pointer.is_empty())
+        .map(|t| t.rust_name.clone())
+        .ok_or_else(|| Error::new(path, "", "the document's root is not a schema"))?;
+    emit::standalone::emit_standalone_code(&model, &header(&set), &root)
 }
 
 /// Compares `files` with the contents of `out_dir`: returns `(stale or missing, extra)` relative

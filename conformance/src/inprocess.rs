@@ -139,7 +139,7 @@ impl InProcess {
 }
 
 impl InProcess {
-    /// The ACP v0.2 operations: `parse` (`now` in Unix seconds) and the inbox sequence
+    /// The ACP v0.2 operations: `parse` and `forward` (`now` in Unix seconds) and the inbox sequence
     /// (`inbox.reset` with `local`, `inbox.receive` / `inbox.sent` with `now` in Unix
     /// milliseconds).
     fn answer_acp(
@@ -154,6 +154,22 @@ impl InProcess {
             ("parse", Some(now), Some(bytes)) => {
                 match agh_acp::parse(bytes, &agh_acp::options(now)) {
                     Ok(m) => json!({"verdict": "accept", "kind": m.kind()}),
+                    Err(r) => json!({
+                        "verdict": "reject",
+                        "reason_code": r.code.as_str(),
+                        "error_code": spell(r.code.as_str()),
+                        "pointer": r.pointer,
+                        "message": r.message,
+                    }),
+                }
+            }
+            // What this agent would forward: the owned message written out again.
+            ("forward", Some(now), Some(bytes)) => {
+                match agh_acp::parse(bytes, &agh_acp::options(now)) {
+                    Ok(m) => match m.to_vec() {
+                        Ok(out) => json!({"output": String::from_utf8_lossy(&out)}),
+                        Err(e) => json!({"error": format!("cannot write the message: {e}")}),
+                    },
                     Err(r) => json!({
                         "verdict": "reject",
                         "reason_code": r.code.as_str(),
@@ -221,7 +237,7 @@ impl InProcess {
                     }
                 }
             }
-            ("parse" | "inbox.receive" | "inbox.sent", _, _) => {
+            ("parse" | "forward" | "inbox.receive" | "inbox.sent", _, _) => {
                 json!({"error": format!("`{op}` needs an integer `now` and a string `input`")})
             }
             _ => json!({"unsupported": true}),

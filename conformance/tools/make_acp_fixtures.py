@@ -15,6 +15,8 @@ import json
 import os
 import shutil
 
+import fixture_numbers  # beside this script
+
 GROUP = "acp.core"
 PROFILE = "acp/0.2"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", GROUP)
@@ -79,7 +81,9 @@ EXAMPLE = {k: envelope(k, r, p) for k, r, p in EXAMPLES + ADDED_EXAMPLES}
 CASES = []
 
 
-def case(name, rule, env, accept=None, reject=None, code="malformed", error_code=None, agrees=None, raw=None):
+def case(name, rule, env, accept=None, reject=None, code="malformed", error_code=None, agrees=None, raw=None,
+         preserved=None):
+    """preserved: {pointer: JSON text} that a forwarder must write back byte for byte."""
     doc = {"rule": rule, "profile": PROFILE, "now": NOW}
     if raw is not None:
         doc["raw"] = raw
@@ -87,6 +91,8 @@ def case(name, rule, env, accept=None, reject=None, code="malformed", error_code
         doc["envelope"] = env
     if reject is None:
         doc["expect"] = {"verdict": "accept", "kind": accept}
+        if preserved:
+            doc["expect"]["preserved"] = preserved
     else:
         doc["expect"] = {"verdict": "reject", "reason_code": code, "pointer": reject,
                          "error_code": error_code or code}
@@ -189,6 +195,35 @@ case("accept_error_without_ref", STANCE + "error: `ref` null when the offending 
      edit(EXAMPLE["error"], "/ref", None), accept="error", agrees=True)
 case("accept_ts_at_window_edge", STANCE + "ts within 300 s of the receiver's clock (ms)",
      edit(EXAMPLE["ping"], "/ts", TS - 300000), accept="ping", agrees=True)
+
+# ---------- numbers in open content ----------
+# Numbers of every size and spelling in every open member (issue 30 item 4): small, the i64/u64
+# edges, between 2^64 and 2^128, beyond, decimals, exponents, beyond f64, `-0`. Each open object
+# gets one member per number and an array of them all; a forwarder writes each back byte for byte.
+def with_numbers(env, at):
+    """`env` holding every number of fixture_numbers.NUMBERS in the open object at pointer `at`
+    (`""`: the envelope): the raw text and the pointers to preserve."""
+    return fixture_numbers.with_numbers(copy.deepcopy(env), at, "x_")
+
+
+OPEN_MEMBERS = [("envelope", "query", "", None)]
+OPEN_MEMBERS += [("payload_" + k, k, "/payload", None) for k, _, _ in EXAMPLES if EXAMPLE[k].get("payload") is not None]
+OPEN_MEMBERS += [("payload_" + k, k, "/payload", {}) for k, _, _ in EXAMPLES if EXAMPLE[k].get("payload") is None]
+OPEN_MEMBERS += [
+    ("delegate_context", "delegate", "/payload/context", None),
+    ("query_question", "query", "/payload/question", {"calendar": "swim"}),
+    ("notify_data", "notify", "/payload/data", None),
+    ("response_data", "response", "/payload/data", None),
+    ("result_data", "result", "/payload/data", None),
+]
+for label, kind, at, payload in OPEN_MEMBERS:
+    base = EXAMPLE[kind]
+    if payload is not None:
+        base = edit(base, "/payload" if at == "/payload" else at, payload)
+    raw, preserved = with_numbers(base, at)
+    case("accept_numbers_in_" + label,
+         DRAFT + "unknown fields are ignored and open members hold any JSON: numbers of every size and spelling, "
+         "kept byte for byte when forwarded", None, accept=kind, agrees=True, raw=raw, preserved=preserved)
 
 # ---------- envelope stances ----------
 case("reject_unknown_kind", DRAFT + "unknown kind: respond with error (code: unknown_kind)",

@@ -13,6 +13,8 @@ import os
 import shutil
 import sys
 
+import fixture_numbers  # beside this script
+
 NOW = 1776366000
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
 
@@ -406,6 +408,39 @@ for label, number in [("integer_beyond_64_bits", "18446744073709551616"), ("beyo
     case(K, "accept_artifact_descriptor_%s" % label, "message kinds: artifact descriptors are open objects (%s), kept when forwarded" % number, None,
          raw=with_number("say", {"body/artifacts/0/size": "__NUMBER__"}, number), kind="say",
          preserved={"/body/artifacts/0/size": number})
+
+# Numbers of every size and spelling in every open member (issue 30 item 4): small, the i64/u64
+# edges, between 2^64 and 2^128, beyond, decimals, exponents, beyond f64, `-0`. Each open object
+# gets one member per number and an array of them all; each is written back byte for byte.
+def with_numbers(base, at, extra=None):
+    """`base` (with `extra` changes) holding every number of fixture_numbers.NUMBERS in the open
+    object at pointer `at`: the raw text and the pointers to preserve."""
+    return fixture_numbers.with_numbers(mutate(base, extra or {}), at, "acme.")
+
+
+BRIEF = {"agh.capabilities_brief": [{"id": "code.patch", "summary": "Patch code."}, {"id": "test.run", "summary": "Run tests."}]}
+OPEN_MEMBERS = [
+    (X, "ext", "say", "/ext", {"ext": {}}, "envelope: ext keys hold any valid JSON"),
+    (K, "say_body", "say", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "say_artifact", "say", "/body/artifacts/0", None, "message kinds: artifact descriptors are open objects"),
+    (K, "greet_body", "greet", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "greet_peer_card", "greet", "/body/peer_card", None, "NOTES 1: Peer Cards are open objects"),
+    (X, "greet_peer_card_ext", "greet", "/body/peer_card/ext", {"body/peer_card/ext": BRIEF}, "capability discovery: peer_card.ext holds any valid JSON"),
+    (X, "greet_brief_entry", "greet", "/body/peer_card/ext/agh.capabilities_brief/0", {"body/peer_card/ext": BRIEF}, "capability discovery: brief entries are open objects"),
+    (K, "whois_request_body", "whois_request", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "whois_response_body", "whois_response", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "whois_response_peer_card", "whois_response", "/body/peer_card", None, "NOTES 1: Peer Cards are open objects"),
+    (K, "capability_body", "capability", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "capability_document", "capability", "/body/capability", None, "message kinds: capability documents are open (unknown members are not digested)"),
+    (K, "receipt_body", "receipt", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "trace_body", "trace", "/body", None, "message kinds: unknown body members are ignored and kept"),
+    (K, "trace_result", "trace", "/body/result", None, "message kinds: trace result is an open object"),
+    (K, "trace_artifact_ref", "trace", "/body/artifact_refs/0", None, "message kinds: artifact descriptors are open objects"),
+]
+for group, label, base, at, extra, rule in OPEN_MEMBERS:
+    raw, preserved = with_numbers(base, at, extra)
+    case(group, "accept_numbers_in_%s" % label, rule + ": numbers of every size and spelling, kept byte for byte when forwarded", None,
+         raw=raw, kind=BASES[base]["kind"], preserved=preserved)
 case(E, "reject_ts_beyond_64_bits", "envelope: ts is an integer (Unix seconds); beyond 64 bits it is out of range", None,
      raw=with_number("say", {"ts": "__NUMBER__"}, "18446744073709551616"), reject=(M, "/ts"), schema_agrees=False)
 case(E, "reject_expires_at_beyond_f64", "envelope: expires_at is an integer (Unix seconds)", None,

@@ -22,6 +22,7 @@ pub use delivery::{DedupWindow, Delivery, Receiver, ReceiverConfig, Refusal};
 pub use generated::*;
 pub use kind::{Body, EnvelopeMatch, KindRules, Presence, Verify, WorkRole};
 pub use lifecycle::{Outcome, WorkEvent, WorkKey, WorkTracker, WorkUnit};
+pub use message::profile::V0;
 pub use parse::{
     explain, parse, parse_ref, ExtensionBody, Head, Message, MessageBody, MessageRef, Options,
     RegisterError, Registry, Rejection,

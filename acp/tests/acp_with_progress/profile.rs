@@ -24,6 +24,7 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
     forbidden_kinds: super::rules::FORBIDDEN_KINDS,
     envelope_members: super::rules::ENVELOPE_MEMBERS,
     max_bytes: super::rules::MAX_ENVELOPE_BYTES,
+    max_depth: super::rules::MAX_DEPTH,
     replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
     exchanges: super::rules::EXCHANGES,
     answers_any: super::rules::ANSWERS_ANY,
@@ -33,6 +34,7 @@ impl p::Profile for Profile {
     type Envelope = super::types::Envelope;
     type EnvelopeRef<'a> = super::scan::EnvelopeRef<'a>;
     type Body = super::checks::KnownBody;
+    type Extra = ();
     const SPEC: p::Spec<Self::Body> = SPEC;
     fn scan_envelope<'a>(
         s: &mut Scanner<'a>,
@@ -48,5 +50,11 @@ impl p::Profile for Profile {
     }
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
         body.to_value()
+    }
+    fn to_envelope(
+        _view: &Self::EnvelopeRef<'_>,
+        text: &str,
+    ) -> Result<Self::Envelope, String> {
+        super::types::Envelope::decode_open(text)
     }
 }

@@ -141,6 +141,8 @@ impl ::std::fmt::Display for ErrorCode {
 pub const TRUST_PROFILES: &[::agh_runtime::model::TrustProfile] = &[];
 /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
 pub const MAX_ENVELOPE_BYTES: usize = 1048576usize;
+/// Deepest nesting of arrays and objects, the envelope object being level 1 (`x-agh-envelope.max_depth`).
+pub const MAX_DEPTH: usize = 64usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
 pub const DEFAULT_REPLAY_AGE_SECS: u64 = 300u64;
 /// Envelope members rejected with a specific message.

@@ -6,6 +6,18 @@ use std::borrow::Cow;
 use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+/// Reads an `integer` of this schema set (`x-agh-envelope.integers: "digits"`): digits only, within 64 bits.
+#[allow(dead_code)]
+#[inline]
+fn integer(s: &mut Scanner<'_>) -> Option<i128> {
+    s.integer()
+}
+/// Whether the checked JSON text `text` is an `integer` of this schema set (a
+/// conditional's type test).
+#[allow(dead_code)]
+fn raw_is_integer(text: &str) -> bool {
+    c::is_integer_text(text)
+}
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeRef<'a> {
@@ -100,7 +112,7 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 1u64;
                 f_v = Some({
-                    let n = s.integer()?;
+                    let n = integer(s)?;
                     if !(n == 1) {
                         return None;
                     }
@@ -157,7 +169,7 @@ pub fn scan_envelope<'a>(
                 seen |= 16u64;
                 f_ts = Some({
                     let mark = s.mark();
-                    let n = s.integer()?;
+                    let n = integer(s)?;
                     let nt = s.since(mark).get();
                     if c::below(nt, "0") {
                         return None;
@@ -371,7 +383,7 @@ pub fn scan_capabilities_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `Count` value (`defs.schema.json#/$defs/count`); `None` declines.
 pub fn scan_count<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mark = s.mark();
-    s.integer()?;
+    integer(s)?;
     let nt = s.since(mark).get();
     if c::below(nt, "0") {
         return None;
@@ -462,7 +474,7 @@ pub fn scan_dotted_name<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `DurationMs` value (`defs.schema.json#/$defs/duration_ms`); `None` declines.
 pub fn scan_duration_ms<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mark = s.mark();
-    s.integer()?;
+    integer(s)?;
     let nt = s.since(mark).get();
     if c::below(nt, "1") {
         return None;
@@ -666,7 +678,7 @@ pub fn scan_progress_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 1u64;
                 let mark = s.mark();
-                s.integer()?;
+                integer(s)?;
                 let nt = s.since(mark).get();
                 if c::below(nt, "0") {
                     return None;
@@ -871,7 +883,7 @@ pub fn scan_text<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `UnixMillis` value (`defs.schema.json#/$defs/unix_millis`); `None` declines.
 pub fn scan_unix_millis<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mark = s.mark();
-    s.integer()?;
+    integer(s)?;
     let nt = s.since(mark).get();
     if c::below(nt, "0") {
         return None;
@@ -881,7 +893,7 @@ pub fn scan_unix_millis<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `Version` value (`defs.schema.json#/$defs/version`); `None` declines.
 pub fn scan_version<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let m = s.mark();
-    s.integer()?;
+    integer(s)?;
     let v = s.since(m).to_value();
     if !(c::json_eq(&v, "1") && true) {
         return None;

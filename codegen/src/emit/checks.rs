@@ -56,7 +56,7 @@ struct Emitter<'m> {
 fn type_test(t: JsonType) -> TokenStream {
     match t {
         JsonType::String => quote!(v.is_string()),
-        JsonType::Integer => quote!(c::is_integer(v)),
+        JsonType::Integer => quote!(is_integer(v)),
         JsonType::Number => quote!(c::is_number(v)),
         JsonType::Boolean => quote!(v.is_boolean()),
         JsonType::Object => quote!(v.is_object()),
@@ -873,20 +873,34 @@ pub struct Checks {
 
 /// The tokens of `checks.rs` and the pattern matchers it defines.
 pub fn emit_checks(model: &Model) -> Result<Checks> {
+    emit_checks_of(model, true)
+}
+
+/// The validators of a standalone schema's named types ([`Model::standalone`]): `checks.rs`
+/// without the kinds' body checks and `KnownBody` (it has no kinds and no envelope).
+pub fn emit_type_checks(model: &Model) -> Result<Checks> {
+    emit_checks_of(model, false)
+}
+
+fn emit_checks_of(model: &Model, kinds: bool) -> Result<Checks> {
     let rt = &crate::emit::paths::runtime();
     let mut e = Emitter {
         model,
         patterns: BTreeMap::new(),
     };
     let types = e.named_types()?;
-    let kinds = e.kinds()?;
+    let kinds = if kinds {
+        e.kinds()?
+    } else {
+        TokenStream::new()
+    };
     let mut statics = TokenStream::new();
     let mut compiled = Vec::new();
     let mut matchers = BTreeMap::new();
     let mut patterns: Vec<(&String, &usize)> = e.patterns.iter().collect();
     patterns.sort_by_key(|(_, i)| **i);
     for (src, i) in patterns {
-        if let Err(err) = regress::Regex::new(src) {
+        if let Err(err) = regress::Regex::with_flags(src, "u") {
             return Err(Error::new(
                 "schemas",
                 "",
@@ -921,6 +935,7 @@ pub fn emit_checks(model: &Model) -> Result<Checks> {
         /// regex engine).
         pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[#(#compiled),*];
     });
+    let integers = crate::emit::stance::checks_prelude(e.model);
     let tokens = quote! {
         //! Validators generated from the schema set: one per named type, one body check per kind.
         use std::sync::OnceLock;
@@ -932,6 +947,7 @@ pub fn emit_checks(model: &Model) -> Result<Checks> {
         use #rt::problem::Problems;
         use super::types::*;
 
+        #integers
         #statics
         #types
         #kinds

@@ -11,6 +11,8 @@ pub mod rules;
 pub mod runtime;
 pub mod rust;
 pub mod scan;
+pub mod stance;
+pub mod standalone;
 
 use std::collections::BTreeSet;
 

@@ -64,6 +64,16 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             }
         })
         .unwrap_or_else(|| quote!(None));
+    // A closed envelope: from the scanned view; an open one: from the checked text (its unknown
+    // members are not in the view).
+    let (view, text, to_envelope) = match env.open {
+        true => (
+            quote!(_view),
+            quote!(text),
+            quote!(super::types::#envelope_ty::decode_open(text)),
+        ),
+        false => (quote!(view), quote!(_text), quote!(view.to_envelope())),
+    };
     let doc = format!(
         " The `{name}` profile: this schema set as the runtime sees it (`agh_runtime::profile`)."
     );
@@ -95,6 +105,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             forbidden_kinds: super::rules::FORBIDDEN_KINDS,
             envelope_members: super::rules::ENVELOPE_MEMBERS,
             max_bytes: super::rules::MAX_ENVELOPE_BYTES,
+            max_depth: super::rules::MAX_DEPTH,
             replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
             exchanges: #exchanges,
             answers_any: #answers_any,
@@ -105,6 +116,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             type Envelope = super::types::#envelope_ty;
             type EnvelopeRef<'a> = super::scan::#envelope_ref<'a>;
             type Body = super::checks::KnownBody;
+            type Extra = ();
             const SPEC: p::Spec<Self::Body> = SPEC;
 
             fn scan_envelope<'a>(
@@ -124,6 +136,13 @@ pub fn emit_profile(model: &Model) -> TokenStream {
 
             fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
                 body.to_value()
+            }
+
+            fn to_envelope(
+                #view: &Self::EnvelopeRef<'_>,
+                #text: &str,
+            ) -> Result<Self::Envelope, String> {
+                #to_envelope
             }
         }
     }

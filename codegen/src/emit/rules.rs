@@ -100,6 +100,7 @@ pub fn emit_rules_with(model: &Model, runtime_owns_known_values: bool) -> TokenS
     let env = &model.envelope;
     let max_bytes = env.limits.max_bytes as usize;
     let replay = env.limits.replay_age_seconds;
+    let (max_depth, depth_doc) = crate::emit::stance::max_depth(model);
     let forbidden = |list: &[crate::model::Forbidden]| {
         let items = list.iter().map(|f| {
             let (n, m) = (&f.name, &f.message);
@@ -136,6 +137,8 @@ pub fn emit_rules_with(model: &Model, runtime_owns_known_values: bool) -> TokenS
     out.extend(quote! {
         /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
         pub const MAX_ENVELOPE_BYTES: usize = #max_bytes;
+        #[doc = #depth_doc]
+        pub const MAX_DEPTH: usize = #max_depth;
         /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
         pub const DEFAULT_REPLAY_AGE_SECS: u64 = #replay;
         /// Envelope members rejected with a specific message.

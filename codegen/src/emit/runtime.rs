@@ -24,6 +24,7 @@ pub fn emit_defaults(model: &Model) -> TokenStream {
     let env = &model.envelope;
     let max_bytes = env.limits.max_bytes as usize;
     let replay = env.limits.replay_age_seconds;
+    let (max_depth, depth_doc) = crate::emit::stance::max_depth(model);
     let kind_member = &env.kind_member;
     let role = |m: &Option<String>| match m {
         Some(m) => quote!(Some(#m)),
@@ -50,6 +51,8 @@ pub fn emit_defaults(model: &Model) -> TokenStream {
         pub const DEFAULT_MAX_BYTES: usize = #max_bytes;
         /// Replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
         pub const DEFAULT_REPLAY_AGE_SECS: u64 = #replay;
+        #[doc = #depth_doc]
+        pub const DEFAULT_MAX_DEPTH: usize = #max_depth;
         /// The member that selects the body schema.
         pub const KIND_MEMBER: &str = #kind_member;
         /// The member of role `id`.

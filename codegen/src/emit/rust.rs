@@ -44,6 +44,19 @@ fn reduce(
     if depth > 64 {
         return Err(set.error(id, ptr, "schema nesting too deep (reference cycle?)"));
     }
+    let here = Location {
+        id: id.to_owned(),
+        pointer: ptr.to_owned(),
+    };
+    // A subschema that is a named type of its own (a `$ref` names it) refers to it.
+    if let (true, Some(name)) = (depth > 0, index.get(&here)) {
+        let mut out = Map::new();
+        out.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
+        if let Some(d) = v.get("description") {
+            out.insert("description".into(), d.clone());
+        }
+        return Ok(Value::Object(out));
+    }
     let Value::Object(map) = v else {
         return Ok(v.clone());
     };
@@ -66,7 +79,7 @@ fn reduce(
     for (k, child) in map {
         let p = join_pointer(ptr, k);
         match k.as_str() {
-            "if" | "then" | "else" | "$id" | "$schema" | "$defs" => {}
+            "if" | "then" | "else" | "$id" | "$schema" | "$defs" | "$anchor" | "$comment" => {}
             // Keywords that constrain values, not shapes: the type stays the shape's, the
             // generated validators and scanners hold the rule (`allOf` included: each conjunct
             // is checked, the type is the schema's own).
@@ -114,23 +127,12 @@ fn reduce(
                 let Some(r) = child.as_str() else {
                     return Err(set.error(id, &p, "`$ref` must be a string"));
                 };
+                // Every `$ref` target is a named type (`model/names.rs`).
                 let loc = set.resolve_ref(id, &p, r)?;
-                match index.get(&loc) {
-                    Some(name) => {
-                        out.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
-                    }
-                    None => {
-                        // Not a named type: inline the target.
-                        let target = set.get(&loc).cloned().unwrap_or(Value::Null);
-                        let inlined =
-                            reduce(set, index, &loc.id, &loc.pointer, &target, depth + 1)?;
-                        if let Value::Object(m) = inlined {
-                            for (ik, iv) in m {
-                                out.entry(ik).or_insert(iv);
-                            }
-                        }
-                    }
-                }
+                let Some(name) = index.get(&loc) else {
+                    return Err(set.error(id, &p, "internal: a `$ref` target with no type"));
+                };
+                out.insert("$ref".into(), Value::String(format!("#/$defs/{name}")));
             }
             "properties" => {
                 let Value::Object(props) = child else {
@@ -263,12 +265,14 @@ pub fn emit_types(
     add_from_checked(&mut file);
     let decoders = checked_decoders(&file, model);
     file.items.extend(decoders);
-    // An open envelope's unknown members are not in the scanned view: its owned form goes through
-    // serde (`agh_runtime::profile::MessageRef::to_message`).
-    if !model.envelope.open {
-        let owned = owned_envelope(&file, model).map_err(|m| Error::new(&envelope.file, "", m))?;
-        file.items.push(owned);
-    }
+    // An open envelope's unknown members are not in the scanned view: its owned form is read
+    // from the checked text, member by member.
+    let owned = if model.envelope.open {
+        open_envelope(&file, model)
+    } else {
+        owned_envelope(&file, model).map_err(|m| Error::new(&envelope.file, "", m))?
+    };
+    file.items.push(owned);
     Ok(file)
 }
 
@@ -392,7 +396,7 @@ fn checked_decoders(file: &syn::File, model: &Model) -> Vec<syn::Item> {
         if !decodable.contains(&s.ident.to_string()) {
             continue;
         }
-        let Some(body) = member_decoder(file, s, &decodable) else {
+        let Some(body) = member_decoder(file, model, s, &decodable) else {
             continue;
         };
         let ident = &s.ident;
@@ -463,6 +467,7 @@ fn decodable(s: &syn::ItemStruct) -> bool {
 /// The member-by-member decoding of struct `s`, when every field is one it knows.
 fn member_decoder(
     file: &syn::File,
+    model: &Model,
     s: &syn::ItemStruct,
     decodable: &std::collections::BTreeSet<String>,
 ) -> Option<TokenStream> {
@@ -525,6 +530,9 @@ fn member_decoder(
             } else {
                 quote!(#t::decode_checked(v.get())?)
             }
+        } else if integer_typed(file, inner) {
+            let text = crate::emit::stance::decode_text(model, quote!(v.get()));
+            quote!(::serde_json::from_str::<#inner>(#text)?)
         } else {
             quote!(::serde_json::from_str::<#inner>(v.get())?)
         };
@@ -567,6 +575,28 @@ fn member_decoder(
         }
         Ok(Self { #(#inits)* #extra_init })
     })
+}
+
+/// Whether `ty` holds schema integers: a Rust integer, a newtype of one, or a `Vec` of those.
+fn integer_typed(file: &syn::File, ty: &syn::Type) -> bool {
+    const INTS: &[&str] = &[
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "i8",
+        "i16",
+        "i32",
+        "i64",
+        "NonZeroU64",
+        "NonZeroU32",
+    ];
+    match path_parts(ty) {
+        Some((id, Some(inner))) if id == "Vec" => integer_typed(file, inner),
+        Some((id, None)) if INTS.iter().any(|i| id == i) => true,
+        Some((id, None)) => newtype_inner(file, id).is_some_and(|t| integer_typed(file, t)),
+        _ => false,
+    }
 }
 
 /// The last path segment of `ty` and its single generic argument, if any.
@@ -677,6 +707,61 @@ fn owned_envelope(file: &syn::File, model: &Model) -> std::result::Result<syn::I
             }
         }
     })
+}
+
+/// `Envelope::decode_open` for an open envelope (unknown members allowed): the owned envelope read
+/// from the checked envelope text by its member decoder (`decode_checked`; serde where the struct
+/// has none), the body member left empty. Never through serde's `flatten` buffering, which
+/// refuses an unknown member's number beyond 64 bits (issue 30 item 4) where the member decoder
+/// keeps any number as written.
+fn open_envelope(file: &syn::File, model: &Model) -> syn::Item {
+    let env = &model.envelope;
+    let ty = format_ident!("{}", env.type_name);
+    let decoded = file.items.iter().any(|item| match item {
+        syn::Item::Impl(imp) => {
+            matches!(&*imp.self_ty, syn::Type::Path(p) if p.path.is_ident(&ty))
+                && imp
+                    .items
+                    .iter()
+                    .any(|i| matches!(i, syn::ImplItem::Fn(f) if f.sig.ident == "decode_checked"))
+        }
+        _ => false,
+    });
+    let decode = if decoded {
+        quote!(Self::decode_checked(text))
+    } else {
+        quote!(::serde_json::from_str::<Self>(text))
+    };
+    let body = env.member(&env.body_member).map(|f| {
+        let ident = format_ident!("{}", f.rust_name);
+        let optional = file.items.iter().any(|item| match item {
+            syn::Item::Struct(s) if s.ident == ty => s.fields.iter().any(|field| {
+                field.ident.as_ref().is_some_and(|i| *i == ident)
+                    && path_parts(&field.ty).is_some_and(|(id, _)| id == "Option")
+            }),
+            _ => false,
+        });
+        match optional {
+            true => quote!(envelope.#ident = envelope.#ident.map(|_| ::std::default::Default::default());),
+            false => quote!(envelope.#ident = ::std::default::Default::default();),
+        }
+    });
+    let doc = format!(
+        " The owned `{}` read member by member from its checked JSON text (unknown members \
+         kept as written, numbers of any size included); the `{}` member is left empty.",
+        env.type_name, env.body_member
+    );
+    syn::parse_quote! {
+        impl #ty {
+            #[doc = #doc]
+            pub fn decode_open(text: &str) -> ::std::result::Result<Self, ::std::string::String> {
+                #[allow(unused_mut)]
+                let mut envelope = #decode.map_err(|e| e.to_string())?;
+                #body
+                Ok(envelope)
+            }
+        }
+    }
 }
 
 /// In a typify `FromStr` impl that checks a pattern with a `static PATTERN: LazyLock<Regex>`,

@@ -16,6 +16,7 @@
 //! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
 //! verdicts.
 
+mod entry;
 mod applicators;
 mod fields;
 
@@ -26,6 +27,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
+pub use self::entry::{emit_scan, emit_type_scan};
 use self::applicators::{rescan, type_specific};
 use self::fields::fields_fn;
 use super::envelope_ref::{member_optional, member_repr, MemberRepr};
@@ -110,7 +112,7 @@ fn value_eq(value: &Value) -> TokenStream {
 fn raw_type_test(t: JsonType) -> TokenStream {
     match t {
         JsonType::String => quote!(v.json_type() == JsonKind::String),
-        JsonType::Integer => quote!(v.json_type() == JsonKind::Integer),
+        JsonType::Integer => quote!(raw_is_integer(v.get())),
         JsonType::Number => {
             quote!(matches!(
                 v.json_type(),
@@ -189,7 +191,7 @@ impl Emitter<'_> {
         out
     }
 
-    /// Reads a number with `read` (`s.integer()?` or `s.number()?`) into `n`, then checks its
+    /// Reads a number with `read` (`integer(s)?` or `s.number()?`) into `n`, then checks its
     /// bounds on its text.
     fn number_then(read: TokenStream, shape: &Shape) -> TokenStream {
         let bounds = Self::bounds(shape);
@@ -283,7 +285,12 @@ impl Emitter<'_> {
                 #checks
             }}
         };
-        Ok(if shape.nullable {
+        Ok(if shape.nullable && shape.types.is_empty() {
+            // `type: "null"` alone: the validators take `null` only.
+            quote!(if !s.null() {
+                return None;
+            })
+        } else if shape.nullable {
             quote!(if !s.null() { #typed })
         } else {
             typed
@@ -327,7 +334,7 @@ impl Emitter<'_> {
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
         Ok(match t {
             JsonType::String => read_then(quote!(s.string()?), "v", self.string_checks(shape)?),
-            JsonType::Integer => Self::number_then(quote!(s.integer()?), shape),
+            JsonType::Integer => Self::number_then(quote!(integer(s)?), shape),
             JsonType::Number => Self::number_then(quote!(s.number()?), shape),
             JsonType::Boolean => quote!(s.boolean()?;),
             JsonType::Object => match &shape.object {
@@ -777,9 +784,9 @@ impl Emitter<'_> {
                 let mut min = Self::bounds(resolved);
                 // The integer read, and its text for the bounds.
                 let read = if min.is_empty() {
-                    quote!(let n = s.integer()?;)
+                    quote!(let n = integer(s)?;)
                 } else {
-                    quote!(let mark = s.mark(); let n = s.integer()?; let nt = s.since(mark).get();)
+                    quote!(let mark = s.mark(); let n = integer(s)?; let nt = s.since(mark).get();)
                 };
                 // `const` / `enum` of an integer member: compare the integer read.
                 let c = &resolved.constraints;
@@ -923,27 +930,4 @@ impl Emitter<'_> {
             }
         })
     }
-}
-
-/// The tokens of `scan.rs`. `patterns` maps every pattern source to its matcher in `checks.rs`.
-pub fn emit_scan(model: &Model, patterns: &BTreeMap<String, String>) -> Result<TokenStream> {
-    let rt = &crate::emit::paths::runtime();
-    let e = Emitter { model, patterns };
-    let types = e.named_types()?;
-    let kinds = e.kinds()?;
-    let envelope = e.envelope()?;
-    Ok(quote! {
-        //! The fast path's scanners generated from the schema set: one per named type, one body
-        //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
-        //! exact validators in `checks.rs` say why.
-        use std::borrow::Cow;
-
-        use #rt::check as c;
-        use #rt::model::BodyOverrides;
-        use #rt::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
-
-        #envelope
-        #types
-        #kinds
-    })
 }

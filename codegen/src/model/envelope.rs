@@ -20,7 +20,7 @@ pub struct Forbidden {
 }
 
 /// Envelope limits (`x-agh-envelope` at the envelope root).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EnvelopeLimits {
     /// Maximum serialized size in bytes.
     pub max_bytes: u64,
@@ -32,10 +32,34 @@ pub struct EnvelopeLimits {
     pub forbidden_kinds: Vec<Forbidden>,
     /// The validation order (docs).
     pub validation_order: Vec<String>,
+    /// Deepest nesting of arrays and objects accepted, the envelope object being level 1
+    /// (`x-agh-envelope.max_depth`); `None`: no limit but the runtime's guard against deep
+    /// recursion ([`DEPTH_GUARD`], 128 levels).
+    pub max_depth: Option<u64>,
+    /// How an `integer` is written (`x-agh-envelope.integers`).
+    pub integers: Integers,
 }
 
-/// The envelope.
-#[derive(Clone, Debug, PartialEq)]
+/// The depth limit of a set without `x-agh-envelope.max_depth`, and the largest one may declare:
+/// the deepest nesting the owned message can decode (serde_json's recursion limit is 128 levels;
+/// the runtime's readers allow up to `agh_runtime::json::MAX_SUPPORTED_DEPTH`, 256).
+pub const DEPTH_GUARD: u64 = 128;
+
+/// What a schema `integer` admits (`x-agh-envelope.integers`). Either way its value fits 64 bits,
+/// the range of the generated Rust integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Integers {
+    /// JSON Schema's counting (no annotation): any number whose value is integral, however
+    /// written: `1.0`, `1e3` and `-0` are integers.
+    #[default]
+    Value,
+    /// `"digits"`: written as digits only; `1.0`, `1e3` and `-0` are refused where a schema types
+    /// an integer (the stance of AGH Network v0 and ACP, as the Go reference reads them).
+    Digits,
+}
+
+/// The envelope (empty, by default, in the model of a standalone schema).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Envelope {
     /// Rust name of the envelope type.
     pub type_name: String,
@@ -216,6 +240,8 @@ impl Builder<'_> {
             "profile",
             "roles",
             "clock",
+            "max_depth",
+            "integers",
         ];
         let Value::Object(xm) = x else {
             return Err(self.err(id, xp, "`x-agh-envelope` must be an object"));
@@ -268,7 +294,30 @@ impl Builder<'_> {
                 )),
             }
         };
+        let max_depth = match x.get("max_depth") {
+            None => None,
+            Some(v) => Some(v.as_u64().filter(|d| (1..=DEPTH_GUARD).contains(d)).ok_or_else(|| {
+                self.err(
+                    id,
+                    &join_pointer(xp, "max_depth"),
+                    format!("`max_depth` must be an integer from 1 to {DEPTH_GUARD} (the deepest nesting the owned message can decode)"),
+                )
+            })?),
+        };
+        let integers = match x.get("integers") {
+            None => Integers::Value,
+            Some(Value::String(s)) if s == "digits" => Integers::Digits,
+            Some(_) => {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, "integers"),
+                    "`integers` must be \"digits\" (written as digits only: `1.0`, `1e3` and `-0` refused where a schema types an integer); without it an integer is any number of integral value",
+                ))
+            }
+        };
         let limits = EnvelopeLimits {
+            max_depth,
+            integers,
             max_bytes: num("max_bytes")?,
             replay_age_seconds: num("replay_age_seconds")?,
             forbidden_members: forbidden("forbidden_members")?,

@@ -34,7 +34,9 @@ pub(crate) use self::applicators::{nullable_form, ref_has_siblings};
 pub use self::applicators::{Applicators, IfThenElse};
 pub use self::conditionals::{Condition, Conditional, EnvelopeOverrides};
 pub use self::containers::Containers;
-pub use self::envelope::{Clock, Envelope, EnvelopeLimits, Forbidden, RefusalCodes, Roles};
+pub use self::envelope::{
+    Clock, Envelope, EnvelopeLimits, Forbidden, Integers, RefusalCodes, Roles, DEPTH_GUARD,
+};
 pub use self::exchanges::{
     Exchange, ExchangeState, MemberIs, ReplyRule, EXCHANGE_ANSWERED, EXCHANGE_OPEN,
 };
@@ -93,6 +95,27 @@ impl Model {
     pub fn build(set: &SchemaSet) -> Result<Model> {
         Builder::new(set)?.build()
     }
+
+    /// The model of a standalone schema ([`SchemaSet::standalone`]): its named types (the root
+    /// and its `$defs`) and nothing a profile adds (no envelope: an empty [`Envelope`], no
+    /// kinds). A plain schema names no reason codes: every problem its validators find is the
+    /// runtime's `malformed`.
+    pub fn standalone(set: &SchemaSet) -> Result<Model> {
+        let types = Builder::new(set)?.types()?;
+        Ok(Model {
+            envelope: Envelope::default(),
+            types,
+            kinds: Vec::new(),
+            containers: None,
+            enums: Vec::new(),
+            known_values: Vec::new(),
+            lifecycle: None,
+            refusal_codes: Some(RefusalCodes {
+                type_name: String::new(),
+                entries: vec![("malformed".into(), "malformed".into())],
+            }),
+        })
+    }
 }
 
 struct Builder<'a> {
@@ -119,7 +142,8 @@ impl<'a> Builder<'a> {
         self.set.error(id, ptr, msg)
     }
 
-    fn build(&self) -> Result<Model> {
+    /// Every named type, ordered by Rust name.
+    fn types(&self) -> Result<Vec<NamedType>> {
         let mut types = Vec::new();
         for (loc, name) in &self.order {
             let schema = self.set.get(loc).cloned().unwrap_or(Value::Null);
@@ -141,6 +165,11 @@ impl<'a> Builder<'a> {
             });
         }
         types.sort_by(|a, b| a.rust_name.cmp(&b.rust_name));
+        Ok(types)
+    }
+
+    fn build(&self) -> Result<Model> {
+        let types = self.types()?;
 
         let mut enums = Vec::new();
         let mut known_values = Vec::new();

@@ -209,6 +209,17 @@ impl Builder<'_> {
             return Err(self.err(id, ptr, "schema nesting too deep (reference cycle?)"));
         }
         let mut shape = Shape::default();
+        // A subschema that is itself a named type (a `$ref` names its location) is that type.
+        if depth > 0 {
+            let here = Location {
+                id: id.to_owned(),
+                pointer: ptr.to_owned(),
+            };
+            if let Some(name) = self.sites.get(&here) {
+                shape.ref_type = Some(name.clone());
+                return Ok(shape);
+            }
+        }
         let Value::Object(map) = v else {
             return match v {
                 Value::Bool(true) => Ok(shape),
@@ -232,6 +243,7 @@ impl Builder<'_> {
         }
         if let Some(Value::String(r)) = map.get("$ref") {
             let p = join_pointer(ptr, "$ref");
+            // Every `$ref` target is a named type (`names.rs`): recursion is a type naming itself.
             let loc = self.set.resolve_ref(id, &p, r)?;
             let target = match self.sites.get(&loc) {
                 Some(name) => Shape {

@@ -1,12 +1,14 @@
 //! Loading a schema set: every `*.json` under a directory (or a base set with edits applied in
-//! memory), indexed by `$id`; on load every `$ref` is resolved (`refs.rs`) and every property
-//! must be described (`descriptions.rs`).
+//! memory), indexed by `$id`; on load its resources, anchors and references are indexed
+//! (`resources.rs`), every `$ref` is resolved (`refs.rs`) and every property must be described
+//! (`descriptions.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::resources::Resources;
 use crate::error::{Error, Result};
 
 /// One schema file of the set.
@@ -29,6 +31,16 @@ pub struct Location {
     pub pointer: String,
 }
 
+impl Location {
+    /// The root schema of the file with `$id` `id`.
+    pub fn root(id: &str) -> Location {
+        Location {
+            id: id.to_owned(),
+            pointer: String::new(),
+        }
+    }
+}
+
 /// A loaded, reference-checked schema set.
 #[derive(Clone, Debug)]
 pub struct SchemaSet {
@@ -36,6 +48,11 @@ pub struct SchemaSet {
     /// What generated files name as their source (`schemas/acp-v0.2`).
     source: String,
     files: BTreeMap<String, SchemaFile>,
+    /// A standalone schema ([`SchemaSet::standalone`]): its root is a named type whatever it
+    /// holds, and its properties need no `description`.
+    standalone: bool,
+    /// Resources, anchors, base URIs and references (`resources.rs`).
+    resources: Resources,
 }
 
 impl SchemaSet {
@@ -141,12 +158,60 @@ impl SchemaSet {
         if files.is_empty() {
             return Err(Error::new(&dir, "", "no *.json schema files found"));
         }
-        let set = SchemaSet { dir, source, files };
+        let mut resources = Resources::default();
+        for file in files.values() {
+            resources.add_file(file)?;
+        }
+        let set = SchemaSet {
+            dir,
+            source,
+            files,
+            standalone: false,
+            resources,
+        };
+        set.check_refs()?;
         for file in set.files() {
-            set.check_refs(file, &file.doc, "")?;
             super::descriptions::check_descriptions(file, &file.doc, "")?;
         }
         Ok(set)
+    }
+
+    /// A set of one standalone schema document (no `x-agh-envelope`, no kinds: a plain JSON
+    /// Schema, as a test suite or a user's own document holds), named `path` in errors. Its `$id`
+    /// (when it is a string) names it, else `base`: the URI its relative references resolve
+    /// against. Its root is a named type whatever it holds (a boolean schema included), so a
+    /// `$ref` to `#` is a reference to that type; its properties need no `description` (no docs
+    /// are built from it). Every `$ref` must resolve inside the document.
+    pub fn standalone(path: &str, doc: Value, base: &str) -> Result<Self> {
+        let id = match doc.get("$id") {
+            Some(Value::String(id)) if !id.is_empty() => id.clone(),
+            _ => base.to_owned(),
+        };
+        let file = SchemaFile {
+            path: PathBuf::from(path),
+            id: id.clone(),
+            doc,
+        };
+        let mut resources = Resources::default();
+        resources.add_file(&file)?;
+        let set = SchemaSet {
+            dir: PathBuf::from(path),
+            source: path.to_owned(),
+            files: BTreeMap::from([(id, file)]),
+            standalone: true,
+            resources,
+        };
+        set.check_refs()?;
+        Ok(set)
+    }
+
+    /// Whether this is a standalone schema ([`SchemaSet::standalone`]).
+    pub fn is_standalone(&self) -> bool {
+        self.standalone
+    }
+
+    pub(crate) fn resources(&self) -> &Resources {
+        &self.resources
     }
 
     /// The directory the set was loaded from.

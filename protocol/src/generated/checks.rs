@@ -6,6 +6,11 @@ use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::problem::Problems;
 use super::types::*;
+/// An `integer` of this schema set (`x-agh-envelope.integers: "digits"`): digits only (no fraction, no exponent, not `-0`), within 64 bits.
+#[allow(dead_code)]
+fn is_integer(v: &Value) -> bool {
+    c::is_integer(v)
+}
 /// Whether a string matches `[^\u0009-\u000d\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     s.chars()
@@ -511,30 +516,7 @@ pub fn check_capability_brief_entry(v: &Value, at: &mut String, out: &mut Proble
             if let Some(v) = m.get("summary") {
                 let mark = c::push(at, "summary");
                 'c1: {
-                    if !(v.is_string()) {
-                        c::wrong_type(
-                            out,
-                            ::agh_runtime::ReasonCode::Malformed,
-                            at,
-                            "capability-brief-entry.schema.json#/properties/summary",
-                            "a string",
-                            v,
-                        );
-                        break 'c1;
-                    }
-                    if let Some(s) = v.as_str() {
-                        if !pattern_1(s) {
-                            c::value_problem(
-                                out,
-                                ::agh_runtime::ReasonCode::Malformed,
-                                at,
-                                "capability-brief-entry.schema.json#/properties/summary",
-                                "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
-                                v,
-                            );
-                            break 'c1;
-                        }
-                    }
+                    check_capability_document_summary(v, at, out);
                 }
                 at.truncate(mark);
                 if out.is_done() {
@@ -1279,30 +1261,7 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
             if let Some(v) = m.get("summary") {
                 let mark = c::push(at, "summary");
                 'c1: {
-                    if !(v.is_string()) {
-                        c::wrong_type(
-                            out,
-                            ::agh_runtime::ReasonCode::Malformed,
-                            at,
-                            "capability-document.schema.json#/properties/summary",
-                            "a string",
-                            v,
-                        );
-                        break 'c1;
-                    }
-                    if let Some(s) = v.as_str() {
-                        if !pattern_1(s) {
-                            c::value_problem(
-                                out,
-                                ::agh_runtime::ReasonCode::Malformed,
-                                at,
-                                "capability-document.schema.json#/properties/summary",
-                                "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
-                                v,
-                            );
-                            break 'c1;
-                        }
-                    }
+                    check_capability_document_summary(v, at, out);
                 }
                 at.truncate(mark);
                 if out.is_done() {
@@ -1704,6 +1663,39 @@ pub fn check_capability_document(v: &Value, at: &mut String, out: &mut Problems)
                 if out.is_done() {
                     break 'c0;
                 }
+            }
+        }
+    }
+}
+/// Checks a value against `CapabilityDocumentSummary` (`capability-document.schema.json#/properties/summary`).
+pub fn check_capability_document_summary(
+    v: &Value,
+    at: &mut String,
+    out: &mut Problems,
+) {
+    'c0: {
+        if !(v.is_string()) {
+            c::wrong_type(
+                out,
+                ::agh_runtime::ReasonCode::Malformed,
+                at,
+                "capability-document.schema.json#/properties/summary",
+                "a string",
+                v,
+            );
+            break 'c0;
+        }
+        if let Some(s) = v.as_str() {
+            if !pattern_1(s) {
+                c::value_problem(
+                    out,
+                    ::agh_runtime::ReasonCode::Malformed,
+                    at,
+                    "capability-document.schema.json#/properties/summary",
+                    "must be one line (no U+000A, U+000D, U+0085, U+2028 or U+2029) and must contain a character that is not white space (Unicode White_Space)",
+                    v,
+                );
+                break 'c0;
             }
         }
     }
@@ -3433,7 +3425,7 @@ pub fn check_trust_proof(v: &Value, at: &mut String, out: &mut Problems) {
 /// Checks a value against `UnixSeconds` (`defs.schema.json#/$defs/unix_seconds`).
 pub fn check_unix_seconds(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
-        if !(c::is_integer(v)) {
+        if !(is_integer(v)) {
             c::wrong_type(
                 out,
                 ::agh_runtime::ReasonCode::Malformed,
@@ -3694,6 +3686,10 @@ pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] = &[
     (
         "CapabilityDocument",
         check_capability_document as fn(&Value, &mut String, &mut Problems),
+    ),
+    (
+        "CapabilityDocumentSummary",
+        check_capability_document_summary as fn(&Value, &mut String, &mut Problems),
     ),
     ("Channel", check_channel as fn(&Value, &mut String, &mut Problems)),
     ("DirectId", check_direct_id as fn(&Value, &mut String, &mut Problems)),

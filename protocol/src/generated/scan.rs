@@ -6,6 +6,18 @@ use std::borrow::Cow;
 use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+/// Reads an `integer` of this schema set (`x-agh-envelope.integers: "digits"`): digits only, within 64 bits.
+#[allow(dead_code)]
+#[inline]
+fn integer(s: &mut Scanner<'_>) -> Option<i128> {
+    s.integer()
+}
+/// Whether the checked JSON text `text` is an `integer` of this schema set (a
+/// conditional's type test).
+#[allow(dead_code)]
+fn raw_is_integer(text: &str) -> bool {
+    c::is_integer_text(text)
+}
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeRef<'a> {
@@ -394,7 +406,7 @@ pub fn scan_envelope<'a>(
                 seen |= 16384u64;
                 f_ts = Some({
                     let mark = s.mark();
-                    let n = s.integer()?;
+                    let n = integer(s)?;
                     let nt = s.since(mark).get();
                     if c::below(nt, "0") {
                         return None;
@@ -409,7 +421,7 @@ pub fn scan_envelope<'a>(
                 seen |= 32768u64;
                 f_expires_at = Some({
                     let mark = s.mark();
-                    let n = s.integer()?;
+                    let n = integer(s)?;
                     let nt = s.since(mark).get();
                     if c::below(nt, "0") {
                         return None;
@@ -550,10 +562,7 @@ pub fn scan_capability_document_fields<'a>(
                 }
                 seen |= 2u64;
                 let m = s.mark();
-                let v = s.string()?;
-                if !super::checks::pattern_1(&v) {
-                    return None;
-                }
+                scan_capability_document_summary(s)?;
                 f1 = Some(s.since(m));
             }
             "outcome" => {
@@ -788,10 +797,7 @@ pub fn scan_capability_brief_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 2u64;
-                let v = s.string()?;
-                if !super::checks::pattern_1(&v) {
-                    return None;
-                }
+                scan_capability_document_summary(s)?;
             }
             _ => {
                 s.fresh(&mut o, k)?;
@@ -1015,6 +1021,14 @@ pub fn scan_capability_catalog_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `CapabilityDocument` value (`capability-document.schema.json#`); `None` declines.
 pub fn scan_capability_document<'a>(s: &mut Scanner<'a>) -> Option<()> {
     scan_capability_document_fields(s, &mut scan::Fields::default())?;
+    Some(())
+}
+/// Reads one `CapabilityDocumentSummary` value (`capability-document.schema.json#/properties/summary`); `None` declines.
+pub fn scan_capability_document_summary<'a>(s: &mut Scanner<'a>) -> Option<()> {
+    let v = s.string()?;
+    if !super::checks::pattern_1(&v) {
+        return None;
+    }
     Some(())
 }
 /// Reads one `Channel` value (`defs.schema.json#/$defs/channel`); `None` declines.
@@ -1489,7 +1503,7 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `UnixSeconds` value (`defs.schema.json#/$defs/unix_seconds`); `None` declines.
 pub fn scan_unix_seconds<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mark = s.mark();
-    s.integer()?;
+    integer(s)?;
     let nt = s.since(mark).get();
     if c::below(nt, "0") {
         return None;
@@ -1597,6 +1611,10 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
     (
         "CapabilityDocument",
         scan_capability_document as fn(&mut Scanner<'_>) -> Option<()>,
+    ),
+    (
+        "CapabilityDocumentSummary",
+        scan_capability_document_summary as fn(&mut Scanner<'_>) -> Option<()>,
     ),
     ("Channel", scan_channel as fn(&mut Scanner<'_>) -> Option<()>),
     ("DirectId", scan_direct_id as fn(&mut Scanner<'_>) -> Option<()>),

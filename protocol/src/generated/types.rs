@@ -40,7 +40,7 @@ pub struct CapabilityBriefEntry {
     ///The capability ID, trimmed; equal to the `capabilities` entry at the same position.
     pub id: CapabilityBriefEntryId,
     ///The capability's summary, as its catalog entry gives it: one line, not blank (the catalog entry's rule).
-    pub summary: CapabilityBriefEntrySummary,
+    pub summary: CapabilityDocumentSummary,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
@@ -90,63 +90,6 @@ impl ::std::convert::TryFrom<::std::string::String> for CapabilityBriefEntryId {
     }
 }
 impl<'de> ::serde::Deserialize<'de> for CapabilityBriefEntryId {
-    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-    where
-        D: ::serde::Deserializer<'de>,
-    {
-        ::std::string::String::deserialize(deserializer)?
-            .parse()
-            .map_err(|e: self::error::ConversionError| {
-                <D::Error as ::serde::de::Error>::custom(e.to_string())
-            })
-    }
-}
-///The capability's summary, as its catalog entry gives it: one line, not blank (the catalog entry's rule).
-#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-#[serde(transparent)]
-pub struct CapabilityBriefEntrySummary(::std::string::String);
-impl ::std::ops::Deref for CapabilityBriefEntrySummary {
-    type Target = ::std::string::String;
-    fn deref(&self) -> &::std::string::String {
-        &self.0
-    }
-}
-impl ::std::convert::From<CapabilityBriefEntrySummary> for ::std::string::String {
-    fn from(value: CapabilityBriefEntrySummary) -> Self {
-        value.0
-    }
-}
-impl ::std::str::FromStr for CapabilityBriefEntrySummary {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        if !super::checks::pattern_1(value) {
-            return Err(
-                "doesn't match pattern \"^[^\\u000a\\u000d\\u0085\\u2028\\u2029]*[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000][^\\u000a\\u000d\\u0085\\u2028\\u2029]*$\""
-                    .into(),
-            );
-        }
-        Ok(Self(value.to_string()))
-    }
-}
-impl ::std::convert::TryFrom<&str> for CapabilityBriefEntrySummary {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String> for CapabilityBriefEntrySummary {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for CapabilityBriefEntrySummary {
     fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
     where
         D: ::serde::Deserializer<'de>,
@@ -2259,14 +2202,6 @@ impl CapabilityBriefEntryId {
         Self(value)
     }
 }
-impl CapabilityBriefEntrySummary {
-    /// Wraps a value that the generated scanner already checked against this type's
-    /// schema, without checking it again. For generated code only.
-    #[allow(dead_code)]
-    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
-        Self(value)
-    }
-}
 impl CapabilityCatalogEntryDigest {
     /// Wraps a value that the generated scanner already checked against this type's
     /// schema, without checking it again. For generated code only.
@@ -2621,7 +2556,7 @@ impl CapabilityBriefEntry {
                     f_summary = Some(
                         match v.string_value() {
                             Some(t) => {
-                                CapabilityBriefEntrySummary::from_checked(t.into_owned())
+                                CapabilityDocumentSummary::from_checked(t.into_owned())
                             }
                             None => {
                                 return Err(

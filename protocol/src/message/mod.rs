@@ -1,7 +1,8 @@
-//! v0's messages: the validating parser ([`parse`]: the v0 `Registry` over the runtime's
-//! envelope rules, fast and exact paths), the typed message ([`typed`]) and the builder
+//! v0's messages: the validating parser ([`parse`]: the runtime's generic parser over the v0
+//! [`profile`] and the kinds of a `Registry`), the typed message ([`typed`]) and the builder
 //! ([`build`]).
 
 pub mod build;
 pub mod parse;
+pub mod profile;
 pub mod typed;

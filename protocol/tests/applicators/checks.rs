@@ -6,6 +6,11 @@ use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::problem::Problems;
 use super::types::*;
+/// An `integer` of this schema set (JSON Schema's counting): any number of integral value however written (`1.0`, `1e3`, `-0`), within 64 bits.
+#[allow(dead_code)]
+fn is_integer(v: &Value) -> bool {
+    c::is_integral(v)
+}
 /// Whether a string matches `^[0-9]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     let mut chars = s.bytes();
@@ -94,7 +99,7 @@ pub fn check_app_amount(v: &Value, at: &mut String, out: &mut Problems) {
                     let out = &mut scratch;
                     let at = &mut here;
                     'c1: {
-                        if !(c::is_integer(v)) {
+                        if !(is_integer(v)) {
                             c::wrong_type(
                                 out,
                                 ::agh_runtime::ReasonCode::Malformed,
@@ -200,7 +205,7 @@ pub fn check_app_anything(v: &Value, at: &mut String, out: &mut Problems) {
         if v.is_null() {
             break 'c0;
         }
-        if !(v.is_string() || c::is_number(v) || c::is_integer(v) || v.is_boolean()
+        if !(v.is_string() || c::is_number(v) || is_integer(v) || v.is_boolean()
             || v.is_object() || v.is_array())
         {
             c::wrong_type(
@@ -906,7 +911,7 @@ pub fn check_app_window(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("size") {
                 let mark = c::push(at, "size");
                 'c1: {
-                    if !(c::is_integer(v)) {
+                    if !(is_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1235,7 +1240,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some(v) = items.get(1usize) {
                             let mark = c::push_index(at, 1usize);
                             'c2: {
-                                if !(c::is_integer(v)) {
+                                if !(is_integer(v)) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1315,7 +1320,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         for (i, v) in items.iter().enumerate().skip(1usize) {
                             let mark = c::push_index(at, i);
                             'c2: {
-                                if !(c::is_integer(v)) {
+                                if !(is_integer(v)) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1427,7 +1432,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                             if pattern_5(key) {
                                 let mark = c::push(at, key);
                                 'c2: {
-                                    if !(c::is_integer(v)) {
+                                    if !(is_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1506,7 +1511,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                             if !false {
                                 let mark = c::push(at, key);
                                 'c2: {
-                                    if !(c::is_integer(v)) {
+                                    if !(is_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1644,7 +1649,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if v.is_null() {
                         break 'c1;
                     }
-                    if !(v.is_string() || c::is_integer(v)) {
+                    if !(v.is_string() || is_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1784,7 +1789,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 let out = &mut scratch;
                                 let at = &mut here;
                                 'c2: {
-                                    if !(c::is_integer(v)) {
+                                    if !(is_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1830,7 +1835,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 let out = &mut scratch;
                                 let at = &mut here;
                                 'c2: {
-                                    if !(c::is_integer(v)) {
+                                    if !(is_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,

@@ -42,6 +42,8 @@ impl ::std::fmt::Display for AppReason {
 pub const TRUST_PROFILES: &[::agh_runtime::model::TrustProfile] = &[];
 /// Maximum serialized envelope size in bytes (`x-agh-envelope.max_bytes`).
 pub const MAX_ENVELOPE_BYTES: usize = 8192usize;
+/// Deepest nesting of arrays and objects: no `x-agh-envelope.max_depth`, so only the runtime's guard against deep recursion (128 levels: the deepest nesting the owned message decodes).
+pub const MAX_DEPTH: usize = 128usize;
 /// Default replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
 pub const DEFAULT_REPLAY_AGE_SECS: u64 = 60u64;
 /// Envelope members rejected with a specific message.

@@ -6,6 +6,18 @@ use std::borrow::Cow;
 use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+/// Reads an `integer` of this schema set (JSON Schema's counting): any number of integral value however written (`1.0`, `1e3`, `-0`), within 64 bits.
+#[allow(dead_code)]
+#[inline]
+fn integer(s: &mut Scanner<'_>) -> Option<i128> {
+    s.integral()
+}
+/// Whether the checked JSON text `text` is an `integer` of this schema set (a
+/// conditional's type test).
+#[allow(dead_code)]
+fn raw_is_integer(text: &str) -> bool {
+    c::is_integral_text(text)
+}
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppEnvelopeRef<'a> {
@@ -180,7 +192,7 @@ pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
             let mark = s.mark();
-            s.integer()?;
+            integer(s)?;
             let nt = s.since(mark).get();
             if c::below(nt, "0") {
                 return None;
@@ -439,7 +451,7 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         return None;
                     }
                     seen |= 2u64;
-                    s.integer()?;
+                    integer(s)?;
                 }
                 _ => {
                     s.fresh(&mut o, k)?;
@@ -809,7 +821,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                 s.string()?;
                             }
                             1usize => {
-                                s.integer()?;
+                                integer(s)?;
                             }
                             _ => {
                                 None::<()>?;
@@ -839,7 +851,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             }
                             _ => {
                                 let mark = s.mark();
-                                s.integer()?;
+                                integer(s)?;
                                 let nt = s.since(mark).get();
                                 if c::below(nt, "0") {
                                     return None;
@@ -896,7 +908,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                             usize::from(u16::MAX),
                                         );
                                         let s = &mut again;
-                                        s.integer()?;
+                                        integer(s)?;
                                         s.end()
                                     })()
                                         .is_some()
@@ -938,7 +950,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         _ => {
                             s.fresh(&mut o, k)?;
                             let mark = s.mark();
-                            s.integer()?;
+                            integer(s)?;
                             let nt = s.since(mark).get();
                             if c::below(nt, "0") {
                                 return None;
@@ -1047,7 +1059,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         }
                         b'-' | b'0'..=b'9' => {
                             let mark = s.mark();
-                            s.integer()?;
+                            integer(s)?;
                             let nt = s.since(mark).get();
                             if c::below(nt, "1") {
                                 return None;
@@ -1187,7 +1199,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             );
                             let s = &mut again;
                             let mark = s.mark();
-                            s.integer()?;
+                            integer(s)?;
                             let nt = s.since(mark).get();
                             if c::above(nt, "9") {
                                 return None;
@@ -1207,7 +1219,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                 );
                                 let s = &mut again;
                                 let mark = s.mark();
-                                s.integer()?;
+                                integer(s)?;
                                 let nt = s.since(mark).get();
                                 if c::below(nt, "8") {
                                     return None;

@@ -1024,7 +1024,13 @@ impl AppWindow {
         let mut extra = ::serde_json::Map::new();
         for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
-                "size" => f_size = Some(::serde_json::from_str::<i64>(v.get())?),
+                "size" => {
+                    f_size = Some(
+                        ::serde_json::from_str::<
+                            i64,
+                        >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                    );
+                }
                 "unit" => {
                     f_unit = Some(
                         if v.is_null() {

@@ -6,6 +6,11 @@ use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::problem::Problems;
 use super::types::*;
+/// An `integer` of this schema set (JSON Schema's counting): any number of integral value however written (`1.0`, `1e3`, `-0`), within 64 bits.
+#[allow(dead_code)]
+fn is_integer(v: &Value) -> bool {
+    c::is_integral(v)
+}
 /// Whether a string matches `^[a-z]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     let mut chars = s.bytes();
@@ -296,7 +301,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("x") {
                 let mark = c::push(at, "x");
                 'c1: {
-                    if !(c::is_integer(v)) {
+                    if !(is_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -327,7 +332,7 @@ pub fn check_mini_point(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("y") {
                 let mark = c::push(at, "y");
                 'c1: {
-                    if !(c::is_integer(v)) {
+                    if !(is_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -628,7 +633,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                     for (i, v) in items.iter().enumerate() {
                                         let mark = c::push_index(at, i);
                                         'c3: {
-                                            if !(c::is_integer(v)) {
+                                            if !(is_integer(v)) {
                                                 c::wrong_type(
                                                     out,
                                                     ::agh_runtime::ReasonCode::Malformed,
@@ -1166,7 +1171,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 let out = &mut scratch;
                                 let at = &mut here;
                                 'c2: {
-                                    if !(c::is_integer(v)) {
+                                    if !(is_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1240,7 +1245,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                             if pattern_0(key) {
                                 let mark = c::push(at, key);
                                 'c2: {
-                                    if !(c::is_integer(v)) {
+                                    if !(is_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1399,7 +1404,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if v.is_null() {
                         break 'c1;
                     }
-                    if !(c::is_integer(v)) {
+                    if !(is_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,

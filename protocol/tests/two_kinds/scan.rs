@@ -6,6 +6,18 @@ use std::borrow::Cow;
 use ::agh_runtime::check as c;
 use ::agh_runtime::model::BodyOverrides;
 use ::agh_runtime::scan::{self, JsonKind, Kept, Member, RawJson, Scanner};
+/// Reads an `integer` of this schema set (JSON Schema's counting): any number of integral value however written (`1.0`, `1e3`, `-0`), within 64 bits.
+#[allow(dead_code)]
+#[inline]
+fn integer(s: &mut Scanner<'_>) -> Option<i128> {
+    s.integral()
+}
+/// Whether the checked JSON text `text` is an `integer` of this schema set (a
+/// conditional's type test).
+#[allow(dead_code)]
+fn raw_is_integer(text: &str) -> bool {
+    c::is_integral_text(text)
+}
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MiniEnvelopeRef<'a> {
@@ -190,7 +202,7 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 1u64;
                 let mark = s.mark();
-                s.integer()?;
+                integer(s)?;
                 let nt = s.since(mark).get();
                 if c::below(nt, "0") {
                     return None;
@@ -202,7 +214,7 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 2u64;
                 let mark = s.mark();
-                s.integer()?;
+                integer(s)?;
                 let nt = s.since(mark).get();
                 if c::below(nt, "0") {
                     return None;
@@ -299,7 +311,7 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             while s.item(&mut a)? {
                                 {
                                     let mark = s.mark();
-                                    s.integer()?;
+                                    integer(s)?;
                                     let nt = s.since(mark).get();
                                     if c::below(nt, "0") {
                                         return None;
@@ -505,7 +517,7 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
                         let mark = s.mark();
-                        s.integer()?;
+                        integer(s)?;
                         let nt = s.since(mark).get();
                         if c::below(nt, "10") {
                             return None;
@@ -534,7 +546,7 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             s.fresh(&mut o, k)?;
                             if hit {
                                 let mark = s.mark();
-                                s.integer()?;
+                                integer(s)?;
                                 let nt = s.since(mark).get();
                                 if c::below(nt, "0") {
                                     return None;
@@ -595,7 +607,7 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 16384u64;
                 if !s.null() {
                     let mark = s.mark();
-                    s.integer()?;
+                    integer(s)?;
                     let nt = s.since(mark).get();
                     if c::below(nt, "-10") {
                         return None;

@@ -693,8 +693,20 @@ impl MiniPoint {
         let mut f_y = None;
         for (name, v) in ::agh_runtime::scan::checked_members(text) {
             match &*name {
-                "x" => f_x = Some(::serde_json::from_str::<u64>(v.get())?),
-                "y" => f_y = Some(::serde_json::from_str::<u64>(v.get())?),
+                "x" => {
+                    f_x = Some(
+                        ::serde_json::from_str::<
+                            u64,
+                        >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                    );
+                }
+                "y" => {
+                    f_y = Some(
+                        ::serde_json::from_str::<
+                            u64,
+                        >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                    );
+                }
                 other => return Err(E::unknown_field(other, &[])),
             }
         }
@@ -797,7 +809,7 @@ impl PingBody {
                             Some(
                                 ::serde_json::from_str::<
                                     ::std::vec::Vec<::std::vec::Vec<u64>>,
-                                >(v.get())?,
+                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
                             )
                         },
                     );
@@ -891,7 +903,11 @@ impl PingBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<i64>(v.get())?)
+                            Some(
+                                ::serde_json::from_str::<
+                                    i64,
+                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                            )
                         },
                     );
                 }

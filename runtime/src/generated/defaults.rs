@@ -5,6 +5,8 @@
 pub const DEFAULT_MAX_BYTES: usize = 1048576usize;
 /// Replay age in seconds when `expires_at` is absent (`x-agh-envelope.replay_age_seconds`).
 pub const DEFAULT_REPLAY_AGE_SECS: u64 = 300u64;
+/// Deepest nesting of arrays and objects, the envelope object being level 1 (`x-agh-envelope.max_depth`).
+pub const DEFAULT_MAX_DEPTH: usize = 64usize;
 /// The member that selects the body schema.
 pub const KIND_MEMBER: &str = "kind";
 /// The member of role `id`.

@@ -153,6 +153,63 @@ fn len_i128(n: usize) -> i128 {
     i128::try_from(n).unwrap_or(i128::MAX)
 }
 
+/// The value of the JSON number `text` when it is an integer by value, however written (`1.0`,
+/// `1e3`, `-0` included), within 64 bits (`i64::MIN` to `u64::MAX`): what an `integer` member
+/// holds when a schema set counts integers as JSON Schema does (`x-agh-envelope.integers`
+/// absent). `None` for a fraction, a value beyond 64 bits or text that is no JSON number.
+pub fn integral_value(text: &str) -> Option<i128> {
+    let d = Decimal::parse(text)?;
+    if d.is_zero() {
+        return Some(0);
+    }
+    // A fraction, or more than 20 digits before the point (beyond `u64::MAX`).
+    if d.scale() < 0 || d.point > 20 {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for digit in d.digits() {
+        v = v * 10 + i128::from(digit);
+    }
+    for _ in 0..d.scale() {
+        v *= 10;
+    }
+    let v = if d.negative { -v } else { v };
+    (i128::from(i64::MIN)..=i128::from(u64::MAX))
+        .contains(&v)
+        .then_some(v)
+}
+
+/// The checked JSON text of an integer-typed value (a number, or arrays of them) with every
+/// integral number written as digits (`1.0` as `1`, `1e3` as `1000`, `-0` as `0`), so that serde
+/// reads it into the generated Rust integer; text with nothing to rewrite is returned as it is.
+/// Generated decoders call it for integer members of a set counting integers as JSON Schema does.
+pub fn integer_digits(text: &str) -> std::borrow::Cow<'_, str> {
+    fn rewrite(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Number(n) => {
+                if let Some(i) = integral_value(n.as_str()) {
+                    *v = serde_json::Value::Number(
+                        serde_json::Number::from_i128(i).unwrap_or_else(|| n.clone()),
+                    );
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(rewrite),
+            _ => {}
+        }
+    }
+    let plain = |t: &str| !t.contains(['.', 'e', 'E']) && !t.contains("-0");
+    if plain(text) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(mut v) => {
+            rewrite(&mut v);
+            std::borrow::Cow::Owned(v.to_string())
+        }
+        Err(_) => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 /// Compares two JSON numbers, given as their text, by exact decimal value; `None` if either text
 /// is not a JSON number.
 pub fn compare(a: &str, b: &str) -> Option<Ordering> {
@@ -293,5 +350,45 @@ mod tests {
             is_multiple_of("1234567890123456789000", "123456789012345678"),
             Some(false)
         );
+    }
+
+    #[test]
+    fn integral_values_however_written_within_64_bits() {
+        for (text, want) in [
+            ("0", Some(0)),
+            ("-0", Some(0)),
+            ("-0.0e5", Some(0)),
+            ("1.0", Some(1)),
+            ("1e3", Some(1000)),
+            ("1E+3", Some(1000)),
+            ("2.50e1", Some(25)),
+            ("1500e-3", None),
+            ("1000e-3", Some(1)),
+            ("-12.000", Some(-12)),
+            ("18446744073709551615", Some(i128::from(u64::MAX))),
+            ("1.8446744073709551615e19", Some(i128::from(u64::MAX))),
+            ("-9223372036854775808", Some(i128::from(i64::MIN))),
+            ("18446744073709551616", None),
+            ("-9223372036854775809", None),
+            ("1e20", None),
+            ("1e400", None),
+            ("1.5", None),
+            ("1e-3", None),
+            ("0.1e1", Some(1)),
+            ("x", None),
+        ] {
+            assert_eq!(super::integral_value(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn integer_texts_are_rewritten_as_digits() {
+        assert_eq!(super::integer_digits("1.0"), "1");
+        assert_eq!(super::integer_digits("[1e3, -0, 7]"), "[1000,0,7]");
+        assert_eq!(super::integer_digits("12"), "12");
+        assert!(matches!(
+            super::integer_digits("-10"),
+            std::borrow::Cow::Borrowed("-10")
+        ));
     }
 }

@@ -553,13 +553,32 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Any number within the range of `f64` (integers within 64 bits).
+    /// An integer as JSON Schema counts it: any number whose value is integral, however written
+    /// (`1.0`, `1e3`, `-0`), within 64 bits (see `decimal::integral_value`).
+    #[inline]
+    pub fn integral(&mut self) -> Option<i128> {
+        let (token, value) = self.number_value()?;
+        match value {
+            NumberValue::Unsigned(u) => Some(i128::from(u)),
+            NumberValue::Signed(i) => Some(i128::from(i)),
+            _ => crate::json::decimal::integral_value(token.text(self.text)),
+        }
+    }
+
+    /// Any number within the range of `f64`, integers beyond 64 bits included (as
+    /// `check::is_number` counts them: `18446744073709551616` is a number).
     pub fn number(&mut self) -> Option<f64> {
-        match self.number_value()?.1 {
+        let (token, value) = self.number_value()?;
+        match value {
             NumberValue::Unsigned(u) => Some(u as f64),
             NumberValue::Signed(i) => Some(i as f64),
             NumberValue::Float(f) => Some(f),
-            NumberValue::IntegerOutOfRange | NumberValue::FloatOutOfRange => None,
+            NumberValue::IntegerOutOfRange => token
+                .text(self.text)
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite()),
+            NumberValue::FloatOutOfRange => None,
         }
     }
 

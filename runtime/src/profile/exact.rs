@@ -1,6 +1,8 @@
 //! The exact path: an envelope the fast path declined, read as a tree and checked in the
 //! validation order by the generated validators, so that the first problem is named.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::rules::*;
@@ -10,9 +12,13 @@ use crate::schema::model::BodyOverrides;
 use crate::schema::problem::{Problem, Problems, ReasonCode};
 
 /// The exact path on an envelope the fast path declined: its first problem.
-pub(super) fn diagnose<P: Profile>(bytes: &[u8], options: &Options) -> Rejection {
+pub(super) fn diagnose<P: Profile, K: Kinds>(
+    kinds: &K,
+    bytes: &[u8],
+    options: &Options,
+) -> Rejection {
     let mut problems = Problems::first_only();
-    let map = check::<P>(bytes, options, &mut problems);
+    let map = check::<P, K>(kinds, bytes, options, &mut problems);
     let head = map
         .as_ref()
         .map(|m| head(m, &P::SPEC.layout))
@@ -60,8 +66,22 @@ pub(super) fn head(map: &impl Members, layout: &Layout) -> Head {
     }
 }
 
-/// The exact path: every check in the validation order on the envelope read as a tree.
-pub(super) fn check<P: Profile>(
+/// The exact path: every check in the validation order on the envelope read as a tree, with the
+/// kinds of `kinds`. Returns the members, when the JSON could be read. The validation order:
+///
+/// 1. size limit (before parsing), strict JSON (UTF-8, no BOM, no duplicate names at any depth,
+///    bounded depth, one top-level object);
+/// 2. envelope members (generated validator); then the kind: names the schema set refuses are
+///    `malformed`, kinds the table does not hold are `unsupported_kind`;
+/// 3. freshness (`expired`);
+/// 4. the kind's presence rules (surface and container, work id, target, correlation, body);
+/// 5. the body (the kind's validator, conditionals included; a kind registered at run time:
+///    its typed body must read it);
+/// 6. cross checks: envelope rules the body overrides, `envelope_match`, recipes (on a valid
+///    body only);
+/// 7. the profile's own steps ([`Profile::check_admit`]), when nothing else was found.
+pub(super) fn check<P: Profile, K: Kinds>(
+    kinds: &K,
     bytes: &[u8],
     options: &Options,
     out: &mut Problems,
@@ -78,46 +98,62 @@ pub(super) fn check<P: Profile>(
     }
     let kind_member = layout.kind_member;
     let Some(kind) = map.get(kind_member).and_then(Value::as_str) else {
+        // Missing or not a string: the envelope check reported it.
         return Some(map);
     };
-    let known = spec.kinds.iter().map(|k| k.rules.kind);
-    if !kind_name(kind_member, kind, spec.forbidden_kinds, known, out) {
+    if !kind_name(kind_member, kind, spec.forbidden_kinds, kinds.names(), out) {
         return Some(map);
     }
-    let Some(info) = spec.kind(kind) else {
+    let Some(entry) = kinds.entry(kind) else {
         return Some(map);
     };
+    let rules = entry.rules();
     if options.check_freshness {
         freshness(&map, layout, options, out);
         if out.is_done() {
             return Some(map);
         }
     }
-    kind_rules(&map, &info.rules, layout, out);
+    kind_rules(&map, rules, layout, out);
     if out.is_done() {
         return Some(map);
     }
     let body_member = layout.body_member;
     let body = map.get(body_member).filter(|b| !b.is_null());
-    let overrides = match body {
-        Some(body) => (info.check)(body, &mut format!("/{body_member}"), out),
-        None => BodyOverrides::default(),
+    let overrides = match (entry.check(), body) {
+        (Some(check), Some(body)) => check(body, &mut format!("/{body_member}"), out),
+        _ => BodyOverrides::default(),
     };
     if out.is_done() {
         return Some(map);
     }
+    if let (None, Some(body @ Value::Object(_))) = (entry.scan(), body) {
+        if let Err((at, e)) = entry.fits(&body.to_string()) {
+            out.push(Problem::new(
+                ReasonCode::Malformed,
+                format!("/{body_member}{at}"),
+                Cow::Owned(format!("{}: body", rules.profile)),
+                format!("the `{kind}` body does not fit its type: {e}"),
+            ));
+            return Some(map);
+        }
+    }
     let body_ok = out.is_empty();
-    overridden_rules(&map, &info.rules, &overrides, layout, out);
+    overridden_rules(&map, rules, &overrides, layout, out);
     if out.is_done() {
         return Some(map);
     }
     let body_at = |pointer: &str| body.and_then(|b| b.pointer(pointer)).cloned();
-    envelope_match(&map, &body_at, &info.rules, body_member, out);
+    envelope_match(&map, &body_at, rules, body_member, out);
     if out.is_done() {
         return Some(map);
     }
     if body_ok {
-        verify(&body_at, &info.rules, P::RECIPES, body_member, out);
+        // Recipes read the body as its schema says it is: only on a valid body.
+        verify(&body_at, rules, P::RECIPES, body_member, out);
+    }
+    if out.is_empty() {
+        P::check_admit(&map, options, out);
     }
     Some(map)
 }

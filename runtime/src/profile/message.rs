@@ -19,6 +19,8 @@ pub struct MessageRef<'a, P: Profile> {
     pub(super) text: &'a str,
     pub(super) info: &'static KindInfo<P::Body>,
     pub(super) respelled: bool,
+    /// What the profile's own steps added ([`Profile::admit`]).
+    pub(super) extra: P::Extra,
     pub(super) profile: PhantomData<P>,
 }
 
@@ -29,6 +31,7 @@ impl<P: Profile> Clone for MessageRef<'_, P> {
             text: self.text,
             info: self.info,
             respelled: self.respelled,
+            extra: self.extra.clone(),
             profile: PhantomData,
         }
     }
@@ -57,6 +60,11 @@ impl<'a, P: Profile> MessageRef<'a, P> {
     /// The kind's rules.
     pub fn rules(&self) -> &'static KindRules {
         &self.info.rules
+    }
+
+    /// What the profile's own steps added ([`Profile::admit`]; `()` for most profiles).
+    pub fn extra(&self) -> &P::Extra {
+        &self.extra
     }
 
     /// The string value of a member (`Absent`, `null` and non-strings: `None`).
@@ -107,9 +115,10 @@ impl<'a, P: Profile> MessageRef<'a, P> {
     /// The owned message: the typed envelope (every member, unknown ones of an open envelope
     /// included; its body member left empty) and the typed body.
     pub fn to_message(&self) -> Result<Message<P>, Rejection> {
-        let body_member = P::SPEC.layout.body_member;
         let body = self.body()?;
-        let fail = |e: serde_json::Error| {
+        // Member by member from the checked text (generated): serde's `flatten` would buffer an
+        // open envelope's unknown members and refuse a number beyond 64 bits (issue 30 item 4).
+        let envelope = P::to_envelope(&self.envelope, self.text).map_err(|e| {
             rejection(
                 Problem::new(
                     ReasonCode::Malformed,
@@ -119,16 +128,7 @@ impl<'a, P: Profile> MessageRef<'a, P> {
                 ),
                 self.head(),
             )
-        };
-        let mut members: Map<String, Value> = serde_json::from_str(self.text).map_err(fail)?;
-        match members.get_mut(body_member) {
-            Some(v) if !v.is_null() => *v = Value::Object(Map::new()),
-            Some(_) => {
-                members.remove(body_member);
-            }
-            None => {}
-        }
-        let envelope: P::Envelope = serde_json::from_value(Value::Object(members)).map_err(fail)?;
+        })?;
         let respelled = match self.respelled {
             true => crate::json::respelled_numbers(self.text, ""),
             false => Vec::new(),

@@ -11,8 +11,11 @@
 //! The envelope rules that are not schema-shaped (freshness, the per-kind presence rules, body
 //! overrides, body-to-envelope matches, recipes) are written once, here, over the profile's
 //! [`Layout`]: which member plays which role (`x-agh-envelope.roles`), the surface containers and
-//! the body member. The v0 parser uses the same functions with v0's layout. Nothing here knows a
-//! particular profile: AGH Network v0, ACP and the test set all come through their tables.
+//! the body member. Nothing here knows a particular profile: AGH Network v0, ACP and the test set
+//! all come through their tables. What a profile adds is data or trait items: its recipe table
+//! ([`Profile::RECIPES`]), its own last steps ([`Profile::admit`], v0's trust profile) and, for a
+//! parser that also takes kinds registered at run time, the kind table ([`Kinds`]: v0's
+//! `Registry`) given to [`parse_ref_in`] / [`explain_in`]. v0's parser is this one.
 
 use std::fmt;
 
@@ -24,6 +27,7 @@ use crate::schema::problem::{Problem, Problems};
 
 mod exact;
 mod fast;
+mod kinds;
 mod message;
 mod options;
 mod recipe;
@@ -34,6 +38,7 @@ pub use exact::read_checked_json;
 use exact::{check, diagnose};
 use exact::{head, rejection};
 use fast::scan;
+pub use kinds::{KindEntry, Kinds};
 pub use message::{Message, MessageRef};
 pub use options::Options;
 pub use recipe::{find_recipe, RawRecipe, Recipe, RecipeCheck};
@@ -76,6 +81,10 @@ pub struct Spec<B: 'static> {
     pub envelope_members: &'static [&'static str],
     /// Largest envelope in bytes.
     pub max_bytes: usize,
+    /// Deepest nesting of arrays and objects, the envelope object being level 1
+    /// (`x-agh-envelope.max_depth`; without it 128, the runtime's guard against deep recursion:
+    /// the deepest nesting the owned message decodes).
+    pub max_depth: usize,
     /// Default replay age in seconds.
     pub replay_age_secs: u64,
     /// The request/response exchanges (`x-agh-kind.exchange`), in kind order.
@@ -106,11 +115,13 @@ impl<B> Spec<B> {
             .map(|r| r.code)
     }
 
-    /// Parser options with this profile's limits (size, replay age) at `now` (Unix seconds).
+    /// Parser options with this profile's limits (size, depth, replay age) at `now` (Unix
+    /// seconds).
     pub fn options(&self, now: i64) -> Options {
         Options {
             replay_age_secs: self.replay_age_secs,
             max_bytes: self.max_bytes,
+            max_depth: self.max_depth,
             ..Options::at(now)
         }
     }
@@ -142,6 +153,25 @@ pub trait Profile: Sized + 'static {
     /// The recipes its kinds' `x-agh-kind.verify` name (none by default: a generated profile
     /// whose kinds name a recipe is given its table by the crate that defines the recipe).
     const RECIPES: &'static [Recipe] = &[];
+    /// What the profile's own steps after every envelope rule add to a valid envelope (v0: the
+    /// trust state); `()` for a profile without such steps.
+    type Extra: Clone + fmt::Debug + Default;
+    /// The profile's own steps on an envelope every other rule accepts (the fast path's last
+    /// step): what they add to the message, or the problem that refuses it. None by default.
+    #[inline]
+    fn admit<'a>(
+        bytes: &'a [u8],
+        envelope: &Self::EnvelopeRef<'a>,
+        options: &Options,
+    ) -> Result<Self::Extra, Problem> {
+        let _ = (bytes, envelope, options);
+        Ok(Self::Extra::default())
+    }
+    /// The same steps on the exact path, on an envelope in which no other problem was found
+    /// (`envelope`: its members as read); a failure goes to `out`.
+    fn check_admit(envelope: &Map<String, Value>, options: &Options, out: &mut Problems) {
+        let _ = (envelope, options, out);
+    }
     /// The generated envelope scanner (see the generated `scan_envelope`).
     fn scan_envelope<'a>(
         s: &mut Scanner<'a>,
@@ -153,6 +183,50 @@ pub trait Profile: Sized + 'static {
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>>;
     /// A typed body as JSON.
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error>;
+    /// The owned envelope of a checked view over the checked envelope text `text`, built member
+    /// by member (no serde `flatten` buffering: an open member keeps any valid JSON number, of
+    /// any size, as written); the body member is left empty (the body is typed on its own).
+    fn to_envelope(view: &Self::EnvelopeRef<'_>, text: &str) -> Result<Self::Envelope, String>;
+}
+
+/// An envelope every rule accepts, as the parser leaves it: the generated view borrowed from the
+/// bytes, the kind as the kind table gave it (`E`), and what the profile's own steps added.
+/// [`MessageRef`] wraps it for a profile's generated kinds; a profile with its own message types
+/// (v0) wraps it in those.
+pub struct Accepted<'a, P: Profile, E> {
+    /// The envelope members.
+    pub envelope: P::EnvelopeRef<'a>,
+    /// The whole envelope's checked text.
+    pub text: &'a str,
+    /// The kind.
+    pub entry: E,
+    /// Whether the envelope holds a number serde_json spells otherwise (exponents, `-0`).
+    pub respelled: bool,
+    /// What [`Profile::admit`] added.
+    pub extra: P::Extra,
+}
+
+impl<P: Profile, E: Clone> Clone for Accepted<'_, P, E> {
+    fn clone(&self) -> Self {
+        Accepted {
+            envelope: self.envelope.clone(),
+            text: self.text,
+            entry: self.entry.clone(),
+            respelled: self.respelled,
+            extra: self.extra.clone(),
+        }
+    }
+}
+
+impl<P: Profile, E: fmt::Debug> fmt::Debug for Accepted<'_, P, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Accepted")
+            .field("profile", &P::SPEC.name)
+            .field("envelope", &self.envelope)
+            .field("entry", &self.entry)
+            .field("extra", &self.extra)
+            .finish()
+    }
 }
 
 /// Parses and validates one envelope of profile `P` into a view borrowed from `bytes`: the
@@ -162,9 +236,38 @@ pub fn parse_ref<'a, P: Profile>(
     bytes: &'a [u8],
     options: &Options,
 ) -> Result<MessageRef<'a, P>, Rejection> {
-    match scan::<P>(bytes, options) {
-        Some(message) => Ok(message),
-        None => Err(diagnose::<P>(bytes, options)),
+    let a = parse_ref_in::<P, _>(&P::SPEC, bytes, options)?;
+    Ok(MessageRef {
+        envelope: a.envelope,
+        text: a.text,
+        info: a.entry,
+        respelled: a.respelled,
+        extra: a.extra,
+        profile: std::marker::PhantomData,
+    })
+}
+
+/// [`parse_ref`] with the kinds of `kinds` (the profile's own and any registered at run time):
+/// the one fast path, then the profile's own steps ([`Profile::admit`]); a declined envelope
+/// goes to the one exact path, which names its first problem.
+#[inline]
+pub fn parse_ref_in<'a, P: Profile, K: Kinds>(
+    kinds: &K,
+    bytes: &'a [u8],
+    options: &Options,
+) -> Result<Accepted<'a, P, K::Entry>, Rejection> {
+    match scan::<P, K>(kinds, bytes, options) {
+        Some(mut accepted) => match P::admit(bytes, &accepted.envelope, options) {
+            Ok(extra) => {
+                accepted.extra = extra;
+                Ok(accepted)
+            }
+            Err(problem) => Err(rejection(
+                problem,
+                head(&accepted.envelope, &P::SPEC.layout),
+            )),
+        },
+        None => Err(diagnose::<P, K>(kinds, bytes, options)),
     }
 }
 
@@ -175,13 +278,29 @@ pub fn parse<P: Profile>(bytes: &[u8], options: &Options) -> Result<Message<P>, 
 
 /// Every problem of one envelope of profile `P`, in the validation order.
 pub fn explain<P: Profile>(bytes: &[u8], options: &Options) -> Vec<Problem> {
+    explain_in::<P, _>(&P::SPEC, bytes, options)
+}
+
+/// [`explain`] with the kinds of `kinds`.
+pub fn explain_in<P: Profile, K: Kinds>(
+    kinds: &K,
+    bytes: &[u8],
+    options: &Options,
+) -> Vec<Problem> {
     let mut problems = Problems::all();
-    let _ = check::<P>(bytes, options, &mut problems);
+    let _ = check::<P, K>(kinds, bytes, options, &mut problems);
     problems.into_vec()
 }
 
 /// The fast path's verdict alone (for differential tests against [`explain`]).
 #[doc(hidden)]
 pub fn fast_accepts<P: Profile>(bytes: &[u8], options: &Options) -> bool {
-    scan::<P>(bytes, options).is_some()
+    fast_accepts_in::<P, _>(&P::SPEC, bytes, options)
+}
+
+/// [`fast_accepts`] with the kinds of `kinds`.
+#[doc(hidden)]
+pub fn fast_accepts_in<P: Profile, K: Kinds>(kinds: &K, bytes: &[u8], options: &Options) -> bool {
+    scan::<P, K>(kinds, bytes, options)
+        .is_some_and(|a| P::admit(bytes, &a.envelope, options).is_ok())
 }

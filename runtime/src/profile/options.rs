@@ -1,7 +1,6 @@
 //! What the parser needs besides the bytes: the receiver's clock and the limits.
 
-use crate::generated::defaults::{DEFAULT_MAX_BYTES, DEFAULT_REPLAY_AGE_SECS};
-use crate::json::JsonLimits;
+use crate::generated::defaults::{DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_REPLAY_AGE_SECS};
 
 /// What the parser needs besides the bytes. `now` is passed in so that results are deterministic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,13 +19,13 @@ pub struct Options {
 }
 
 impl Options {
-    /// The protocol defaults (`x-agh-envelope`: 1 MiB, replay age 300 s) at `now`.
+    /// The protocol defaults (`x-agh-envelope`: 1 MiB, depth 64, replay age 300 s) at `now`.
     pub fn at(now: i64) -> Self {
         Options {
             now,
             replay_age_secs: DEFAULT_REPLAY_AGE_SECS,
             max_bytes: DEFAULT_MAX_BYTES,
-            max_depth: JsonLimits::DEFAULT_MAX_DEPTH,
+            max_depth: DEFAULT_MAX_DEPTH,
             check_freshness: true,
         }
     }

@@ -40,8 +40,10 @@ impl Members for Map<String, Value> {
     }
 
     fn int_of(&self, name: &str) -> Option<i64> {
-        let v = self.get(name)?;
-        v.as_i64().or_else(|| v.as_u64().map(|_| i64::MAX))
+        // Its integral value however written (`1.0`: a set counting integers as JSON Schema does
+        // has checked it as one).
+        let n = crate::json::decimal::integral_value(self.get(name)?.as_number()?.as_str())?;
+        Some(i64::try_from(n).unwrap_or(i64::MAX))
     }
 }
 

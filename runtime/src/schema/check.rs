@@ -38,6 +38,29 @@ pub fn is_integer(v: &Value) -> bool {
     }
 }
 
+/// Whether `v` is an integer as JSON Schema counts it: any number whose value is integral,
+/// however written (`1.0`, `1e3`, `-0`), within 64 bits (the range of the generated types). The
+/// test of a schema set without `x-agh-envelope.integers`; `"digits"` selects [`is_integer`].
+pub fn is_integral(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => crate::json::decimal::integral_value(n.as_str()).is_some(),
+        _ => false,
+    }
+}
+
+/// Whether the checked JSON text of a value is a number written as digits only (no fraction, no
+/// exponent, not `-0`), of any size: a conditional's `integer` test in a set whose integers are
+/// digits only (the raw counterpart of [`is_integer`], as `scan::JsonKind::Integer`).
+pub fn is_integer_text(text: &str) -> bool {
+    matches!(text.as_bytes().first(), Some(b'-' | b'0'..=b'9')) && integer_text(text)
+}
+
+/// Whether the checked JSON text of a value is an integer as JSON Schema counts it (see
+/// [`is_integral`]).
+pub fn is_integral_text(text: &str) -> bool {
+    crate::json::decimal::integral_value(text).is_some()
+}
+
 /// Whether `v` is a number within the range of `f64` (a schema `number` member holds an `f64`).
 /// Numbers in open content are not held to it: any JSON number is kept there, as written.
 pub fn is_number(v: &Value) -> bool {
@@ -106,11 +129,12 @@ pub fn at_least_chars(s: &str, n: usize) -> bool {
     s.len() >= n.saturating_mul(4) || s.chars().count() >= n
 }
 
-/// Whether `s` matches the ECMA-262 `pattern` (unanchored search, as JSON Schema says). The
-/// regex is compiled on first use; codegen has already checked that it compiles (a pattern that
-/// did not would match nothing).
+/// Whether `s` matches the ECMA-262 `pattern` (unanchored search, as JSON Schema says) with
+/// Unicode semantics (the `u` flag: `\p{L}` is a letter, `.` one code point). The regex is
+/// compiled on first use; codegen has already checked that it compiles (a pattern that did not
+/// would match nothing).
 pub fn matches(re: &OnceLock<Option<regress::Regex>>, pattern: &str, s: &str) -> bool {
-    re.get_or_init(|| regress::Regex::new(pattern).ok())
+    re.get_or_init(|| regress::Regex::with_flags(pattern, "u").ok())
         .as_ref()
         .is_some_and(|re| re.find(s).is_some())
 }

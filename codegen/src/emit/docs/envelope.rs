@@ -259,10 +259,34 @@ pub(super) fn envelope_page(
     };
     let _ = writeln!(
         out,
-        "## Limits\n\n- Size: at most {} bytes of JSON, checked before parsing.\n- Replay age: {} seconds by default{expiry}.\n",
-        env.limits.max_bytes, env.limits.replay_age_seconds
+        "## Limits\n\n- Size: at most {} bytes of JSON, checked before parsing.\n- Replay age: {} seconds by default{expiry}.\n- {}\n- {}\n",
+        env.limits.max_bytes,
+        env.limits.replay_age_seconds,
+        depth_words(env.limits.max_depth),
+        integers_words(env.limits.integers),
     );
     out
+}
+
+/// The depth limit in words (`x-agh-envelope.max_depth`).
+fn depth_words(max_depth: Option<u64>) -> String {
+    match max_depth {
+        Some(d) => format!(
+            "Nesting: at most {d} levels of arrays and objects (the envelope object is level 1); deeper is `malformed` (`x-agh-envelope.max_depth`)."
+        ),
+        None => format!(
+            "Nesting: no limit of the profile's; the runtime refuses more than {} levels of arrays and objects (the deepest nesting the owned message decodes) as `malformed`.",
+            crate::model::DEPTH_GUARD
+        ),
+    }
+}
+
+/// How an `integer` is written, in words (`x-agh-envelope.integers`).
+fn integers_words(integers: crate::model::Integers) -> &'static str {
+    match integers {
+        crate::model::Integers::Digits => "Integers: where a schema types a member `integer`, it is written as digits only: `1.0`, `1e3` and `-0` are `malformed` there, though JSON Schema counts them as integers (`x-agh-envelope.integers: \"digits\"`); it fits 64 bits. Numbers in open content are any JSON number, kept as written.",
+        crate::model::Integers::Value => "Integers: as JSON Schema counts them: any number of integral value, however written (`1.0`, `1e3` and `-0` are integers); it fits 64 bits (the generated Rust integer). Numbers in open content are any JSON number, kept as written.",
+    }
 }
 
 /// The envelope rules of every kind in one table.

@@ -1,0 +1,99 @@
+//! The stances a schema set takes where a profile is stricter than JSON Schema, as the generated
+//! code carries them: the deepest nesting (`x-agh-envelope.max_depth`, [`max_depth`]) and how
+//! integers are written (`x-agh-envelope.integers`). For integers, the
+//! validators call `is_integer`, the scanners `integer` and `raw_is_integer`, all three defined
+//! once at the top of `checks.rs` / `scan.rs` from the model, so the emitters that test a value's
+//! type do not depend on the stance. The member decoders of `types.rs` rewrite an integer written
+//! otherwise as digits before serde reads it into the Rust integer ([`decode_text`]).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::model::{Integers, Model};
+
+/// `is_integer(v: &Value) -> bool` for `checks.rs`.
+pub fn checks_prelude(model: &Model) -> TokenStream {
+    let (test, doc) = match model.envelope.limits.integers {
+        Integers::Digits => (
+            quote!(c::is_integer(v)),
+            " An `integer` of this schema set (`x-agh-envelope.integers: \"digits\"`): digits \
+             only (no fraction, no exponent, not `-0`), within 64 bits.",
+        ),
+        Integers::Value => (
+            quote!(c::is_integral(v)),
+            " An `integer` of this schema set (JSON Schema's counting): any number of integral \
+             value however written (`1.0`, `1e3`, `-0`), within 64 bits.",
+        ),
+    };
+    quote! {
+        #[doc = #doc]
+        #[allow(dead_code)]
+        fn is_integer(v: &Value) -> bool {
+            #test
+        }
+    }
+}
+
+/// `integer(s)` (read an integer, declining otherwise) and `raw_is_integer(text)` for `scan.rs`.
+pub fn scan_prelude(model: &Model) -> TokenStream {
+    let (read, raw, doc) = match model.envelope.limits.integers {
+        Integers::Digits => (
+            quote!(s.integer()),
+            quote!(c::is_integer_text(text)),
+            " Reads an `integer` of this schema set (`x-agh-envelope.integers: \"digits\"`): \
+             digits only, within 64 bits.",
+        ),
+        Integers::Value => (
+            quote!(s.integral()),
+            quote!(c::is_integral_text(text)),
+            " Reads an `integer` of this schema set (JSON Schema's counting): any number of \
+             integral value however written (`1.0`, `1e3`, `-0`), within 64 bits.",
+        ),
+    };
+    quote! {
+        #[doc = #doc]
+        #[allow(dead_code)]
+        #[inline]
+        fn integer(s: &mut Scanner<'_>) -> Option<i128> {
+            #read
+        }
+
+        /// Whether the checked JSON text `text` is an `integer` of this schema set (a
+        /// conditional's type test).
+        #[allow(dead_code)]
+        fn raw_is_integer(text: &str) -> bool {
+            #raw
+        }
+    }
+}
+
+/// The text a member decoder hands serde for an integer-typed member (`text`: the member's
+/// checked JSON text): as it is where integers are digits only, else with integral numbers
+/// rewritten as digits.
+pub fn decode_text(model: &Model, text: TokenStream) -> TokenStream {
+    let rt = crate::emit::paths::runtime();
+    match model.envelope.limits.integers {
+        Integers::Digits => text,
+        Integers::Value => quote!(&#rt::json::decimal::integer_digits(#text)),
+    }
+}
+
+/// The `MAX_DEPTH` constant of `rules.rs` (`x-agh-envelope.max_depth`, else the runtime's guard
+/// against deep recursion) and its doc comment.
+pub fn max_depth(model: &Model) -> (usize, String) {
+    match model.envelope.limits.max_depth {
+        Some(d) => (
+            usize::try_from(d).unwrap_or(usize::MAX),
+            " Deepest nesting of arrays and objects, the envelope object being level 1 \
+             (`x-agh-envelope.max_depth`)."
+                .to_owned(),
+        ),
+        None => (
+            usize::try_from(crate::model::DEPTH_GUARD).unwrap_or(usize::MAX),
+            " Deepest nesting of arrays and objects: no `x-agh-envelope.max_depth`, so only the \
+             runtime's guard against deep recursion (128 levels: the deepest nesting the owned \
+             message decodes)."
+                .to_owned(),
+        ),
+    }
+}

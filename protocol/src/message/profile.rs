@@ -1,0 +1,137 @@
+//! AGH Network v0 as a profile of the runtime's generic parser (`agh_runtime::profile`): the
+//! generated profile (`generated::profile`: tables, scanners, validators, types) with what v0
+//! adds, as trait items: its recipe table ([`crate::recipes::RECIPES`], the capability digest)
+//! and the trust profile's steps ([`crate::trust`]), which run after every other rule on both
+//! paths. v0's parser ([`super::parse`]) is the runtime's, over this profile.
+
+use agh_runtime::json::JsonLimits;
+use agh_runtime::problem::{Problem, Problems, ReasonCode};
+use agh_runtime::profile::{self as p, Options, Recipe};
+use agh_runtime::scan::{RawJson, Scanner};
+use serde_json::{Map, Value};
+
+use crate::generated::scan::EnvelopeRef;
+use crate::trust::{Step, TrustState};
+
+/// The generated profile this one extends.
+type Generated = crate::generated::profile::Profile;
+
+/// AGH Network v0 with its recipes and its trust profile: the profile `agh_protocol`'s parser
+/// runs (`agh_runtime::profile::parse_ref::<V0>` gives the same verdicts as
+/// [`crate::parse_ref`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct V0;
+
+/// What v0's trust step adds to a valid envelope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trust {
+    /// `verified` or `unverified` (a `rejected` envelope is refused).
+    pub state: TrustState,
+    /// Of an envelope carrying a proof: the members a forward writes as received (absent,
+    /// `null`, `{}`; `None`: absent).
+    pub as_received: Vec<(&'static str, Option<Value>)>,
+}
+
+impl Default for Trust {
+    fn default() -> Self {
+        Trust {
+            state: TrustState::Unverified {
+                reason: String::new(),
+            },
+            as_received: Vec::new(),
+        }
+    }
+}
+
+impl p::Profile for V0 {
+    type Envelope = <Generated as p::Profile>::Envelope;
+    type EnvelopeRef<'a> = EnvelopeRef<'a>;
+    type Body = <Generated as p::Profile>::Body;
+    type Extra = Trust;
+    const SPEC: p::Spec<Self::Body> = <Generated as p::Profile>::SPEC;
+    const RECIPES: &'static [Recipe] = crate::recipes::RECIPES;
+
+    #[inline]
+    fn scan_envelope<'a>(
+        s: &mut Scanner<'a>,
+        body: &mut dyn FnMut(&mut Scanner<'a>, Option<&str>) -> Option<()>,
+    ) -> Option<Self::EnvelopeRef<'a>> {
+        <Generated as p::Profile>::scan_envelope(s, body)
+    }
+
+    fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
+        <Generated as p::Profile>::check_envelope(v, at, out)
+    }
+
+    #[inline]
+    fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
+        <Generated as p::Profile>::body_of(envelope)
+    }
+
+    fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
+        <Generated as p::Profile>::body_to_value(body)
+    }
+
+    fn to_envelope(view: &Self::EnvelopeRef<'_>, text: &str) -> Result<Self::Envelope, String> {
+        <Generated as p::Profile>::to_envelope(view, text)
+    }
+
+    /// The trust step (after freshness, before routing): `unverified` without a proof or a
+    /// verified-form `from` (no second look at the bytes), else the profile's steps on the
+    /// envelope as received (read within the caller's limits), with the members a forward must
+    /// write as received.
+    #[inline]
+    fn admit<'a>(
+        bytes: &'a [u8],
+        envelope: &EnvelopeRef<'a>,
+        options: &Options,
+    ) -> Result<Trust, Problem> {
+        if !crate::trust::needs_evaluation(&envelope.from, envelope.proof.is_some()) {
+            let state = TrustState::Unverified {
+                reason: "no proof".into(),
+            };
+            return Ok(Trust {
+                state,
+                as_received: Vec::new(),
+            });
+        }
+        let limits = JsonLimits {
+            max_bytes: options.max_bytes,
+            max_depth: options.max_depth,
+        };
+        let (state, map) = crate::trust::evaluate_received(bytes, &limits);
+        if let TrustState::Rejected { step, message } = state {
+            return Err(trust_problem(step, &message));
+        }
+        let mut as_received = Vec::new();
+        if let Some(map) = map {
+            for name in crate::generated::ENVELOPE_MEMBERS {
+                match map.get(*name) {
+                    None => as_received.push((*name, None)),
+                    Some(v @ Value::Null) => as_received.push((*name, Some(v.clone()))),
+                    Some(v @ Value::Object(o)) if o.is_empty() => {
+                        as_received.push((*name, Some(v.clone())));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        Ok(Trust { state, as_received })
+    }
+
+    fn check_admit(envelope: &Map<String, Value>, _options: &Options, out: &mut Problems) {
+        if let TrustState::Rejected { step, message } = crate::trust::evaluate(envelope) {
+            out.push(trust_problem(step, &message));
+        }
+    }
+}
+
+/// The refusal of an envelope the trust profile rejects.
+fn trust_problem(step: Step, message: &str) -> Problem {
+    Problem::new(
+        ReasonCode::VerificationFailed,
+        step.pointer(),
+        "trust: agh-network.trust.ed25519-jcs/v1",
+        format!("trust step `{step}` failed: {message}"),
+    )
+}
