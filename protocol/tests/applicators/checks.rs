@@ -1979,7 +1979,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if v.is_null() {
                             break 'c2;
                         }
-                        if !(c::is_integer(v)) {
+                        if !(is_integer(v)) {
                             c::wrong_type(
                                 out,
                                 ::agh_runtime::ReasonCode::Malformed,

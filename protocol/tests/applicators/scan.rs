@@ -1296,7 +1296,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
                         if !s.null() {
-                            s.integer()?;
+                            integer(s)?;
                         }
                         s.end()
                     })()

@@ -1198,7 +1198,11 @@ impl ShapeBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<i64>(v.get())?)
+                            Some(
+                                ::serde_json::from_str::<
+                                    i64,
+                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                            )
                         },
                     );
                 }
