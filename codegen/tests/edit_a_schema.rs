@@ -129,21 +129,35 @@ fn a_max_length_on_say_text() {
 }
 
 #[test]
-fn a_one_of_artifact_union_is_refused_naming_one_of_until_unions_land() {
-    // The applicators work (issue 30 item 1) makes this a Rust enum of three variants; until
-    // then codegen refuses it clearly, naming the keyword and where it is.
-    match load("one-of").and_then(|(set, model)| agh_codegen::generate_from(&set, &model)) {
-        Err(e) => {
-            let text = e.to_string();
-            assert!(text.contains("oneOf"), "{text}");
-            assert!(text.contains("say.schema.json"), "{text}");
-            assert!(text.contains("/properties/artifacts/items"), "{text}");
-        }
-        Ok(files) => panic!(
-            "unions have landed: turn this test into the guide's checks (types.rs has {} bytes)",
-            file(&files, "types.rs").len()
-        ),
+fn a_one_of_artifact_union_becomes_an_enum_a_check_and_a_sentence() {
+    let (code, docs) = generate("one-of");
+    // The type: an enum with one variant per shape, told apart by serde by their members.
+    let types = file(&code, "types.rs");
+    assert!(
+        types.contains("pub enum SayBodyArtifactsItem"),
+        "the union's enum"
+    );
+    for variant in ["GitRefArtifact", "LinkArtifact", "InlineArtifact"] {
+        assert!(types.contains(variant), "variant {variant}: {types}");
     }
+    // The validator: an item matching none of the shapes, or more than one, is refused, the
+    // message naming the shapes tried.
+    let checks = file(&code, "checks.rs");
+    assert!(checks.contains("c::no_branch"), "no shape matched");
+    assert!(
+        checks.contains("c::several_branches"),
+        "several shapes matched"
+    );
+    assert!(
+        checks.contains("/properties/artifacts/items/oneOf"),
+        "the rule"
+    );
+    // The docs: the union in words.
+    let kinds = file(&docs, "message-kinds.md");
+    assert!(
+        kinds.contains("Each item: exactly one of the following shapes: (1) object, `type`"),
+        "{kinds}"
+    );
 }
 
 #[test]

@@ -16,8 +16,8 @@
 //! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
 //! verdicts.
 
-mod entry;
 mod applicators;
+mod entry;
 mod fields;
 
 use std::collections::BTreeMap;
@@ -27,8 +27,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-pub use self::entry::{emit_scan, emit_type_scan};
 use self::applicators::{rescan, type_specific};
+pub use self::entry::{emit_scan, emit_type_scan};
 use self::fields::fields_fn;
 use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
