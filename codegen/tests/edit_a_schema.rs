@@ -129,25 +129,35 @@ fn a_max_length_on_say_text() {
 }
 
 #[test]
-fn a_one_of_artifact_union() {
+fn a_one_of_artifact_union_becomes_an_enum_a_check_and_a_sentence() {
     let (code, docs) = generate("one-of");
-    // The types: one struct per shape (their titles), the item an enum of the three.
+    // The type: an enum with one variant per shape, told apart by serde by their members.
     let types = file(&code, "types.rs");
-    for shape in ["GitRefArtifact", "LinkArtifact", "InlineArtifact"] {
-        assert!(types.contains(&format!("pub struct {shape}")), "{shape}: {types}");
+    assert!(
+        types.contains("pub enum SayBodyArtifactsItem"),
+        "the union's enum"
+    );
+    for variant in ["GitRefArtifact", "LinkArtifact", "InlineArtifact"] {
+        assert!(types.contains(variant), "variant {variant}: {types}");
     }
-    let item = types
-        .split("pub enum ")
-        .skip(1)
-        .find(|e| e.contains("GitRefArtifact") && e.contains("LinkArtifact"))
-        .unwrap_or_else(|| panic!("no enum of the shapes: {types}"));
-    assert!(item.contains("InlineArtifact"), "{item}");
-    // The validator and the scanner hold the rule: exactly one shape.
+    // The validator: an item matching none of the shapes, or more than one, is refused, the
+    // message naming the shapes tried.
     let checks = file(&code, "checks.rs");
-    assert!(checks.contains("GitRefArtifact") || checks.contains("git_ref_artifact"), "validator");
+    assert!(checks.contains("c::no_branch"), "no shape matched");
+    assert!(
+        checks.contains("c::several_branches"),
+        "several shapes matched"
+    );
+    assert!(
+        checks.contains("/properties/artifacts/items/oneOf"),
+        "the rule"
+    );
     // The docs: the union in words.
     let kinds = file(&docs, "message-kinds.md");
-    assert!(kinds.contains("Exactly one of the following shapes"), "{kinds}");
+    assert!(
+        kinds.contains("Each item: exactly one of the following shapes: (1) object, `type`"),
+        "{kinds}"
+    );
 }
 
 #[test]

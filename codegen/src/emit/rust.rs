@@ -91,8 +91,8 @@ fn reduce(
             "items" if prefix => {}
             "additionalProperties" if patterns => {}
             "anyOf" | "oneOf" => {
-                // The nullable form stays typify's `Option`; a union of named types becomes an
-                // enum (typify's untagged enum, one variant per type); any other union leaves
+                // The nullable form stays typify's `Option`; a union of named types (or of titled
+                // object shapes) becomes an enum (typify's untagged enum, one variant per type); any other union leaves
                 // the type as the shape's.
                 let Value::Array(items) = child else {
                     return Err(set.error(id, &p, format!("`{k}` must be an array")));
@@ -107,9 +107,18 @@ fn reduce(
                                 .is_some_and(|loc| index.contains_key(&loc))
                     })
                 };
+                // An inline object shape without applicators of its own: typify names the
+                // variant after its `title`.
+                let object = |s: &Value| {
+                    s.get("type") == Some(&Value::String("object".into()))
+                        && s.get("title").is_some()
+                        && ["allOf", "anyOf", "oneOf", "if", "not", "$ref"]
+                            .iter()
+                            .all(|k| s.get(k).is_none())
+                };
                 let nullable = crate::model::nullable_form(items).is_some();
                 let enum_of_types = items.len() > 1
-                    && items.iter().all(named)
+                    && items.iter().all(|s| named(s) || object(s))
                     && !map.contains_key("type")
                     && !map.contains_key("properties");
                 if nullable || enum_of_types {

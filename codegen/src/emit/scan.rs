@@ -16,8 +16,8 @@
 //! the same [`Shape`]s; a differential test in the protocol crate holds the two to the same
 //! verdicts.
 
-mod entry;
 mod applicators;
+mod entry;
 mod fields;
 
 use std::collections::BTreeMap;
@@ -27,8 +27,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-pub use self::entry::{emit_scan, emit_type_scan};
 use self::applicators::{rescan, type_specific};
+pub use self::entry::{emit_scan, emit_type_scan};
 use self::fields::fields_fn;
 use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
@@ -279,9 +279,9 @@ impl Emitter<'_> {
             typed
         } else {
             quote! {{
-                let m = s.mark();
+                let start = s.mark();
                 #typed
-                let text = s.since(m);
+                let text = s.since(start);
                 #checks
             }}
         };
@@ -390,9 +390,9 @@ impl Emitter<'_> {
             }
             if !also.is_empty() {
                 value = quote! {{
-                    let m = s.mark();
+                    let start = s.mark();
                     #value
-                    let text = s.since(m);
+                    let text = s.since(start);
                     #also
                 }};
             }
@@ -505,6 +505,8 @@ impl Emitter<'_> {
         }
         // `propertyNames`: every member name, declared or not, passes the string checks.
         let names = match &obj.property_names {
+            // `propertyNames: false`: no member at all.
+            Some(names) if names.never => quote!(None::<()>?;),
             Some(names) => {
                 let checks = self.string_checks(names)?;
                 quote!({

@@ -405,7 +405,15 @@ impl Builder<'_> {
         if object_keyword || shape.types.contains(&JsonType::Object) {
             shape.object = Some(self.object(id, ptr, map, depth)?);
         }
-        Ok(shape)
+        let null_typed = match map.get("type") {
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+            _ => false,
+        };
+        Ok(if null_typed {
+            null_checked(shape)
+        } else {
+            shape
+        })
     }
 
     fn push_type(&self, id: &str, ptr: &str, shape: &mut Shape, t: &str) -> Result<()> {
@@ -540,7 +548,6 @@ impl Builder<'_> {
                 let c = &shape.constraints;
                 let plain = shape.ref_type.is_none()
                     && !shape.nullable
-                    && !shape.never
                     && shape.applicators.is_empty()
                     && shape.prefix_items.is_empty()
                     && shape.object.is_none()
@@ -747,6 +754,33 @@ impl Builder<'_> {
         }
         Ok(out)
     }
+}
+
+/// A shape whose `type` list allows `null`: `null` passes its type, but the rules that hold for
+/// every value (`const`, `enum`, `not`, the applicators) apply to it too. When it has such rules,
+/// the typed part (types, `null`, the keywords of one type) becomes a conjunct of a shape that
+/// keeps them; else `null` is accepted outright, as the `nullable` flag says.
+fn null_checked(shape: Shape) -> Shape {
+    let c = &shape.constraints;
+    let value_rules = c.const_value.is_some()
+        || c.enum_values.is_some()
+        || c.not.is_some()
+        || !shape.applicators.is_empty();
+    if !shape.nullable || !value_rules || shape.never {
+        return shape;
+    }
+    let mut typed = shape;
+    let mut rules = Shape {
+        applicators: std::mem::take(&mut typed.applicators),
+        ..Shape::default()
+    };
+    let (tc, rc) = (&mut typed.constraints, &mut rules.constraints);
+    rc.const_value = tc.const_value.take();
+    rc.enum_values = tc.enum_values.take();
+    rc.not = tc.not.take();
+    rc.reason_code = tc.reason_code.take();
+    rules.applicators.all_of.insert(0, typed);
+    rules
 }
 
 /// Whether the JSON number text `d` is positive with at most 18 significant digits (the

@@ -385,6 +385,42 @@ pub fn check_app_blob(v: &Value, at: &mut String, out: &mut Problems) {
         }
     }
 }
+/// Checks a value against `AppEmpty` (`defs.schema.json#/$defs/empty`).
+pub fn check_app_empty(v: &Value, at: &mut String, out: &mut Problems) {
+    'c0: {
+        if !(v.is_object()) {
+            c::wrong_type(
+                out,
+                ::agh_runtime::ReasonCode::Malformed,
+                at,
+                "defs.schema.json#/$defs/empty",
+                "an object",
+                v,
+            );
+            break 'c0;
+        }
+        if let Some(m) = v.as_object() {
+            for key in m.keys() {
+                let name = Value::String(key.clone());
+                let v = &name;
+                'c1: {
+                    c::value_problem(
+                        out,
+                        ::agh_runtime::ReasonCode::Malformed,
+                        at,
+                        "defs.schema.json#/$defs/empty/propertyNames",
+                        "must be absent: no value is allowed here",
+                        v,
+                    );
+                    break 'c1;
+                }
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+        }
+    }
+}
 /// Checks a value against `AppEnvelope` (`envelope.schema.json#`).
 pub fn check_app_envelope(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
@@ -1867,6 +1903,103 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("flag") {
+                let mark = c::push(at, "flag");
+                'c1: {
+                    if !(v.as_str() == Some("on") || v.as_str() == Some("off")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/flag",
+                            "must be one of `on`, `off`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    'c2: {
+                        if v.is_null() {
+                            break 'c2;
+                        }
+                        if !(v.is_string()) {
+                            c::wrong_type(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/shape.schema.json#/properties/flag/allOf/0",
+                                "a string or null",
+                                v,
+                            );
+                            break 'c2;
+                        }
+                    }
+                    if out.is_done() {
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("maybe") {
+                let mark = c::push(at, "maybe");
+                'c1: {
+                    let mut scratch = Problems::first_only();
+                    let mut here = String::new();
+                    {
+                        let out = &mut scratch;
+                        let at = &mut here;
+                        'c2: {
+                            if !(c::json_eq(v, "0")) {
+                                c::value_problem(
+                                    out,
+                                    ::agh_runtime::ReasonCode::Malformed,
+                                    at,
+                                    "body/shape.schema.json#/properties/maybe/not",
+                                    "must be `0`",
+                                    v,
+                                );
+                                break 'c2;
+                            }
+                        }
+                    }
+                    if scratch.is_empty() {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/maybe",
+                            "must not match `body/shape.schema.json#/properties/maybe/not`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    'c2: {
+                        if v.is_null() {
+                            break 'c2;
+                        }
+                        if !(is_integer(v)) {
+                            c::wrong_type(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/shape.schema.json#/properties/maybe/allOf/0",
+                                "an integer or null",
+                                v,
+                            );
+                            break 'c2;
+                        }
+                    }
+                    if out.is_done() {
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
             if let Some(v) = m.get("gone") {
                 let mark = c::push(at, "gone");
                 'c1: {
@@ -1894,6 +2027,7 @@ pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] = &[
     ("AppAnything", check_app_anything as fn(&Value, &mut String, &mut Problems)),
     ("AppArtifact", check_app_artifact as fn(&Value, &mut String, &mut Problems)),
     ("AppBlob", check_app_blob as fn(&Value, &mut String, &mut Problems)),
+    ("AppEmpty", check_app_empty as fn(&Value, &mut String, &mut Problems)),
     ("AppEnvelope", check_app_envelope as fn(&Value, &mut String, &mut Problems)),
     ("AppLink", check_app_link as fn(&Value, &mut String, &mut Problems)),
     ("AppNothing", check_app_nothing as fn(&Value, &mut String, &mut Problems)),

@@ -25,7 +25,8 @@ pub use self::rules::{
     kind_rules,
 };
 pub use self::types::{
-    AppAmount, AppAnything, AppArtifact, AppBlob, AppBlobSha, AppEnvelope,
+    AppAmount, AppAnything, AppArtifact, AppBlob, AppBlobSha, AppEmpty, AppEnvelope,
     AppEnvelopeReplyTo, AppLink, AppLinkUrl, AppNothing, AppPeer, AppProtocol, AppQuote,
-    AppWindow, AppWord, ShapeBody, ShapeBodyContact, ShapeBodyLabels, ShapeBodyMode,
+    AppWindow, AppWord, ShapeBody, ShapeBodyContact, ShapeBodyFlag, ShapeBodyLabels,
+    ShapeBodyMode,
 };

@@ -185,9 +185,9 @@ pub fn scan_envelope<'a>(
 /// Reads one `AppAmount` value (`defs.schema.json#/$defs/amount`); `None` declines.
 pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         s.skip()?;
-        let text = s.since(m);
+        let text = s.since(start);
         if !((|| -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
@@ -262,9 +262,9 @@ pub fn scan_app_anything<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppArtifact` value (`defs.schema.json#/$defs/artifact`); `None` declines.
 pub fn scan_app_artifact<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         s.skip()?;
-        let text = s.since(m);
+        let text = s.since(start);
         if usize::from(
             (|| -> Option<()> {
                 let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
@@ -329,6 +329,20 @@ pub fn scan_app_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
     }
     Some(())
 }
+/// Reads one `AppEmpty` value (`defs.schema.json#/$defs/empty`); `None` declines.
+pub fn scan_app_empty<'a>(s: &mut Scanner<'a>) -> Option<()> {
+    let mut o = s.object()?;
+    while let Some(k) = s.key(&mut o)? {
+        None::<()>?;
+        match &*k {
+            _ => {
+                s.fresh(&mut o, k)?;
+                s.skip()?;
+            }
+        }
+    }
+    Some(())
+}
 /// Reads one `AppLink` value (`defs.schema.json#/$defs/link`); `None` declines.
 pub fn scan_app_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
@@ -356,9 +370,9 @@ pub fn scan_app_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppNothing` value (`defs.schema.json#/$defs/nothing`); `None` declines.
 pub fn scan_app_nothing<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         s.skip()?;
-        let text = s.since(m);
+        let text = s.since(start);
         if (|| -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
@@ -420,7 +434,7 @@ pub fn scan_app_reason<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppWindow` value (`defs.schema.json#/$defs/window`); `None` declines.
 pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         let mut o = s.object()?;
         let mut seen = 0u64;
         while let Some(k) = s.key(&mut o)? {
@@ -448,7 +462,7 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
         if seen & 2u64 != 2u64 {
             return None;
         }
-        let text = s.since(m);
+        let text = s.since(start);
         if (|| -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
@@ -656,16 +670,16 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppWord` value (`defs.schema.json#/$defs/word`); `None` declines.
 pub fn scan_app_word<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let m = s.mark();
+        let start = s.mark();
         s.skip()?;
-        let text = s.since(m);
+        let text = s.since(start);
         if (|| -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
             {
-                let m = s.mark();
+                let start = s.mark();
                 s.skip()?;
-                let text = s.since(m);
+                let text = s.since(start);
                 if !((|| -> Option<()> {
                     let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                     let s = &mut again;
@@ -738,7 +752,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 16u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     match s.peek()? {
                         b'"' => {
                             s.string()?;
@@ -780,7 +794,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             s.skip()?;
                         }
                     }
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if !(|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
@@ -951,7 +965,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 512u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     let mut o = s.object()?;
                     let mut seen = 0u64;
                     while let Some(k) = s.key(&mut o)? {
@@ -969,7 +983,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             }
                         }
                     }
-                    let text = s.since(m);
+                    let text = s.since(start);
                     let [d0] = scan::members(text, ["email"]);
                     if d0.is_some()
                         && !(|| -> Option<()> {
@@ -1061,9 +1075,9 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 2048u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     s.string()?;
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if (|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
@@ -1174,9 +1188,9 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 4096u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     s.skip()?;
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if usize::from(
                         (|| -> Option<()> {
                             let mut again = Scanner::new(
@@ -1226,18 +1240,84 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 8192u64;
                 scan_app_anything(s)?;
             }
-            "gone" => {
+            "flag" => {
                 if seen & 16384u64 != 0 {
                     return None;
                 }
                 seen |= 16384u64;
-                None::<()>?;
+                {
+                    let start = s.mark();
+                    let m = s.mark();
+                    s.skip()?;
+                    let v = s.since(m).to_value();
+                    if !(true && c::json_eq(&v, "\"on\"") || c::json_eq(&v, "\"off\"")) {
+                        return None;
+                    }
+                    let text = s.since(start);
+                    if !(|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        if !s.null() {
+                            s.string()?;
+                        }
+                        s.end()
+                    })()
+                        .is_some()
+                    {
+                        return None;
+                    }
+                }
             }
-            "free" => {
+            "maybe" => {
                 if seen & 32768u64 != 0 {
                     return None;
                 }
                 seen |= 32768u64;
+                {
+                    let start = s.mark();
+                    s.skip()?;
+                    let text = s.since(start);
+                    if (|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        let m = s.mark();
+                        s.skip()?;
+                        let v = s.since(m).to_value();
+                        if !(c::json_eq(&v, "0") && true) {
+                            return None;
+                        }
+                        s.end()
+                    })()
+                        .is_some()
+                    {
+                        return None;
+                    }
+                    if !(|| -> Option<()> {
+                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                        let s = &mut again;
+                        if !s.null() {
+                            integer(s)?;
+                        }
+                        s.end()
+                    })()
+                        .is_some()
+                    {
+                        return None;
+                    }
+                }
+            }
+            "gone" => {
+                if seen & 65536u64 != 0 {
+                    return None;
+                }
+                seen |= 65536u64;
+                None::<()>?;
+            }
+            "free" => {
+                if seen & 131072u64 != 0 {
+                    return None;
+                }
+                seen |= 131072u64;
                 s.skip()?;
             }
             _ => {
@@ -1256,6 +1336,7 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
     ("AppAnything", scan_app_anything as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppArtifact", scan_app_artifact as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppBlob", scan_app_blob as fn(&mut Scanner<'_>) -> Option<()>),
+    ("AppEmpty", scan_app_empty as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppLink", scan_app_link as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppNothing", scan_app_nothing as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppPeer", scan_app_peer as fn(&mut Scanner<'_>) -> Option<()>),

@@ -126,6 +126,30 @@ impl<'de> ::serde::Deserialize<'de> for AppBlobSha {
             })
     }
 }
+///An object without members.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+#[serde(transparent)]
+pub struct AppEmpty(pub ::serde_json::Map<::std::string::String, ::serde_json::Value>);
+impl ::std::ops::Deref for AppEmpty {
+    type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+    fn deref(&self) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        &self.0
+    }
+}
+impl ::std::convert::From<AppEmpty>
+for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+    fn from(value: AppEmpty) -> Self {
+        value.0
+    }
+}
+impl ::std::convert::From<::serde_json::Map<::std::string::String, ::serde_json::Value>>
+for AppEmpty {
+    fn from(
+        value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
+        Self(value)
+    }
+}
 ///A minimal envelope whose one kind carries the applicators of JSON Schema.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 #[serde(deny_unknown_fields)]
@@ -489,6 +513,9 @@ pub struct ShapeBody {
         skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
     )]
     pub counters: ::std::collections::BTreeMap<::std::string::String, u64>,
+    ///On, off, or nothing said: null is not among the values.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub flag: ::std::option::Option<ShapeBodyFlag>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub free: ::std::option::Option<::serde_json::Value>,
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -496,6 +523,9 @@ pub struct ShapeBody {
     ///A level: an even number below 10, or a number of at least 8, not both.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub level: ::std::option::Option<::serde_json::Value>,
+    ///A count that is not zero, or null.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub maybe: ::std::option::Option<i64>,
     ///A mode: a name, a level or null.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<ShapeBodyMode>,
@@ -525,6 +555,61 @@ pub struct ShapeBodyContact {
     pub email: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+///On, off, or nothing said: null is not among the values.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum ShapeBodyFlag {
+    #[serde(rename = "on")]
+    On,
+    #[serde(rename = "off")]
+    Off,
+}
+impl ::std::fmt::Display for ShapeBodyFlag {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::On => f.write_str("on"),
+            Self::Off => f.write_str("off"),
+        }
+    }
+}
+impl ::std::str::FromStr for ShapeBodyFlag {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "on" => Ok(Self::On),
+            "off" => Ok(Self::Off),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for ShapeBodyFlag {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ShapeBodyFlag {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
 }
 ///Labels: `main`, `x-` strings, `n-` integers, ids in hex.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
@@ -601,6 +686,16 @@ impl AppBlobSha {
     /// schema, without checking it again. For generated code only.
     #[allow(dead_code)]
     pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl AppEmpty {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(
+        value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ) -> Self {
         Self(value)
     }
 }
@@ -987,9 +1082,11 @@ impl ShapeBody {
         let mut f_code = None;
         let mut f_contact = None;
         let mut f_counters = None;
+        let mut f_flag = None;
         let mut f_free = None;
         let mut f_labels = None;
         let mut f_level = None;
+        let mut f_maybe = None;
         let mut f_mode = None;
         let mut f_pair = None;
         let mut f_signed = None;
@@ -1060,6 +1157,15 @@ impl ShapeBody {
                         >(v.get())?,
                     );
                 }
+                "flag" => {
+                    f_flag = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<ShapeBodyFlag>(v.get())?)
+                        },
+                    );
+                }
                 "free" => {
                     f_free = Some(
                         if v.is_null() {
@@ -1084,6 +1190,19 @@ impl ShapeBody {
                             None
                         } else {
                             Some(::serde_json::from_str::<::serde_json::Value>(v.get())?)
+                        },
+                    );
+                }
+                "maybe" => {
+                    f_maybe = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                ::serde_json::from_str::<
+                                    i64,
+                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                            )
                         },
                     );
                 }
@@ -1167,6 +1286,10 @@ impl ShapeBody {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
             },
+            flag: match f_flag {
+                Some(v) => v,
+                None => None,
+            },
             free: match f_free {
                 Some(v) => v,
                 None => None,
@@ -1176,6 +1299,10 @@ impl ShapeBody {
                 None => None,
             },
             level: match f_level {
+                Some(v) => v,
+                None => None,
+            },
+            maybe: match f_maybe {
                 Some(v) => v,
                 None => None,
             },

@@ -478,9 +478,9 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 256u64;
                 {
-                    let m = s.mark();
+                    let start = s.mark();
                     s.string()?;
-                    let text = s.since(m);
+                    let text = s.since(start);
                     if (|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;

@@ -288,6 +288,10 @@ fn applicator_notes(model: &Model, shape: &Shape) -> Vec<String> {
             notes.push("No other items.".into());
         }
     }
+    // Items that combine shapes of their own (the item's type alone is said by the type column).
+    if let Some(items) = shape.items.as_deref().filter(|i| !i.applicators.is_empty()) {
+        notes.push(format!("Each item: {}.", form(model, items)));
+    }
     if let Some(target) = &a.reference {
         notes.push(format!("Also matches {}.", form(model, target)));
     }
