@@ -2,7 +2,7 @@
 use ::agh_runtime::json::write as w;
 use ::agh_runtime::json::write::DisplayIs as _;
 use super::checks::KnownBody;
-/// The members of a `Envelope` envelope a writer takes: every member but the profile's constant, the kind and the body, which the writer writes itself. Strings are borrowed: putting an envelope together copies nothing but into its bytes.
+/// The members of an envelope (`Envelope`) that a writer takes: every member but the profile's constant, the kind and the body, which the writer writes itself. Strings are borrowed: putting an envelope together copies nothing but into its bytes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EnvelopeParts<'a> {
     /// `v`: MUST be `1`: the protocol version (ACP v0.2 writes 1).
@@ -21,31 +21,49 @@ pub struct EnvelopeParts<'a> {
 impl<'a> EnvelopeParts<'a> {
     /// Sets the string member `name` (its JSON name); `false` when there is none.
     pub fn set_str(&mut self, name: &str, value: &'a str) -> bool {
+        let _ = &value;
         match name {
-            "id" => self.id = Some(value),
-            "from" => self.from = Some(value),
-            "to" => self.to = Some(value),
-            "ref" => self.ref_ = Some(value),
-            _ => return false,
+            "id" => {
+                self.id = Some(value);
+                true
+            }
+            "from" => {
+                self.from = Some(value);
+                true
+            }
+            "to" => {
+                self.to = Some(value);
+                true
+            }
+            "ref" => {
+                self.ref_ = Some(value);
+                true
+            }
+            _ => false,
         }
-        true
     }
     /// Sets the integer member `name`; `false` when there is none.
     pub fn set_integer(&mut self, name: &str, value: i64) -> bool {
+        let _ = &value;
         match name {
-            "v" => self.v = Some(value.into()),
-            "ts" => self.ts = Some(value.into()),
-            _ => return false,
+            "v" => {
+                self.v = Some(value.into());
+                true
+            }
+            "ts" => {
+                self.ts = Some(value.into());
+                true
+            }
+            _ => false,
         }
-        true
     }
     /// Sets the open member `name` (an object or other JSON value); `false` when there
     /// is none.
     pub fn set_value(&mut self, name: &str, value: &'a ::serde_json::Value) -> bool {
+        let _ = &value;
         match name {
-            _ => return false,
+            _ => false,
         }
-        true
     }
     /// Appends the envelope of kind `kind` with `body` to `out` as compact JSON: the
     /// members in schema order (an absent member is left out, or written `null` where

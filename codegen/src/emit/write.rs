@@ -82,7 +82,7 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
             }
             MemberRepr::Str => {
                 fields.extend(quote!(#[doc = #doc] pub #field: Option<&'a str>,));
-                str_arms.extend(quote!(#name => self.#field = Some(value),));
+                str_arms.extend(quote!(#name => { self.#field = Some(value); true }));
                 writes.extend(quote! {
                     match self.#field {
                         Some(v) => {
@@ -100,7 +100,7 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
                     quote!(i128)
                 };
                 fields.extend(quote!(#[doc = #doc] pub #field: Option<#ty>,));
-                int_arms.extend(quote!(#name => self.#field = Some(value.into()),));
+                int_arms.extend(quote!(#name => { self.#field = Some(value.into()); true }));
                 writes.extend(quote! {
                     match self.#field {
                         Some(v) => {
@@ -115,7 +115,7 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
                 fields.extend(
                     quote!(#[doc = #doc] pub #field: Option<&'a ::serde_json::Value>,),
                 );
-                raw_arms.extend(quote!(#name => self.#field = Some(value),));
+                raw_arms.extend(quote!(#name => { self.#field = Some(value); true }));
                 writes.extend(quote! {
                     match self.#field {
                         Some(v) => {
@@ -219,30 +219,33 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
         impl<'a> EnvelopeParts<'a> {
             /// Sets the string member `name` (its JSON name); `false` when there is none.
             pub fn set_str(&mut self, name: &str, value: &'a str) -> bool {
+                // A set without such members reads no value.
+                let _ = &value;
                 match name {
                     #str_arms
-                    _ => return false,
+                    _ => false,
                 }
-                true
             }
 
             /// Sets the integer member `name`; `false` when there is none.
             pub fn set_integer(&mut self, name: &str, value: i64) -> bool {
+                // A set without such members reads no value.
+                let _ = &value;
                 match name {
                     #int_arms
-                    _ => return false,
+                    _ => false,
                 }
-                true
             }
 
             /// Sets the open member `name` (an object or other JSON value); `false` when there
             /// is none.
             pub fn set_value(&mut self, name: &str, value: &'a ::serde_json::Value) -> bool {
+                // A set without such members reads no value.
+                let _ = &value;
                 match name {
                     #raw_arms
-                    _ => return false,
+                    _ => false,
                 }
-                true
             }
 
             /// Appends the envelope of kind `kind` with `body` to `out` as compact JSON: the

@@ -2,7 +2,7 @@
 use ::agh_runtime::json::write as w;
 use ::agh_runtime::json::write::DisplayIs as _;
 use super::checks::KnownBody;
-/// The members of a `Envelope` envelope a writer takes: every member but the profile's constant, the kind and the body, which the writer writes itself. Strings are borrowed: putting an envelope together copies nothing but into its bytes.
+/// The members of an envelope (`Envelope`) that a writer takes: every member but the profile's constant, the kind and the body, which the writer writes itself. Strings are borrowed: putting an envelope together copies nothing but into its bytes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EnvelopeParts<'a> {
     /// `id`: MUST identify this envelope uniquely within the sender's replay window. UUIDs are RECOMMENDED.
@@ -41,41 +41,89 @@ pub struct EnvelopeParts<'a> {
 impl<'a> EnvelopeParts<'a> {
     /// Sets the string member `name` (its JSON name); `false` when there is none.
     pub fn set_str(&mut self, name: &str, value: &'a str) -> bool {
+        let _ = &value;
         match name {
-            "id" => self.id = Some(value),
-            "workspace_id" => self.workspace_id = Some(value),
-            "channel" => self.channel = Some(value),
-            "surface" => self.surface = Some(value),
-            "thread_id" => self.thread_id = Some(value),
-            "direct_id" => self.direct_id = Some(value),
-            "from" => self.from = Some(value),
-            "to" => self.to = Some(value),
-            "work_id" => self.work_id = Some(value),
-            "reply_to" => self.reply_to = Some(value),
-            "trace_id" => self.trace_id = Some(value),
-            "causation_id" => self.causation_id = Some(value),
-            _ => return false,
+            "id" => {
+                self.id = Some(value);
+                true
+            }
+            "workspace_id" => {
+                self.workspace_id = Some(value);
+                true
+            }
+            "channel" => {
+                self.channel = Some(value);
+                true
+            }
+            "surface" => {
+                self.surface = Some(value);
+                true
+            }
+            "thread_id" => {
+                self.thread_id = Some(value);
+                true
+            }
+            "direct_id" => {
+                self.direct_id = Some(value);
+                true
+            }
+            "from" => {
+                self.from = Some(value);
+                true
+            }
+            "to" => {
+                self.to = Some(value);
+                true
+            }
+            "work_id" => {
+                self.work_id = Some(value);
+                true
+            }
+            "reply_to" => {
+                self.reply_to = Some(value);
+                true
+            }
+            "trace_id" => {
+                self.trace_id = Some(value);
+                true
+            }
+            "causation_id" => {
+                self.causation_id = Some(value);
+                true
+            }
+            _ => false,
         }
-        true
     }
     /// Sets the integer member `name`; `false` when there is none.
     pub fn set_integer(&mut self, name: &str, value: i64) -> bool {
+        let _ = &value;
         match name {
-            "ts" => self.ts = Some(value.into()),
-            "expires_at" => self.expires_at = Some(value.into()),
-            _ => return false,
+            "ts" => {
+                self.ts = Some(value.into());
+                true
+            }
+            "expires_at" => {
+                self.expires_at = Some(value.into());
+                true
+            }
+            _ => false,
         }
-        true
     }
     /// Sets the open member `name` (an object or other JSON value); `false` when there
     /// is none.
     pub fn set_value(&mut self, name: &str, value: &'a ::serde_json::Value) -> bool {
+        let _ = &value;
         match name {
-            "proof" => self.proof = Some(value),
-            "ext" => self.ext = Some(value),
-            _ => return false,
+            "proof" => {
+                self.proof = Some(value);
+                true
+            }
+            "ext" => {
+                self.ext = Some(value);
+                true
+            }
+            _ => false,
         }
-        true
     }
     /// Appends the envelope of kind `kind` with `body` to `out` as compact JSON: the
     /// members in schema order (an absent member is left out, or written `null` where
