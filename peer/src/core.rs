@@ -14,8 +14,9 @@ use agh_protocol::identity::{
     broadcast_subject, direct_id, peer_subject, v1_broadcast_subject, v1_peer_subject,
 };
 use agh_protocol::{
-    build, EnvelopeParts, GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReasonCode, ReceiptBody,
-    ReceiptStatus, Receiver, ReceiverConfig, WhoisBody, WhoisBodyType, WorkKey, WorkTracker,
+    build, EnvelopeParts, GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard,
+    ReasonCode, ReceiptBody, ReceiptStatus, Receiver, ReceiverConfig, WhoisBody, WhoisBodyType,
+    WorkKey, WorkTracker,
 };
 use bytes::Bytes;
 

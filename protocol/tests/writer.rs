@@ -58,7 +58,11 @@ struct Owned {
 
 fn owned() -> impl Strategy<Value = Owned> {
     (
-        (tricky(30), "[a-zA-Z0-9_\"\\\\é\u{1f600}-]{1,20}", "[a-z0-9][a-z0-9_-]{0,20}"),
+        (
+            tricky(30),
+            "[a-zA-Z0-9_\"\\\\é\u{1f600}-]{1,20}",
+            "[a-z0-9][a-z0-9_-]{0,20}",
+        ),
         (peer_id(), prop::option::of(peer_id()), tricky(30)),
         (
             prop::option::of("work_[a-zA-Z0-9_-]{1,64}"),
@@ -125,7 +129,10 @@ impl Owned {
         assert_eq!(o(&e.trace_id), self.trace_id);
         assert_eq!(e.causation_id, None);
         assert_eq!(i64::try_from(e.ts).ok(), Some(self.ts));
-        assert_eq!(e.expires_at.and_then(|t| i64::try_from(t).ok()), self.expires_at);
+        assert_eq!(
+            e.expires_at.and_then(|t| i64::try_from(t).ok()),
+            self.expires_at
+        );
         assert!(e.proof.is_none() && e.ext.is_none());
     }
 }

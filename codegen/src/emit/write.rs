@@ -112,9 +112,7 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
                 });
             }
             MemberRepr::Raw => {
-                fields.extend(
-                    quote!(#[doc = #doc] pub #field: Option<&'a ::serde_json::Value>,),
-                );
+                fields.extend(quote!(#[doc = #doc] pub #field: Option<&'a ::serde_json::Value>,));
                 raw_arms.extend(quote!(#name => { self.#field = Some(value); true }));
                 writes.extend(quote! {
                     match self.#field {

@@ -158,7 +158,10 @@ mod tests {
         let mut w = DedupWindow::new(10, 300);
         assert!(w.insert("ab", "c", 100));
         assert!(w.contains("ab", "c"));
-        assert!(!w.contains("a", "bc"), "the split between from and id counts");
+        assert!(
+            !w.contains("a", "bc"),
+            "the split between from and id counts"
+        );
         assert!(w.insert("a", "bc", 100));
         assert!(!w.insert("ab", "c", 101), "a repeat");
         assert_eq!(w.len(), 2);
