@@ -34,6 +34,9 @@ pub struct Publish {
 }
 
 /// What the application is told.
+// `PeerJoined` (a Peer Card) is the large variant and a rare event; boxing it would change the
+// public API. (The work outcomes are small since their keys are shared: `Arc<WorkKey>`.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Event {
     /// A valid message for this peer (greets, whois traffic and receipts included).

@@ -87,7 +87,10 @@ fn receive_inputs(name: &str, calls: u64, work: bool) -> Vec<Vec<u8>> {
 /// lifecycle), dropping what it returns.
 fn receive_child(step: &str, name: &str, calls: u64, work: bool) {
     let inputs = receive_inputs(name, calls, work);
-    let config = agh_protocol::ReceiverConfig::new("ws_alpha", "builders", LOCAL);
+    let mut config = agh_protocol::ReceiverConfig::new("ws_alpha", "builders", LOCAL);
+    // No cap on open work: every work-bound input opens a unit (none is refused as `busy`).
+    config.max_open_work = usize::MAX;
+    config.max_open_work_per_initiator = usize::MAX;
     let mut receiver = agh_protocol::Receiver::new(config);
     for bytes in &inputs {
         match step {
@@ -121,6 +124,8 @@ fn count_as(flag: &str, step: &str, name: &str, calls: u64) -> Option<(u64, u64)
             .args([flag, step, name, &calls.to_string()])
             .output()
             .ok()
+            // A child that failed (a panic, an input not delivered) counts nothing.
+            .filter(|out| out.status.success())
             .map(|out| String::from_utf8_lossy(&out.stderr).into_owned())
     };
     let callgrind = run(&["--tool=callgrind", "--callgrind-out-file=/dev/null"])?;
