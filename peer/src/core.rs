@@ -14,8 +14,9 @@ use agh_protocol::identity::{
     broadcast_subject, direct_id, peer_subject, v1_broadcast_subject, v1_peer_subject,
 };
 use agh_protocol::{
-    GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard, ReasonCode, ReceiptBody,
-    ReceiptStatus, Receiver, ReceiverConfig, WhoisBody, WhoisBodyType, WorkKey, WorkTracker,
+    build, EnvelopeParts, GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard,
+    ReasonCode, ReceiptBody, ReceiptStatus, Receiver, ReceiverConfig, WhoisBody, WhoisBodyType,
+    WorkKey, WorkTracker,
 };
 use bytes::Bytes;
 
@@ -33,6 +34,9 @@ pub struct Publish {
 }
 
 /// What the application is told.
+// `PeerJoined` (a Peer Card) is the large variant and a rare event; boxing it would change the
+// public API. (The work outcomes are small since their keys are shared: `Arc<WorkKey>`.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Event {
     /// A valid message for this peer (greets, whois traffic and receipts included).
@@ -438,22 +442,38 @@ impl PeerCore {
                 message.id()
             )));
         };
-        let mut body = serde_json::json!({ "for_id": message.id(), "status": status });
-        if let Some(code) = reason_code {
-            body["reason_code"] = code.into();
-        }
-        if let Some(d) = detail {
-            body["detail"] = d.into();
-        }
-        let body: ReceiptBody =
-            serde_json::from_value(body).map_err(|e| PeerError::Config(format!("body: {e}")))?;
-        Ok(self
-            .builder("rcpt", now)
-            .to(&message.envelope().from)
-            .container(&surface, &container)
-            .work_id(&work_id)
-            .reply_to(message.id())
-            .body(&body)?)
+        let invalid = |member: &str, e: &dyn std::fmt::Display| {
+            PeerError::Config(format!("body: {member}: {e}"))
+        };
+        // The typed body and borrowed members: the generated writer puts the bytes together and
+        // the parser checks them (no JSON tree, no builder).
+        let body = ReceiptBody {
+            detail: detail.map(str::to_owned),
+            for_id: message.id().try_into().map_err(|e| invalid("for_id", &e))?,
+            reason_code: reason_code
+                .map(str::parse)
+                .transpose()
+                .map_err(|e| invalid("reason_code", &e))?,
+            status,
+            extra: serde_json::Map::new(),
+        };
+        let id = self.next_id("rcpt");
+        let mut parts = EnvelopeParts {
+            id: Some(&id),
+            workspace_id: Some(&self.config.workspace_id),
+            channel: Some(&self.config.channel),
+            from: Some(&self.config.peer_id),
+            to: Some(&message.envelope().from),
+            work_id: Some(&work_id),
+            reply_to: Some(message.id()),
+            ts: Some(now),
+            ..EnvelopeParts::default()
+        };
+        build::place(&mut parts, &surface, &container);
+        Ok(match &self.config.key {
+            Some(key) => build::write_signed(&parts, &body, key, None)?,
+            None => build::write_checked(&parts, &body)?,
+        })
     }
 
     /// The subject of a message by its `to` (NOTES 9).
@@ -499,10 +519,7 @@ impl PeerCore {
             )));
         }
         let subject = self.subject_for(env.to.as_deref().map(String::as_str))?;
-        let check = self
-            .receiver
-            .work()
-            .check(&agh_protocol::WorkEvent::of(message));
+        let check = self.receiver.work().check_message(message);
         if let Outcome::Refused { code, message: m } = check {
             return Err(PeerError::Refused {
                 code,

@@ -566,11 +566,22 @@ async fn one_mebibyte_envelope() {
         Some(KnownBody::Say(s)) => assert_eq!(s.text.len(), text.len()),
         _ => panic!("not a say"),
     }
-    // One byte more is refused before publishing: nothing invalid leaves.
-    let over = envelope_from(ws, "ops.a", "big-2", now(), "patch.b", &format!("{text}y"));
-    match a.send(over).await {
-        Err(agh_peer::PeerError::Invalid(r)) => assert_eq!(r.code, ReasonCode::Malformed),
-        other => panic!("a 1 MiB + 1 envelope was not refused: {other:?}"),
+    // One byte more is refused when it is built (the writer writes the wire form, which the
+    // parser checks, size limit included): nothing invalid leaves.
+    let body: SayBody = serde_json::from_value(json!({ "text": format!("{text}y") })).unwrap();
+    let over = MessageBuilder::new(ws, CH, "ops.a")
+        .id("big-2")
+        .ts(now())
+        .to("patch.b")
+        .thread("thread_x")
+        .work_id("work_x")
+        .body(&body);
+    match over {
+        Err(r) => assert_eq!(
+            (r.code, &*r.rule),
+            (ReasonCode::Malformed, "envelope: size limit")
+        ),
+        Ok(m) => panic!("a 1 MiB + 1 envelope was built: {}", m.id()),
     }
 }
 

@@ -58,17 +58,74 @@ fn child(step: &str, name: &str, calls: u64) {
     }
 }
 
+/// The local peer of the receive runs (the `to` of the work-bound requests).
+const LOCAL: &str = "receiver.bench";
+
+/// `calls` distinct copies of the corpus envelope `name` (ids `msg_<i>`), each for the receiver;
+/// `work`: directed to [`LOCAL`] with a `work_id` of its own (each opens a work unit).
+fn receive_inputs(name: &str, calls: u64, work: bool) -> Vec<Vec<u8>> {
+    let corpus = common::corpus();
+    let Some((_, bytes)) = corpus.iter().find(|(n, _)| n == name) else {
+        panic!("no corpus envelope {name}");
+    };
+    let v: serde_json::Value = serde_json::from_slice(bytes).expect("json");
+    (0..calls)
+        .map(|i| {
+            let mut v = v.clone();
+            v["id"] = format!("msg_{i:08}").into();
+            if work {
+                v["to"] = LOCAL.into();
+                v["work_id"] = format!("work_{i:08}").into();
+            }
+            serde_json::to_vec(&v).expect("json")
+        })
+        .collect()
+}
+
+/// The receive runs (the child's side): `prepare` builds the inputs and the receiver only;
+/// `receive` also receives each input once (`Receiver::receive`: parse, routing, dedup,
+/// lifecycle), dropping what it returns.
+fn receive_child(step: &str, name: &str, calls: u64, work: bool) {
+    let inputs = receive_inputs(name, calls, work);
+    let mut config = agh_protocol::ReceiverConfig::new("ws_alpha", "builders", LOCAL);
+    // No cap on open work: every work-bound input opens a unit (none is refused as `busy`).
+    config.max_open_work = usize::MAX;
+    config.max_open_work_per_initiator = usize::MAX;
+    let mut receiver = agh_protocol::Receiver::new(config);
+    for bytes in &inputs {
+        match step {
+            "prepare" => drop(black_box(bytes)),
+            "receive" => {
+                let delivery = receiver.receive(black_box(bytes), NOW);
+                assert!(
+                    matches!(delivery, agh_protocol::Delivery::Delivered { .. }),
+                    "every input is delivered: {delivery:?}"
+                );
+                drop(black_box(delivery));
+            }
+            _ => panic!("unknown step {step}"),
+        }
+    }
+}
+
 /// Total instructions of one child run under callgrind, and its heap allocations (memcheck's
 /// heap summary, a second run).
 fn count(step: &str, name: &str, calls: u64) -> Option<(u64, u64)> {
+    count_as("--child", step, name, calls)
+}
+
+/// [`count`] of a child run started with `flag`.
+fn count_as(flag: &str, step: &str, name: &str, calls: u64) -> Option<(u64, u64)> {
     let exe = std::env::current_exe().ok()?;
     let run = |tool: &[&str]| {
         Command::new("valgrind")
             .args(tool)
             .arg(&exe)
-            .args(["--child", step, name, &calls.to_string()])
+            .args([flag, step, name, &calls.to_string()])
             .output()
             .ok()
+            // A child that failed (a panic, an input not delivered) counts nothing.
+            .filter(|out| out.status.success())
             .map(|out| String::from_utf8_lossy(&out.stderr).into_owned())
     };
     let callgrind = run(&["--tool=callgrind", "--callgrind-out-file=/dev/null"])?;
@@ -85,14 +142,20 @@ fn count(step: &str, name: &str, calls: u64) -> Option<(u64, u64)> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let [_, flag, step, name, calls] = args.as_slice() {
-        if flag == "--child" {
-            child(step, name, calls.parse().expect("a call count"));
-            return;
+        let calls = calls.parse().expect("a call count");
+        match flag.as_str() {
+            "--child" => return child(step, name, calls),
+            "--receive" => return receive_child(step, name, calls, false),
+            "--receive-work" => return receive_child(step, name, calls, true),
+            _ => {}
         }
     }
     if Command::new("valgrind").arg("--version").output().is_err() {
         println!("valgrind is not installed: nothing measured (apt-get install valgrind)");
         return;
+    }
+    if std::env::args().any(|a| a == "--receive-only") {
+        return receive_table();
     }
     println!("instructions per call (callgrind; each step run 10 to 2,000 times by size, the input's preparation subtracted)");
     println!();
@@ -135,5 +198,34 @@ fn main() {
             allocs[2],
             allocs[3],
         );
+    }
+    println!();
+    receive_table();
+}
+
+/// Per received envelope through `Receiver::receive`: instructions and heap allocations (the
+/// preparation of the inputs and the receiver subtracted). Broadcast: the corpus `say` as it is
+/// (no work); work-bound: directed to the receiver with a fresh `work_id` (opens a unit).
+fn receive_table() {
+    println!("per envelope received through `Receiver::receive` (callgrind and memcheck, 2,000 distinct envelopes, the preparation subtracted)");
+    println!();
+    println!("| envelope | instructions | allocations |");
+    println!("| --- | ---: | ---: |");
+    for name in ["say_200", "say_1024"] {
+        for (flag, what) in [("--receive", "broadcast"), ("--receive-work", "work-bound")] {
+            let calls = 2_000;
+            let (Some(base), Some(run)) = (
+                count_as(flag, "prepare", name, calls),
+                count_as(flag, "receive", name, calls),
+            ) else {
+                println!("valgrind gave no count for receive on {name}");
+                return;
+            };
+            println!(
+                "| {name} ({what}) | {:.0} | {:.1} |",
+                run.0.saturating_sub(base.0) as f64 / calls as f64,
+                run.1.saturating_sub(base.1) as f64 / calls as f64,
+            );
+        }
     }
 }

@@ -17,7 +17,9 @@ pub mod profile;
 pub mod rules;
 pub mod scan;
 pub mod types;
+pub mod write;
 pub use self::checks::KnownBody;
+pub use self::write::EnvelopeParts;
 pub use self::rules::{
     AGENT_STATUS_VALUES, ANSWERS_ANY, BODY_MEMBER, DEFAULT_REPLAY_AGE_SECS,
     ENVELOPE_MEMBERS, EXCHANGES, ErrorCode, FORBIDDEN_KINDS, FORBIDDEN_MEMBERS,

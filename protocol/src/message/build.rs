@@ -1,11 +1,17 @@
-//! Building envelopes to send. [`MessageBuilder::body`] serializes the envelope and runs it
-//! through the same validating parser as received envelopes (without the freshness rules), so a
-//! builder can only produce envelopes that a strict receiver accepts.
+//! Building envelopes to send. The envelope's bytes are put together by the generated writer
+//! (`generated/write.rs`: [`EnvelopeParts`] and the kind's body, no JSON tree) and then run
+//! through the same validating parser as received envelopes (`parse_ref`, without the freshness
+//! rules), so a builder can only produce envelopes that a strict receiver accepts.
+//!
+//! [`MessageBuilder`] keeps its members as owned strings; [`write_checked`] writes from borrowed
+//! parts (receipts, traces: nothing copied but into the bytes).
 
 use serde_json::{Map, Value};
 
+use crate::generated::EnvelopeParts;
 use crate::kind::Body;
 use crate::message::parse::{Message, Options, Registry, Rejection};
+use crate::problem::{Problem, ReasonCode};
 
 /// Builds one envelope; see the [module documentation](self).
 ///
@@ -24,7 +30,10 @@ use crate::message::parse::{Message, Options, Registry, Rejection};
 /// ```
 #[derive(Clone, Debug)]
 pub struct MessageBuilder {
-    members: Map<String, Value>,
+    /// String members by JSON name (a later value replaces an earlier one).
+    strings: Vec<(&'static str, String)>,
+    /// Integer members by JSON name.
+    integers: Vec<(&'static str, i64)>,
     ext: Map<String, Value>,
     key: Option<crate::trust::Key>,
 }
@@ -32,20 +41,31 @@ pub struct MessageBuilder {
 impl MessageBuilder {
     /// An envelope of the protocol profile in `workspace_id` / `channel`, sent by `from`.
     pub fn new(workspace_id: &str, channel: &str, from: &str) -> Self {
-        let mut members = Map::new();
-        members.insert("protocol".into(), crate::generated::PROFILE.into());
-        members.insert("workspace_id".into(), workspace_id.into());
-        members.insert("channel".into(), channel.into());
-        members.insert("from".into(), from.into());
         MessageBuilder {
-            members,
+            strings: vec![
+                ("workspace_id", workspace_id.to_owned()),
+                ("channel", channel.to_owned()),
+                ("from", from.to_owned()),
+            ],
+            integers: Vec::new(),
             ext: Map::new(),
             key: None,
         }
     }
 
-    fn set(mut self, member: &str, value: impl Into<Value>) -> Self {
-        self.members.insert(member.into(), value.into());
+    fn set(mut self, member: &'static str, value: &str) -> Self {
+        match self.strings.iter_mut().find(|(n, _)| *n == member) {
+            Some((_, v)) => value.clone_into(v),
+            None => self.strings.push((member, value.to_owned())),
+        }
+        self
+    }
+
+    fn set_integer(mut self, member: &'static str, value: i64) -> Self {
+        match self.integers.iter_mut().find(|(n, _)| *n == member) {
+            Some((_, v)) => *v = value,
+            None => self.integers.push((member, value)),
+        }
         self
     }
 
@@ -56,12 +76,12 @@ impl MessageBuilder {
 
     /// `ts`, Unix seconds.
     pub fn ts(self, ts: i64) -> Self {
-        self.set("ts", ts)
+        self.set_integer("ts", ts)
     }
 
     /// `expires_at`, Unix seconds.
     pub fn expires_at(self, expires_at: i64) -> Self {
-        self.set("expires_at", expires_at)
+        self.set_integer("expires_at", expires_at)
     }
 
     /// The target peer.
@@ -73,12 +93,8 @@ impl MessageBuilder {
     /// (`x-agh-container`: `thread` -> `thread_id`, `direct` -> `direct_id`). An unknown surface
     /// is set as given, and the envelope is then refused when it is finished.
     pub fn container(self, surface: &str, container_id: &str) -> Self {
-        let member = crate::generated::CONTAINERS
-            .iter()
-            .find(|c| c.surface == surface)
-            .map(|c| c.member);
         let this = self.set(crate::generated::SURFACE_MEMBER, surface);
-        match member {
+        match container_member(surface) {
             Some(member) => this.set(member, container_id),
             None => this,
         }
@@ -134,38 +150,126 @@ impl MessageBuilder {
     /// Finishes the envelope with `body` (its kind is `T`'s) and validates it with the core kinds
     /// plus `T`'s kind.
     pub fn body<T: Body + Send + Sync + 'static>(self, body: &T) -> Result<Message, Rejection> {
-        let v0 = Registry::v0();
-        if v0.rules(T::RULES.kind).is_some() {
-            return self.body_in(&v0, body);
+        if is_core_kind(T::RULES.kind) {
+            return self.finish(None, body);
         }
-        let mut registry = v0;
+        let mut registry = Registry::v0();
         // A kind that cannot be registered is refused by the parser below (unsupported_kind).
         let _ = registry.register::<T>();
-        self.body_in(&registry, body)
+        self.finish(Some(&registry), body)
     }
 
     /// Finishes the envelope with `body` and validates it with `registry`.
     pub fn body_in<T: Body>(self, registry: &Registry, body: &T) -> Result<Message, Rejection> {
-        let mut members = self.members;
-        members.insert("kind".into(), T::RULES.kind.into());
-        let body = serde_json::to_value(body).unwrap_or(Value::Null);
-        members.insert(crate::generated::BODY_MEMBER.into(), body);
-        if !self.ext.is_empty() {
-            members.insert("ext".into(), Value::Object(self.ext));
-        }
-        if let Some(key) = &self.key {
-            // The form `Message::to_vec` writes: `to` present (null when there is no target).
-            members.entry("to").or_insert(Value::Null);
-            if let Err(e) = key.sign_envelope(&mut members) {
-                return Err(Rejection::from_problem(crate::Problem::new(
-                    crate::ReasonCode::VerificationFailed,
-                    "/from",
-                    "trust: agh-network.trust.ed25519-jcs/v1",
-                    format!("cannot sign: {e}"),
-                )));
-            }
-        }
-        let bytes = serde_json::to_vec(&Value::Object(members)).unwrap_or_default();
-        registry.parse(&bytes, &Options::without_freshness())
+        self.finish(Some(registry), body)
     }
+
+    fn finish<T: Body>(self, registry: Option<&Registry>, body: &T) -> Result<Message, Rejection> {
+        let mut parts = EnvelopeParts::default();
+        for (name, value) in &self.strings {
+            parts.set_str(name, value);
+        }
+        for (name, value) in &self.integers {
+            parts.set_integer(name, *value);
+        }
+        let ext = (!self.ext.is_empty()).then_some(Value::Object(self.ext));
+        if let Some(ext) = &ext {
+            parts.set_value("ext", ext);
+        }
+        match &self.key {
+            Some(key) => write_signed(&parts, body, key, registry),
+            None => write_checked_in(&parts, body, registry),
+        }
+    }
+}
+
+/// Whether `kind` is one of the schema set's kinds (the parser's own registry takes it).
+fn is_core_kind(kind: &str) -> bool {
+    crate::generated::KINDS.iter().any(|k| k.rules.kind == kind)
+}
+
+/// The container member `surface` selects (`x-agh-container`), if it is a known surface.
+fn container_member(surface: &str) -> Option<&'static str> {
+    crate::generated::CONTAINERS
+        .iter()
+        .find(|c| c.surface == surface)
+        .map(|c| c.member)
+}
+
+/// Places `parts` in a container: `surface` and the container member it selects. An unknown
+/// surface is set as given (and the envelope is then refused when it is checked).
+pub fn place<'a>(parts: &mut EnvelopeParts<'a>, surface: &'a str, container_id: &'a str) {
+    parts.set_str(crate::generated::SURFACE_MEMBER, surface);
+    if let Some(member) = container_member(surface) {
+        parts.set_str(member, container_id);
+    }
+}
+
+/// The refusal of a body that cannot be written (its `Serialize` failed).
+fn unwritable(e: &serde_json::Error) -> Rejection {
+    Rejection::from_problem(Problem::new(
+        ReasonCode::Malformed,
+        format!("/{}", crate::generated::BODY_MEMBER),
+        "schema",
+        format!("the body cannot be written: {e}"),
+    ))
+}
+
+/// Writes the envelope of `body`'s kind from `parts` (the generated writer) and checks the bytes
+/// with the core kinds' parser (`parse_ref`, no freshness rules), which also gives the owned
+/// message. Extension kinds: [`MessageBuilder::body_in`].
+pub fn write_checked<T: Body>(parts: &EnvelopeParts<'_>, body: &T) -> Result<Message, Rejection> {
+    write_checked_in(parts, body, None)
+}
+
+fn write_checked_in<T: Body>(
+    parts: &EnvelopeParts<'_>,
+    body: &T,
+    registry: Option<&Registry>,
+) -> Result<Message, Rejection> {
+    let mut bytes = Vec::with_capacity(512);
+    parts
+        .write(T::RULES.kind, Some(body), &mut bytes)
+        .map_err(|e| unwritable(&e))?;
+    check(&bytes, registry)
+}
+
+/// The parser on bytes a writer wrote.
+fn check(bytes: &[u8], registry: Option<&Registry>) -> Result<Message, Rejection> {
+    let options = Options::without_freshness();
+    match registry {
+        Some(registry) => registry.parse(bytes, &options),
+        None => crate::message::parse::parse(bytes, &options),
+    }
+}
+
+/// [`write_checked`], signed with `key` (trust profile `agh-network.trust.ed25519-jcs/v1`): the
+/// written members are read back as the object the signature covers (JCS needs the members by
+/// name), the proof is added, and the signed envelope is checked.
+pub fn write_signed<T: Body>(
+    parts: &EnvelopeParts<'_>,
+    body: &T,
+    key: &crate::trust::Key,
+    registry: Option<&Registry>,
+) -> Result<Message, Rejection> {
+    let mut bytes = Vec::with_capacity(512);
+    parts
+        .write(T::RULES.kind, Some(body), &mut bytes)
+        .map_err(|e| unwritable(&e))?;
+    let mut members: Map<String, Value> =
+        serde_json::from_slice(&bytes).map_err(|e| unwritable(&e))?;
+    // The proof member the writer wrote as `null` is the one signing fills.
+    if members.get("proof").is_some_and(Value::is_null) {
+        members.remove("proof");
+    }
+    if let Err(e) = key.sign_envelope(&mut members) {
+        return Err(Rejection::from_problem(Problem::new(
+            ReasonCode::VerificationFailed,
+            "/from",
+            "trust: agh-network.trust.ed25519-jcs/v1",
+            format!("cannot sign: {e}"),
+        )));
+    }
+    let bytes = serde_json::to_vec(&Value::Object(members)).map_err(|e| unwritable(&e))?;
+    check(&bytes, registry)
 }

@@ -22,7 +22,7 @@ use serde_json::json;
 
 use crate::build::MessageBuilder;
 use crate::delivery::ReceiverConfig;
-use crate::lifecycle::{Outcome, WorkEvent, WorkKey, WorkTracker, WorkUnit};
+use crate::lifecycle::{WorkKey, WorkTracker, WorkUnit};
 use crate::parse::Message;
 use crate::TraceBody;
 
@@ -52,7 +52,7 @@ pub(crate) fn over_work_cap(
     if from == config.local_peer {
         return None;
     }
-    if !matches!(work.check(&WorkEvent::of(message)), Outcome::Opened { .. }) {
+    if !work.would_open(message) {
         return None;
     }
     let per = work.open_by(from);

@@ -20,11 +20,10 @@
 //! envelope that lacks what a receipt needs (surface, container, `work_id`, a valid `id` and
 //! `from`) gets none: a receipt is a conversation-bearing, work-bound envelope itself.
 
-use serde_json::json;
-
 pub use agh_runtime::DedupWindow;
 
-use crate::message::build::MessageBuilder;
+use crate::generated::EnvelopeParts;
+use crate::message::build::{place, write_checked, write_signed};
 use crate::message::parse::{Head, Message, Options, Registry, Rejection};
 use crate::problem::ReasonCode;
 use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkTracker};
@@ -344,34 +343,37 @@ impl Receiver {
             head.surface.as_deref()?,
             head.work_id.as_deref()?,
         );
+        let container_id = head.container_id.as_deref()?;
         self.receipts_sent += 1;
-        let body: ReceiptBody = serde_json::from_value(json!({
-            "for_id": id,
-            "status": receipt_status(code),
-            "reason_code": code.as_str(),
-            "detail": detail,
-        }))
-        .ok()?;
-        let builder = MessageBuilder::new(
-            &self.config.workspace_id,
-            &self.config.channel,
-            &self.config.local_peer,
-        )
-        .id(&format!(
+        // The typed body and the envelope's members, borrowed: the generated writer puts the
+        // bytes together and the parser checks them.
+        let body = ReceiptBody {
+            detail: Some(detail.to_owned()),
+            for_id: id.try_into().ok()?,
+            reason_code: Some(code.as_str().parse().ok()?),
+            status: receipt_status(code).parse().ok()?,
+            extra: serde_json::Map::new(),
+        };
+        let receipt_id = format!(
             "rcpt_{}_{}_{}",
             self.config.local_peer, now, self.receipts_sent
-        ))
-        .ts(now)
-        .to(from)
-        .work_id(work_id)
-        .reply_to(id);
-        let builder = match &self.config.signing_key {
-            Some(key) => builder.sign(key),
-            None => builder,
+        );
+        let mut parts = EnvelopeParts {
+            id: Some(&receipt_id),
+            workspace_id: Some(&self.config.workspace_id),
+            channel: Some(&self.config.channel),
+            from: Some(&self.config.local_peer),
+            to: Some(from),
+            work_id: Some(work_id),
+            reply_to: Some(id),
+            ts: Some(now),
+            ..EnvelopeParts::default()
         };
-        builder
-            .container(surface, head.container_id.as_deref()?)
-            .body(&body)
-            .ok()
+        place(&mut parts, surface, container_id);
+        match &self.config.signing_key {
+            Some(key) => write_signed(&parts, &body, key, None),
+            None => write_checked(&parts, &body),
+        }
+        .ok()
     }
 }

@@ -29,15 +29,27 @@
 //!   ([`Outcome::Unchanged`]); any other message is an impossible transition, refused with
 //!   `internal` (a trace with state `submitted`: work never moves back to, or stays by trace at,
 //!   `submitted`).
+//!
+//! # Cost
+//! A message is looked up with keys borrowed from it (no string is copied to find its unit), and
+//! an outcome shares its unit's key (`Arc<WorkKey>`): a message that opens work pays for the
+//! unit's entry and nothing else; one that moves or continues it allocates nothing.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
+use std::hash::RandomState;
+use std::sync::Arc;
 
+use agh_runtime::json::write::DisplayIs as _;
+use hashbrown::{Equivalent, HashMap};
 use serde_json::Value;
 
-use crate::message::parse::Message;
+use crate::message::parse::{Message, MessageBody};
 use crate::model::{Lifecycle, Sender, Trigger};
 use crate::problem::ReasonCode;
+
+/// The tracker's tables: looked up with borrowed keys ([`KeyRef`], [`ChannelRef`]).
+type Table<K, V> = HashMap<K, V, RandomState>;
 
 /// The generated work lifecycle (`x-agh-lifecycle` on `defs#/$defs/work_state`).
 pub const LIFECYCLE: &Lifecycle = &crate::generated::rules::LIFECYCLE;
@@ -64,6 +76,156 @@ impl fmt::Display for WorkKey {
             "{}/{}/{}:{}/{}",
             self.workspace_id, self.channel, self.surface, self.container_id, self.work_id
         )
+    }
+}
+
+/// A [`WorkKey`] borrowed from a message: finds its unit without copying the strings (same
+/// hash as the owned key: the same strings in the same order).
+#[derive(Clone, Copy, Debug, Hash)]
+struct KeyRef<'a> {
+    workspace_id: &'a str,
+    channel: &'a str,
+    surface: &'a str,
+    container_id: &'a str,
+    work_id: &'a str,
+}
+
+impl<'a> KeyRef<'a> {
+    fn of(key: &'a WorkKey) -> Self {
+        KeyRef {
+            workspace_id: &key.workspace_id,
+            channel: &key.channel,
+            surface: &key.surface,
+            container_id: &key.container_id,
+            work_id: &key.work_id,
+        }
+    }
+
+    fn to_key(self) -> WorkKey {
+        WorkKey {
+            workspace_id: self.workspace_id.to_owned(),
+            channel: self.channel.to_owned(),
+            surface: self.surface.to_owned(),
+            container_id: self.container_id.to_owned(),
+            work_id: self.work_id.to_owned(),
+        }
+    }
+
+    fn channel_work(self) -> ChannelRef<'a> {
+        ChannelRef(self.workspace_id, self.channel, self.work_id)
+    }
+}
+
+impl Equivalent<Arc<WorkKey>> for KeyRef<'_> {
+    fn equivalent(&self, key: &Arc<WorkKey>) -> bool {
+        *self.work_id == *key.work_id
+            && *self.container_id == *key.container_id
+            && *self.surface == *key.surface
+            && *self.channel == *key.channel
+            && *self.workspace_id == *key.workspace_id
+    }
+}
+
+/// A [`ChannelWork`] borrowed (same hash as the owned tuple).
+#[derive(Clone, Copy, Debug, Hash)]
+struct ChannelRef<'a>(&'a str, &'a str, &'a str);
+
+impl Equivalent<ChannelWork> for ChannelRef<'_> {
+    fn equivalent(&self, key: &ChannelWork) -> bool {
+        *self.2 == *key.2 && *self.1 == *key.1 && *self.0 == *key.0
+    }
+}
+
+/// The body members the triggers read, borrowed.
+#[derive(Clone, Copy)]
+enum BodyRef<'a> {
+    /// A [`WorkEvent`]'s body.
+    Json(&'a Value),
+    /// A parsed message's typed body.
+    Message(&'a MessageBody),
+}
+
+impl BodyRef<'_> {
+    /// Whether the top-level string member `member` is `value`.
+    fn is(self, member: &str, value: &str) -> bool {
+        match self {
+            BodyRef::Json(v) => v.get(member).and_then(Value::as_str) == Some(value),
+            BodyRef::Message(MessageBody::Known(b)) => b.member_is(member, value),
+            BodyRef::Message(b) => b.string_member(member).as_deref() == Some(value),
+        }
+    }
+
+    /// The member's value as a refusal shows it.
+    fn preview(self, member: &str) -> Option<String> {
+        match self {
+            BodyRef::Json(v) => v.get(member).map(crate::check::preview),
+            BodyRef::Message(b) => b
+                .string_member(member)
+                .map(|s| crate::check::preview(&Value::String(s))),
+        }
+    }
+}
+
+/// The lifecycle facts of one message, borrowed from it (a parsed [`Message`] or a
+/// [`WorkEvent`]).
+#[derive(Clone, Copy)]
+struct Facts<'a> {
+    id: &'a str,
+    kind: &'a str,
+    from: &'a str,
+    to: Option<&'a str>,
+    workspace_id: &'a str,
+    channel: &'a str,
+    surface: Option<&'a str>,
+    container_id: Option<&'a str>,
+    work_id: Option<&'a str>,
+    body: BodyRef<'a>,
+    ts: i64,
+}
+
+impl<'a> Facts<'a> {
+    fn of_event(e: &'a WorkEvent) -> Self {
+        Facts {
+            id: &e.id,
+            kind: &e.kind,
+            from: &e.from,
+            to: e.to.as_deref(),
+            workspace_id: &e.workspace_id,
+            channel: &e.channel,
+            surface: e.surface.as_deref(),
+            container_id: e.container_id.as_deref(),
+            work_id: e.work_id.as_deref(),
+            body: BodyRef::Json(&e.body),
+            ts: e.ts,
+        }
+    }
+
+    fn of_message(message: &'a Message) -> Self {
+        let e = message.envelope();
+        // The surface's container member (`x-agh-container`), as `Head` finds it.
+        let container = e.surface.as_ref().and_then(|surface| {
+            crate::generated::CONTAINERS
+                .iter()
+                .find(|c| surface.display_is(c.surface))
+        });
+        let container_id = container.and_then(|c| match c.member {
+            "thread_id" => e.thread_id.as_ref().map(|v| v.as_str()),
+            "direct_id" => e.direct_id.as_ref().map(|v| v.as_str()),
+            _ => None,
+        });
+        Facts {
+            id: e.id.as_str(),
+            kind: &e.kind,
+            from: e.from.as_str(),
+            to: e.to.as_ref().map(|v| v.as_str()),
+            workspace_id: e.workspace_id.as_str(),
+            channel: e.channel.as_str(),
+            surface: container.map(|c| c.surface),
+            container_id,
+            work_id: e.work_id.as_ref().map(|v| v.as_str()),
+            body: BodyRef::Message(message.body()),
+            ts: i64::try_from(*e.ts).unwrap_or(i64::MAX),
+        }
     }
 }
 
@@ -184,15 +346,15 @@ impl fmt::Display for IgnoreReason {
 pub enum Outcome {
     /// A new unit was opened in the initial state.
     Opened {
-        /// The unit.
-        key: WorkKey,
+        /// The unit (shared with the tracker's entry).
+        key: Arc<WorkKey>,
         /// The initial state.
         state: &'static str,
     },
     /// The unit moved to another state.
     Transitioned {
-        /// The unit.
-        key: WorkKey,
+        /// The unit (shared with the tracker's entry).
+        key: Arc<WorkKey>,
         /// The state before.
         from: &'static str,
         /// The state after.
@@ -200,8 +362,8 @@ pub enum Outcome {
     },
     /// Accepted without a state change (progress trace, continuation).
     Unchanged {
-        /// The unit.
-        key: WorkKey,
+        /// The unit (shared with the tracker's entry).
+        key: Arc<WorkKey>,
         /// The (unchanged) state.
         state: &'static str,
     },
@@ -285,24 +447,29 @@ fn channel_work(key: &WorkKey) -> ChannelWork {
     )
 }
 
-fn trigger_matches(t: &Trigger, event: &WorkEvent, sender: Sender) -> bool {
-    t.kind == event.kind
-        && t.body
-            .is_none_or(|b| event.body.get(b.member).and_then(Value::as_str) == Some(b.value))
+fn trigger_matches(t: &Trigger, facts: &Facts<'_>, sender: Sender) -> bool {
+    t.kind == facts.kind
+        && t.body.is_none_or(|b| facts.body.is(b.member, b.value))
         && t.sender.is_none_or(|s| s == sender)
+}
+
+/// What a message would do: open a unit (its key, borrowed from the message), or an outcome.
+enum Decision<'a> {
+    Open(KeyRef<'a>),
+    Outcome(Outcome),
 }
 
 /// Tracks work units through a lifecycle table (by default the generated [`LIFECYCLE`]).
 #[derive(Clone, Debug)]
 pub struct WorkTracker {
     lifecycle: &'static Lifecycle,
-    units: HashMap<WorkKey, WorkUnit>,
+    units: Table<Arc<WorkKey>, WorkUnit>,
     /// `(workspace, channel, work_id)` -> the key of its active (non-terminal) unit.
-    active: HashMap<ChannelWork, WorkKey>,
+    active: Table<ChannelWork, Arc<WorkKey>>,
     /// Initiator -> how many of its units are active (non-terminal).
-    open_by: HashMap<String, usize>,
+    open_by: Table<String, usize>,
     /// Terminal units, in the order they closed (oldest first); some may have been removed.
-    closed: VecDeque<WorkKey>,
+    closed: VecDeque<Arc<WorkKey>>,
     /// Most terminal units remembered (the oldest closed is forgotten first).
     closed_cap: usize,
 }
@@ -323,9 +490,9 @@ impl WorkTracker {
     pub fn with_lifecycle(lifecycle: &'static Lifecycle) -> Self {
         WorkTracker {
             lifecycle,
-            units: HashMap::new(),
-            active: HashMap::new(),
-            open_by: HashMap::new(),
+            units: Table::default(),
+            active: Table::default(),
+            open_by: Table::default(),
             closed: VecDeque::new(),
             closed_cap: Self::DEFAULT_CLOSED_CAP,
         }
@@ -380,7 +547,7 @@ impl WorkTracker {
             .values()
             .filter_map(|k| self.units.get(k).map(|u| (k, u)))
             .filter(|(_, u)| u.last_ts < ts)
-            .map(|(k, u)| (k.clone(), u.clone()))
+            .map(|(k, u)| (WorkKey::clone(k), u.clone()))
             .collect();
         out.sort_by(|a, b| a.1.last_ts.cmp(&b.1.last_ts).then_with(|| a.0.cmp(&b.0)));
         out
@@ -388,11 +555,11 @@ impl WorkTracker {
 
     /// Forgets one unit, active or not; whether it was known.
     pub fn forget(&mut self, key: &WorkKey) -> bool {
-        let Some(unit) = self.units.remove(key) else {
+        let Some(unit) = self.units.remove(&KeyRef::of(key)) else {
             return false;
         };
-        let cw = channel_work(key);
-        if self.active.get(&cw) == Some(key) {
+        let cw = KeyRef::of(key).channel_work();
+        if self.active.get(&cw).is_some_and(|a| **a == *key) {
             self.active.remove(&cw);
             self.release(&unit.initiator);
         }
@@ -409,8 +576,8 @@ impl WorkTracker {
     }
 
     /// Records that `key` closed, and forgets the oldest terminal units past the cap.
-    fn closed_now(&mut self, key: &WorkKey) {
-        self.closed.push_back(key.clone());
+    fn closed_now(&mut self, key: &Arc<WorkKey>) {
+        self.closed.push_back(Arc::clone(key));
         self.enforce_closed_cap();
     }
 
@@ -444,12 +611,12 @@ impl WorkTracker {
 
     /// The unit with this key, if any.
     pub fn get(&self, key: &WorkKey) -> Option<&WorkUnit> {
-        self.units.get(key)
+        self.units.get(&KeyRef::of(key))
     }
 
     /// Every tracked unit (any order).
     pub fn units(&self) -> impl Iterator<Item = (&WorkKey, &WorkUnit)> {
-        self.units.iter()
+        self.units.iter().map(|(k, u)| (&**k, u))
     }
 
     /// How many units are tracked.
@@ -464,58 +631,93 @@ impl WorkTracker {
 
     /// What applying `event` would do, without changing anything.
     pub fn check(&self, event: &WorkEvent) -> Outcome {
-        self.decide(event)
+        self.outcome(self.decide(&Facts::of_event(event)))
     }
 
-    /// Applies a parsed message.
+    /// What applying a parsed message would do, without changing anything (nothing copied to
+    /// find its unit).
+    pub fn check_message(&self, message: &Message) -> Outcome {
+        self.outcome(self.decide(&Facts::of_message(message)))
+    }
+
+    /// Whether a parsed message would open a unit.
+    pub(crate) fn would_open(&self, message: &Message) -> bool {
+        matches!(self.decide(&Facts::of_message(message)), Decision::Open(_))
+    }
+
+    fn outcome(&self, decision: Decision<'_>) -> Outcome {
+        match decision {
+            Decision::Open(key) => Outcome::Opened {
+                key: Arc::new(key.to_key()),
+                state: self.lifecycle.initial,
+            },
+            Decision::Outcome(outcome) => outcome,
+        }
+    }
+
+    /// Applies a parsed message (nothing copied to find its unit; a new unit's entry is the
+    /// only allocation).
     pub fn apply_message(&mut self, message: &Message) -> Outcome {
-        self.apply(&WorkEvent::of(message))
+        self.apply_facts(&Facts::of_message(message))
     }
 
     /// Applies one message.
     pub fn apply(&mut self, event: &WorkEvent) -> Outcome {
-        let outcome = self.decide(event);
-        match &outcome {
-            Outcome::Opened { key, state } => {
+        self.apply_facts(&Facts::of_event(event))
+    }
+
+    fn apply_facts(&mut self, facts: &Facts<'_>) -> Outcome {
+        let outcome = match self.decide(facts) {
+            Decision::Open(key) => {
+                let key = Arc::new(key.to_key());
+                let state = self.lifecycle.initial;
                 let unit = WorkUnit {
                     state,
-                    initiator: event.from.clone(),
-                    target: event.to.clone().unwrap_or_default(),
-                    opened_by: event.id.clone(),
-                    last_ts: event.ts,
+                    initiator: facts.from.to_owned(),
+                    target: facts.to.unwrap_or_default().to_owned(),
+                    opened_by: facts.id.to_owned(),
+                    last_ts: facts.ts,
                 };
                 let terminal = self.lifecycle.is_terminal(state);
                 if !terminal {
-                    self.active.insert(channel_work(key), key.clone());
-                    *self.open_by.entry(event.from.clone()).or_insert(0) += 1;
+                    self.active.insert(channel_work(&key), Arc::clone(&key));
+                    match self.open_by.get_mut(facts.from) {
+                        Some(n) => *n += 1,
+                        None => {
+                            self.open_by.insert(facts.from.to_owned(), 1);
+                        }
+                    }
                 }
-                self.units.insert(key.clone(), unit);
+                self.units.insert(Arc::clone(&key), unit);
                 if terminal {
+                    self.closed_now(&key);
+                }
+                return Outcome::Opened { key, state };
+            }
+            Decision::Outcome(outcome) => outcome,
+        };
+        if let Outcome::Transitioned { key, to, .. } | Outcome::Unchanged { key, state: to } =
+            &outcome
+        {
+            let terminal = self.lifecycle.is_terminal(to);
+            let mut initiator = None;
+            if let Some(unit) = self.units.get_mut(&KeyRef::of(key)) {
+                unit.state = to;
+                unit.last_ts = unit.last_ts.max(facts.ts);
+                if terminal {
+                    initiator = Some(unit.initiator.clone());
+                }
+            }
+            if terminal {
+                let cw = KeyRef::of(key).channel_work();
+                if self.active.get(&cw).is_some_and(|a| a == key) {
+                    self.active.remove(&cw);
+                    if let Some(i) = initiator {
+                        self.release(&i);
+                    }
                     self.closed_now(key);
                 }
             }
-            Outcome::Transitioned { key, to, .. } | Outcome::Unchanged { key, state: to } => {
-                let terminal = self.lifecycle.is_terminal(to);
-                let mut initiator = None;
-                if let Some(unit) = self.units.get_mut(key) {
-                    unit.state = to;
-                    unit.last_ts = unit.last_ts.max(event.ts);
-                    if terminal {
-                        initiator = Some(unit.initiator.clone());
-                    }
-                }
-                if terminal {
-                    let cw = channel_work(key);
-                    if self.active.get(&cw) == Some(key) {
-                        self.active.remove(&cw);
-                        if let Some(i) = initiator {
-                            self.release(&i);
-                        }
-                        self.closed_now(key);
-                    }
-                }
-            }
-            Outcome::Ignored(_) | Outcome::Refused { .. } => {}
         }
         outcome
     }
@@ -530,7 +732,7 @@ impl WorkTracker {
         let removed = before - self.units.len();
         if removed > 0 {
             let units = &self.units;
-            self.closed.retain(|k| units.contains_key(k));
+            self.closed.retain(|k| units.contains_key(&KeyRef::of(k)));
         }
         removed
     }
@@ -544,33 +746,42 @@ impl WorkTracker {
                 .any(|t| t.on.iter().any(|g| g.kind == kind))
     }
 
-    fn decide(&self, event: &WorkEvent) -> Outcome {
-        let kind = event.kind.as_str();
+    fn decide<'a>(&self, facts: &Facts<'a>) -> Decision<'a> {
+        let refused = |code, message| Decision::Outcome(Outcome::Refused { code, message });
+        let ignored = |why| Decision::Outcome(Outcome::Ignored(why));
+        let kind = facts.kind;
         if !self.moves(kind) {
-            return Outcome::Ignored(IgnoreReason::NotLifecycleKind);
+            return ignored(IgnoreReason::NotLifecycleKind);
         }
-        if event.work_id.is_none() {
-            return Outcome::Ignored(IgnoreReason::NoWorkId);
-        }
-        let Some(key) = event.key() else {
-            return Outcome::Ignored(IgnoreReason::NoContainer);
+        let Some(work_id) = facts.work_id else {
+            return ignored(IgnoreReason::NoWorkId);
+        };
+        let (Some(surface), Some(container_id)) = (facts.surface, facts.container_id) else {
+            return ignored(IgnoreReason::NoContainer);
+        };
+        let key = KeyRef {
+            workspace_id: facts.workspace_id,
+            channel: facts.channel,
+            surface,
+            container_id,
+            work_id,
         };
         let opens = self.lifecycle.opened_by.contains(&kind);
 
-        let Some(unit) = self.units.get(&key) else {
+        let Some((stored, unit)) = self.units.get_key_value(&key) else {
             // Not known in this container: a continuation of an active unit elsewhere?
-            if let Some(other) = self.active.get(&channel_work(&key)) {
+            if let Some(other) = self.active.get(&key.channel_work()) {
                 let participant = self
                     .units
-                    .get(other)
-                    .and_then(|u| u.role_of(&event.from))
+                    .get(&KeyRef::of(other))
+                    .and_then(|u| u.role_of(facts.from))
                     .is_some();
                 if !participant {
-                    return Outcome::Ignored(IgnoreReason::NotParticipant);
+                    return ignored(IgnoreReason::NotParticipant);
                 }
-                return Outcome::Refused {
-                    code: ReasonCode::WorkContainerMismatch,
-                    message: format!(
+                return refused(
+                    ReasonCode::WorkContainerMismatch,
+                    format!(
                         "work_id `{}` is bound to {} `{}`, not {} `{}`",
                         key.work_id,
                         other.surface,
@@ -578,36 +789,34 @@ impl WorkTracker {
                         key.surface,
                         key.container_id
                     ),
-                };
+                );
             }
             if !opens {
-                return Outcome::Ignored(IgnoreReason::NeverOpened);
+                return ignored(IgnoreReason::NeverOpened);
             }
-            if event.to.is_none() {
-                return Outcome::Ignored(IgnoreReason::NoTarget);
+            if facts.to.is_none() {
+                return ignored(IgnoreReason::NoTarget);
             }
-            return Outcome::Opened {
-                key,
-                state: self.lifecycle.initial,
-            };
+            return Decision::Open(key);
         };
 
-        let Some(sender) = unit.role_of(&event.from) else {
-            return Outcome::Ignored(IgnoreReason::NotParticipant);
+        let Some(sender) = unit.role_of(facts.from) else {
+            return ignored(IgnoreReason::NotParticipant);
         };
         let from = unit.state;
         if self.lifecycle.is_terminal(from) {
-            return Outcome::Refused {
-                code: ReasonCode::WorkClosed,
-                message: format!("work `{}` is already {from}", key.work_id),
-            };
+            return refused(
+                ReasonCode::WorkClosed,
+                format!("work `{}` is already {from}", key.work_id),
+            );
         }
         let next = self
             .lifecycle
             .transitions_from(from)
-            .find(|t| t.on.iter().any(|g| trigger_matches(g, event, sender)))
+            .find(|t| t.on.iter().any(|g| trigger_matches(g, facts, sender)))
             .map(|t| t.to);
-        match next {
+        let key = Arc::clone(stored);
+        Decision::Outcome(match next {
             Some(to) if to == from => Outcome::Unchanged { key, state: to },
             Some(to) => Outcome::Transitioned { key, from, to },
             None if opens => Outcome::Unchanged { key, state: from },
@@ -617,11 +826,11 @@ impl WorkTracker {
                     "impossible transition for work `{}`: {} {} from the {} while {from}",
                     key.work_id,
                     kind,
-                    body_value(self.lifecycle, event),
+                    body_value(self.lifecycle, facts),
                     sender_name(sender)
                 ),
             },
-        }
+        })
     }
 }
 
@@ -633,23 +842,18 @@ fn sender_name(sender: Sender) -> &'static str {
 }
 
 /// The body values the lifecycle's triggers read (receipt `status`, trace `state`), for messages.
-fn body_value(lifecycle: &Lifecycle, event: &WorkEvent) -> String {
+fn body_value(lifecycle: &Lifecycle, facts: &Facts<'_>) -> String {
     let mut members: Vec<&str> = lifecycle
         .transitions
         .iter()
         .flat_map(|t| t.on.iter())
-        .filter(|g| g.kind == event.kind)
+        .filter(|g| g.kind == facts.kind)
         .filter_map(|g| g.body.map(|b| b.member))
         .collect();
     members.dedup();
     members
         .iter()
-        .filter_map(|m| {
-            event
-                .body
-                .get(*m)
-                .map(|v| format!("{m} {}", crate::check::preview(v)))
-        })
+        .filter_map(|m| facts.body.preview(m).map(|v| format!("{m} {v}")))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -47,6 +47,7 @@ pub mod decimal;
 pub mod equality;
 pub mod jcs;
 pub mod scan;
+pub mod write;
 
 use std::borrow::Cow;
 use std::fmt;
