@@ -17,7 +17,9 @@ pub mod profile;
 pub mod rules;
 pub mod scan;
 pub mod types;
+pub mod write;
 pub use self::checks::KnownBody;
+pub use self::write::EnvelopeParts;
 pub use self::rules::{
     AppReason, BODY_MEMBER, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS, FORBIDDEN_KINDS,
     FORBIDDEN_MEMBERS, KINDS, KIND_MEMBER, MAX_DEPTH, MAX_ENVELOPE_BYTES, PROFILE,
