@@ -3,6 +3,7 @@
 
 mod counts;
 mod events;
+mod pipeline;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -324,27 +325,6 @@ impl Shared {
         self.publish(&p).await
     }
 
-    async fn on_inbound(&self, payload: &[u8]) {
-        let now = self.now();
-        let (out, writes) = match self.core() {
-            Ok(mut core) => {
-                let out = core.on_inbound(payload, now);
-                let age = self.replay_age_secs;
-                let writes = self
-                    .store
-                    .as_ref()
-                    .map(|_| record::inbound(&core, payload, &out, now, age));
-                (out, writes)
-            }
-            Err(_) => return,
-        };
-        // Nothing unrecorded reaches the application or leaves.
-        if let Err(e) = record::submit(self.store.as_deref(), writes).await {
-            return self.emit(record::unrecorded(&e));
-        }
-        self.run(out, true).await;
-    }
-
     async fn tick(&self) {
         let now = self.now();
         let out = match self.core() {
@@ -448,26 +428,46 @@ impl Peer {
         });
         let (stop, stop_rx) = watch::channel(false);
 
+        // With a store, a delivery task finishes the inbound loop's steps (`pipeline.rs`) and
+        // ends the event stream after the last one.
+        let (sink, delivery) = match &shared.store {
+            None => (pipeline::Sink::Direct, None),
+            Some(_) => {
+                let (tx, rx) = mpsc::channel(pipeline::DEPTH);
+                let shared = shared.clone();
+                let task = tokio::spawn(async move {
+                    pipeline::deliver_loop(&shared, rx).await;
+                    shared.end_events();
+                });
+                (pipeline::Sink::Pipeline(tx), Some(task))
+            }
+        };
         let inbound = {
             let shared = shared.clone();
             let stop_rx = stop_rx.clone();
+            let ends_events = delivery.is_none();
             tokio::spawn(async move {
-                let run = AssertUnwindSafe(inbound_loop(&shared, subs, stop_rx));
-                match run.catch_unwind().await {
-                    Ok(None) => {}
-                    Ok(Some(why)) => shared.emit(internal(why)),
+                let run = AssertUnwindSafe(inbound_loop(&shared, subs, stop_rx, &sink));
+                let why = match run.catch_unwind().await {
+                    Ok(why) => why,
                     Err(panic) => {
                         let what = panic
                             .downcast_ref::<&str>()
                             .map(|s| (*s).to_owned())
                             .or_else(|| panic.downcast_ref::<String>().cloned())
                             .unwrap_or_else(|| "a panic".to_owned());
-                        shared.emit(internal(format!(
+                        Some(format!(
                             "the inbound loop failed ({what}): nothing more will be received"
-                        )));
+                        ))
                     }
+                };
+                if let Some(why) = why {
+                    sink.put(&shared, pipeline::Step::event(internal(why)))
+                        .await;
                 }
-                shared.end_events();
+                if ends_events {
+                    shared.end_events();
+                }
             })
         };
         let timer = {
@@ -527,7 +527,7 @@ impl Peer {
         let peer = Peer {
             shared,
             stop,
-            tasks: Mutex::new(vec![inbound, timer]),
+            tasks: Mutex::new([inbound, timer].into_iter().chain(delivery).collect()),
             peer_id: config.peer_id,
         };
         Ok((peer, Events { rx: events_rx }))
@@ -900,12 +900,21 @@ async fn inbound_loop(
     shared: &Shared,
     mut subs: futures_util::stream::SelectAll<transport::Subscription>,
     mut stop: watch::Receiver<bool>,
+    sink: &pipeline::Sink,
 ) -> Option<String> {
+    let on_inbound = |payload: &[u8]| {
+        let step = shared.step(payload);
+        async move {
+            if let Some(step) = step {
+                sink.put(shared, step).await;
+            }
+        }
+    };
     loop {
         tokio::select! {
             _ = stop.changed() => break,
             next = subs.next() => match next {
-                Some(m) => shared.on_inbound(&m.payload).await,
+                Some(m) => on_inbound(&m.payload).await,
                 None => {
                     return Some(
                         "the transport ended the subscriptions: nothing more will be received"
@@ -920,7 +929,7 @@ async fn inbound_loop(
             let _ = s.unsubscribe().await;
         }
         while let Some(m) = subs.next().await {
-            shared.on_inbound(&m.payload).await;
+            on_inbound(&m.payload).await;
         }
     };
     let _ = tokio::time::timeout(SHUTDOWN_DRAIN, drain).await;

@@ -1,0 +1,91 @@
+//! The checkpointer: a thread with its own connection that copies the WAL back into the
+//! database file, so that the writer never does (SQLite's automatic checkpoint runs in the
+//! committing connection and, with `synchronous=NORMAL`, syncs the file there: a stall of the
+//! writer, and of every ticket waiting on it, once per thousand pages).
+//!
+//! The writer signals after each commit; the checkpointer runs a `PASSIVE` checkpoint (it never
+//! waits for the writer or for readers) at most once per [`PACE`], and a `TRUNCATE` one (which
+//! does wait, up to the busy timeout) only when the WAL has grown past [`WAL_CAP`] pages because
+//! passive ones could not catch up. A checkpoint syncs the WAL first: with `synchronous=NORMAL`,
+//! that sync is what makes a commit survive a power loss.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::SqliteOptions;
+use crate::error::{Error, Result};
+
+/// The least time between two checkpoints while writes come in.
+pub(super) const PACE: Duration = Duration::from_millis(250);
+
+/// The WAL's size, in pages, past which the checkpointer waits for the writer to restart it.
+pub(super) const WAL_CAP: i64 = 16_384;
+
+/// The connection the checkpointer uses, with the writer's `synchronous` setting.
+pub(super) fn connection(
+    path: &Path,
+    options: &SqliteOptions,
+    synchronous: &str,
+) -> Result<Connection> {
+    let sql = |e: rusqlite::Error| Error::sqlite(path, &e);
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
+    conn.busy_timeout(options.busy_timeout).map_err(sql)?;
+    conn.pragma_update(None, "synchronous", synchronous)
+        .map_err(sql)?;
+    Ok(conn)
+}
+
+/// Runs until the writer hangs up (`signals` disconnected).
+pub(super) fn run(conn: &Connection, signals: &mpsc::Receiver<()>) {
+    let mut last: Option<Instant> = None;
+    while signals.recv().is_ok() {
+        if let Some(at) = last {
+            let next = at + PACE;
+            let now = Instant::now();
+            if next > now {
+                // Signals that come meanwhile are folded into this checkpoint.
+                if let Err(mpsc::RecvTimeoutError::Disconnected) =
+                    sleep_draining(signals, next - now)
+                {
+                    return;
+                }
+            }
+        }
+        // A failed checkpoint (a reader in the way, a full disk) is tried again after the next
+        // commit; the WAL keeps every commit meanwhile.
+        if let Ok(wal) = checkpoint(conn, "PASSIVE") {
+            if wal > WAL_CAP {
+                let _ = checkpoint(conn, "TRUNCATE");
+            }
+        }
+        last = Some(Instant::now());
+    }
+}
+
+/// Waits `wait`, taking the signals that arrive; `Disconnected` when the writer is gone.
+fn sleep_draining(
+    signals: &mpsc::Receiver<()>,
+    wait: Duration,
+) -> std::result::Result<(), mpsc::RecvTimeoutError> {
+    let until = Instant::now() + wait;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        match signals.recv_timeout(left) {
+            Ok(()) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// One checkpoint in `mode`; the WAL's size in pages before it.
+fn checkpoint(conn: &Connection, mode: &str) -> rusqlite::Result<i64> {
+    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| r.get(1))
+}
