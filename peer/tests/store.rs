@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agh_peer::{Bus, Container, Event, Peer, PeerConfig, PeerError, Transport};
+use agh_peer::{Bus, Container, Event, Peer, PeerConfig, Transport};
 use agh_protocol::{ReasonCode, ReceiptStatus, WorkState};
 use agh_store::{
     AuditFilter, Binding, Direction, MemoryStore, MessageFilter, MessageScope, PageRequest,
@@ -87,12 +87,9 @@ async fn a_work_unit_is_recorded_before_each_event_and_each_publish() {
             .await
             .unwrap();
         let id = sent.message.id().to_owned();
-        assert!(
-            has(&*a_store, &id, Direction::Sent),
-            "recorded before it was published"
-        );
         let req = next_message(&mut be, "say").await;
-        // The application sees it only once it is recorded.
+        // Published only once recorded by its sender; seen only once recorded by its receiver.
+        assert!(has(&*a_store, &id, Direction::Sent));
         assert!(has(&*b_store, &id, Direction::Accepted));
         b.receipt(&req, ReceiptStatus::Accepted, None, None)
             .await
@@ -216,17 +213,26 @@ async fn what_cannot_be_recorded_is_neither_delivered_nor_sent() {
     .await
     .unwrap();
     next_message(&mut ae, "greet").await;
-    let thread = Container::Thread("thread_full".into());
-    // Sending: refused with `internal`, nothing published.
-    let err = a.say(&thread, None, &long).await.unwrap_err();
-    assert!(
-        matches!(&err, PeerError::Refused { code: ReasonCode::Internal, message } if message.contains("could not be recorded")),
-        "{err:?}"
-    );
-    // Receiving: an `internal` event instead of the message.
-    let (c, _ce) = Peer::join_shared(PeerConfig::new(WS, "ch", "other.c"), bus.clone())
+    // A peer without a store sees whatever is published.
+    let (c, mut ce) = Peer::join_shared(PeerConfig::new(WS, "ch", "other.c"), bus.clone())
         .await
         .unwrap();
+    next_event(
+        &mut ae,
+        |e| matches!(e, Event::PeerJoined(p) if p.peer_id.as_str() == "other.c"),
+    )
+    .await;
+    let thread = Container::Thread("thread_full".into());
+    // Sending: not published, an `internal` event says why, `send_failed` counts it.
+    let unsent = a.say(&thread, None, &long).await.unwrap();
+    let e = next_event(&mut ae, |e| matches!(e, Event::Refused { .. })).await;
+    assert!(
+        matches!(&e, Event::Refused { code: ReasonCode::Internal, message, .. }
+            if message.contains("not sent") && message.contains(unsent.message.id())),
+        "{e:?}"
+    );
+    assert_eq!(a.stats().unwrap().send_failed, 1);
+    // Receiving: an `internal` event instead of the message.
     let sent = c.say(&thread, None, &long).await.unwrap();
     let e = next_event(&mut be, |e| {
         matches!(e, Event::Refused { .. }) || matches!(e, Event::Message(m) if m.kind() == "say")
@@ -240,10 +246,21 @@ async fn what_cannot_be_recorded_is_neither_delivered_nor_sent() {
         other => panic!("delivered unrecorded: {other:?}"),
     }
     assert!(!has(&*b_store, sent.message.id(), Direction::Accepted));
+    assert!(!has(&*a_store, unsent.message.id(), Direction::Sent));
     // A short message still fits and is delivered.
     let short = c.say(&thread, None, "hi").await.unwrap();
     let got = next_message(&mut be, "say").await;
     assert_eq!(got.id(), short.message.id());
+    // What `a` could not record never left.
+    a.say(&thread, None, "recorded").await.unwrap();
+    let seen = next_message(&mut ce, "say").await;
+    assert_eq!(seen.envelope().from.as_str(), "ops.a");
+    assert_eq!(seen.known().map(|_| ()), Some(()));
+    assert_ne!(
+        seen.id(),
+        unsent.message.id(),
+        "the unrecorded message was published"
+    );
 }
 
 /// An envelope from `ops.a` to `patch.b` in `thread_store`, on `work`, built by hand (a's own

@@ -6,11 +6,19 @@
 //! whatever is pending), and still nothing reaches the application or the wire before its
 //! record is committed. Without a store there is nothing to await: the inbound loop finishes
 //! each step itself.
+//!
+//! The application's sends go the same way: [`Peer::send`](super::Peer::send) submits the
+//! record and queues the message in the outbox; the outbox task publishes each once its record
+//! is committed, in the order of the calls. So an application that answers one message after
+//! another does not wait for one commit per answer: its answers share transactions.
+
+use std::sync::atomic::Ordering;
 
 use tokio::sync::mpsc;
 
-use super::Shared;
-use crate::core::{Event, Outputs};
+use super::{internal, Shared};
+use crate::core::{Event, Outputs, Publish};
+use crate::error::PeerError;
 use crate::record;
 
 /// How many steps may wait for their records at once; past it the inbound loop waits (and the
@@ -87,5 +95,63 @@ impl Sink {
 pub(super) async fn deliver_loop(shared: &Shared, mut steps: mpsc::Receiver<Step>) {
     while let Some(step) = steps.recv().await {
         shared.finish(step).await;
+    }
+}
+
+/// A message the application sent, waiting for its record: published once the record is
+/// committed, then its local work event handed on.
+pub(super) struct Outgoing {
+    ticket: agh_store::Ticket<()>,
+    publish: Publish,
+    work: Option<Event>,
+}
+
+impl Shared {
+    /// Queues a sent message behind its record (`ticket`), in the order of the calls: it is
+    /// published once recorded, and never if the record fails (then an `internal` event says
+    /// so, whether the store refused it at once or when committing).
+    pub(super) async fn post(
+        &self,
+        ticket: agh_store::Ticket<()>,
+        publish: Publish,
+        work: Option<Event>,
+    ) -> Result<(), PeerError> {
+        let outbox = self.outbox.lock().ok().and_then(|o| o.clone());
+        let Some(outbox) = outbox else {
+            return Err(PeerError::Closed);
+        };
+        let outgoing = Outgoing {
+            ticket,
+            publish,
+            work,
+        };
+        outbox.send(outgoing).await.map_err(|_| PeerError::Closed)
+    }
+
+    /// Publishes `p`; a failure becomes an `internal` event.
+    pub(super) async fn publish_or_report(&self, p: &Publish) -> bool {
+        match self.publish(p).await {
+            Ok(()) => true,
+            Err(e) => {
+                self.emit(internal(format!("could not publish `{}`: {e}", p.id)));
+                false
+            }
+        }
+    }
+}
+
+/// The outbox task: the application's sends in order, each published once recorded.
+pub(super) async fn outbox_loop(shared: &Shared, mut sends: mpsc::Receiver<Outgoing>) {
+    while let Some(o) = sends.recv().await {
+        if let Err(e) = o.ticket.await {
+            shared.send_failed.fetch_add(1, Ordering::Relaxed);
+            shared.emit(internal(record::not_sent(&o.publish.id, &e)));
+            continue;
+        }
+        if shared.publish_or_report(&o.publish).await {
+            if let Some(work) = o.work {
+                shared.emit(work);
+            }
+        }
     }
 }

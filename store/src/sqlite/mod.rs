@@ -166,6 +166,10 @@ impl SqliteStore {
         // The checkpointer thread checkpoints; the writer never does (`checkpoint.rs`).
         conn.pragma_update(None, "wal_autocheckpoint", 0)
             .map_err(sql)?;
+        // Each group's savepoint keeps a statement journal: in memory, not a temporary file
+        // created and deleted for every group.
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(sql)?;
         if let Some(pages) = options.max_pages {
             conn.pragma_update(None, "max_page_count", pages)
                 .map_err(sql)?;
