@@ -379,3 +379,59 @@ async fn a_store_of_another_peer_is_refused_on_join() {
         assert!(err.to_string().contains("peer patch.b"), "{err}");
     }
 }
+
+/// What a restarted peer loads from its store is not counted in `Peer::stats` as received,
+/// delivered or refused: a peer restarted on a store with history counts what a peer with an
+/// empty store counts, both alone on a bus of their own.
+#[tokio::test]
+async fn replayed_messages_are_not_counted_as_received() {
+    let dir = tempfile::tempdir().unwrap();
+    for b_store in stores(dir.path(), "patch.b") {
+        let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+        let config = || PeerConfig::new(WS, "ch", "patch.b").store(b_store.clone());
+        let (a, mut ae) = Peer::join_shared(PeerConfig::new(WS, "ch", "ops.a"), bus.clone())
+            .await
+            .unwrap();
+        let (b, mut be) = Peer::join_shared(config(), bus.clone()).await.unwrap();
+        next_message(&mut ae, "greet").await;
+        let thread = Container::Thread("thread_count".into());
+        for work in ["work_c1", "work_c2", "work_c3"] {
+            a.open_work(&thread, "patch.b", work, "count me")
+                .await
+                .unwrap();
+            let req = next_message(&mut be, "say").await;
+            b.receipt(&req, ReceiptStatus::Accepted, None, None)
+                .await
+                .unwrap();
+        }
+        assert!(b.stats().unwrap().delivered >= 3);
+        a.shutdown().await.unwrap();
+        b.shutdown().await.unwrap();
+        drop(be);
+
+        let alone = |store: Arc<dyn Store>| async move {
+            let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+            let config = PeerConfig::new(WS, "ch", "patch.b").store(store);
+            let (peer, events) = Peer::join_shared(config, bus).await.unwrap();
+            (peer, events)
+        };
+        let (restarted, _re) = alone(b_store.clone()).await;
+        let fresh_store: Arc<dyn Store> =
+            Arc::new(MemoryStore::new(Binding::new(WS, "ch", "patch.b")));
+        let (fresh, _fe) = alone(fresh_store).await;
+        assert_eq!(
+            restarted.work_units().unwrap().len(),
+            3,
+            "the work was loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (r, f) = (restarted.stats().unwrap(), fresh.stats().unwrap());
+        assert_eq!(
+            (r.received, r.delivered, r.refused.clone(), r.ignored),
+            (f.received, f.delivered, f.refused.clone(), f.ignored),
+            "{r:?}"
+        );
+        restarted.shutdown().await.unwrap();
+        fresh.shutdown().await.unwrap();
+    }
+}
