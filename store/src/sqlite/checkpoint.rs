@@ -4,12 +4,15 @@
 //! writer, and of every ticket waiting on it, once per thousand pages).
 //!
 //! The writer signals after each commit; the checkpointer runs a `PASSIVE` checkpoint (it never
-//! waits for the writer or for readers) at most once per [`PACE`], and a `TRUNCATE` one (which
-//! does wait, up to the busy timeout) only when the WAL has grown past [`WAL_CAP`] pages because
-//! passive ones could not catch up. A checkpoint syncs the WAL first: with `synchronous=NORMAL`,
-//! that sync is what makes a commit survive a power loss.
+//! waits for the writer or for readers, and never makes them wait) at most once per [`PACE`].
+//! The WAL starts over from its beginning only once a checkpoint has copied all of it; under
+//! writes that never pause, passive checkpoints may not get there, so when the WAL has grown
+//! past [`WAL_CAP`] pages the checkpointer asks the writer (`too_big`) to checkpoint once itself,
+//! between two transactions. A checkpoint syncs the WAL first: with `synchronous=NORMAL`, that
+//! sync is what makes a commit survive a power loss.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -21,7 +24,7 @@ use crate::error::{Error, Result};
 /// The least time between two checkpoints while writes come in.
 pub(super) const PACE: Duration = Duration::from_millis(250);
 
-/// The WAL's size, in pages, past which the checkpointer waits for the writer to restart it.
+/// The WAL's size, in pages (64 MiB), past which the writer checkpoints once itself.
 pub(super) const WAL_CAP: i64 = 16_384;
 
 /// The connection the checkpointer uses, with the writer's `synchronous` setting.
@@ -40,7 +43,7 @@ pub(super) fn connection(
 }
 
 /// Runs until the writer hangs up (`signals` disconnected).
-pub(super) fn run(conn: &Connection, signals: &mpsc::Receiver<()>) {
+pub(super) fn run(conn: &Connection, signals: &mpsc::Receiver<()>, too_big: &AtomicBool) {
     let mut last: Option<Instant> = None;
     while signals.recv().is_ok() {
         if let Some(at) = last {
@@ -57,9 +60,9 @@ pub(super) fn run(conn: &Connection, signals: &mpsc::Receiver<()>) {
         }
         // A failed checkpoint (a reader in the way, a full disk) is tried again after the next
         // commit; the WAL keeps every commit meanwhile.
-        if let Ok(wal) = checkpoint(conn, "PASSIVE") {
+        if let Ok(wal) = checkpoint(conn) {
             if wal > WAL_CAP {
-                let _ = checkpoint(conn, "TRUNCATE");
+                too_big.store(true, Ordering::Relaxed);
             }
         }
         last = Some(Instant::now());
@@ -85,7 +88,7 @@ fn sleep_draining(
     }
 }
 
-/// One checkpoint in `mode`; the WAL's size in pages before it.
-fn checkpoint(conn: &Connection, mode: &str) -> rusqlite::Result<i64> {
-    conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |r| r.get(1))
+/// One passive checkpoint; the WAL's size in pages.
+pub(super) fn checkpoint(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))
 }

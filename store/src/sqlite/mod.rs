@@ -8,7 +8,7 @@ mod write;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -185,8 +185,10 @@ impl SqliteStore {
             path: path.clone(),
             detail: format!("the {what} thread could not start: {e}"),
         };
+        let too_big = Arc::new(AtomicBool::new(false));
+        let wal_too_big = too_big.clone();
         let checkpointer = thread("agh-store-checkpoint")
-            .spawn(move || checkpoint::run(&checkpoints, &signals))
+            .spawn(move || checkpoint::run(&checkpoints, &signals, &wal_too_big))
             .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
         let writer_path = path.clone();
@@ -197,6 +199,11 @@ impl SqliteStore {
             .spawn(move || {
                 let committed = || {
                     counter.fetch_add(1, Ordering::Relaxed);
+                    if too_big.swap(false, Ordering::Relaxed) {
+                        // Nothing writes meanwhile: this one copies all of the WAL, and the
+                        // next transaction starts it over.
+                        let _ = checkpoint::checkpoint(&conn);
+                    }
                     let _ = signal.try_send(());
                 };
                 run_writer(&conn, &writer_path, &receiver, max_group, committed);
