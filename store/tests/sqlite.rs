@@ -477,7 +477,7 @@ fn a_killed_writer_keeps_every_ready_write() {
 
 #[test]
 fn the_synchronous_setting_is_the_one_asked_for() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("temp dir");
     for (i, sync) in [Synchronous::Normal, Synchronous::Full]
         .into_iter()
         .enumerate()
@@ -487,11 +487,11 @@ fn the_synchronous_setting_is_the_one_asked_for() {
             ..quick()
         };
         let path = dir.path().join(format!("s{i}.sqlite3"));
-        let store = SqliteStore::open_with(&path, binding(), options).unwrap();
+        let store = SqliteStore::open_with(&path, binding(), options).expect("open");
         assert_eq!(store.synchronous(), sync, "read back from SQLite");
         store
             .write(vec![Write::Message(say("m-1", "t", 1_000))])
-            .unwrap();
+            .expect("write");
     }
     assert_eq!(SqliteOptions::default().synchronous, Synchronous::Normal);
 }
@@ -500,10 +500,10 @@ fn the_synchronous_setting_is_the_one_asked_for() {
 /// checkpointer thread copies the WAL into the database file while the store is open.
 #[test]
 fn the_wal_is_checkpointed_beside_the_writer() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("c.sqlite3");
-    let store = SqliteStore::open(&path, binding()).unwrap();
-    let before = std::fs::metadata(&path).unwrap().len();
+    let store = SqliteStore::open(&path, binding()).expect("open");
+    let before = std::fs::metadata(&path).expect("file").len();
     for i in 0..300 {
         let thread = format!("thread_{i}");
         store
@@ -512,10 +512,10 @@ fn the_wal_is_checkpointed_beside_the_writer() {
                 &thread,
                 1_000 + i,
             ))])
-            .unwrap();
+            .expect("write");
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while std::fs::metadata(&path).unwrap().len() <= before {
+    while std::fs::metadata(&path).expect("file").len() <= before {
         assert!(
             std::time::Instant::now() < deadline,
             "the database file did not grow: nothing was checkpointed"
