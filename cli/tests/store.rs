@@ -312,7 +312,7 @@ fn the_default_store_is_under_the_data_directory() {
         .join("worker.two.sqlite3");
     assert_eq!(
         line.trim_end(),
-        format!("agh peer: store {}", expected.display())
+        format!("agh peer: store {} (sync normal)", expected.display())
     );
     assert!(expected.is_file());
     let ids = [
@@ -335,7 +335,11 @@ fn the_default_store_is_under_the_data_directory() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    for extra in [&["--store", "x.sqlite3"][..], &["--retain-days", "3"][..]] {
+    for extra in [
+        &["--store", "x.sqlite3"][..],
+        &["--retain-days", "3"][..],
+        &["--sync", "full"][..],
+    ] {
         let out = agh()
             .args(["peer", "--nats", &server.url(), "--workspace", &ws])
             .args(["--channel", "ch", "--id", "worker.two", "--no-store"])
@@ -345,4 +349,58 @@ fn the_default_store_is_under_the_data_directory() {
         assert_eq!(out.status.code(), Some(2), "{extra:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("--no-store"));
     }
+}
+
+/// `--sync full|normal` reaches the store: `agh peer` prints the setting SQLite reports once set
+/// on the writer's connection; anything else is a usage error.
+#[test]
+fn the_sync_flag_reaches_the_store() {
+    let server = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = unique_workspace();
+    for (flag, expected) in [
+        (Some("full"), "full"),
+        (Some("normal"), "normal"),
+        (None, "normal"),
+    ] {
+        let path = dir
+            .path()
+            .join(format!("{expected}-{}.sqlite3", flag.is_some()));
+        let mut child = agh()
+            .args(["peer", "--nats", &server.url(), "--workspace", &ws])
+            .args([
+                "--channel",
+                "ch",
+                "--id",
+                "worker.three",
+                "--format",
+                "json",
+            ])
+            .arg("--store")
+            .arg(&path)
+            .args(flag.map(|f| ["--sync", f]).into_iter().flatten())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            line.trim_end(),
+            format!("agh peer: store {} (sync {expected})", path.display()),
+            "{flag:?}"
+        );
+    }
+    let out = agh()
+        .args(["peer", "--nats", &server.url(), "--workspace", &ws])
+        .args(["--channel", "ch", "--id", "worker.three", "--sync", "off"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--sync"));
 }

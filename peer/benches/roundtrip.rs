@@ -350,6 +350,15 @@ async fn main() {
 fn accept_all(peer: Arc<Peer>, mut events: agh_peer::Events) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         while let Some(e) = events.recv().await {
+            // A message not recorded or a receipt not sent would leave a request unanswered.
+            if let Event::Refused {
+                code: agh_protocol::ReasonCode::Internal,
+                message,
+                ..
+            } = &e
+            {
+                eprintln!("{}: {message}", peer.peer_id());
+            }
             if let Event::Message(m) = e {
                 if m.kind() == "say" {
                     peer.receipt(&m, ReceiptStatus::Accepted, None, None)

@@ -15,18 +15,6 @@ use agh_store::{
 use crate::core::{Event, Outputs, PeerCore, Publish};
 use crate::error::PeerError;
 
-/// Submits `writes` to `store` and waits until they are durable (nothing to do without a store
-/// or without writes).
-pub(crate) async fn submit(
-    store: Option<&dyn Store>,
-    writes: Option<Vec<Write>>,
-) -> agh_store::Result<()> {
-    match (store, writes) {
-        (Some(store), Some(writes)) if !writes.is_empty() => store.submit(writes).await,
-        _ => Ok(()),
-    }
-}
-
 /// The event that says an inbound message was not delivered because it could not be recorded.
 pub(crate) fn unrecorded(e: &agh_store::Error) -> Event {
     Event::Refused {
@@ -38,12 +26,9 @@ pub(crate) fn unrecorded(e: &agh_store::Error) -> Event {
     }
 }
 
-/// The error of a send refused because the message could not be recorded.
-pub(crate) fn not_sent(message: &Message, e: &agh_store::Error) -> PeerError {
-    PeerError::Refused {
-        code: agh_protocol::ReasonCode::Internal,
-        message: format!("not sent: `{}` could not be recorded: {e}", message.id()),
-    }
+/// Why a message was not sent: it could not be recorded.
+pub(crate) fn not_sent(id: &str, e: &agh_store::Error) -> String {
+    format!("not sent: `{id}` could not be recorded: {e}")
 }
 
 /// The local time, Unix milliseconds (what the store's `*_ms` columns hold).

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agh_peer::{Bus, Container, Event, Peer, PeerConfig, PeerError, Transport};
+use agh_peer::{Bus, Container, Event, Peer, PeerConfig, Transport};
 use agh_protocol::{ReasonCode, ReceiptStatus, WorkState};
 use agh_store::{
     AuditFilter, Binding, Direction, MemoryStore, MessageFilter, MessageScope, PageRequest,
@@ -87,12 +87,9 @@ async fn a_work_unit_is_recorded_before_each_event_and_each_publish() {
             .await
             .unwrap();
         let id = sent.message.id().to_owned();
-        assert!(
-            has(&*a_store, &id, Direction::Sent),
-            "recorded before it was published"
-        );
         let req = next_message(&mut be, "say").await;
-        // The application sees it only once it is recorded.
+        // Published only once recorded by its sender; seen only once recorded by its receiver.
+        assert!(has(&*a_store, &id, Direction::Sent));
         assert!(has(&*b_store, &id, Direction::Accepted));
         b.receipt(&req, ReceiptStatus::Accepted, None, None)
             .await
@@ -216,17 +213,26 @@ async fn what_cannot_be_recorded_is_neither_delivered_nor_sent() {
     .await
     .unwrap();
     next_message(&mut ae, "greet").await;
-    let thread = Container::Thread("thread_full".into());
-    // Sending: refused with `internal`, nothing published.
-    let err = a.say(&thread, None, &long).await.unwrap_err();
-    assert!(
-        matches!(&err, PeerError::Refused { code: ReasonCode::Internal, message } if message.contains("could not be recorded")),
-        "{err:?}"
-    );
-    // Receiving: an `internal` event instead of the message.
-    let (c, _ce) = Peer::join_shared(PeerConfig::new(WS, "ch", "other.c"), bus.clone())
+    // A peer without a store sees whatever is published.
+    let (c, mut ce) = Peer::join_shared(PeerConfig::new(WS, "ch", "other.c"), bus.clone())
         .await
         .unwrap();
+    next_event(
+        &mut ae,
+        |e| matches!(e, Event::PeerJoined(p) if p.peer_id.as_str() == "other.c"),
+    )
+    .await;
+    let thread = Container::Thread("thread_full".into());
+    // Sending: not published, an `internal` event says why, `send_failed` counts it.
+    let unsent = a.say(&thread, None, &long).await.unwrap();
+    let e = next_event(&mut ae, |e| matches!(e, Event::Refused { .. })).await;
+    assert!(
+        matches!(&e, Event::Refused { code: ReasonCode::Internal, message, .. }
+            if message.contains("not sent") && message.contains(unsent.message.id())),
+        "{e:?}"
+    );
+    assert_eq!(a.stats().unwrap().send_failed, 1);
+    // Receiving: an `internal` event instead of the message.
     let sent = c.say(&thread, None, &long).await.unwrap();
     let e = next_event(&mut be, |e| {
         matches!(e, Event::Refused { .. }) || matches!(e, Event::Message(m) if m.kind() == "say")
@@ -240,10 +246,21 @@ async fn what_cannot_be_recorded_is_neither_delivered_nor_sent() {
         other => panic!("delivered unrecorded: {other:?}"),
     }
     assert!(!has(&*b_store, sent.message.id(), Direction::Accepted));
+    assert!(!has(&*a_store, unsent.message.id(), Direction::Sent));
     // A short message still fits and is delivered.
     let short = c.say(&thread, None, "hi").await.unwrap();
     let got = next_message(&mut be, "say").await;
     assert_eq!(got.id(), short.message.id());
+    // What `a` could not record never left.
+    a.say(&thread, None, "recorded").await.unwrap();
+    let seen = next_message(&mut ce, "say").await;
+    assert_eq!(seen.envelope().from.as_str(), "ops.a");
+    assert_eq!(seen.known().map(|_| ()), Some(()));
+    assert_ne!(
+        seen.id(),
+        unsent.message.id(),
+        "the unrecorded message was published"
+    );
 }
 
 /// An envelope from `ops.a` to `patch.b` in `thread_store`, on `work`, built by hand (a's own
@@ -360,5 +377,61 @@ async fn a_store_of_another_peer_is_refused_on_join() {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("peer patch.b"), "{err}");
+    }
+}
+
+/// What a restarted peer loads from its store is not counted in `Peer::stats` as received,
+/// delivered or refused: a peer restarted on a store with history counts what a peer with an
+/// empty store counts, both alone on a bus of their own.
+#[tokio::test]
+async fn replayed_messages_are_not_counted_as_received() {
+    let dir = tempfile::tempdir().unwrap();
+    for b_store in stores(dir.path(), "patch.b") {
+        let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+        let config = || PeerConfig::new(WS, "ch", "patch.b").store(b_store.clone());
+        let (a, mut ae) = Peer::join_shared(PeerConfig::new(WS, "ch", "ops.a"), bus.clone())
+            .await
+            .unwrap();
+        let (b, mut be) = Peer::join_shared(config(), bus.clone()).await.unwrap();
+        next_message(&mut ae, "greet").await;
+        let thread = Container::Thread("thread_count".into());
+        for work in ["work_c1", "work_c2", "work_c3"] {
+            a.open_work(&thread, "patch.b", work, "count me")
+                .await
+                .unwrap();
+            let req = next_message(&mut be, "say").await;
+            b.receipt(&req, ReceiptStatus::Accepted, None, None)
+                .await
+                .unwrap();
+        }
+        assert!(b.stats().unwrap().delivered >= 3);
+        a.shutdown().await.unwrap();
+        b.shutdown().await.unwrap();
+        drop(be);
+
+        let alone = |store: Arc<dyn Store>| async move {
+            let bus: Arc<dyn Transport> = Arc::new(Bus::new());
+            let config = PeerConfig::new(WS, "ch", "patch.b").store(store);
+            let (peer, events) = Peer::join_shared(config, bus).await.unwrap();
+            (peer, events)
+        };
+        let (restarted, _re) = alone(b_store.clone()).await;
+        let fresh_store: Arc<dyn Store> =
+            Arc::new(MemoryStore::new(Binding::new(WS, "ch", "patch.b")));
+        let (fresh, _fe) = alone(fresh_store).await;
+        assert_eq!(
+            restarted.work_units().unwrap().len(),
+            3,
+            "the work was loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (r, f) = (restarted.stats().unwrap(), fresh.stats().unwrap());
+        assert_eq!(
+            (r.received, r.delivered, r.refused.clone(), r.ignored),
+            (f.received, f.delivered, f.refused.clone(), f.ignored),
+            "{r:?}"
+        );
+        restarted.shutdown().await.unwrap();
+        fresh.shutdown().await.unwrap();
     }
 }

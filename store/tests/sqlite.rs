@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agh_store::{
     Binding, Direction, Error, MessageFilter, MessageRecord, MessageScope, PageRequest,
-    SqliteOptions, SqliteStore, Store, WorkChange, WorkRef, Write,
+    SqliteOptions, SqliteStore, Store, Synchronous, WorkChange, WorkRef, Write,
 };
 
 fn binding() -> Binding {
@@ -473,4 +473,54 @@ fn a_killed_writer_keeps_every_ready_write() {
             "m{i} was ready, so it is recorded"
         );
     }
+}
+
+#[test]
+fn the_synchronous_setting_is_the_one_asked_for() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (i, sync) in [Synchronous::Normal, Synchronous::Full]
+        .into_iter()
+        .enumerate()
+    {
+        let options = SqliteOptions {
+            synchronous: sync,
+            ..quick()
+        };
+        let path = dir.path().join(format!("s{i}.sqlite3"));
+        let store = SqliteStore::open_with(&path, binding(), options).expect("open");
+        assert_eq!(store.synchronous(), sync, "read back from SQLite");
+        store
+            .write(vec![Write::Message(say("m-1", "t", 1_000))])
+            .expect("write");
+    }
+    assert_eq!(SqliteOptions::default().synchronous, Synchronous::Normal);
+}
+
+/// The writer never checkpoints (a checkpoint's sync would stall every ticket behind it): the
+/// checkpointer thread copies the WAL into the database file while the store is open.
+#[test]
+fn the_wal_is_checkpointed_beside_the_writer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("c.sqlite3");
+    let store = SqliteStore::open(&path, binding()).expect("open");
+    let before = std::fs::metadata(&path).expect("file").len();
+    for i in 0..300 {
+        let thread = format!("thread_{i}");
+        store
+            .write(vec![Write::Message(say(
+                &format!("m-{i}"),
+                &thread,
+                1_000 + i,
+            ))])
+            .expect("write");
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::fs::metadata(&path).expect("file").len() <= before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the database file did not grow: nothing was checkpointed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(count(&store), 300);
 }

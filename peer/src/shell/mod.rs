@@ -3,6 +3,7 @@
 
 mod counts;
 mod events;
+mod pipeline;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -71,7 +72,7 @@ pub struct PeerConfig {
     /// Where the peer records what it receives and sends (default: nowhere). A received
     /// message is recorded before its event reaches the application and before a receipt
     /// for it is published, a sent one before it is published; what cannot be recorded is
-    /// not delivered (an `internal` [`Event::Refused`] says so) and not sent. Greets and the
+    /// not delivered and not sent (an `internal` [`Event::Refused`] says so). Greets and the
     /// join whois are not recorded.
     pub store: Option<Arc<dyn agh_store::Store>>,
     /// The bounds on every table the peer keeps because of what others send.
@@ -250,6 +251,8 @@ struct Shared {
     events_dropped_reported: AtomicU64,
     inbound_dropped_reported: AtomicU64,
     pending_whois: AtomicUsize,
+    /// With a store: where sends wait for their records (`None` once shut down).
+    outbox: Mutex<Option<mpsc::Sender<pipeline::Outgoing>>>,
 }
 
 impl Shared {
@@ -287,15 +290,7 @@ impl Shared {
     /// `wait` (the inbound loop), everything else never does.
     async fn run(&self, out: peer_core::Outputs, wait: bool) {
         for p in &out.publish {
-            if let Err(e) = self.publish(p).await {
-                self.emit(Event::Refused {
-                    code: agh_protocol::ReasonCode::Internal,
-                    pointer: String::new(),
-                    message: format!("could not publish `{}`: {e}", p.id),
-                    from: None,
-                    answered: false,
-                });
-            }
+            self.publish_or_report(p).await;
         }
         for e in out.events {
             // Only `whois` / `request` calls in progress listen here: no copy without them.
@@ -322,27 +317,6 @@ impl Shared {
         let now = self.now();
         let p = self.core()?.discover(now)?;
         self.publish(&p).await
-    }
-
-    async fn on_inbound(&self, payload: &[u8]) {
-        let now = self.now();
-        let (out, writes) = match self.core() {
-            Ok(mut core) => {
-                let out = core.on_inbound(payload, now);
-                let age = self.replay_age_secs;
-                let writes = self
-                    .store
-                    .as_ref()
-                    .map(|_| record::inbound(&core, payload, &out, now, age));
-                (out, writes)
-            }
-            Err(_) => return,
-        };
-        // Nothing unrecorded reaches the application or leaves.
-        if let Err(e) = record::submit(self.store.as_deref(), writes).await {
-            return self.emit(record::unrecorded(&e));
-        }
-        self.run(out, true).await;
     }
 
     async fn tick(&self) {
@@ -430,6 +404,13 @@ impl Peer {
         transport.flush().await?;
         let (events_tx, events_rx) = mpsc::channel(config.limits.events.max(1));
         let (delivered, _) = broadcast::channel(4096);
+        let (outbox, sends) = match &config.store {
+            Some(_) => {
+                let (tx, rx) = mpsc::channel(pipeline::DEPTH);
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
         let shared = Arc::new(Shared {
             core: Mutex::new(core),
             transport,
@@ -445,29 +426,54 @@ impl Peer {
             events_dropped_reported: AtomicU64::new(0),
             inbound_dropped_reported: AtomicU64::new(0),
             pending_whois: AtomicUsize::new(0),
+            outbox: Mutex::new(outbox),
+        });
+        let outbox = sends.map(|rx| {
+            let shared = shared.clone();
+            tokio::spawn(async move { pipeline::outbox_loop(&shared, rx).await })
         });
         let (stop, stop_rx) = watch::channel(false);
 
+        // With a store, a delivery task finishes the inbound loop's steps (`pipeline.rs`) and
+        // ends the event stream after the last one.
+        let (sink, delivery) = match &shared.store {
+            None => (pipeline::Sink::Direct, None),
+            Some(_) => {
+                let (tx, rx) = mpsc::channel(pipeline::DEPTH);
+                let shared = shared.clone();
+                let task = tokio::spawn(async move {
+                    pipeline::deliver_loop(&shared, rx).await;
+                    shared.end_events();
+                });
+                (pipeline::Sink::Pipeline(tx), Some(task))
+            }
+        };
         let inbound = {
             let shared = shared.clone();
             let stop_rx = stop_rx.clone();
+            let ends_events = delivery.is_none();
             tokio::spawn(async move {
-                let run = AssertUnwindSafe(inbound_loop(&shared, subs, stop_rx));
-                match run.catch_unwind().await {
-                    Ok(None) => {}
-                    Ok(Some(why)) => shared.emit(internal(why)),
+                let run = AssertUnwindSafe(inbound_loop(&shared, subs, stop_rx, &sink));
+                let why = match run.catch_unwind().await {
+                    Ok(why) => why,
                     Err(panic) => {
                         let what = panic
                             .downcast_ref::<&str>()
                             .map(|s| (*s).to_owned())
                             .or_else(|| panic.downcast_ref::<String>().cloned())
                             .unwrap_or_else(|| "a panic".to_owned());
-                        shared.emit(internal(format!(
+                        Some(format!(
                             "the inbound loop failed ({what}): nothing more will be received"
-                        )));
+                        ))
                     }
+                };
+                if let Some(why) = why {
+                    sink.put(&shared, pipeline::Step::event(internal(why)))
+                        .await;
                 }
-                shared.end_events();
+                if ends_events {
+                    shared.end_events();
+                }
             })
         };
         let timer = {
@@ -527,7 +533,13 @@ impl Peer {
         let peer = Peer {
             shared,
             stop,
-            tasks: Mutex::new(vec![inbound, timer]),
+            tasks: Mutex::new(
+                [inbound, timer]
+                    .into_iter()
+                    .chain(delivery)
+                    .chain(outbox)
+                    .collect(),
+            ),
             peer_id: config.peer_id,
         };
         Ok((peer, Events { rx: events_rx }))
@@ -582,23 +594,36 @@ impl Peer {
 
     /// Sends a built message: to the broadcast subject when `to` is null, to the target's
     /// peer subject otherwise. The lifecycle records it first; a refused one is not sent.
+    /// With a store, the message is published once its record is committed, in the order of
+    /// the calls, and this returns when it is queued: a record that fails then is reported as
+    /// an `internal` [`Event::Refused`] ("not sent") and counted in `send_failed`.
     pub async fn send(&self, message: Message) -> Result<Sent, PeerError> {
-        let (publish, outcome) = self.shared.core()?.prepare(&message)?;
-        let writes = self.shared.store.as_ref().map(|_| {
-            self.shared
-                .core()
-                .map(|core| record::sent(&core, &message, &publish, &outcome))
+        let (publish, outcome, writes) = {
+            let mut core = self.shared.core()?;
+            let (publish, outcome) = core.prepare(&message)?;
+            let writes = self
+                .shared
+                .store
+                .as_ref()
+                .map(|_| record::sent(&core, &message, &publish, &outcome));
+            (publish, outcome, writes)
+        };
+        let work = outcome.is_accepted().then(|| Event::Work {
+            message_id: message.id().to_owned(),
+            outcome: outcome.clone(),
+            local: true,
         });
-        record::submit(self.shared.store.as_deref(), writes.transpose()?)
-            .await
-            .map_err(|e| record::not_sent(&message, &e))?;
-        self.shared.publish(&publish).await?;
-        if outcome.is_accepted() {
-            self.shared.emit(Event::Work {
-                message_id: message.id().to_owned(),
-                outcome: outcome.clone(),
-                local: true,
-            });
+        match (&self.shared.store, writes) {
+            (Some(store), Some(writes)) => {
+                let ticket = store.submit(writes);
+                self.shared.post(ticket, publish.clone(), work).await?;
+            }
+            _ => {
+                self.shared.publish(&publish).await?;
+                if let Some(work) = work {
+                    self.shared.emit(work);
+                }
+            }
         }
         Ok(Sent {
             message,
@@ -864,6 +889,10 @@ impl Peer {
     /// stream ends after the events already queued.
     pub async fn shutdown(self) -> Result<(), PeerError> {
         let _ = self.stop.send(true);
+        // The outbox task ends once it has published what was sent before.
+        if let Ok(mut outbox) = self.shared.outbox.lock() {
+            outbox.take();
+        }
         let tasks = match self.tasks.lock() {
             Ok(mut t) => std::mem::take(&mut *t),
             Err(_) => Vec::new(),
@@ -900,12 +929,21 @@ async fn inbound_loop(
     shared: &Shared,
     mut subs: futures_util::stream::SelectAll<transport::Subscription>,
     mut stop: watch::Receiver<bool>,
+    sink: &pipeline::Sink,
 ) -> Option<String> {
+    let on_inbound = |payload: &[u8]| {
+        let step = shared.step(payload);
+        async move {
+            if let Some(step) = step {
+                sink.put(shared, step).await;
+            }
+        }
+    };
     loop {
         tokio::select! {
             _ = stop.changed() => break,
             next = subs.next() => match next {
-                Some(m) => shared.on_inbound(&m.payload).await,
+                Some(m) => on_inbound(&m.payload).await,
                 None => {
                     return Some(
                         "the transport ended the subscriptions: nothing more will be received"
@@ -920,7 +958,7 @@ async fn inbound_loop(
             let _ = s.unsubscribe().await;
         }
         while let Some(m) = subs.next().await {
-            shared.on_inbound(&m.payload).await;
+            on_inbound(&m.payload).await;
         }
     };
     let _ = tokio::time::timeout(SHUTDOWN_DRAIN, drain).await;

@@ -1,13 +1,14 @@
 //! The store contract in one SQLite file: WAL, one writer thread fed by a channel (what arrives
 //! together is one transaction), readers on their own connections.
 
+mod checkpoint;
 mod open;
 mod read;
 mod write;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -84,6 +85,10 @@ pub struct SqliteStore {
     /// `None` for a handle opened for reading only.
     jobs: Option<mpsc::Sender<Job>>,
     writer: Option<JoinHandle<()>>,
+    /// Ends after the writer (its signals stop).
+    checkpointer: Option<JoinHandle<()>>,
+    /// The writer's `synchronous` setting, read back once set (a reader's: the option).
+    synchronous: Synchronous,
     readers: Mutex<Vec<Connection>>,
     /// Write transactions committed by the writer.
     commits: Arc<AtomicU64>,
@@ -144,6 +149,27 @@ impl SqliteStore {
         };
         conn.pragma_update(None, "synchronous", synchronous)
             .map_err(sql)?;
+        // Read back: what the writer really runs with (`SqliteStore::synchronous`).
+        let synchronous_set = match conn
+            .pragma_query_value(None, "synchronous", |r| r.get::<_, i64>(0))
+            .map_err(sql)?
+        {
+            1 => Synchronous::Normal,
+            2 => Synchronous::Full,
+            other => {
+                return Err(Error::Sqlite {
+                    path,
+                    detail: format!("synchronous could not be set (it is {other})"),
+                })
+            }
+        };
+        // The checkpointer thread checkpoints; the writer never does (`checkpoint.rs`).
+        conn.pragma_update(None, "wal_autocheckpoint", 0)
+            .map_err(sql)?;
+        // Each group's savepoint keeps a statement journal: in memory, not a temporary file
+        // created and deleted for every group.
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(sql)?;
         if let Some(pages) = options.max_pages {
             conn.pragma_update(None, "max_page_count", pages)
                 .map_err(sql)?;
@@ -152,24 +178,45 @@ impl SqliteStore {
             migrate(&conn, &path, &binding, MIGRATIONS)?;
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
         }
+        let checkpoints = checkpoint::connection(&path, &options, synchronous)?;
+        let (signal, signals) = mpsc::sync_channel(1);
+        let thread = |name: &str| std::thread::Builder::new().name(name.to_owned());
+        let not_started = |what: &str, e: std::io::Error| Error::Open {
+            path: path.clone(),
+            detail: format!("the {what} thread could not start: {e}"),
+        };
+        let too_big = Arc::new(AtomicBool::new(false));
+        let wal_too_big = too_big.clone();
+        let checkpointer = thread("agh-store-checkpoint")
+            .spawn(move || checkpoint::run(&checkpoints, &signals, &wal_too_big))
+            .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
         let writer_path = path.clone();
         let max_group = options.max_group.max(1);
         let commits = Arc::new(AtomicU64::new(0));
         let counter = commits.clone();
-        let writer = std::thread::Builder::new()
-            .name("agh-store-writer".to_owned())
-            .spawn(move || run_writer(&conn, &writer_path, &receiver, max_group, &counter))
-            .map_err(|e| Error::Open {
-                path: path.clone(),
-                detail: format!("the writer thread could not start: {e}"),
-            })?;
+        let writer = thread("agh-store-writer")
+            .spawn(move || {
+                let committed = || {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                    if too_big.swap(false, Ordering::Relaxed) {
+                        // Nothing writes meanwhile: this one copies all of the WAL, and the
+                        // next transaction starts it over.
+                        let _ = checkpoint::checkpoint(&conn);
+                    }
+                    let _ = signal.try_send(());
+                };
+                run_writer(&conn, &writer_path, &receiver, max_group, committed);
+            })
+            .map_err(|e| not_started("writer", e))?;
         Ok(SqliteStore {
             path,
             binding,
             options,
+            synchronous: synchronous_set,
             jobs: Some(jobs),
             writer: Some(writer),
+            checkpointer: Some(checkpointer),
             readers: Mutex::new(Vec::new()),
             commits,
         })
@@ -218,9 +265,11 @@ impl SqliteStore {
         Ok(SqliteStore {
             path,
             binding,
+            synchronous: options.synchronous,
             options,
             jobs: None,
             writer: None,
+            checkpointer: None,
             readers: Mutex::new(vec![conn]),
             commits: Arc::new(AtomicU64::new(0)),
         })
@@ -230,6 +279,12 @@ impl SqliteStore {
     /// submitted while the one before was being written).
     pub fn transactions(&self) -> u64 {
         self.commits.load(Ordering::Relaxed)
+    }
+
+    /// The writer connection's `synchronous` setting, as SQLite reports it once set (for a
+    /// handle opened for reading only: the option it was opened with).
+    pub fn synchronous(&self) -> Synchronous {
+        self.synchronous
     }
 
     /// The file.
@@ -249,6 +304,9 @@ impl SqliteStore {
             // The writer completes or fails every ticket itself; a panic in it has made its
             // pending tickets ready with `WriterGone` (their completers were dropped).
             let _ = writer.join();
+        }
+        if let Some(checkpointer) = self.checkpointer.take() {
+            let _ = checkpointer.join();
         }
     }
 

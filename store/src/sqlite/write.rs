@@ -2,7 +2,6 @@
 //! savepoint of their own; pruning.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -17,7 +16,7 @@ pub(super) fn run_writer(
     path: &Path,
     jobs: &mpsc::Receiver<Job>,
     max_group: usize,
-    commits: &AtomicU64,
+    mut committed: impl FnMut(),
 ) {
     let mut pending = None;
     loop {
@@ -43,7 +42,7 @@ pub(super) fn run_writer(
                     }
                 }
                 if commit_group(conn, path, group) {
-                    commits.fetch_add(1, Ordering::Relaxed);
+                    committed();
                 }
             }
         }

@@ -1,0 +1,94 @@
+//! The checkpointer: a thread with its own connection that copies the WAL back into the
+//! database file, so that the writer never does (SQLite's automatic checkpoint runs in the
+//! committing connection and, with `synchronous=NORMAL`, syncs the file there: a stall of the
+//! writer, and of every ticket waiting on it, once per thousand pages).
+//!
+//! The writer signals after each commit; the checkpointer runs a `PASSIVE` checkpoint (it never
+//! waits for the writer or for readers, and never makes them wait) at most once per [`PACE`].
+//! The WAL starts over from its beginning only once a checkpoint has copied all of it; under
+//! writes that never pause, passive checkpoints may not get there, so when the WAL has grown
+//! past [`WAL_CAP`] pages the checkpointer asks the writer (`too_big`) to checkpoint once itself,
+//! between two transactions. A checkpoint syncs the WAL first: with `synchronous=NORMAL`, that
+//! sync is what makes a commit survive a power loss.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::SqliteOptions;
+use crate::error::{Error, Result};
+
+/// The least time between two checkpoints while writes come in.
+pub(super) const PACE: Duration = Duration::from_millis(250);
+
+/// The WAL's size, in pages (64 MiB), past which the writer checkpoints once itself.
+pub(super) const WAL_CAP: i64 = 16_384;
+
+/// The connection the checkpointer uses, with the writer's `synchronous` setting.
+pub(super) fn connection(
+    path: &Path,
+    options: &SqliteOptions,
+    synchronous: &str,
+) -> Result<Connection> {
+    let sql = |e: rusqlite::Error| Error::sqlite(path, &e);
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
+    conn.busy_timeout(options.busy_timeout).map_err(sql)?;
+    conn.pragma_update(None, "synchronous", synchronous)
+        .map_err(sql)?;
+    Ok(conn)
+}
+
+/// Runs until the writer hangs up (`signals` disconnected).
+pub(super) fn run(conn: &Connection, signals: &mpsc::Receiver<()>, too_big: &AtomicBool) {
+    let mut last: Option<Instant> = None;
+    while signals.recv().is_ok() {
+        if let Some(at) = last {
+            let next = at + PACE;
+            let now = Instant::now();
+            if next > now {
+                // Signals that come meanwhile are folded into this checkpoint.
+                if let Err(mpsc::RecvTimeoutError::Disconnected) =
+                    sleep_draining(signals, next - now)
+                {
+                    return;
+                }
+            }
+        }
+        // A failed checkpoint (a reader in the way, a full disk) is tried again after the next
+        // commit; the WAL keeps every commit meanwhile.
+        if let Ok(wal) = checkpoint(conn) {
+            if wal > WAL_CAP {
+                too_big.store(true, Ordering::Relaxed);
+            }
+        }
+        last = Some(Instant::now());
+    }
+}
+
+/// Waits `wait`, taking the signals that arrive; `Disconnected` when the writer is gone.
+fn sleep_draining(
+    signals: &mpsc::Receiver<()>,
+    wait: Duration,
+) -> std::result::Result<(), mpsc::RecvTimeoutError> {
+    let until = Instant::now() + wait;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        match signals.recv_timeout(left) {
+            Ok(()) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// One passive checkpoint; the WAL's size in pages.
+pub(super) fn checkpoint(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))
+}
