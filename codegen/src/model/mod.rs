@@ -9,8 +9,9 @@
 //! named types; the keywords carried), [`names`] (Rust names of types and members), [`envelope`]
 //! (members, limits, roles, the kind dispatch, refusal codes), [`kinds`] (`x-agh-kind` rules),
 //! [`conditionals`] (a body's `if`/`then` rules), [`exchanges`] (request/response), [`values`]
-//! (documented value sets), [`containers`] and [`lifecycle`]. [`Model::build`] runs them in order.
+//! (documented value sets), [`containers`], [`lifecycle`] and the transport [`binding`]. [`Model::build`] runs them in order.
 
+mod binding;
 mod conditionals;
 mod containers;
 mod envelope;
@@ -28,6 +29,7 @@ use serde_json::Value;
 use crate::error::{join_pointer, Result};
 use crate::schema::load::{Location, SchemaSet};
 
+pub use self::binding::{Binding, Segment as SubjectSegment, SubjectTemplate};
 pub use self::conditionals::{Condition, Conditional, EnvelopeOverrides};
 pub use self::containers::Containers;
 pub use self::envelope::{Clock, Envelope, EnvelopeLimits, Forbidden, RefusalCodes, Roles};
@@ -60,6 +62,8 @@ pub struct Model {
     pub lifecycle: Option<Lifecycle>,
     /// The spelling of the runtime's refusals, if the set declares one.
     pub refusal_codes: Option<RefusalCodes>,
+    /// The transport binding (`x-agh-binding`), if the set declares one.
+    pub binding: Option<Binding>,
 }
 
 impl Model {
@@ -205,7 +209,9 @@ impl<'a> Builder<'a> {
                 ))
             }
         };
+        let binding = self.binding(&envelope, &kinds)?;
         let model = Model {
+            binding,
             envelope,
             types,
             kinds,

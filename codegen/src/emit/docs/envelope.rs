@@ -262,7 +262,60 @@ pub(super) fn envelope_page(
         "## Limits\n\n- Size: at most {} bytes of JSON, checked before parsing.\n- Replay age: {} seconds by default{expiry}.\n",
         env.limits.max_bytes, env.limits.replay_age_seconds
     );
+    binding_section(&mut out, model);
     out
+}
+
+/// `x-agh-binding`: the subjects and which requests are NATS request/reply.
+fn binding_section(out: &mut String, model: &Model) {
+    let Some(b) = &model.binding else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "## Transport binding ({})
+",
+        b.transport
+    );
+    if !b.description.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}
+",
+            b.description
+        );
+    }
+    let mut rows = vec![vec![
+        "to one party".to_owned(),
+        format!("`{}`", b.direct.template.replace('|', "\\|")),
+    ]];
+    if let Some(t) = &b.broadcast {
+        rows.push(vec![
+            "to nobody in particular".to_owned(),
+            format!("`{}`", t.template.replace('|', "\\|")),
+        ]);
+    }
+    table(
+        out,
+        &[
+            "Messages",
+            "Subject (`{member}`: its value; `{member\\|recipe}`: through the recipe)",
+        ],
+        &rows,
+    );
+    if b.request_reply.is_empty() {
+        let _ = writeln!(
+            out,
+            "Every message is a plain publish; no kind uses NATS request/reply.\n"
+        );
+    } else {
+        let kinds: Vec<String> = b.request_reply.iter().map(|k| format!("`{k}`")).collect();
+        let _ = writeln!(
+            out,
+            "Sent as NATS request/reply: {}. The request's first reply comes back on the NATS reply subject; later replies and every other kind are published on the subjects above.\n",
+            and_list(&kinds)
+        );
+    }
 }
 
 /// The envelope rules of every kind in one table.
