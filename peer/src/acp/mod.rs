@@ -247,21 +247,7 @@ impl Shared {
             .map(|d| Duration::from_millis(u64::try_from(d - now_ms()).unwrap_or(0)))
             .unwrap_or(self.config.request_timeout);
         before_send(&id, deadline);
-        let answer = self
-            .transport
-            .request(subject, Bytes::from(bytes), timeout)
-            .await
-            .map_err(|e| match e {
-                RequestError::NoResponders => Failure::local(
-                    "timeout",
-                    format!("no agent `{to}` is listening (NATS: no responders)"),
-                ),
-                RequestError::TimedOut => Failure::local(
-                    "timeout",
-                    format!("`{to}` did not answer within {} ms", timeout.as_millis()),
-                ),
-                RequestError::Failed(t) => Failure::local("internal", t.to_string()),
-            })?;
+        let answer = self.request(to, subject, bytes, timeout).await?;
         let verdict = self
             .inbox
             .lock()
@@ -276,6 +262,81 @@ impl Shared {
                 Some(KnownBody::Error(e)) => Err(Failure::remote(e)),
                 body => Ok((id, body.cloned())),
             },
+        }
+    }
+}
+
+impl Shared {
+    /// One NATS request; no answer in time or nobody listening is ACP's `timeout`, locally.
+    async fn request(
+        &self,
+        to: &str,
+        subject: String,
+        bytes: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Bytes, Failure> {
+        self.transport
+            .request(subject, Bytes::from(bytes), timeout)
+            .await
+            .map_err(|e| match e {
+                RequestError::NoResponders => Failure::local(
+                    "timeout",
+                    format!("no agent `{to}` is listening (NATS: no responders)"),
+                ),
+                RequestError::TimedOut => Failure::local(
+                    "timeout",
+                    format!("`{to}` did not answer within {} ms", timeout.as_millis()),
+                ),
+                RequestError::Failed(t) => Failure::local("internal", t.to_string()),
+            })
+    }
+
+    /// A request whose `ref` names a message this agent's tracker does not hold (a `cancel`
+    /// of a delegation another process of the same agent sent, `agh acp cancel`): checked by
+    /// the parser, not recorded; its answer is checked here as the tracker would (the parser,
+    /// `to` this agent, `from` the target, `ref` this request).
+    async fn ask_untracked(
+        &self,
+        kind: &str,
+        to: &str,
+        reference: &str,
+        payload: Option<&Value>,
+    ) -> Result<Option<KnownBody>, Failure> {
+        let subject = self
+            .direct(to)
+            .map_err(|e| Failure::local("malformed", e.to_string()))?;
+        let id = agh_acp::new_id().map_err(|e| Failure::local("internal", format!("{e}")))?;
+        let now = now_ms();
+        let bytes = agh_acp::write_envelope(
+            kind,
+            &id,
+            self.id(),
+            Some(to),
+            Some(reference),
+            payload,
+            now,
+        );
+        let options = |ms: i64| agh_acp::options(ms.div_euclid(1000));
+        agh_acp::parse_ref(&bytes, &options(now))
+            .map_err(|r| Failure::local(r.code.as_str(), r.to_string()))?;
+        let answer = self
+            .request(to, subject, bytes, self.config.request_timeout)
+            .await?;
+        let m = agh_acp::parse(&answer, &options(now_ms()))
+            .map_err(|r| Failure::local(r.code.as_str(), format!("the answer was refused: {r}")))?;
+        let e = m.envelope();
+        let answers = e.ref_.as_deref().map(String::as_str) == Some(id.as_str())
+            && e.from.as_str() == to
+            && e.to.as_deref().map(String::as_str) == Some(self.id());
+        if !answers {
+            return Err(Failure::local(
+                "unknown_ref",
+                format!("the answer does not answer `{id}` from `{to}`"),
+            ));
+        }
+        match m.body() {
+            Some(KnownBody::Error(e)) => Err(Failure::remote(e)),
+            body => Ok(body.cloned()),
         }
     }
 }
@@ -431,12 +492,21 @@ impl Agent {
             Some(r) => Some(to_value(&serde_json::json!({ "reason": r }))?),
             None => None,
         };
-        match self
+        let answer = match self
             .shared
             .ask("cancel", to, Some(delegation), payload.as_ref(), |_, _| ())
-            .await?
+            .await
         {
-            (_, Some(KnownBody::Ack(ack))) => {
+            // Not a delegation this process sent: best-effort, as the draft's cancel is.
+            Err(f) if f.code == self.unknown_request() => {
+                self.shared
+                    .ask_untracked("cancel", to, delegation, payload.as_ref())
+                    .await?
+            }
+            other => other?.1,
+        };
+        match answer {
+            Some(KnownBody::Ack(ack)) => {
                 if ack.accepted {
                     let waiter = self
                         .shared
@@ -453,8 +523,15 @@ impl Agent {
                 }
                 Ok(ack)
             }
-            (_, got) => Err(unexpected("cancel", got)),
+            got => Err(unexpected("cancel", got)),
         }
+    }
+
+    /// The profile's code for a `ref` naming no tracked request.
+    fn unknown_request(&self) -> &'static str {
+        agh_acp::SPEC
+            .refusal_code("unknown_request")
+            .unwrap_or("unknown_request")
     }
 
     /// `notify` (a publish; nothing is awaited): to `to`, or to every agent (the broadcast
