@@ -15,6 +15,48 @@
 //! gives ACP's `error` `timeout` at once, made locally ([`Failure`]). [`Agent::notify`] is a
 //! publish. A delegation with `report_back` gives a [`PendingResult`] that resolves on the
 //! `result`, an `error`, a `cancel` of it, or its deadline.
+//!
+//! ```no_run
+//! use agh_acp::{DelegatePayload, ErrorPayload, QueryPayload, ResponsePayload};
+//! use agh_peer::acp::{payload, Agent, AgentConfig, Decision, Handler, Sender};
+//! use agh_peer::NatsTransport;
+//! use futures_util::future::BoxFuture;
+//! use serde_json::json;
+//!
+//! struct Family;
+//!
+//! impl Handler for Family {
+//!     fn query(
+//!         &self,
+//!         _from: &Sender,
+//!         _q: QueryPayload,
+//!     ) -> BoxFuture<'static, Result<ResponsePayload, ErrorPayload>> {
+//!         Box::pin(async { payload(json!({ "summary": "Mon/Wed/Fri 4-5pm", "data": { "days": 3 } })) })
+//!     }
+//!     fn delegate(&self, _from: &Sender, _task: DelegatePayload) -> Decision {
+//!         Decision::Accept {
+//!             estimated_ms: Some(5000),
+//!             work: Box::pin(async { payload(json!({ "status": "completed", "outcome": "sent" })) }),
+//!         }
+//!     }
+//! }
+//!
+//! async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//!     let nats = NatsTransport::connect("nats://127.0.0.1:4222").await?;
+//!     let me = Agent::start(AgentConfig::new("aaaaaaaaaaaaaaaa"), nats, Family).await?;
+//!     let pong = me.ping("bbbbbbbbbbbbbbbb").await?; // Err(Failure): its `error`, or `timeout`
+//!     println!("{:?}", pong.status);
+//!     let task: DelegatePayload =
+//!         serde_json::from_value(json!({ "task": "call", "report_back": true }))?;
+//!     let d = me.delegate("bbbbbbbbbbbbbbbb", &task).await?; // the ack
+//!     if let Some(result) = d.result {
+//!         let outcome = result.wait().await?; // the result; or error, cancel, deadline
+//!         println!("{}", outcome.outcome.as_str());
+//!     }
+//!     me.shutdown().await;
+//!     Ok(())
+//! }
+//! ```
 
 mod handler;
 mod serve;
