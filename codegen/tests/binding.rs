@@ -9,6 +9,9 @@ use std::path::PathBuf;
 use common::{copy_dir, read_json, root};
 use serde_json::json;
 
+/// An edit of the binding.
+type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+
 /// The ACP set with its envelope's `x-agh-binding` edited.
 fn acp_with(edit: impl FnOnce(&mut serde_json::Value)) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
@@ -43,7 +46,7 @@ fn both_sets_declare_their_subjects_and_request_kinds() {
 
 #[test]
 fn a_binding_that_cannot_be_one_is_refused_saying_why() {
-    let cases: Vec<(Box<dyn Fn(&mut serde_json::Value)>, &str, &str)> = vec![
+    let cases: Vec<(Edit, &str, &str)> = vec![
         (
             Box::new(|b| b["subjects"]["direct"] = json!("acp.agents")),
             "/x-agh-binding/subjects/direct",

@@ -140,6 +140,10 @@ fn one_line(text: &str) -> String {
 }
 
 /// A generated payload type from its JSON; an `internal` error naming what does not fit.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the ACP error payload a handler answers with, as the Handler methods return it"
+)]
 pub fn payload<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ErrorPayload> {
     serde_json::from_value(value).map_err(|e| error("internal", &format!("payload: {e}")))
 }

@@ -200,6 +200,9 @@ impl PendingResult {
 
 type Waiter = oneshot::Sender<Result<ResultPayload, Failure>>;
 
+/// The delegations an agent runs, by (delegator, delegate id): the task and its `report_back`.
+type Running = HashMap<(String, String), (JoinHandle<()>, bool)>;
+
 /// What the agent's tasks share.
 struct Shared {
     config: AgentConfig,
@@ -209,7 +212,7 @@ struct Shared {
     /// Delegations this agent sent that await a `result`, by the delegate's id.
     waiting: Mutex<HashMap<String, Waiter>>,
     /// Delegations this agent runs, by (delegator, delegate id), with their `report_back`.
-    running: Mutex<HashMap<(String, String), (JoinHandle<()>, bool)>>,
+    running: Mutex<Running>,
     started: Instant,
 }
 
