@@ -137,24 +137,15 @@ pub fn error_reply(
     };
     let payload = serde_json::to_value(&payload).unwrap_or_default();
     let build = |reference: Option<&str>| -> Vec<u8> {
-        let mut envelope = Map::new();
-        if let (Some(member), Some(value)) = (SPEC.profile_member, SPEC.profile_value) {
-            let value = serde_json::from_str(value).unwrap_or(Value::Null);
-            envelope.insert(member.to_owned(), value);
-        }
-        let mut set = |member: Option<&str>, value: Value| {
-            if let Some(m) = member {
-                envelope.insert(m.to_owned(), value);
-            }
-        };
-        set(roles.id, json!(id));
-        set(roles.from, json!(local));
-        set(roles.to, json!(to));
-        set(roles.sent_at, json!(now_ms));
-        set(Some(layout.kind_member), json!(error_kind));
-        set(roles.reply_to, json!(reference));
-        set(Some(layout.body_member), payload.clone());
-        serde_json::to_vec(&envelope).unwrap_or_default()
+        write_envelope(
+            error_kind,
+            id,
+            local,
+            Some(to),
+            reference,
+            Some(&payload),
+            now_ms,
+        )
     };
     let options = options(now_ms.div_euclid(1000));
     let reply = parse(&build(head.id.as_deref()), &options);
@@ -168,6 +159,44 @@ pub fn error_reply(
         Err(e) if Some(&e.pointer) == pointer(roles.to).as_ref() => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The JSON text of one envelope of `kind` from the generated tables (the profile member and its
+/// constant, the roles, the kind and payload members): `to` and `reference` (the correlation
+/// member, `ref`) written as `null` when absent, `payload` left out when `None`, `now_ms` as the
+/// sent time. Not checked here: whoever sends it runs it through the parser (an
+/// [`Inbox::send`](agh_runtime::inbox::Inbox::send) refuses what is not a valid envelope).
+pub fn write_envelope(
+    kind: &str,
+    id: &str,
+    from: &str,
+    to: Option<&str>,
+    reference: Option<&str>,
+    payload: Option<&Value>,
+    now_ms: i64,
+) -> Vec<u8> {
+    let layout = &SPEC.layout;
+    let roles = &layout.roles;
+    let mut envelope = Map::new();
+    if let (Some(member), Some(value)) = (SPEC.profile_member, SPEC.profile_value) {
+        let value = serde_json::from_str(value).unwrap_or(Value::Null);
+        envelope.insert(member.to_owned(), value);
+    }
+    let mut set = |member: Option<&str>, value: Value| {
+        if let Some(m) = member {
+            envelope.insert(m.to_owned(), value);
+        }
+    };
+    set(roles.id, json!(id));
+    set(roles.from, json!(from));
+    set(roles.to, json!(to));
+    set(roles.sent_at, json!(now_ms));
+    set(Some(layout.kind_member), json!(kind));
+    set(roles.reply_to, json!(reference));
+    if let Some(p) = payload {
+        set(Some(layout.body_member), p.clone());
+    }
+    serde_json::to_vec(&envelope).unwrap_or_default()
 }
 
 /// Whether a parsed JSON envelope is an ACP one (it carries `v`), as opposed to another

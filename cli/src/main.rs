@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use clap::error::ErrorKind;
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+mod acp;
 mod conformance;
 mod explain;
 mod history;
@@ -55,6 +56,8 @@ pub(crate) enum Command {
     Explain(explain::Args),
     #[command(subcommand)]
     Conformance(conformance::Command),
+    #[command(subcommand)]
+    Acp(acp::Command),
     #[command(flatten)]
     Ids(ids::Command),
     #[command(flatten)]
@@ -80,6 +83,7 @@ impl Command {
             Command::Validate(a) => validate::run(a),
             Command::Explain(a) => explain::run(a),
             Command::Conformance(c) => conformance::run(c),
+            Command::Acp(c) => acp::run(c).unwrap_or_else(|u| usage_error(&u)),
             Command::Ids(c) => ids::run(c),
             Command::Net(c) => net::run(c).unwrap_or_else(|u| usage_error(&u)),
             Command::Trust(c) => trust::run(c).unwrap_or_else(|u| usage_error(&u)),

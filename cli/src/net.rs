@@ -709,7 +709,7 @@ async fn run_peer(
 /// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM (what `kill`, `timeout` and service managers
 /// send), so that either ends `agh peer` through the peer's clean shutdown. A signal that cannot
 /// be listened for never resolves: the other still stops the peer.
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     let interrupt = async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;

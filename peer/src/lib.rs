@@ -26,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod acp;
 pub mod core;
 mod error;
 pub mod limits;
@@ -40,5 +41,6 @@ pub use crate::limits::Limits;
 pub use crate::shell::*;
 pub use crate::stats::{Gauge, Stats, Tables};
 pub use crate::transport::{
-    Bus, Inbound, LinkEvent, NatsTransport, Source, Subscription, Transport, TransportError,
+    Bus, Inbound, LinkEvent, NatsTransport, RequestError, Source, Subscription, Transport,
+    TransportError,
 };

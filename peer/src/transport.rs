@@ -22,6 +22,8 @@ pub struct Inbound {
     pub subject: String,
     /// The payload (one envelope's bytes, or whatever someone published).
     pub payload: Bytes,
+    /// Where the sender waits for an answer, when it sent a request ([`Transport::request`]).
+    pub reply: Option<String>,
 }
 
 /// A change of the connection that the runtime reacts to.
@@ -55,6 +57,29 @@ impl fmt::Display for TransportError {
 }
 
 impl std::error::Error for TransportError {}
+
+/// Why a [`Transport::request`] got no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestError {
+    /// Nobody is subscribed to the subject (NATS says so at once: "no responders").
+    NoResponders,
+    /// Nobody answered within the timeout.
+    TimedOut,
+    /// The request could not be sent or the transport cannot carry one.
+    Failed(TransportError),
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::NoResponders => f.write_str("no responders on the subject"),
+            RequestError::TimedOut => f.write_str("no answer in time"),
+            RequestError::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
 
 /// What a transport hands out for one subscription: a stream of inbound messages that can be
 /// unsubscribed while the messages it already received are still read from it.
@@ -111,6 +136,22 @@ pub trait Transport: Send + Sync + 'static {
     /// subscription was full: a slow consumer), since it was created.
     fn dropped(&self) -> u64 {
         0
+    }
+    /// Publishes `payload` on `subject` with a reply subject of its own and waits at most
+    /// `timeout` for the first message on it (NATS request/reply). A transport without
+    /// request/reply says so ([`RequestError::Failed`]).
+    fn request(
+        &self,
+        subject: String,
+        payload: Bytes,
+        timeout: Duration,
+    ) -> BoxFuture<'_, Result<Bytes, RequestError>> {
+        let _ = (payload, timeout);
+        Box::pin(async move {
+            Err(RequestError::Failed(TransportError::new(format!(
+                "request on `{subject}`: this transport has no request/reply"
+            ))))
+        })
     }
 }
 
@@ -268,6 +309,29 @@ impl Transport for NatsTransport {
         Some(self.links.subscribe())
     }
 
+    fn request(
+        &self,
+        subject: String,
+        payload: Bytes,
+        timeout: Duration,
+    ) -> BoxFuture<'_, Result<Bytes, RequestError>> {
+        Box::pin(async move {
+            let request = async_nats::Request::new()
+                .payload(payload)
+                .timeout(Some(timeout));
+            match self.client.send_request(subject.clone(), request).await {
+                Ok(m) => Ok(m.payload),
+                Err(e) => Err(match e.kind() {
+                    async_nats::RequestErrorKind::NoResponders => RequestError::NoResponders,
+                    async_nats::RequestErrorKind::TimedOut => RequestError::TimedOut,
+                    _ => RequestError::Failed(TransportError::new(format!(
+                        "request on `{subject}`: {e}"
+                    ))),
+                }),
+            }
+        })
+    }
+
     /// A lower bound of the messages async-nats dropped: the larger of its `SlowConsumer`
     /// events (one per dropped message, but its own event queue of 128 overflows under a
     /// storm) and the messages the client received that were neither read out of a
@@ -310,6 +374,7 @@ impl futures_util::Stream for NatsSubscription {
             m.map(|m| Inbound {
                 subject: m.subject.to_string(),
                 payload: m.payload,
+                reply: m.reply.map(|r| r.to_string()),
             })
         })
     }
@@ -389,6 +454,23 @@ impl Drop for BusSubscription {
     }
 }
 
+impl Bus {
+    /// Hands `payload` to every subscriber of `subject`; how many there were.
+    fn deliver(routes: &Routes, subject: &str, payload: &Bytes, reply: Option<&str>) -> usize {
+        let Some(subs) = routes.get(subject) else {
+            return 0;
+        };
+        for (_, tx) in subs {
+            let _ = tx.send(Inbound {
+                subject: subject.to_owned(),
+                payload: payload.clone(),
+                reply: reply.map(str::to_owned),
+            });
+        }
+        subs.len()
+    }
+}
+
 impl Transport for Bus {
     fn publish(
         &self,
@@ -400,15 +482,37 @@ impl Transport for Bus {
                 .routes
                 .lock()
                 .map_err(|_| TransportError::new("the in-process bus is poisoned"))?;
-            if let Some(subs) = routes.1.get(&subject) {
-                for (_, tx) in subs {
-                    let _ = tx.send(Inbound {
-                        subject: subject.clone(),
-                        payload: payload.clone(),
-                    });
-                }
-            }
+            Bus::deliver(&routes.1, &subject, &payload, None);
             Ok(())
+        })
+    }
+
+    fn request(
+        &self,
+        subject: String,
+        payload: Bytes,
+        timeout: Duration,
+    ) -> BoxFuture<'_, Result<Bytes, RequestError>> {
+        Box::pin(async move {
+            let poisoned =
+                || RequestError::Failed(TransportError::new("the in-process bus is poisoned"));
+            static INBOXES: AtomicU64 = AtomicU64::new(0);
+            let inbox = format!("_INBOX.bus.{}", INBOXES.fetch_add(1, Ordering::Relaxed));
+            let mut answers = self
+                .subscribe(inbox.clone())
+                .await
+                .map_err(RequestError::Failed)?;
+            let delivered = {
+                let routes = self.routes.lock().map_err(|_| poisoned())?;
+                Bus::deliver(&routes.1, &subject, &payload, Some(&inbox))
+            };
+            if delivered == 0 {
+                return Err(RequestError::NoResponders);
+            }
+            match tokio::time::timeout(timeout, answers.next()).await {
+                Ok(Some(m)) => Ok(m.payload),
+                Ok(None) | Err(_) => Err(RequestError::TimedOut),
+            }
         })
     }
 

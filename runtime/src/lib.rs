@@ -21,7 +21,7 @@ pub mod schema;
 
 pub use exchange::{correlation, inbox};
 pub use json::{jcs, scan};
-pub use schema::{check, kind, model, problem};
+pub use schema::{binding, check, kind, model, problem};
 
 pub use agh_macros::Body;
 pub use exchange::dedup::DedupWindow;

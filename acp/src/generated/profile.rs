@@ -29,6 +29,24 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
     exchanges: super::rules::EXCHANGES,
     answers_any: super::rules::ANSWERS_ANY,
     refusal_codes: super::rules::REFUSAL_CODES,
+    binding: Some(::agh_runtime::binding::Binding {
+        transport: "nats",
+        direct: ::agh_runtime::binding::Subject {
+            template: "acp.v0-2.agent.{to}",
+            segments: &[
+                ::agh_runtime::binding::Segment::Text("acp.v0-2.agent."),
+                ::agh_runtime::binding::Segment::Member {
+                    member: "to",
+                    recipe: None,
+                },
+            ],
+        },
+        broadcast: Some(::agh_runtime::binding::Subject {
+            template: "acp.v0-2.broadcast",
+            segments: &[::agh_runtime::binding::Segment::Text("acp.v0-2.broadcast")],
+        }),
+        request_reply: &["ping", "query", "delegate", "cancel", "discover"],
+    }),
 };
 impl p::Profile for Profile {
     type Envelope = super::types::Envelope;

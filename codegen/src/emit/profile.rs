@@ -49,6 +49,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
     } else {
         quote!(&[])
     };
+    let binding = emit_binding(model);
     let envelope_ty = format_ident!("{}", env.type_name);
     let envelope_ref = format_ident!("{}Ref", env.type_name);
     let check = crate::emit::checks::check_fn(&env.type_name);
@@ -110,6 +111,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             exchanges: #exchanges,
             answers_any: #answers_any,
             refusal_codes: #refusal_codes,
+            binding: #binding,
         };
 
         impl p::Profile for Profile {
@@ -146,4 +148,43 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             }
         }
     }
+}
+
+/// `Spec::binding`: the set's `x-agh-binding` as runtime tables.
+fn emit_binding(model: &Model) -> TokenStream {
+    use crate::model::{SubjectSegment, SubjectTemplate};
+    let rt = &crate::emit::paths::runtime();
+    let Some(b) = &model.binding else {
+        return quote!(None);
+    };
+    let subject = |t: &SubjectTemplate| {
+        let template = &t.template;
+        let segments = t.segments.iter().map(|s| match s {
+            SubjectSegment::Text(text) => quote!(#rt::binding::Segment::Text(#text)),
+            SubjectSegment::Member { member, recipe } => {
+                let recipe = match recipe {
+                    Some(r) => quote!(Some(#r)),
+                    None => quote!(None),
+                };
+                quote!(#rt::binding::Segment::Member { member: #member, recipe: #recipe })
+            }
+        });
+        quote!(#rt::binding::Subject { template: #template, segments: &[#(#segments),*] })
+    };
+    let transport = &b.transport;
+    let direct = subject(&b.direct);
+    let broadcast = match &b.broadcast {
+        Some(t) => {
+            let t = subject(t);
+            quote!(Some(#t))
+        }
+        None => quote!(None),
+    };
+    let request_reply = &b.request_reply;
+    quote!(Some(#rt::binding::Binding {
+        transport: #transport,
+        direct: #direct,
+        broadcast: #broadcast,
+        request_reply: &[#(#request_reply),*],
+    }))
 }

@@ -10,9 +10,10 @@
 //! `oneOf`, `if`/`then`/`else`, `dependentSchemas`, `$ref` beside other keywords), [`names`] (Rust names of types and members), [`envelope`]
 //! (members, limits, roles, the kind dispatch, refusal codes), [`kinds`] (`x-agh-kind` rules),
 //! [`conditionals`] (a body's `if`/`then` rules), [`exchanges`] (request/response), [`values`]
-//! (documented value sets), [`containers`] and [`lifecycle`]. [`Model::build`] runs them in order.
+//! (documented value sets), [`containers`], [`lifecycle`] and the transport [`binding`]. [`Model::build`] runs them in order.
 
 mod applicators;
+mod binding;
 mod conditionals;
 mod containers;
 mod envelope;
@@ -32,6 +33,7 @@ use crate::schema::load::{Location, SchemaSet};
 
 pub(crate) use self::applicators::{nullable_form, ref_has_siblings};
 pub use self::applicators::{Applicators, IfThenElse};
+pub use self::binding::{Binding, Segment as SubjectSegment, SubjectTemplate};
 pub use self::conditionals::{Condition, Conditional, EnvelopeOverrides};
 pub use self::containers::Containers;
 pub use self::envelope::{
@@ -66,6 +68,8 @@ pub struct Model {
     pub lifecycle: Option<Lifecycle>,
     /// The spelling of the runtime's refusals, if the set declares one.
     pub refusal_codes: Option<RefusalCodes>,
+    /// The transport binding (`x-agh-binding`), if the set declares one.
+    pub binding: Option<Binding>,
 }
 
 impl Model {
@@ -238,7 +242,9 @@ impl<'a> Builder<'a> {
                 ))
             }
         };
+        let binding = self.binding(&envelope, &kinds)?;
         let model = Model {
+            binding,
             envelope,
             types,
             kinds,

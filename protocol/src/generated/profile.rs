@@ -29,6 +29,46 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
     exchanges: &[],
     answers_any: &[],
     refusal_codes: &[],
+    binding: Some(::agh_runtime::binding::Binding {
+        transport: "nats",
+        direct: ::agh_runtime::binding::Subject {
+            template: "agh.network.v0.{workspace_id}.{channel}.peer.{to|route-token}",
+            segments: &[
+                ::agh_runtime::binding::Segment::Text("agh.network.v0."),
+                ::agh_runtime::binding::Segment::Member {
+                    member: "workspace_id",
+                    recipe: None,
+                },
+                ::agh_runtime::binding::Segment::Text("."),
+                ::agh_runtime::binding::Segment::Member {
+                    member: "channel",
+                    recipe: None,
+                },
+                ::agh_runtime::binding::Segment::Text(".peer."),
+                ::agh_runtime::binding::Segment::Member {
+                    member: "to",
+                    recipe: Some("route-token"),
+                },
+            ],
+        },
+        broadcast: Some(::agh_runtime::binding::Subject {
+            template: "agh.network.v0.{workspace_id}.{channel}.broadcast",
+            segments: &[
+                ::agh_runtime::binding::Segment::Text("agh.network.v0."),
+                ::agh_runtime::binding::Segment::Member {
+                    member: "workspace_id",
+                    recipe: None,
+                },
+                ::agh_runtime::binding::Segment::Text("."),
+                ::agh_runtime::binding::Segment::Member {
+                    member: "channel",
+                    recipe: None,
+                },
+                ::agh_runtime::binding::Segment::Text(".broadcast"),
+            ],
+        }),
+        request_reply: &[],
+    }),
 };
 impl p::Profile for Profile {
     type Envelope = super::types::Envelope;

@@ -5,7 +5,8 @@
 //!   SHA-256(`"agh-network/direct-room/v0"` NUL workspace_id NUL channel NUL peer_a NUL peer_b).
 //! - route token: hex of the first 16 bytes of SHA-256(peer id).
 //! - subjects: `agh.network.v0.<workspace_id>.<channel>.broadcast` and
-//!   `agh.network.v0.<workspace_id>.<channel>.peer.<route_token>`.
+//!   `agh.network.v0.<workspace_id>.<channel>.peer.<route_token>`, rendered from the templates
+//!   of the generated [`BINDING`] (`x-agh-binding`), the route token through [`SUBJECT_RECIPES`].
 //!
 //! All hex is lowercase. Inputs are checked by parsing them into the generated newtypes of their
 //! schema types ([`WorkspaceId`], [`Channel`], [`PeerId`], [`DirectId`], from `defs.schema.json`),
@@ -15,6 +16,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
+
+use agh_runtime::binding::{Binding, Subject, SubjectRecipe};
 
 use crate::generated::types::error::ConversionError;
 use crate::generated::{Channel, DirectId, Envelope, PeerId, WorkspaceId};
@@ -281,10 +284,55 @@ pub fn checked_route_token(peer_id: &str) -> Result<String, IdentityError> {
 pub fn broadcast_subject(workspace_id: &str, channel: &str) -> Result<String, IdentityError> {
     let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
     let channel: Channel = parse("channel", channel)?;
-    Ok(format!(
-        "{SUBJECT_PREFIX}.{}.{}.broadcast",
-        *workspace_id, *channel
-    ))
+    let Some(broadcast) = BINDING.broadcast else {
+        return Err(no_subject("broadcast"));
+    };
+    render(&broadcast, &workspace_id, &channel, "")
+}
+
+/// v0's binding, generated from `x-agh-binding` on `schemas/agh-network-v0/envelope.schema.json`
+/// (the subject templates; codegen refuses a set whose binding it cannot read, so a missing one
+/// is a compile error here, not a runtime state).
+pub const BINDING: Binding = match crate::generated::profile::SPEC.binding {
+    Some(b) => b,
+    None => panic!("schemas/agh-network-v0 declares no x-agh-binding"),
+};
+
+/// The recipes v0's subject templates name: `route-token` ([`route_token`]).
+pub const SUBJECT_RECIPES: &[SubjectRecipe] = &[SubjectRecipe {
+    name: "route-token",
+    apply: route_token,
+}];
+
+fn no_subject(what: &'static str) -> IdentityError {
+    IdentityError::Grammar {
+        argument: what,
+        value: String::new(),
+        message: format!("the v0 binding declares no {what} subject"),
+    }
+}
+
+/// One of v0's subject templates over checked values (`to`: the peer id, unused by broadcast).
+fn render(
+    template: &Subject,
+    workspace_id: &str,
+    channel: &str,
+    to: &str,
+) -> Result<String, IdentityError> {
+    let roles = crate::generated::rules::ROLES;
+    let value = |member: &str| match member {
+        "workspace_id" => Some(workspace_id),
+        "channel" => Some(channel),
+        m if Some(m) == roles.to => Some(to),
+        _ => None,
+    };
+    template
+        .render(value, SUBJECT_RECIPES)
+        .map_err(|e| IdentityError::Grammar {
+            argument: e.member,
+            value: String::new(),
+            message: e.to_string(),
+        })
 }
 
 /// The channel's broadcast subject under the trust profile's prefix (TRUST.md):
@@ -332,10 +380,5 @@ pub fn peer_subject(
     let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
     let channel: Channel = parse("channel", channel)?;
     let peer: PeerId = parse("peer", peer_id)?;
-    Ok(format!(
-        "{SUBJECT_PREFIX}.{}.{}.peer.{}",
-        *workspace_id,
-        *channel,
-        route_token(&peer)
-    ))
+    render(&BINDING.direct, &workspace_id, &channel, &peer)
 }

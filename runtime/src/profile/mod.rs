@@ -93,6 +93,8 @@ pub struct Spec<B: 'static> {
     pub answers_any: &'static [&'static str],
     /// How the profile spells the runtime's refusals (`x-agh-refusal-codes`).
     pub refusal_codes: &'static [RefusalCode],
+    /// Its transport binding (`x-agh-binding`: subjects and request/reply kinds), if declared.
+    pub binding: Option<crate::schema::binding::Binding>,
 }
 
 impl<B> Spec<B> {

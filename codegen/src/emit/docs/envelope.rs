@@ -265,6 +265,7 @@ pub(super) fn envelope_page(
         depth_words(env.limits.max_depth),
         integers_words(env.limits.integers),
     );
+    binding_section(&mut out, model);
     out
 }
 
@@ -286,6 +287,58 @@ fn integers_words(integers: crate::model::Integers) -> &'static str {
     match integers {
         crate::model::Integers::Digits => "Integers: where a schema types a member `integer`, it is written as digits only: `1.0`, `1e3` and `-0` are `malformed` there, though JSON Schema counts them as integers (`x-agh-envelope.integers: \"digits\"`); it fits 64 bits. Numbers in open content are any JSON number, kept as written.",
         crate::model::Integers::Value => "Integers: as JSON Schema counts them: any number of integral value, however written (`1.0`, `1e3` and `-0` are integers); it fits 64 bits (the generated Rust integer). Numbers in open content are any JSON number, kept as written.",
+    }
+}
+
+/// `x-agh-binding`: the subjects and which requests are NATS request/reply.
+fn binding_section(out: &mut String, model: &Model) {
+    let Some(b) = &model.binding else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "## Transport binding ({})
+",
+        b.transport
+    );
+    if !b.description.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}
+",
+            b.description
+        );
+    }
+    let mut rows = vec![vec![
+        "to one party".to_owned(),
+        format!("`{}`", b.direct.template.replace('|', "\\|")),
+    ]];
+    if let Some(t) = &b.broadcast {
+        rows.push(vec![
+            "to nobody in particular".to_owned(),
+            format!("`{}`", t.template.replace('|', "\\|")),
+        ]);
+    }
+    table(
+        out,
+        &[
+            "Messages",
+            "Subject (`{member}`: its value; `{member\\|recipe}`: through the recipe)",
+        ],
+        &rows,
+    );
+    if b.request_reply.is_empty() {
+        let _ = writeln!(
+            out,
+            "Every message is a plain publish; no kind uses NATS request/reply.\n"
+        );
+    } else {
+        let kinds: Vec<String> = b.request_reply.iter().map(|k| format!("`{k}`")).collect();
+        let _ = writeln!(
+            out,
+            "Sent as NATS request/reply: {}. The request's first reply comes back on the NATS reply subject; later replies and every other kind are published on the subjects above.\n",
+            and_list(&kinds)
+        );
     }
 }
 

@@ -1,0 +1,319 @@
+//! The agent's inbound side: its subscriptions, the inbox, and the answers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agh_acp::{Correlation, KnownBody, Verdict};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tokio::task::JoinHandle;
+
+use super::handler::{Decision, Handler, Sender};
+use super::{error, now_ms, Failure, Shared};
+use crate::transport::Inbound;
+use crate::PeerError;
+
+/// Subscribes (own subject, broadcast) and starts the inbound loop.
+pub(super) async fn spawn(
+    shared: Arc<Shared>,
+    handler: Arc<dyn Handler>,
+) -> Result<Vec<JoinHandle<()>>, PeerError> {
+    let config = |e: agh_runtime::binding::SubjectError| PeerError::Config(e.to_string());
+    let own = shared.direct(shared.id()).map_err(config)?;
+    let mut subscriptions = vec![shared.transport.subscribe(own).await?];
+    if let Some(b) = &shared.binding.broadcast {
+        let subject = b.render(|_| None, &[]).map_err(config)?;
+        subscriptions.push(shared.transport.subscribe(subject).await?);
+    }
+    shared.transport.flush().await?;
+    let mut inbound = futures_util::stream::select_all(subscriptions);
+    let run = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            tokio::select! {
+                m = inbound.next() => match m {
+                    Some(m) => on_inbound(&shared, &handler, m).await,
+                    None => break,
+                },
+                _ = tick.tick() => expire(&shared),
+            }
+        }
+    });
+    Ok(vec![run])
+}
+
+/// Exchanges past their deadline: a delegation's waiter resolves with `timeout`.
+fn expire(shared: &Shared) {
+    let timed_out = match shared.inbox.lock() {
+        Ok(mut inbox) => inbox.expire(now_ms()),
+        Err(_) => return,
+    };
+    for t in timed_out.into_iter().filter(|t| t.requester == shared.id()) {
+        if let Some(w) = shared
+            .waiting
+            .lock()
+            .ok()
+            .and_then(|mut w| w.remove(&t.request_id))
+        {
+            let _ = w.send(Err(Failure::local(
+                "timeout",
+                format!("no `result` for `{}` before its deadline", t.request_id),
+            )));
+        }
+    }
+}
+
+/// Where an answer goes: the request's NATS reply subject when it has one, else the other
+/// agent's subject.
+#[derive(Clone, Debug)]
+struct Route {
+    to: String,
+    reply: Option<String>,
+}
+
+/// Sends one answer (recorded by the inbox first); an answer the inbox refuses (a handler's
+/// payload that breaks the schema) goes out as an `internal` error instead.
+async fn answer(
+    shared: &Shared,
+    route: &Route,
+    kind: &str,
+    reference: Option<&str>,
+    payload: Value,
+) {
+    let written = shared
+        .write(kind, Some(&route.to), reference, Some(&payload))
+        .or_else(|f| {
+            let e = json!(error("internal", &format!("the answer was not valid: {f}")));
+            shared.write("error", Some(&route.to), reference, Some(&e))
+        });
+    let Ok((_, bytes, _)) = written else {
+        return;
+    };
+    let subject = match &route.reply {
+        Some(r) => Ok(r.clone()),
+        None => shared.direct(&route.to),
+    };
+    if let Ok(subject) = subject {
+        let _ = shared.transport.publish(subject, Bytes::from(bytes)).await;
+    }
+}
+
+async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound) {
+    let now = now_ms();
+    let verdict = match shared.inbox.lock() {
+        Ok(mut inbox) => inbox.receive(&m.payload, now),
+        Err(_) => return,
+    };
+    let (message, correlation) = match verdict {
+        Verdict::Refused(r) => {
+            if r.head.from.as_deref() == Some(shared.id()) {
+                return; // our own broadcast, or a copy of it
+            }
+            let Ok(id) = agh_acp::new_id() else { return };
+            if let Ok(Some(reply)) = agh_acp::error_reply(&r, shared.id(), &id, now) {
+                let to = reply.envelope().to.as_ref().map(|t| t.to_string());
+                let recorded = reply.to_vec().ok().filter(|bytes| {
+                    shared
+                        .inbox
+                        .lock()
+                        .is_ok_and(|mut i| i.send(bytes, now).is_ok())
+                });
+                let subject = match (&m.reply, &to) {
+                    (Some(r), _) => Some(r.clone()),
+                    (None, Some(to)) => shared.direct(to).ok(),
+                    (None, None) => None,
+                };
+                if let (Some(bytes), Some(subject)) = (recorded, subject) {
+                    let _ = shared.transport.publish(subject, Bytes::from(bytes)).await;
+                }
+            }
+            return;
+        }
+        Verdict::Delivered {
+            message,
+            correlation,
+        } => (message, correlation),
+    };
+    let envelope = message.envelope();
+    let sender = Sender {
+        from: envelope.from.to_string(),
+        id: envelope.id.to_string(),
+    };
+    if sender.from == shared.id() {
+        return; // our own broadcast
+    }
+    let route = Route {
+        to: sender.from.clone(),
+        reply: m.reply,
+    };
+    let reference = envelope.ref_.as_ref().map(|r| r.to_string());
+    let Some(body) = message.body().cloned() else {
+        // ping, discover and cancel may come without a payload.
+        return match message.kind() {
+            "ping" => pong(shared, &route, &sender).await,
+            "discover" => capabilities(shared, &route, &sender).await,
+            "cancel" => cancel(shared, &route, &sender, reference.as_deref(), None).await,
+            _ => {}
+        };
+    };
+    match body {
+        KnownBody::Ping(_) => pong(shared, &route, &sender).await,
+        KnownBody::Discover(_) => capabilities(shared, &route, &sender).await,
+        KnownBody::Query(q) => {
+            let work = handler.query(&sender, q);
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                let (kind, payload) = match work.await {
+                    Ok(r) => ("response", json!(r)),
+                    Err(e) => ("error", json!(e)),
+                };
+                answer(&shared, &route, kind, Some(&sender.id), payload).await;
+            });
+        }
+        KnownBody::Delegate(d) => delegate(shared, handler, route, sender, d).await,
+        KnownBody::Cancel(c) => {
+            let reason = c.reason.map(|r| r.to_string());
+            cancel(shared, &route, &sender, reference.as_deref(), reason).await
+        }
+        KnownBody::Notify(n) => handler.notify(&sender, n),
+        KnownBody::Result(r) => settle(shared, &correlation, Ok(r)),
+        KnownBody::Error(e) => settle(shared, &correlation, Err(Failure::remote(&e))),
+        // An answer that came as a publish, not on a request's reply subject: the inbox
+        // accepted it, and nobody waits for it here.
+        KnownBody::Pong(_)
+        | KnownBody::Response(_)
+        | KnownBody::Ack(_)
+        | KnownBody::Capabilities(_) => {}
+    }
+}
+
+/// A `result` or `error` that moved one of this agent's delegations: its waiter resolves.
+fn settle(
+    shared: &Shared,
+    correlation: &Correlation,
+    outcome: Result<agh_acp::ResultPayload, Failure>,
+) {
+    let Correlation::Answered { request_id, .. } = correlation else {
+        return;
+    };
+    if let Some(w) = shared
+        .waiting
+        .lock()
+        .ok()
+        .and_then(|mut w| w.remove(request_id))
+    {
+        let _ = w.send(outcome);
+    }
+}
+
+async fn pong(shared: &Shared, route: &Route, sender: &Sender) {
+    let active = shared.running.lock().map_or(0, |r| r.len()) as u64;
+    let caps = &shared.config.capabilities;
+    let status = match caps.max_concurrent_tasks.as_ref().map(|m| m.0) {
+        _ if active == 0 => "idle",
+        Some(max) if active >= max => "overloaded",
+        _ => "busy",
+    };
+    let mut pong = json!({
+        "status": status,
+        "uptime_secs": shared.started.elapsed().as_secs(),
+        "active_tasks": active,
+    });
+    if let Some(name) = &caps.agent_name {
+        pong["agent_name"] = json!(name);
+    }
+    answer(shared, route, "pong", Some(&sender.id), pong).await;
+}
+
+async fn capabilities(shared: &Shared, route: &Route, sender: &Sender) {
+    let caps = json!(shared.config.capabilities);
+    answer(shared, route, "capabilities", Some(&sender.id), caps).await;
+}
+
+async fn delegate(
+    shared: &Arc<Shared>,
+    handler: &Arc<dyn Handler>,
+    route: Route,
+    sender: Sender,
+    task: agh_acp::DelegatePayload,
+) {
+    let report_back = task.report_back;
+    match handler.delegate(&sender, task) {
+        Decision::Refuse(e) => answer(shared, &route, "error", Some(&sender.id), json!(e)).await,
+        Decision::Accept { estimated_ms, work } => {
+            let key = (sender.from.clone(), sender.id.clone());
+            {
+                // Held while the task is spawned and recorded: its own removal (when it ends)
+                // waits for the record, so a finished task never stays listed.
+                let Ok(mut running) = shared.running.lock() else {
+                    return;
+                };
+                let (shared2, key2) = (shared.clone(), key.clone());
+                let to = Route {
+                    to: sender.from.clone(),
+                    reply: None,
+                };
+                let handle = tokio::spawn(async move {
+                    let outcome = work.await;
+                    let still_running = shared2
+                        .running
+                        .lock()
+                        .is_ok_and(|mut r| r.remove(&key2).is_some());
+                    if report_back && still_running {
+                        let (kind, payload) = match outcome {
+                            Ok(r) => ("result", json!(r)),
+                            Err(e) => ("error", json!(e)),
+                        };
+                        answer(&shared2, &to, kind, Some(&key2.1), payload).await;
+                    }
+                });
+                running.insert(key, (handle, report_back));
+            }
+            let mut ack = json!({ "accepted": true });
+            if let Some(ms) = estimated_ms {
+                ack["estimated_ms"] = json!(ms);
+            }
+            answer(shared, &route, "ack", Some(&sender.id), ack).await;
+        }
+    }
+}
+
+async fn cancel(
+    shared: &Shared,
+    route: &Route,
+    sender: &Sender,
+    delegation: Option<&str>,
+    reason: Option<String>,
+) {
+    let Some(delegation) = delegation else { return };
+    let key = (sender.from.clone(), delegation.to_owned());
+    let stopped = shared.running.lock().ok().and_then(|mut r| r.remove(&key));
+    let accepted = stopped.is_some();
+    if let Some((handle, _)) = &stopped {
+        handle.abort();
+    }
+    answer(
+        shared,
+        route,
+        "ack",
+        Some(&sender.id),
+        json!({ "accepted": accepted }),
+    )
+    .await;
+    if let Some((_, true)) = stopped {
+        let why = reason.unwrap_or_else(|| "the delegator cancelled the task".into());
+        let to = Route {
+            to: sender.from.clone(),
+            reply: None,
+        };
+        answer(
+            shared,
+            &to,
+            "error",
+            Some(delegation),
+            json!(error("cancelled", &why)),
+        )
+        .await;
+    }
+}
