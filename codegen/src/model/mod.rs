@@ -114,6 +114,7 @@ impl Model {
             enums: Vec::new(),
             known_values: Vec::new(),
             lifecycle: None,
+            binding: None,
             refusal_codes: Some(RefusalCodes {
                 type_name: String::new(),
                 entries: vec![("malformed".into(), "malformed".into())],

@@ -29,6 +29,7 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
     exchanges: &[],
     answers_any: &[],
     refusal_codes: &[],
+    binding: None,
 };
 impl p::Profile for Profile {
     type Envelope = super::types::RefsEnvelope;
