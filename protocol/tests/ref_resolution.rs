@@ -18,7 +18,9 @@ mod common;
 #[allow(dead_code)]
 mod refs_set;
 
-use common::{all_values, cases_from, edits};
+use common::{
+    all_values, assert_named_scanners_agree, cases_from, edits, named_first_problem, named_scans,
+};
 use refs_set::checks::{check_refs_envelope, KnownBody, NAMED_CHECKS};
 use refs_set::scan::NAMED_SCANNERS;
 
@@ -26,25 +28,12 @@ const DEPTH: usize = agh_protocol::json::JsonLimits::DEFAULT_MAX_DEPTH;
 
 /// The named type's scanner on `text`: accepted (and nothing after the value)?
 fn scans(name: &str, text: &str) -> bool {
-    let scan = NAMED_SCANNERS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .unwrap_or_else(|| panic!("no scanner for {name}"))
-        .1;
-    let mut s = Scanner::new(text, DEPTH);
-    scan(&mut s).is_some() && s.end().is_some()
+    named_scans(NAMED_SCANNERS, name, text)
 }
 
 /// The named type's validator on `value`: the pointer of its first problem, if any.
 fn first_problem(name: &str, value: &Value) -> Option<String> {
-    let check = NAMED_CHECKS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .unwrap_or_else(|| panic!("no validator for {name}"))
-        .1;
-    let mut problems = Problems::first_only();
-    check(value, &mut String::new(), &mut problems);
-    problems.as_slice().first().map(|p| p.pointer.clone())
+    named_first_problem(NAMED_CHECKS, name, value).map(|(_, pointer)| pointer)
 }
 
 /// The validator's first problem, checked against the scanner's verdict on the same value.
@@ -244,21 +233,7 @@ fn every_named_scanner_of_the_refs_set_agrees_with_its_validator() {
     }
     let cases = cases_from(&values);
     assert!(cases.len() > 300, "{}", cases.len());
-    for (name, _) in NAMED_SCANNERS {
-        let mut accepted = 0usize;
-        for (text, value) in &cases {
-            let fast = scans(name, text);
-            let problem = first_problem(name, value);
-            assert_eq!(
-                fast,
-                problem.is_none(),
-                "{name}: the scanner {} {text} but the validator found {problem:?}",
-                if fast { "accepts" } else { "declines" },
-            );
-            accepted += usize::from(fast);
-        }
-        assert!(accepted > 0, "{name} accepts none of the cases");
-    }
+    assert_named_scanners_agree(NAMED_SCANNERS, NAMED_CHECKS, &cases);
 }
 
 #[test]

@@ -18,7 +18,9 @@ mod common;
 #[allow(dead_code)]
 mod two_kinds;
 
-use common::{all_values, cases_from, edits};
+use common::{
+    all_values, assert_named_scanners_agree, cases_from, edits, named_first_problem, named_scans,
+};
 use two_kinds::checks::{check_mini_envelope, KnownBody, NAMED_CHECKS};
 use two_kinds::scan::NAMED_SCANNERS;
 
@@ -80,28 +82,12 @@ fn exact(text: &str) -> Value {
 
 /// The named type's scanner on `text`: accepted (and nothing after the value)?
 fn scans(name: &str, text: &str) -> bool {
-    let scan = NAMED_SCANNERS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .unwrap_or_else(|| panic!("no scanner for {name}"))
-        .1;
-    let mut s = Scanner::new(text, DEPTH);
-    scan(&mut s).is_some() && s.end().is_some()
+    named_scans(NAMED_SCANNERS, name, text)
 }
 
 /// The named type's validator on `value`: its first problem, if any, as (reason code, pointer).
 fn first_problem(name: &str, value: &Value) -> Option<(ReasonCode, String)> {
-    let check = NAMED_CHECKS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .unwrap_or_else(|| panic!("no validator for {name}"))
-        .1;
-    let mut problems = Problems::first_only();
-    check(value, &mut String::new(), &mut problems);
-    problems
-        .as_slice()
-        .first()
-        .map(|p| (p.code, p.pointer.clone()))
+    named_first_problem(NAMED_CHECKS, name, value)
 }
 
 #[test]
@@ -127,22 +113,7 @@ fn every_named_scanner_of_the_test_set_agrees_with_its_validator() {
     }
     let cases = cases_from(&values);
     assert!(cases.len() > 400, "{}", cases.len());
-    for (name, _) in NAMED_SCANNERS {
-        let mut accepted = 0usize;
-        for (text, value) in &cases {
-            let fast = scans(name, text);
-            let problem = first_problem(name, value);
-            assert_eq!(
-                fast,
-                problem.is_none(),
-                "{name}: the scanner {} {text} but the validator found {problem:?}",
-                if fast { "accepts" } else { "declines" },
-            );
-            accepted += usize::from(fast);
-        }
-        assert!(accepted > 0, "{name} accepted nothing");
-        assert!(accepted < cases.len(), "{name} declined nothing");
-    }
+    assert_named_scanners_agree(NAMED_SCANNERS, NAMED_CHECKS, &cases);
 }
 
 #[test]

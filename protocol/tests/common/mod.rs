@@ -175,3 +175,72 @@ pub fn cases_from(values: &[Value]) -> Vec<(String, Value)> {
     cases.dedup_by(|a, b| a.0 == b.0);
     cases
 }
+
+/// A generated set's table of named scanners (`scan::NAMED_SCANNERS`).
+pub type NamedScanners = [(
+    &'static str,
+    fn(&mut agh_runtime::scan::Scanner<'_>) -> Option<()>,
+)];
+
+/// A generated set's table of named validators (`checks::NAMED_CHECKS`).
+pub type NamedChecks = [(
+    &'static str,
+    fn(&Value, &mut String, &mut agh_runtime::problem::Problems),
+)];
+
+/// The named type's scanner in `table` on `text`: accepted (and nothing after the value)?
+pub fn named_scans(table: &NamedScanners, name: &str, text: &str) -> bool {
+    let scan = table
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no scanner for {name}"))
+        .1;
+    let depth = agh_runtime::json::JsonLimits::DEFAULT_MAX_DEPTH;
+    let mut s = agh_runtime::scan::Scanner::new(text, depth);
+    scan(&mut s).is_some() && s.end().is_some()
+}
+
+/// The named type's validator in `table` on `value`: its first problem, if any, as (reason
+/// code, pointer).
+pub fn named_first_problem(
+    table: &NamedChecks,
+    name: &str,
+    value: &Value,
+) -> Option<(agh_runtime::ReasonCode, String)> {
+    let check = table
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no validator for {name}"))
+        .1;
+    let mut problems = agh_runtime::problem::Problems::first_only();
+    check(value, &mut String::new(), &mut problems);
+    problems
+        .as_slice()
+        .first()
+        .map(|p| (p.code, p.pointer.clone()))
+}
+
+/// Every named scanner declines exactly the cases its validator finds a problem in, and each
+/// accepts some case and declines another.
+pub fn assert_named_scanners_agree(
+    scanners: &NamedScanners,
+    checks: &NamedChecks,
+    cases: &[(String, Value)],
+) {
+    for (name, _) in scanners {
+        let mut accepted = 0usize;
+        for (text, value) in cases {
+            let fast = named_scans(scanners, name, text);
+            let problem = named_first_problem(checks, name, value);
+            assert_eq!(
+                fast,
+                problem.is_none(),
+                "{name}: the scanner {} {text} but the validator found {problem:?}",
+                if fast { "accepts" } else { "declines" },
+            );
+            accepted += usize::from(fast);
+        }
+        assert!(accepted > 0, "{name} accepted nothing");
+        assert!(accepted < cases.len(), "{name} declined nothing");
+    }
+}
