@@ -283,9 +283,7 @@ impl Builder<'_> {
         if let Some(Value::String(p)) = map.get("pattern") {
             c.pattern = Some(p.clone());
         }
-        if let Some(n) = map.get("minLength").and_then(Value::as_u64) {
-            c.min_length = Some(n);
-        }
+        c.min_length = self.count(id, ptr, map, "minLength")?;
         c.max_length = self.count(id, ptr, map, "maxLength")?;
         c.max_items = self.count(id, ptr, map, "maxItems")?;
         c.minimum = self.number(id, ptr, map, "minimum")?;
@@ -310,9 +308,7 @@ impl Builder<'_> {
         if let Some(Value::Array(vs)) = map.get("enum") {
             c.enum_values = Some(vs.clone());
         }
-        if let Some(n) = map.get("minItems").and_then(Value::as_u64) {
-            c.min_items = Some(n);
-        }
+        c.min_items = self.count(id, ptr, map, "minItems")?;
         if map.get("uniqueItems") == Some(&Value::Bool(true)) {
             c.unique_items = true;
         }
@@ -655,7 +651,7 @@ impl Builder<'_> {
     ) -> Result<Option<u64>> {
         match map.get(key) {
             None => Ok(None),
-            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            Some(v) => count_value(v).map(Some).ok_or_else(|| {
                 self.err(
                     id,
                     &join_pointer(ptr, key),
@@ -755,6 +751,15 @@ impl Builder<'_> {
         }
         Ok(out)
     }
+}
+
+/// A count keyword's value: a non-negative integer, written with a fraction of zeros too (`2.0`
+/// is an integer in JSON Schema).
+fn count_value(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        let f = v.as_f64()?;
+        (f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64).then_some(f as u64)
+    })
 }
 
 /// Whether the JSON number text `d` is positive with at most 18 significant digits (the
