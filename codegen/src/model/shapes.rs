@@ -654,7 +654,7 @@ impl Builder<'_> {
     ) -> Result<Option<u64>> {
         match map.get(key) {
             None => Ok(None),
-            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            Some(v) => count_value(v).map(Some).ok_or_else(|| {
                 self.err(
                     id,
                     &join_pointer(ptr, key),
@@ -781,6 +781,15 @@ fn null_checked(shape: Shape) -> Shape {
     rc.reason_code = tc.reason_code.take();
     rules.applicators.all_of.insert(0, typed);
     rules
+}
+
+/// A count keyword's value: a non-negative integer, written with a fraction of zeros too (`2.0`
+/// is an integer in JSON Schema).
+fn count_value(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        let f = v.as_f64()?;
+        (f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64).then_some(f as u64)
+    })
 }
 
 /// Whether the JSON number text `d` is positive with at most 18 significant digits (the
