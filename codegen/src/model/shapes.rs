@@ -543,7 +543,11 @@ impl Builder<'_> {
             None => None,
             Some(schema) => {
                 let at = join_pointer(ptr, "propertyNames");
-                let shape = self.shape(id, &at, schema, depth + 1)?;
+                let mut shape = self.shape(id, &at, schema, depth + 1)?;
+                // A member name is always a string: a schema without `type` reads it as one.
+                if shape.types.is_empty() && !shape.nullable {
+                    shape.types = vec![JsonType::String];
+                }
                 let strings = |v: &Option<Value>| v.as_ref().is_none_or(Value::is_string);
                 let c = &shape.constraints;
                 let plain = shape.ref_type.is_none()

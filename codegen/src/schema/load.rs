@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::resources::Resources;
+use super::uri::Uri;
 use crate::error::{Error, Result};
 
 /// One schema file of the set.
@@ -193,7 +194,7 @@ impl SchemaSet {
             doc,
         };
         let mut resources = Resources::default();
-        resources.add_file(&file)?;
+        resources.add_document(&file, &Uri::parse(base))?;
         let set = SchemaSet {
             dir: PathBuf::from(path),
             source: path.to_owned(),

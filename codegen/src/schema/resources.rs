@@ -91,7 +91,25 @@ impl Resources {
     pub fn add_file(&mut self, file: &SchemaFile) -> Result<()> {
         // A file whose `$id` is relative is resolved against where it was read from.
         let retrieval = Uri::parse(&format!("file:///{}", file.path.display()));
-        self.walk(file, &file.doc, "", &retrieval)
+        self.add_document(file, &retrieval)
+    }
+
+    /// Adds one document read from `retrieval`: without a `$id` of its own, the document is the
+    /// resource named by that URI (draft 2020-12: the retrieval URI is the base URI).
+    pub fn add_document(&mut self, file: &SchemaFile, retrieval: &Uri) -> Result<()> {
+        if file.doc.get("$id").is_none() {
+            let uri = retrieval.without_fragment();
+            let root = Location {
+                id: file.id.clone(),
+                pointer: String::new(),
+            };
+            self.roots.insert(uri.normalized(), root);
+            self.bases
+                .entry(file.id.clone())
+                .or_default()
+                .push((String::new(), uri));
+        }
+        self.walk(file, &file.doc, "", retrieval)
     }
 
     /// The resource root with this absolute URI (fragment ignored).
