@@ -545,7 +545,7 @@ impl Builder<'_> {
                 let at = join_pointer(ptr, "propertyNames");
                 let mut shape = self.shape(id, &at, schema, depth + 1)?;
                 // A member name is always a string: a schema without `type` reads it as one.
-                if shape.types.is_empty() && !shape.nullable {
+                if shape.types.is_empty() && !shape.nullable && !shape.never {
                     shape.types = vec![JsonType::String];
                 }
                 let strings = |v: &Option<Value>| v.as_ref().is_none_or(Value::is_string);
