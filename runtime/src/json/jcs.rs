@@ -19,6 +19,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::write;
+
 /// Why a value has no canonical form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JcsError {
@@ -67,7 +69,8 @@ fn write_value(value: &Value, out: &mut Vec<u8>, pointer: &mut String) -> Result
             pointer: pointer.clone(),
             message,
         })?,
-        Value::String(s) => write_string(s, out),
+        // RFC 8785 section 3.2.2.2's escapes are serde_json's, which the writers use.
+        Value::String(s) => write::string(out, s),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -90,7 +93,7 @@ fn write_value(value: &Value, out: &mut Vec<u8>, pointer: &mut String) -> Result
                 if i > 0 {
                     out.push(b',');
                 }
-                write_string(name, out);
+                write::string(out, name);
                 out.push(b':');
                 let len = pointer.len();
                 crate::json::push_pointer_token(pointer, name);
@@ -139,37 +142,6 @@ fn write_number(text: &str, out: &mut Vec<u8>) -> Result<(), String> {
     let mut buffer = ryu_js::Buffer::new();
     out.extend_from_slice(buffer.format_finite(value).as_bytes());
     Ok(())
-}
-
-fn write_string(s: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x00..=0x1f => &[],
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        if escape.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
-        } else {
-            out.extend_from_slice(escape);
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 #[cfg(test)]
