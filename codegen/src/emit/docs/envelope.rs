@@ -295,19 +295,9 @@ fn binding_section(out: &mut String, model: &Model) {
     let Some(b) = &model.binding else {
         return;
     };
-    let _ = writeln!(
-        out,
-        "## Transport binding ({})
-",
-        b.transport
-    );
+    let _ = writeln!(out, "## Transport binding ({})\n", b.transport);
     if !b.description.is_empty() {
-        let _ = writeln!(
-            out,
-            "{}
-",
-            b.description
-        );
+        let _ = writeln!(out, "{}\n", b.description);
     }
     let mut rows = vec![vec![
         "to one party".to_owned(),
