@@ -228,7 +228,8 @@ impl Emitter<'_> {
         }
         // A shape that is only its conjuncts reads the value with the first one (no second scan).
         let a = &shape.applicators;
-        let first = a.reference.as_deref().or(a.all_of.first());
+        let mut entries = a.all_of.iter().filter(|s| **s != Shape::default());
+        let first = a.reference.as_deref().or(entries.next());
         let own = Shape {
             applicators: Default::default(),
             nullable: false,
@@ -887,6 +888,20 @@ impl Emitter<'_> {
             " Reads one envelope object member by member, checking each against `{}`; the `{body_member}` member goes to `body` (with the `kind` read so far, if any), which must read exactly one object. `None` declines.",
             env.file
         );
+        // The envelope's own applicators (its `allOf` entries beside the kind dispatch, `not`):
+        // the envelope, once read, is scanned again from its text with each subschema.
+        let own = match self.model.named(&env.type_name) {
+            Some(t) => self.applicators(&t.shape, false)?,
+            None => TokenStream::new(),
+        };
+        let (start, own) = if own.is_empty() {
+            (quote!(), own)
+        } else {
+            (
+                quote!(let start = s.mark();),
+                quote!(let text = s.since(start); #own),
+            )
+        };
         let rt = crate::emit::paths::runtime();
         Ok(quote! {
             #[doc = #doc]
@@ -917,6 +932,7 @@ impl Emitter<'_> {
                 body: &mut dyn FnMut(&mut Scanner<'a>, Option<&str>) -> Option<()>,
             ) -> Option<#ty<'a>> {
                 #locals
+                #start
                 let mut o = s.object()?;
                 let mut seen = 0u64;
                 while let Some(k) = s.key(&mut o)? {
@@ -926,6 +942,7 @@ impl Emitter<'_> {
                     }
                 }
                 if seen & #required != #required { return None; }
+                #own
                 Some(#ty { #inits })
             }
         })

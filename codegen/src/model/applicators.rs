@@ -112,19 +112,17 @@ impl Builder<'_> {
             .collect()
     }
 
-    /// `allOf` (unless `restricted`: the kind dispatch of an envelope or the conditional rules of
-    /// a kind's body, read by the kind model instead), `if`/`then`/`else` and `dependentSchemas`
-    /// of the schema `map` at `ptr`.
+    /// `allOf`, `if`/`then`/`else` and `dependentSchemas` of the schema `map` at `ptr` (the
+    /// envelope's and the bodies' too: the kind table is recognized on them, `dispatch.rs`).
     pub(super) fn applicators(
         &self,
         id: &str,
         ptr: &str,
         map: &Map<String, Value>,
         depth: usize,
-        restricted: bool,
         into: &mut Applicators,
     ) -> Result<()> {
-        if let (Some(all), false) = (map.get("allOf"), restricted) {
+        if let Some(all) = map.get("allOf") {
             into.all_of = self.shape_list(id, ptr, "allOf", all, depth)?;
         }
         if let Some(cond) = map.get("if") {

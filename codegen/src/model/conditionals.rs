@@ -1,10 +1,18 @@
-//! Conditionals: a body's restricted `if`/`then` rules (members required, absent or typed, and
-//! envelope overrides, while a body member has one of some values).
+//! Conditionals: a body's `if`/`then` rules in the restricted form (members required, absent or
+//! typed, and envelope overrides, while a body member has one of some values), recognized on the
+//! `allOf` entries the applicator parser read (`applicators.rs`) and taken out of the body type's
+//! `allOf` to be emitted as the kind's conditional rules (`checks.rs`, `scan.rs`). An entry in
+//! any other form stays a general rule of the body type. Only `x-agh-envelope` inside `then`
+//! ties an entry to the restricted form: the overrides need it.
+
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{str_list, Builder, Envelope, JsonType, ObjectShape, Presence};
+use super::dispatch::{object_only, only_conditional, DispatchEntry};
+use super::{Builder, Envelope, JsonType, NamedType, ObjectShape, Presence, Shape};
 use crate::error::{join_pointer, Result};
+use crate::schema::load::Location;
 
 /// The `if` of a conditional rule: the body member `member` equals one of `values`.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,162 +49,222 @@ pub struct Conditional {
     pub envelope: EnvelopeOverrides,
 }
 
+/// The parts of a restricted rule: `(member, values, required, absent, typed)`.
+type Restricted = (
+    String,
+    Vec<Value>,
+    Vec<String>,
+    Vec<String>,
+    Vec<(String, JsonType)>,
+);
+
+/// The shape `{"type": <t>}` reads as (an object type carries an empty object shape).
+fn typed_only(t: JsonType) -> Shape {
+    let object = (t == JsonType::Object).then(|| ObjectShape {
+        fields: Vec::new(),
+        open: true,
+        min_properties: None,
+        max_properties: None,
+        dependent_required: Vec::new(),
+        pattern_properties: Vec::new(),
+        additional: None,
+        property_names: None,
+    });
+    Shape {
+        types: vec![t],
+        object,
+        ..Shape::default()
+    }
+}
+
+/// Whether `entry` is a rule of the restricted form whose emission (`checks.rs`, `scan.rs`: a
+/// member `null` counts as absent) gives the verdict JSON Schema gives for the general form:
+/// a member that `then` requires without typing it, or types without requiring it, is one the
+/// body does not allow to be `null`. `nullable`: the body members that allow `null`.
+fn restricted(entry: &Shape, body: &ObjectShape, nullable: &[String]) -> Option<Restricted> {
+    let c = only_conditional(entry)?;
+    if c.otherwise.is_some() {
+        return None;
+    }
+    let [when] = object_only(&c.condition)?.fields.as_slice() else {
+        return None;
+    };
+    let declared = |name: &str| body.fields.iter().any(|f| f.json_name == name);
+    if !when.required || !declared(&when.json_name) {
+        return None;
+    }
+    let k = &when.shape.constraints;
+    let values = match (&k.const_value, &k.enum_values) {
+        (Some(v), None) => vec![v.clone()],
+        (None, Some(vs)) => vs.clone(),
+        _ => return None,
+    };
+    let mut only = Shape::default();
+    only.constraints.const_value = k.const_value.clone();
+    only.constraints.enum_values = k.enum_values.clone();
+    if when.shape != only {
+        return None;
+    }
+    let (mut required, mut absent, mut typed) = (Vec::new(), Vec::new(), Vec::new());
+    let then = c.then.clone().unwrap_or_default();
+    let fields = match then.object.as_ref() {
+        Some(_) => object_only(&then)?.fields.clone(),
+        None if then == Shape::default() => Vec::new(),
+        None => return None,
+    };
+    for f in &fields {
+        let name = f.json_name.clone();
+        if !declared(&name) {
+            return None;
+        }
+        let null_ok = nullable.contains(&name);
+        let null_only = Shape {
+            nullable: true,
+            never: true,
+            ..Shape::default()
+        };
+        if f.shape == Shape::default() {
+            // Required only: the same verdict when `null` fails the body's own check.
+            if !f.required || null_ok {
+                return None;
+            }
+            required.push(name);
+        } else if f.shape == null_only && !f.required {
+            absent.push(name);
+        } else if let [t] = f.shape.types.as_slice() {
+            if f.shape != typed_only(*t) || (!f.required && null_ok) {
+                return None;
+            }
+            if f.required {
+                required.push(name.clone());
+            }
+            typed.push((name, *t));
+        } else {
+            return None;
+        }
+    }
+    Some((when.json_name.clone(), values, required, absent, typed))
+}
+
 impl Builder<'_> {
+    /// The conditional rules of every body the dispatch names, by body type, taken out of the
+    /// body types' `allOf` (see the module docs).
     pub(super) fn conditionals(
         &self,
-        id: &str,
-        ptr: &str,
-        schema: &Value,
-        obj: &ObjectShape,
+        types: &mut [NamedType],
+        dispatch: &[DispatchEntry],
         env: &Envelope,
-    ) -> Result<Vec<Conditional>> {
-        let Some(all) = schema.get("allOf") else {
-            return Ok(Vec::new());
-        };
-        let ap = join_pointer(ptr, "allOf");
-        let Value::Array(all) = all else {
-            return Err(self.err(id, &ap, "`allOf` must be an array"));
-        };
-        let mut out = Vec::new();
-        for (i, entry) in all.iter().enumerate() {
-            let p = join_pointer(&ap, &i.to_string());
-            let bad = |at: &str, why: String| {
-                self.err(id, &format!("{p}{at}"), format!("conditional rule not in the restricted if/then form (schemas/README.md): {why}"))
+    ) -> Result<BTreeMap<String, Vec<Conditional>>> {
+        let mut out = BTreeMap::new();
+        for entry in dispatch {
+            if out.contains_key(&entry.body_type) {
+                continue;
+            }
+            let Some(t) = types.iter().find(|t| t.rust_name == entry.body_type) else {
+                continue;
             };
-            let Value::Object(e) = entry else {
-                return Err(bad("", "must be an object".into()));
+            let Some(body) = t.shape.object.clone() else {
+                continue;
             };
-            for k in e.keys() {
-                if k != "if" && k != "then" {
-                    return Err(bad("", format!("unexpected `{k}`")));
+            // Members that allow `null` (the nullable form, or a type that allows it).
+            let nullable: Vec<String> = body
+                .fields
+                .iter()
+                .filter(|f| {
+                    let mut s = &f.shape;
+                    let mut hops = 0;
+                    while let (false, Some(next), true) = (
+                        s.nullable,
+                        s.ref_type
+                            .as_deref()
+                            .and_then(|n| types.iter().find(|t| t.rust_name == n)),
+                        hops < 32,
+                    ) {
+                        s = &next.shape;
+                        hops += 1;
+                    }
+                    s.nullable || s == &Shape::default()
+                })
+                .map(|f| f.json_name.clone())
+                .collect();
+            let Some(t) = types.iter_mut().find(|t| t.rust_name == entry.body_type) else {
+                continue;
+            };
+            let (id, ptr) = (t.location.id.clone(), t.location.pointer.clone());
+            let mut pick = |p: &str, entry: &Shape| -> Result<Option<Conditional>> {
+                let overrides = Location {
+                    id: id.clone(),
+                    pointer: format!("{p}/then/x-agh-envelope"),
+                };
+                let annotation = self.set.get(&overrides);
+                let Some((member, values, required, absent, typed)) =
+                    restricted(entry, &body, &nullable)
+                else {
+                    return match annotation {
+                        None => Ok(None),
+                        Some(_) => Err(self.err(
+                            &id,
+                            p,
+                            "`x-agh-envelope` in `then` holds only in a conditional rule of the restricted form (schemas/README.md): `if` names one body member, required, with a `const` or an `enum`; `then` lists body members as `required`, `{\"type\": \"null\"}` (absent) or `{\"type\": <type>}`; no `else`",
+                        )),
+                    };
+                };
+                let envelope = match annotation {
+                    None => EnvelopeOverrides::default(),
+                    Some(v) => self.overrides(&id, &overrides.pointer, v, env)?,
+                };
+                Ok(Some(Conditional {
+                    pointer: p.to_owned(),
+                    when: Condition { member, values },
+                    required,
+                    absent,
+                    typed,
+                    envelope,
+                }))
+            };
+            let rules = Self::take_entries(&mut t.shape, &ptr, &mut pick)?;
+            out.insert(entry.body_type.clone(), rules);
+        }
+        Ok(out)
+    }
+
+    /// `x-agh-envelope` inside a rule's `then` at `at`: the envelope rules it overrides.
+    fn overrides(
+        &self,
+        id: &str,
+        at: &str,
+        v: &Value,
+        env: &Envelope,
+    ) -> Result<EnvelopeOverrides> {
+        let Value::Object(ov) = v else {
+            return Err(self.err(id, at, "`x-agh-envelope` must be an object"));
+        };
+        let mut out = EnvelopeOverrides::default();
+        for (ek, ev) in ov {
+            let pr = ev.as_str().and_then(Presence::parse).ok_or_else(|| {
+                self.err(
+                    id,
+                    &join_pointer(at, ek),
+                    "must be required, recommended, optional or forbidden",
+                )
+            })?;
+            // Keyed by the member that plays the role (`ref` in ACP).
+            match env.roles.role_of(ek) {
+                Some("to") => out.to = Some(pr),
+                Some("reply_to") => out.reply_to = Some(pr),
+                _ => {
+                    let members: Vec<String> = [&env.roles.to, &env.roles.reply_to]
+                        .into_iter()
+                        .flatten()
+                        .map(|m| format!("`{m}`"))
+                        .collect();
+                    return Err(self.err(
+                        id,
+                        at,
+                        format!("`{ek}` cannot be overridden (only {})", members.join(", ")),
+                    ));
                 }
             }
-            let iff = e.get("if").ok_or_else(|| bad("", "no `if`".into()))?;
-            let then = e.get("then").ok_or_else(|| bad("", "no `then`".into()))?;
-            let iprops = iff
-                .get("properties")
-                .and_then(Value::as_object)
-                .ok_or_else(|| bad("/if", "no `properties`".into()))?;
-            if iprops.len() != 1 {
-                return Err(bad("/if/properties", "must name exactly one member".into()));
-            }
-            let Some((member, cond)) = iprops.iter().next() else {
-                return Err(bad("/if", "empty".into()));
-            };
-            if iff.get("required").and_then(str_list) != Some(vec![member.clone()]) {
-                return Err(bad("/if/required", format!("must be [{member:?}]")));
-            }
-            let values = if let Some(c) = cond.get("const") {
-                vec![c.clone()]
-            } else if let Some(Value::Array(vs)) = cond.get("enum") {
-                vs.clone()
-            } else {
-                return Err(bad(
-                    "/if/properties",
-                    "the member needs `const` or `enum`".into(),
-                ));
-            };
-            if !obj.fields.iter().any(|f| &f.json_name == member) {
-                return Err(bad(
-                    "/if/properties",
-                    format!("`{member}` is not a body member"),
-                ));
-            }
-            let Value::Object(t) = then else {
-                return Err(bad("/then", "must be an object".into()));
-            };
-            let mut c = Conditional {
-                pointer: p.clone(),
-                when: Condition {
-                    member: member.clone(),
-                    values,
-                },
-                required: Vec::new(),
-                absent: Vec::new(),
-                typed: Vec::new(),
-                envelope: EnvelopeOverrides::default(),
-            };
-            for (k, v) in t {
-                match k.as_str() {
-                    "required" => {
-                        c.required = str_list(v).ok_or_else(|| {
-                            bad("/then/required", "must list member names".into())
-                        })?;
-                        for r in &c.required {
-                            if !obj.fields.iter().any(|f| &f.json_name == r) {
-                                return Err(bad(
-                                    "/then/required",
-                                    format!("`{r}` is not a body member"),
-                                ));
-                            }
-                        }
-                    }
-                    "properties" => {
-                        let Value::Object(props) = v else {
-                            return Err(bad("/then/properties", "must be an object".into()));
-                        };
-                        for (name, s) in props {
-                            let at =
-                                format!("/then/properties/{}", crate::error::escape_token(name));
-                            if !obj.fields.iter().any(|f| &f.json_name == name) {
-                                return Err(bad(&at, format!("`{name}` is not a body member")));
-                            }
-                            let ty = s
-                                .as_object()
-                                .filter(|o| o.len() == 1)
-                                .and_then(|o| o.get("type"))
-                                .and_then(Value::as_str);
-                            match ty {
-                                Some("null") => c.absent.push(name.clone()),
-                                Some(t) => match JsonType::parse(t) {
-                                    Some(jt) => c.typed.push((name.clone(), jt)),
-                                    None => return Err(bad(&at, format!("unknown type {t:?}"))),
-                                },
-                                None => {
-                                    return Err(bad(
-                                        &at,
-                                        "only `{\"type\": <type>}` is allowed here".into(),
-                                    ))
-                                }
-                            }
-                        }
-                    }
-                    "x-agh-envelope" => {
-                        let Value::Object(ov) = v else {
-                            return Err(bad("/then/x-agh-envelope", "must be an object".into()));
-                        };
-                        for (ek, ev) in ov {
-                            let pr = ev.as_str().and_then(Presence::parse).ok_or_else(|| {
-                                bad(
-                                    &format!("/then/x-agh-envelope/{ek}"),
-                                    "must be required, recommended, optional or forbidden".into(),
-                                )
-                            })?;
-                            // Keyed by the member that plays the role (`ref` in ACP).
-                            match env.roles.role_of(ek) {
-                                Some("to") => c.envelope.to = Some(pr),
-                                Some("reply_to") => c.envelope.reply_to = Some(pr),
-                                _ => {
-                                    let members: Vec<String> = [&env.roles.to, &env.roles.reply_to]
-                                        .into_iter()
-                                        .flatten()
-                                        .map(|m| format!("`{m}`"))
-                                        .collect();
-                                    return Err(bad(
-                                        "/then/x-agh-envelope",
-                                        format!(
-                                            "`{ek}` cannot be overridden (only {})",
-                                            members.join(", ")
-                                        ),
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                    _ => return Err(bad("/then", format!("unexpected `{k}`"))),
-                }
-            }
-            out.push(c);
         }
         Ok(out)
     }

@@ -1,14 +1,12 @@
 //! The envelope: its members, limits (`x-agh-envelope`), the roles its members play for the
-//! runtime, the kind dispatch (`allOf` of `if`/`then`) and the spelling of refusals
+//! runtime, the members the kind dispatch names (`dispatch.rs`) and the spelling of refusals
 //! (`x-agh-refusal-codes`).
 
 use serde_json::Value;
 
-use super::{
-    str_list, Builder, Field, JsonType, KnownValues, NamedType, ObjectShape, Presence, Shape,
-};
+use super::dispatch::DispatchEntry;
+use super::{str_list, Builder, Field, JsonType, KnownValues, NamedType, ObjectShape, Shape};
 use crate::error::{join_pointer, Result};
-use crate::schema::load::Location;
 
 /// A forbidden member or kind with its specific message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,7 +181,11 @@ pub struct RefusalCodes {
 }
 
 impl Builder<'_> {
-    pub(super) fn envelope(&self, types: &[NamedType]) -> Result<Envelope> {
+    pub(super) fn envelope(
+        &self,
+        types: &[NamedType],
+        dispatch: &[DispatchEntry],
+    ) -> Result<Envelope> {
         let mut found = self
             .set
             .files()
@@ -345,27 +347,25 @@ impl Builder<'_> {
                 ));
             }
         }
-        // The dispatch: every allOf entry names the selecting member and the body member.
+        // The dispatch (`dispatch.rs`): every entry names the selecting member and the body
+        // member.
         let mut kind_member: Option<String> = None;
         let mut body_member: Option<String> = None;
-        if let Some(Value::Array(all)) = file.doc.get("allOf") {
-            for (i, entry) in all.iter().enumerate() {
-                let p = format!("/allOf/{i}");
-                let (sel, _, body, _) = self.dispatch_entry(id, &p, entry)?;
-                for (slot, val, what) in [
-                    (&mut kind_member, sel, "select on"),
-                    (&mut body_member, body, "route to"),
-                ] {
-                    match slot {
-                        Some(prev) if *prev != val => {
-                            return Err(self.err(
-                                id,
-                                &p,
-                                format!("every dispatch entry must {what} the same member (`{prev}` vs `{val}`)"),
-                            ))
-                        }
-                        _ => *slot = Some(val),
+        for entry in dispatch {
+            let p = &entry.pointer;
+            for (slot, val, what) in [
+                (&mut kind_member, &entry.selector, "select on"),
+                (&mut body_member, &entry.body_member, "route to"),
+            ] {
+                match slot {
+                    Some(prev) if prev != val => {
+                        return Err(self.err(
+                            id,
+                            p,
+                            format!("every dispatch entry must {what} the same member (`{prev}` vs `{val}`)"),
+                        ))
                     }
+                    _ => *slot = Some(val.clone()),
                 }
             }
         }
@@ -555,122 +555,6 @@ impl Builder<'_> {
             },
         };
         Ok((roles, clock))
-    }
-
-    /// Parses one dispatch entry: `(selecting member, kind value, body member, body location)`;
-    /// see [`Builder::dispatch_body`] for the body member's presence.
-    pub(super) fn dispatch_entry(
-        &self,
-        id: &str,
-        p: &str,
-        entry: &Value,
-    ) -> Result<(String, String, String, Location)> {
-        let bad = |why: &str| {
-            self.err(
-                id,
-                p,
-                format!("dispatch entry must be `{{\"if\": {{\"properties\": {{<member>: {{\"const\": <kind>}}}}, \"required\": [<member>]}}, \"then\": {{\"properties\": {{<body>: {{\"$ref\": <schema>}}}}}}}}`: {why}"),
-            )
-        };
-        let iff = entry.get("if").ok_or_else(|| bad("no `if`"))?;
-        let props = iff
-            .get("properties")
-            .and_then(Value::as_object)
-            .ok_or_else(|| bad("no `if.properties`"))?;
-        if props.len() != 1 {
-            return Err(bad("`if` must name exactly one member"));
-        }
-        let (sel, cond) = props
-            .iter()
-            .next()
-            .ok_or_else(|| bad("empty `if.properties`"))?;
-        let kind = cond
-            .get("const")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("no string `const`"))?;
-        let then = entry.get("then").ok_or_else(|| bad("no `then`"))?;
-        let tprops = then
-            .get("properties")
-            .and_then(Value::as_object)
-            .ok_or_else(|| bad("no `then.properties`"))?;
-        if tprops.len() != 1 {
-            return Err(bad("`then` must route exactly one member"));
-        }
-        let (body, target) = tprops
-            .iter()
-            .next()
-            .ok_or_else(|| bad("empty `then.properties`"))?;
-        for k in then.as_object().into_iter().flatten().map(|(k, _)| k) {
-            if k != "properties" && k != "required" {
-                return Err(bad(&format!("unexpected `then.{k}`")));
-            }
-        }
-        match then.get("required").map(str_list) {
-            None => {}
-            Some(Some(r)) if r == [body.clone()] => {}
-            Some(_) => return Err(bad(&format!("`then.required` may only list `{body}`"))),
-        }
-        // `{"$ref": ...}`, or `{"anyOf": [{"$ref": ...}, {"type": "null"}]}` (the body may be
-        // absent or null).
-        let (target, rp) = match target.get("anyOf").and_then(Value::as_array) {
-            Some(items) => match items.as_slice() {
-                [inner, null] if null == &serde_json::json!({ "type": "null" }) => (
-                    inner,
-                    format!(
-                        "{p}/then/properties/{}/anyOf/0/$ref",
-                        crate::error::escape_token(body)
-                    ),
-                ),
-                _ => {
-                    return Err(bad(
-                        "the body is `{\"$ref\": ..}` or `{\"anyOf\": [{\"$ref\": ..}, {\"type\": \"null\"}]}`",
-                    ))
-                }
-            },
-            None => (
-                target,
-                format!(
-                    "{p}/then/properties/{}/$ref",
-                    crate::error::escape_token(body)
-                ),
-            ),
-        };
-        let r = target
-            .get("$ref")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("no `$ref` in `then`"))?;
-        let loc = self.set.resolve_ref(id, &rp, r)?;
-        Ok((sel.clone(), kind.to_string(), body.clone(), loc))
-    }
-
-    /// Whether a dispatch entry makes the body member required (`then.required` lists it, or the
-    /// envelope's `required` does) or optional (`anyOf` with `{"type": "null"}`).
-    pub(super) fn dispatch_body(
-        &self,
-        id: &str,
-        p: &str,
-        entry: &Value,
-        env: &Envelope,
-    ) -> Result<Presence> {
-        let body = &env.body_member;
-        let then = &entry["then"];
-        let listed = then.get("required").is_some();
-        let nullable = then["properties"][body.as_str()].get("anyOf").is_some();
-        let envelope_requires = env.member(body).is_some_and(|f| f.required);
-        match (envelope_requires || listed, nullable) {
-            (true, false) => Ok(Presence::Required),
-            (false, true) => Ok(Presence::Optional),
-            (true, true) => Err(self.err(
-                id,
-                p,
-                format!("`{body}` is required here, so it cannot also be `anyOf` with null"),
-            )),
-            (false, false) => Err(self.err(
-                id,
-                p,
-                format!("the envelope does not require `{body}`: the dispatch entry must say whether this kind needs it (`\"required\": [\"{body}\"]` in `then`) or not (`anyOf: [{{\"$ref\": ..}}, {{\"type\": \"null\"}}]`)"),
-            )),
-        }
     }
 
     pub(super) fn refusal_codes(

@@ -1,12 +1,14 @@
 //! Kinds: the message kinds of the envelope's dispatch and their envelope rules (`x-agh-kind`).
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
+use super::dispatch::DispatchEntry;
 use super::{
     str_list, Builder, Conditional, Containers, Envelope, Exchange, KnownValues, NamedType,
 };
 use crate::error::{join_pointer, Result};
-use crate::schema::load::Location;
 
 /// An envelope presence rule (`x-agh-kind` values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -157,10 +159,13 @@ pub struct Kind {
 }
 
 impl Builder<'_> {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn kinds(
         &self,
         env: &Envelope,
         types: &[NamedType],
+        dispatch: &[DispatchEntry],
+        conditionals: &BTreeMap<String, Vec<Conditional>>,
         known: &[KnownValues],
         containers: Option<&Containers>,
     ) -> Result<Vec<Kind>> {
@@ -185,16 +190,13 @@ impl Builder<'_> {
                 ),
             ));
         };
-        let mut dispatch: Vec<(String, Location, String, Presence)> = Vec::new();
-        if let Some(Value::Array(all)) = doc.get("allOf") {
-            for (i, entry) in all.iter().enumerate() {
-                let p = format!("/allOf/{i}");
-                let (_, kind, _, loc) = self.dispatch_entry(&id, &p, entry)?;
-                if dispatch.iter().any(|(k, _, _, _)| *k == kind) {
-                    return Err(self.err(&id, &p, format!("kind {kind:?} is dispatched twice")));
-                }
-                let body = self.dispatch_body(&id, &p, entry, env)?;
-                dispatch.push((kind, loc, p, body));
+        for (i, entry) in dispatch.iter().enumerate() {
+            if dispatch[..i].iter().any(|e| e.kind == entry.kind) {
+                return Err(self.err(
+                    &id,
+                    &entry.pointer,
+                    format!("kind {:?} is dispatched twice", entry.kind),
+                ));
             }
         }
         for f in &env.limits.forbidden_kinds {
@@ -206,22 +208,28 @@ impl Builder<'_> {
                 ));
             }
         }
-        for (k, _, p, _) in &dispatch {
-            if !enum_values.contains(k) {
-                return Err(self.err(&id, p, format!("kind mismatch: the dispatch names kind {k:?}, which the envelope `{}` enum does not list", env.kind_member)));
+        for e in dispatch {
+            if !enum_values.contains(&e.kind) {
+                return Err(self.err(&id, &e.pointer, format!("kind mismatch: the dispatch names kind {:?}, which the envelope `{}` enum does not list", e.kind, env.kind_member)));
             }
         }
         let mut kinds = Vec::new();
         for name in &enum_values {
-            let Some((_, loc, p, body)) = dispatch.iter().find(|(k, _, _, _)| k == name) else {
+            let Some(entry) = dispatch.iter().find(|e| e.kind == *name) else {
                 return Err(self.err(
                     &id,
                     &kind_ptr,
                     format!("kind mismatch: kind {name:?} has no `allOf` dispatch entry"),
                 ));
             };
-            let Some(t) = types.iter().find(|t| t.location == *loc) else {
-                return Err(self.err(&id, p, format!("the body schema of kind {name:?} must be a schema file root or a `$defs` entry")));
+            let loc = &entry.body_location;
+            let body = &self.body_presence(&id, entry, env)?;
+            let Some(t) = types.iter().find(|t| t.rust_name == entry.body_type) else {
+                return Err(self.err(
+                    &id,
+                    &entry.pointer,
+                    format!("the body schema of kind {name:?} must be a named type"),
+                ));
             };
             let schema = self.set.get(loc).cloned().unwrap_or(Value::Null);
             let xp = join_pointer(&loc.pointer, "x-agh-kind");
@@ -241,13 +249,13 @@ impl Builder<'_> {
                     format!("kind mismatch: `x-agh-kind.kind` is {:?} but the envelope dispatches kind {name:?} to this schema", rules.kind),
                 ));
             }
-            let obj = t.shape.object.as_ref().ok_or_else(|| {
-                self.err(
+            if t.shape.object.is_none() {
+                return Err(self.err(
                     &loc.id,
                     &loc.pointer,
                     "a body schema must be an object schema",
-                )
-            })?;
+                ));
+            }
             for m in &rules.envelope_match {
                 if env.member(&m.envelope).is_none() {
                     return Err(self.err(
@@ -257,7 +265,7 @@ impl Builder<'_> {
                     ));
                 }
             }
-            let conditionals = self.conditionals(&loc.id, &loc.pointer, &schema, obj, env)?;
+            let conditionals = conditionals.get(&t.rust_name).cloned().unwrap_or_default();
             kinds.push(Kind {
                 name: name.clone(),
                 purpose: x
@@ -289,6 +297,27 @@ impl Builder<'_> {
             }
         }
         Ok(kinds)
+    }
+
+    /// Whether a dispatch entry makes the body member required (`then.required` lists it, or the
+    /// envelope's `required` does) or optional (`anyOf` with `{"type": "null"}`).
+    fn body_presence(&self, id: &str, entry: &DispatchEntry, env: &Envelope) -> Result<Presence> {
+        let body = &env.body_member;
+        let envelope_requires = env.member(body).is_some_and(|f| f.required);
+        match (envelope_requires || entry.listed, entry.nullable) {
+            (true, false) => Ok(Presence::Required),
+            (false, true) => Ok(Presence::Optional),
+            (true, true) => Err(self.err(
+                id,
+                &entry.pointer,
+                format!("`{body}` is required here, so it cannot also be `anyOf` with null"),
+            )),
+            (false, false) => Err(self.err(
+                id,
+                &entry.pointer,
+                format!("the envelope does not require `{body}`: the dispatch entry must say whether this kind needs it (`\"required\": [\"{body}\"]` in `then`) or not (`anyOf: [{{\"$ref\": ..}}, {{\"type\": \"null\"}}]`)"),
+            )),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]

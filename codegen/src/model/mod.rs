@@ -8,14 +8,16 @@
 //! One file per thing modelled: [`shapes`] (what a schema describes: types, constraints, members,
 //! named types; the keywords carried), [`applicators`] (subschemas combined: `allOf`, `anyOf`,
 //! `oneOf`, `if`/`then`/`else`, `dependentSchemas`, `$ref` beside other keywords), [`names`] (Rust names of types and members), [`envelope`]
-//! (members, limits, roles, the kind dispatch, refusal codes), [`kinds`] (`x-agh-kind` rules),
-//! [`conditionals`] (a body's `if`/`then` rules), [`exchanges`] (request/response), [`values`]
+//! (members, limits, roles, refusal codes), [`dispatch`] (the kind dispatch recognized on the
+//! envelope's `allOf` entries), [`kinds`] (`x-agh-kind` rules), [`conditionals`] (a body's
+//! `if`/`then` rules in the restricted form, recognized likewise), [`exchanges`] (request/response), [`values`]
 //! (documented value sets), [`containers`], [`lifecycle`] and the transport [`binding`]. [`Model::build`] runs them in order.
 
 mod applicators;
 mod binding;
 mod conditionals;
 mod containers;
+mod dispatch;
 mod envelope;
 mod exchanges;
 mod kinds;
@@ -174,7 +176,15 @@ impl<'a> Builder<'a> {
     }
 
     fn build(&self) -> Result<Model> {
-        let types = self.types()?;
+        let mut types = self.types()?;
+        // The kind table is a view of the general model: the dispatch and the bodies'
+        // conditional rules are recognized on the `allOf` entries the applicator parser read,
+        // and taken out of the envelope's and the bodies' types (`dispatch.rs`,
+        // `conditionals.rs`).
+        let dispatch = self.dispatch(&mut types)?;
+        let envelope = self.envelope(&types, &dispatch)?;
+        let conditionals = self.conditionals(&mut types, &dispatch, &envelope)?;
+        let types = types;
 
         let mut enums = Vec::new();
         let mut known_values = Vec::new();
@@ -207,7 +217,6 @@ impl<'a> Builder<'a> {
             }
         }
 
-        let envelope = self.envelope(&types)?;
         let containers = match containers_raw.as_slice() {
             [] => None,
             [(t, c)] => Some(self.containers(&envelope, t, c)?),
@@ -230,7 +239,14 @@ impl<'a> Builder<'a> {
                 ))
             }
         };
-        let mut kinds = self.kinds(&envelope, &types, &known_values, containers.as_ref())?;
+        let mut kinds = self.kinds(
+            &envelope,
+            &types,
+            &dispatch,
+            &conditionals,
+            &known_values,
+            containers.as_ref(),
+        )?;
         self.exchanges(&envelope, &types, &mut kinds)?;
         let lifecycle = match lifecycle_raw.as_slice() {
             [] => None,

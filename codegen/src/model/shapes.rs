@@ -280,12 +280,8 @@ impl Builder<'_> {
                 None => shape.applicators.one_of = shapes,
             }
         }
-        // In a kind's body and in the envelope, `allOf` holds the restricted `if`/`then` forms
-        // (conditional rules, the kind dispatch), which the kind model reads.
-        let restricted =
-            depth == 0 && (map.contains_key("x-agh-kind") || map.contains_key("x-agh-envelope"));
         let mut applicators = std::mem::take(&mut shape.applicators);
-        self.applicators(id, ptr, map, depth, restricted, &mut applicators)?;
+        self.applicators(id, ptr, map, depth, &mut applicators)?;
         shape.applicators = applicators;
         match map.get("type") {
             Some(Value::String(t)) => self.push_type(id, ptr, &mut shape, t)?,

@@ -295,8 +295,15 @@ fn applicator_notes(model: &Model, shape: &Shape) -> Vec<String> {
     if let Some(target) = &a.reference {
         notes.push(format!("Also matches {}.", form(model, target)));
     }
-    if !a.all_of.is_empty() {
-        notes.push(format!("All of the following shapes: {}.", list(&a.all_of)));
+    // `true` entries (where the kind table took an entry out) say nothing.
+    let all_of: Vec<Shape> = a
+        .all_of
+        .iter()
+        .filter(|s| **s != Shape::default())
+        .cloned()
+        .collect();
+    if !all_of.is_empty() {
+        notes.push(format!("All of the following shapes: {}.", list(&all_of)));
     }
     if !a.any_of.is_empty() {
         notes.push(format!(
