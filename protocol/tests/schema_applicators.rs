@@ -496,3 +496,161 @@ fn the_verdicts_are_those_of_the_jsonschema_crate() {
         }
     }
 }
+
+/// An envelope of the set: `shape` from `alice`, with the members of `extra` and `body`.
+fn shape_envelope(extra: Value, body: Value) -> Value {
+    let mut e = json!({"protocol": "app/v1", "kind": "shape", "from": "alice", "body": body});
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        e[k] = v.clone();
+    }
+    e
+}
+
+/// The kind rules are ordinary `if`/`then` entries read by the general model: the envelope's
+/// `allOf` holds the kind dispatch (inside a nested `allOf`) beside a rule of its own (`if` a
+/// `to`, `then` a `reply_to`, `else` none), and the body's holds a rule in the restricted form
+/// (with an envelope override) beside a general `if`/`then`/`else`. The profile's parser takes
+/// each through its fast and exact paths, and, but for the override (an `x-agh-envelope` rule,
+/// not JSON Schema), gives the `jsonschema` crate's verdict on the same schemas.
+#[test]
+fn the_kind_dispatch_and_general_conditionals_hold_in_one_envelope() {
+    use agh_protocol::profile;
+    use applicators::profile::{Profile as App, SPEC};
+    use jsonschema::{Draft, Registry, Resource};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../codegen/tests/fixtures/applicators");
+    let docs: Vec<Value> = [
+        "defs.schema.json",
+        "envelope.schema.json",
+        "body/shape.schema.json",
+    ]
+    .iter()
+    .map(|f| serde_json::from_slice(&std::fs::read(dir.join(f)).unwrap()).unwrap())
+    .collect();
+    let registry = Registry::new()
+        .extend(docs.iter().map(|d| {
+            (
+                d["$id"].as_str().unwrap().to_owned(),
+                Resource::from_contents(d.clone()),
+            )
+        }))
+        .unwrap()
+        .prepare()
+        .unwrap();
+    let schema = jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .with_registry(&registry)
+        .build(&json!({ "$ref": "https://example.test/app/envelope.schema.json" }))
+        .unwrap();
+    let answer = json!({"to": "bob", "reply_to": "m1"});
+    // (envelope, the first problem's pointer and rule, whether JSON Schema says the same)
+    let cases: Vec<(Value, Option<(&str, &str)>, bool)> = vec![
+        (shape_envelope(json!({}), json!({})), None, true),
+        (shape_envelope(answer.clone(), json!({})), None, true),
+        // The envelope's own rule, `then` and `else`.
+        (
+            shape_envelope(json!({"to": "bob"}), json!({})),
+            Some(("/reply_to", "envelope.schema.json#/allOf/1/then/required")),
+            true,
+        ),
+        (
+            shape_envelope(json!({"reply_to": "m1"}), json!({})),
+            Some((
+                "/reply_to",
+                "envelope.schema.json#/allOf/1/else/properties/reply_to",
+            )),
+            true,
+        ),
+        // The kind dispatch, read inside the nested `allOf`: the body is a `ShapeBody`.
+        (
+            shape_envelope(json!({}), json!({"code": "x"})),
+            Some(("/body/code", "body/shape.schema.json#/properties/code")),
+            true,
+        ),
+        // The body's rule in the restricted form ...
+        (
+            shape_envelope(answer.clone(), json!({"status": "final"})),
+            Some(("/body/stamp", "body/shape.schema.json#/allOf/0")),
+            true,
+        ),
+        (
+            shape_envelope(answer.clone(), json!({"status": "final", "stamp": "ann"})),
+            None,
+            true,
+        ),
+        // ... and its envelope override: a final shape answers a message.
+        (
+            shape_envelope(json!({}), json!({"status": "final", "stamp": "ann"})),
+            Some((
+                "/reply_to",
+                "envelope requirements (reply_to, by body form)",
+            )),
+            false,
+        ),
+        (
+            shape_envelope(json!({}), json!({"status": "draft", "stamp": "ann"})),
+            None,
+            true,
+        ),
+        // The body's general rule: no stamp without a status, at most 8 characters with one.
+        (
+            shape_envelope(json!({}), json!({"stamp": "ann"})),
+            Some(("/body", "body/shape.schema.json#/allOf/1/else")),
+            true,
+        ),
+        (
+            shape_envelope(json!({}), json!({"status": "draft", "stamp": "annabella"})),
+            Some((
+                "/body/stamp",
+                "body/shape.schema.json#/allOf/1/then/properties/stamp",
+            )),
+            true,
+        ),
+    ];
+    let options = SPEC.options(0);
+    for (envelope, problem, standard) in &cases {
+        let text = envelope.to_string();
+        let bytes = text.as_bytes();
+        let problems = profile::explain::<App>(bytes, &options);
+        let first = problems.first().map(|p| (p.pointer.as_str(), &*p.rule));
+        match (problem, first) {
+            (None, None) => {}
+            (Some((pointer, rule)), Some((at, broken))) => {
+                assert_eq!(*pointer, at, "{text}: {problems:?}");
+                assert!(broken.contains(rule), "{text}: {problems:?}");
+            }
+            _ => panic!("{text}: expected {problem:?}, got {problems:?}"),
+        }
+        assert_eq!(
+            profile::fast_accepts::<App>(bytes, &options),
+            problem.is_none(),
+            "{text}"
+        );
+        let parsed = profile::parse::<App>(bytes, &options);
+        assert_eq!(parsed.is_ok(), problem.is_none(), "{text}");
+        if *standard {
+            assert_eq!(schema.is_valid(envelope), problem.is_none(), "{text}");
+        }
+    }
+    // Edits of every case: both paths agree, and agree with JSON Schema where the override
+    // (a final shape needs `reply_to`) says nothing.
+    let mut checked = 0;
+    for (envelope, _, _) in &cases {
+        for e in edits(envelope) {
+            let text = e.to_string();
+            let bytes = text.as_bytes();
+            let exact = profile::explain::<App>(bytes, &options).is_empty();
+            assert_eq!(
+                profile::fast_accepts::<App>(bytes, &options),
+                exact,
+                "{text}"
+            );
+            let final_shape = e["body"]["status"] == "final";
+            if e["kind"] == "shape" && e["protocol"] == "app/v1" && !final_shape {
+                assert_eq!(schema.is_valid(&e), exact, "{text}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "{checked}");
+}

@@ -608,6 +608,84 @@ pub fn check_app_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                 }
             }
         }
+        'c1: {
+            let hit = {
+                let mut scratch = Problems::first_only();
+                let mut here = at.clone();
+                {
+                    let out = &mut scratch;
+                    let at = &mut here;
+                    'c2: {
+                        if let Some(m) = v.as_object() {
+                            if !m.contains_key("to") {
+                                c::missing(
+                                    out,
+                                    ::agh_runtime::ReasonCode::Malformed,
+                                    at,
+                                    "envelope.schema.json#/allOf/1/if/required",
+                                    "to",
+                                );
+                                if out.is_done() {
+                                    break 'c2;
+                                }
+                            }
+                        }
+                    }
+                }
+                scratch.into_vec().into_iter().next()
+            }
+                .is_none();
+            if hit {
+                'c2: {
+                    if let Some(m) = v.as_object() {
+                        if !m.contains_key("reply_to") {
+                            c::missing(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "envelope.schema.json#/allOf/1/then/required",
+                                "reply_to",
+                            );
+                            if out.is_done() {
+                                break 'c2;
+                            }
+                        }
+                    }
+                }
+                if out.is_done() {
+                    break 'c1;
+                }
+            } else {
+                'c2: {
+                    if let Some(m) = v.as_object() {
+                        if let Some(v) = m.get("reply_to") {
+                            let mark = c::push(at, "reply_to");
+                            'c3: {
+                                c::value_problem(
+                                    out,
+                                    ::agh_runtime::ReasonCode::Malformed,
+                                    at,
+                                    "envelope.schema.json#/allOf/1/else/properties/reply_to",
+                                    "must be absent: no value is allowed here",
+                                    v,
+                                );
+                                break 'c3;
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c2;
+                            }
+                        }
+                    }
+                }
+                if out.is_done() {
+                    break 'c1;
+                }
+            }
+        }
+        if out.is_done() {
+            break 'c0;
+        }
     }
 }
 /// Checks a value against `AppLink` (`defs.schema.json#/$defs/link`).
@@ -2018,6 +2096,171 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("status") {
+                let mark = c::push(at, "status");
+                'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/status",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if !(v.as_str() == Some("draft") || v.as_str() == Some("final")) {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/status",
+                            "must be one of `draft`, `final`",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+            if let Some(v) = m.get("stamp") {
+                let mark = c::push(at, "stamp");
+                'c1: {
+                    if !(v.is_string()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/stamp",
+                            "a string",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(s) = v.as_str() {
+                        if !c::at_least_chars(s, 1usize) {
+                            c::value_problem(
+                                out,
+                                ::agh_runtime::ReasonCode::Malformed,
+                                at,
+                                "body/shape.schema.json#/properties/stamp",
+                                "must not be empty",
+                                v,
+                            );
+                            break 'c1;
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
+        }
+        'c1: {
+            let hit = {
+                let mut scratch = Problems::first_only();
+                let mut here = at.clone();
+                {
+                    let out = &mut scratch;
+                    let at = &mut here;
+                    'c2: {
+                        if let Some(m) = v.as_object() {
+                            if !m.contains_key("status") {
+                                c::missing(
+                                    out,
+                                    ::agh_runtime::ReasonCode::Malformed,
+                                    at,
+                                    "body/shape.schema.json#/allOf/1/if/required",
+                                    "status",
+                                );
+                                if out.is_done() {
+                                    break 'c2;
+                                }
+                            }
+                        }
+                    }
+                }
+                scratch.into_vec().into_iter().next()
+            }
+                .is_none();
+            if hit {
+                'c2: {
+                    if let Some(m) = v.as_object() {
+                        if let Some(v) = m.get("stamp") {
+                            let mark = c::push(at, "stamp");
+                            'c3: {
+                                if let Some(s) = v.as_str() {
+                                    if c::at_least_chars(s, 9usize) {
+                                        c::value_problem(
+                                            out,
+                                            ::agh_runtime::ReasonCode::Malformed,
+                                            at,
+                                            "body/shape.schema.json#/allOf/1/then/properties/stamp",
+                                            "must be at most 8 characters long",
+                                            v,
+                                        );
+                                        break 'c3;
+                                    }
+                                }
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c2;
+                            }
+                        }
+                    }
+                }
+                if out.is_done() {
+                    break 'c1;
+                }
+            } else {
+                'c2: {
+                    let mut scratch = Problems::first_only();
+                    let mut here = String::new();
+                    {
+                        let out = &mut scratch;
+                        let at = &mut here;
+                        'c3: {
+                            if let Some(m) = v.as_object() {
+                                if !m.contains_key("stamp") {
+                                    c::missing(
+                                        out,
+                                        ::agh_runtime::ReasonCode::Malformed,
+                                        at,
+                                        "body/shape.schema.json#/allOf/1/else/not/required",
+                                        "stamp",
+                                    );
+                                    if out.is_done() {
+                                        break 'c3;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    if scratch.is_empty() {
+                        c::value_problem(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/allOf/1/else",
+                            "must not match `body/shape.schema.json#/allOf/1/else/not`",
+                            v,
+                        );
+                        break 'c2;
+                    }
+                }
+                if out.is_done() {
+                    break 'c1;
+                }
+            }
+        }
+        if out.is_done() {
+            break 'c0;
         }
     }
 }
@@ -2055,6 +2298,39 @@ pub fn check_body_shape(
         return overrides;
     };
     let _ = &m;
+    if let Some(v) = m.get("status") {
+        if v.as_str() == Some("final") {
+            if m.get("stamp").is_none_or(Value::is_null) {
+                c::member(
+                    out,
+                    ::agh_runtime::ReasonCode::Malformed,
+                    at,
+                    "body/shape.schema.json#/allOf/0",
+                    "stamp",
+                    "`stamp` is required when `status` is `final`".to_owned(),
+                );
+                if out.is_done() {
+                    return overrides;
+                }
+            }
+            if let Some(v) = m.get("stamp") {
+                if !v.is_null() && !(v.is_string()) {
+                    c::member(
+                        out,
+                        ::agh_runtime::ReasonCode::Malformed,
+                        at,
+                        "body/shape.schema.json#/allOf/0",
+                        "stamp",
+                        "`stamp` must be a string when `status` is `final`".to_owned(),
+                    );
+                    if out.is_done() {
+                        return overrides;
+                    }
+                }
+            }
+            overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
+        }
+    }
     overrides
 }
 /// Decodes a checked `shape` body (its JSON text) into [`KnownBody::Shape`].
@@ -2094,6 +2370,8 @@ impl KnownBody {
             KnownBody::Shape(b) => {
                 match name {
                     "code" => b.code.as_ref().map(|v| v.to_string()),
+                    "status" => b.status.as_ref().map(|v| v.to_string()),
+                    "stamp" => b.stamp.as_ref().map(|v| v.to_string()),
                     _ => None,
                 }
             }

@@ -86,6 +86,7 @@ pub fn scan_envelope<'a>(
     let mut f_to: Option<Cow<'a, str>> = None;
     let mut f_reply_to: Option<Cow<'a, str>> = None;
     let mut f_body: Option<RawJson<'a>> = None;
+    let start = s.mark();
     let mut o = s.object()?;
     let mut seen = 0u64;
     while let Some(k) = s.key(&mut o)? {
@@ -171,6 +172,168 @@ pub fn scan_envelope<'a>(
         }
     }
     if seen & 39u64 != 39u64 {
+        return None;
+    }
+    let text = s.since(start);
+    if !(|| -> Option<()> {
+        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+        let s = &mut again;
+        {
+            let start = s.mark();
+            s.skip()?;
+            let text = s.since(start);
+            if (|| -> Option<()> {
+                let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                let s = &mut again;
+                match s.peek()? {
+                    b'"' => {
+                        s.string()?;
+                    }
+                    b'-' | b'0'..=b'9' => {
+                        s.skip()?;
+                    }
+                    b'{' => {
+                        let mut o = s.object()?;
+                        let mut seen = 0u64;
+                        while let Some(k) = s.key(&mut o)? {
+                            match &*k {
+                                "to" => {
+                                    if seen & 1u64 != 0 {
+                                        return None;
+                                    }
+                                    seen |= 1u64;
+                                    s.skip()?;
+                                }
+                                _ => {
+                                    s.fresh(&mut o, k)?;
+                                    s.skip()?;
+                                }
+                            }
+                        }
+                        if seen & 1u64 != 1u64 {
+                            return None;
+                        }
+                    }
+                    b'[' => {
+                        let mut a = s.array()?;
+                        while s.item(&mut a)? {
+                            {
+                                s.skip()?;
+                            }
+                        }
+                    }
+                    _ => {
+                        s.skip()?;
+                    }
+                }
+                s.end()
+            })()
+                .is_some()
+            {
+                if !(|| -> Option<()> {
+                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                    let s = &mut again;
+                    match s.peek()? {
+                        b'"' => {
+                            s.string()?;
+                        }
+                        b'-' | b'0'..=b'9' => {
+                            s.skip()?;
+                        }
+                        b'{' => {
+                            let mut o = s.object()?;
+                            let mut seen = 0u64;
+                            while let Some(k) = s.key(&mut o)? {
+                                match &*k {
+                                    "reply_to" => {
+                                        if seen & 1u64 != 0 {
+                                            return None;
+                                        }
+                                        seen |= 1u64;
+                                        s.skip()?;
+                                    }
+                                    _ => {
+                                        s.fresh(&mut o, k)?;
+                                        s.skip()?;
+                                    }
+                                }
+                            }
+                            if seen & 1u64 != 1u64 {
+                                return None;
+                            }
+                        }
+                        b'[' => {
+                            let mut a = s.array()?;
+                            while s.item(&mut a)? {
+                                {
+                                    s.skip()?;
+                                }
+                            }
+                        }
+                        _ => {
+                            s.skip()?;
+                        }
+                    }
+                    s.end()
+                })()
+                    .is_some()
+                {
+                    return None;
+                }
+            } else {
+                if !(|| -> Option<()> {
+                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                    let s = &mut again;
+                    match s.peek()? {
+                        b'"' => {
+                            s.string()?;
+                        }
+                        b'-' | b'0'..=b'9' => {
+                            s.skip()?;
+                        }
+                        b'{' => {
+                            let mut o = s.object()?;
+                            let mut seen = 0u64;
+                            while let Some(k) = s.key(&mut o)? {
+                                match &*k {
+                                    "reply_to" => {
+                                        if seen & 1u64 != 0 {
+                                            return None;
+                                        }
+                                        seen |= 1u64;
+                                        None::<()>?;
+                                    }
+                                    _ => {
+                                        s.fresh(&mut o, k)?;
+                                        s.skip()?;
+                                    }
+                                }
+                            }
+                        }
+                        b'[' => {
+                            let mut a = s.array()?;
+                            while s.item(&mut a)? {
+                                {
+                                    s.skip()?;
+                                }
+                            }
+                        }
+                        _ => {
+                            s.skip()?;
+                        }
+                    }
+                    s.end()
+                })()
+                    .is_some()
+                {
+                    return None;
+                }
+            }
+        }
+        s.end()
+    })()
+        .is_some()
+    {
         return None;
     }
     Some(AppEnvelopeRef {
@@ -714,45 +877,674 @@ pub fn scan_app_word<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `ShapeBody` value (`body/shape.schema.json#`); `None` declines.
 pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let mut o = s.object()?;
-    let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "artifact" => {
-                if seen & 1u64 != 0 {
-                    return None;
+    {
+        let start = s.mark();
+        let mut o = s.object()?;
+        let mut seen = 0u64;
+        while let Some(k) = s.key(&mut o)? {
+            match &*k {
+                "artifact" => {
+                    if seen & 1u64 != 0 {
+                        return None;
+                    }
+                    seen |= 1u64;
+                    scan_app_artifact(s)?;
                 }
-                seen |= 1u64;
-                scan_app_artifact(s)?;
+                "amount" => {
+                    if seen & 2u64 != 0 {
+                        return None;
+                    }
+                    seen |= 2u64;
+                    scan_app_amount(s)?;
+                }
+                "window" => {
+                    if seen & 4u64 != 0 {
+                        return None;
+                    }
+                    seen |= 4u64;
+                    scan_app_window(s)?;
+                }
+                "word" => {
+                    if seen & 8u64 != 0 {
+                        return None;
+                    }
+                    seen |= 8u64;
+                    scan_app_word(s)?;
+                }
+                "signed" => {
+                    if seen & 16u64 != 0 {
+                        return None;
+                    }
+                    seen |= 16u64;
+                    {
+                        let start = s.mark();
+                        match s.peek()? {
+                            b'"' => {
+                                s.string()?;
+                            }
+                            b'-' | b'0'..=b'9' => {
+                                s.skip()?;
+                            }
+                            b'{' => {
+                                let mut o = s.object()?;
+                                let mut seen = 0u64;
+                                while let Some(k) = s.key(&mut o)? {
+                                    match &*k {
+                                        "sha" => {
+                                            if seen & 1u64 != 0 {
+                                                return None;
+                                            }
+                                            seen |= 1u64;
+                                            s.skip()?;
+                                        }
+                                        _ => {
+                                            s.fresh(&mut o, k)?;
+                                            s.skip()?;
+                                        }
+                                    }
+                                }
+                                if seen & 1u64 != 1u64 {
+                                    return None;
+                                }
+                            }
+                            b'[' => {
+                                let mut a = s.array()?;
+                                while s.item(&mut a)? {
+                                    {
+                                        s.skip()?;
+                                    }
+                                }
+                            }
+                            _ => {
+                                s.skip()?;
+                            }
+                        }
+                        let text = s.since(start);
+                        if !(|| -> Option<()> {
+                            let mut again = Scanner::new(
+                                text.get(),
+                                usize::from(u16::MAX),
+                            );
+                            let s = &mut again;
+                            scan_app_blob(s)?;
+                            s.end()
+                        })()
+                            .is_some()
+                        {
+                            return None;
+                        }
+                    }
+                }
+                "pair" => {
+                    if seen & 32u64 != 0 {
+                        return None;
+                    }
+                    seen |= 32u64;
+                    let mut a = s.array()?;
+                    let mut index = 0usize;
+                    while s.item(&mut a)? {
+                        {
+                            match index {
+                                0usize => {
+                                    s.string()?;
+                                }
+                                1usize => {
+                                    integer(s)?;
+                                }
+                                _ => {
+                                    None::<()>?;
+                                }
+                            }
+                            index += 1;
+                        }
+                    }
+                }
+                "tail" => {
+                    if seen & 64u64 != 0 {
+                        return None;
+                    }
+                    seen |= 64u64;
+                    let mut a = s.array()?;
+                    let mut index = 0usize;
+                    while s.item(&mut a)? {
+                        {
+                            match index {
+                                0usize => {
+                                    let m = s.mark();
+                                    s.skip()?;
+                                    let v = s.since(m).to_value();
+                                    if !(c::json_eq(&v, "\"v1\"") && true) {
+                                        return None;
+                                    }
+                                }
+                                _ => {
+                                    let mark = s.mark();
+                                    integer(s)?;
+                                    let nt = s.since(mark).get();
+                                    if c::below(nt, "0") {
+                                        return None;
+                                    }
+                                }
+                            }
+                            index += 1;
+                        }
+                    }
+                }
+                "labels" => {
+                    if seen & 128u64 != 0 {
+                        return None;
+                    }
+                    seen |= 128u64;
+                    let mut o = s.object()?;
+                    let mut seen = 0u64;
+                    while let Some(k) = s.key(&mut o)? {
+                        match &*k {
+                            "main" => {
+                                if seen & 1u64 != 0 {
+                                    return None;
+                                }
+                                seen |= 1u64;
+                                s.string()?;
+                            }
+                            _ => {
+                                let h0 = super::checks::pattern_4(&k);
+                                let h1 = super::checks::pattern_5(&k);
+                                let h2 = super::checks::pattern_6(&k);
+                                s.fresh(&mut o, k)?;
+                                if h0 || h1 || h2 {
+                                    let m = s.mark();
+                                    s.skip()?;
+                                    let text = s.since(m);
+                                    if h0
+                                        && !(|| -> Option<()> {
+                                            let mut again = Scanner::new(
+                                                text.get(),
+                                                usize::from(u16::MAX),
+                                            );
+                                            let s = &mut again;
+                                            s.string()?;
+                                            s.end()
+                                        })()
+                                            .is_some()
+                                    {
+                                        return None;
+                                    }
+                                    if h1
+                                        && !(|| -> Option<()> {
+                                            let mut again = Scanner::new(
+                                                text.get(),
+                                                usize::from(u16::MAX),
+                                            );
+                                            let s = &mut again;
+                                            integer(s)?;
+                                            s.end()
+                                        })()
+                                            .is_some()
+                                    {
+                                        return None;
+                                    }
+                                    if h2
+                                        && !(|| -> Option<()> {
+                                            let mut again = Scanner::new(
+                                                text.get(),
+                                                usize::from(u16::MAX),
+                                            );
+                                            let s = &mut again;
+                                            let v = s.string()?;
+                                            if !super::checks::pattern_7(&v) {
+                                                return None;
+                                            }
+                                            s.end()
+                                        })()
+                                            .is_some()
+                                    {
+                                        return None;
+                                    }
+                                } else {
+                                    return None;
+                                }
+                            }
+                        }
+                    }
+                }
+                "counters" => {
+                    if seen & 256u64 != 0 {
+                        return None;
+                    }
+                    seen |= 256u64;
+                    let mut o = s.object()?;
+                    while let Some(k) = s.key(&mut o)? {
+                        match &*k {
+                            _ => {
+                                s.fresh(&mut o, k)?;
+                                let mark = s.mark();
+                                integer(s)?;
+                                let nt = s.since(mark).get();
+                                if c::below(nt, "0") {
+                                    return None;
+                                }
+                            }
+                        }
+                    }
+                }
+                "contact" => {
+                    if seen & 512u64 != 0 {
+                        return None;
+                    }
+                    seen |= 512u64;
+                    {
+                        let start = s.mark();
+                        let mut o = s.object()?;
+                        let mut seen = 0u64;
+                        while let Some(k) = s.key(&mut o)? {
+                            match &*k {
+                                "email" => {
+                                    if seen & 1u64 != 0 {
+                                        return None;
+                                    }
+                                    seen |= 1u64;
+                                    s.string()?;
+                                }
+                                _ => {
+                                    s.fresh(&mut o, k)?;
+                                    s.skip()?;
+                                }
+                            }
+                        }
+                        let text = s.since(start);
+                        let [d0] = scan::members(text, ["email"]);
+                        if d0.is_some()
+                            && !(|| -> Option<()> {
+                                let mut again = Scanner::new(
+                                    text.get(),
+                                    usize::from(u16::MAX),
+                                );
+                                let s = &mut again;
+                                match s.peek()? {
+                                    b'"' => {
+                                        s.string()?;
+                                    }
+                                    b'-' | b'0'..=b'9' => {
+                                        s.skip()?;
+                                    }
+                                    b'{' => {
+                                        let mut o = s.object()?;
+                                        let mut seen = 0u64;
+                                        while let Some(k) = s.key(&mut o)? {
+                                            match &*k {
+                                                "name" => {
+                                                    if seen & 1u64 != 0 {
+                                                        return None;
+                                                    }
+                                                    seen |= 1u64;
+                                                    let v = s.string()?;
+                                                    if !c::at_least_chars(&v, 1usize) {
+                                                        return None;
+                                                    }
+                                                }
+                                                _ => {
+                                                    s.fresh(&mut o, k)?;
+                                                    s.skip()?;
+                                                }
+                                            }
+                                        }
+                                        if seen & 1u64 != 1u64 {
+                                            return None;
+                                        }
+                                    }
+                                    b'[' => {
+                                        let mut a = s.array()?;
+                                        while s.item(&mut a)? {
+                                            {
+                                                s.skip()?;
+                                            }
+                                        }
+                                    }
+                                    _ => {
+                                        s.skip()?;
+                                    }
+                                }
+                                s.end()
+                            })()
+                                .is_some()
+                        {
+                            return None;
+                        }
+                    }
+                }
+                "mode" => {
+                    if seen & 1024u64 != 0 {
+                        return None;
+                    }
+                    seen |= 1024u64;
+                    if !s.null() {
+                        match s.peek()? {
+                            b'"' => {
+                                let v = s.string()?;
+                                if c::at_least_chars(&v, 9usize) {
+                                    return None;
+                                }
+                            }
+                            b'-' | b'0'..=b'9' => {
+                                let mark = s.mark();
+                                integer(s)?;
+                                let nt = s.since(mark).get();
+                                if c::below(nt, "1") {
+                                    return None;
+                                }
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                "code" => {
+                    if seen & 2048u64 != 0 {
+                        return None;
+                    }
+                    seen |= 2048u64;
+                    {
+                        let start = s.mark();
+                        s.string()?;
+                        let text = s.since(start);
+                        if (|| -> Option<()> {
+                            let mut again = Scanner::new(
+                                text.get(),
+                                usize::from(u16::MAX),
+                            );
+                            let s = &mut again;
+                            match s.peek()? {
+                                b'"' => {
+                                    let v = s.string()?;
+                                    if !super::checks::pattern_8(&v) {
+                                        return None;
+                                    }
+                                }
+                                b'-' | b'0'..=b'9' => {
+                                    s.skip()?;
+                                }
+                                b'{' => {
+                                    s.raw_object()?;
+                                }
+                                b'[' => {
+                                    let mut a = s.array()?;
+                                    while s.item(&mut a)? {
+                                        {
+                                            s.skip()?;
+                                        }
+                                    }
+                                }
+                                _ => {
+                                    s.skip()?;
+                                }
+                            }
+                            s.end()
+                        })()
+                            .is_some()
+                        {
+                            return None;
+                        }
+                        if !(|| -> Option<()> {
+                            let mut again = Scanner::new(
+                                text.get(),
+                                usize::from(u16::MAX),
+                            );
+                            let s = &mut again;
+                            match s.peek()? {
+                                b'"' => {
+                                    let v = s.string()?;
+                                    if !c::at_least_chars(&v, 2usize) {
+                                        return None;
+                                    }
+                                }
+                                b'-' | b'0'..=b'9' => {
+                                    s.skip()?;
+                                }
+                                b'{' => {
+                                    s.raw_object()?;
+                                }
+                                b'[' => {
+                                    let mut a = s.array()?;
+                                    while s.item(&mut a)? {
+                                        {
+                                            s.skip()?;
+                                        }
+                                    }
+                                }
+                                _ => {
+                                    s.skip()?;
+                                }
+                            }
+                            s.end()
+                        })()
+                            .is_some()
+                        {
+                            return None;
+                        }
+                        if !(|| -> Option<()> {
+                            let mut again = Scanner::new(
+                                text.get(),
+                                usize::from(u16::MAX),
+                            );
+                            let s = &mut again;
+                            match s.peek()? {
+                                b'"' => {
+                                    let v = s.string()?;
+                                    if c::at_least_chars(&v, 6usize) {
+                                        return None;
+                                    }
+                                }
+                                b'-' | b'0'..=b'9' => {
+                                    s.skip()?;
+                                }
+                                b'{' => {
+                                    s.raw_object()?;
+                                }
+                                b'[' => {
+                                    let mut a = s.array()?;
+                                    while s.item(&mut a)? {
+                                        {
+                                            s.skip()?;
+                                        }
+                                    }
+                                }
+                                _ => {
+                                    s.skip()?;
+                                }
+                            }
+                            s.end()
+                        })()
+                            .is_some()
+                        {
+                            return None;
+                        }
+                    }
+                }
+                "level" => {
+                    if seen & 4096u64 != 0 {
+                        return None;
+                    }
+                    seen |= 4096u64;
+                    {
+                        let start = s.mark();
+                        s.skip()?;
+                        let text = s.since(start);
+                        if usize::from(
+                            (|| -> Option<()> {
+                                let mut again = Scanner::new(
+                                    text.get(),
+                                    usize::from(u16::MAX),
+                                );
+                                let s = &mut again;
+                                let mark = s.mark();
+                                integer(s)?;
+                                let nt = s.since(mark).get();
+                                if c::above(nt, "9") {
+                                    return None;
+                                }
+                                if c::not_multiple(nt, "2") {
+                                    return None;
+                                }
+                                s.end()
+                            })()
+                                .is_some(),
+                        )
+                            + usize::from(
+                                (|| -> Option<()> {
+                                    let mut again = Scanner::new(
+                                        text.get(),
+                                        usize::from(u16::MAX),
+                                    );
+                                    let s = &mut again;
+                                    let mark = s.mark();
+                                    integer(s)?;
+                                    let nt = s.since(mark).get();
+                                    if c::below(nt, "8") {
+                                        return None;
+                                    }
+                                    s.end()
+                                })()
+                                    .is_some(),
+                            ) != 1
+                        {
+                            return None;
+                        }
+                    }
+                }
+                "any" => {
+                    if seen & 8192u64 != 0 {
+                        return None;
+                    }
+                    seen |= 8192u64;
+                    scan_app_anything(s)?;
+                }
+                "flag" => {
+                    if seen & 16384u64 != 0 {
+                        return None;
+                    }
+                    seen |= 16384u64;
+                    {
+                        let start = s.mark();
+                        let m = s.mark();
+                        s.skip()?;
+                        let v = s.since(m).to_value();
+                        if !(true && c::json_eq(&v, "\"on\"")
+                            || c::json_eq(&v, "\"off\""))
+                        {
+                            return None;
+                        }
+                        let text = s.since(start);
+                        if !(|| -> Option<()> {
+                            let mut again = Scanner::new(
+                                text.get(),
+                                usize::from(u16::MAX),
+                            );
+                            let s = &mut again;
+                            if !s.null() {
+                                s.string()?;
+                            }
+                            s.end()
+                        })()
+                            .is_some()
+                        {
+                            return None;
+                        }
+                    }
+                }
+                "maybe" => {
+                    if seen & 32768u64 != 0 {
+                        return None;
+                    }
+                    seen |= 32768u64;
+                    {
+                        let start = s.mark();
+                        s.skip()?;
+                        let text = s.since(start);
+                        if (|| -> Option<()> {
+                            let mut again = Scanner::new(
+                                text.get(),
+                                usize::from(u16::MAX),
+                            );
+                            let s = &mut again;
+                            let m = s.mark();
+                            s.skip()?;
+                            let v = s.since(m).to_value();
+                            if !(c::json_eq(&v, "0") && true) {
+                                return None;
+                            }
+                            s.end()
+                        })()
+                            .is_some()
+                        {
+                            return None;
+                        }
+                        if !(|| -> Option<()> {
+                            let mut again = Scanner::new(
+                                text.get(),
+                                usize::from(u16::MAX),
+                            );
+                            let s = &mut again;
+                            if !s.null() {
+                                integer(s)?;
+                            }
+                            s.end()
+                        })()
+                            .is_some()
+                        {
+                            return None;
+                        }
+                    }
+                }
+                "gone" => {
+                    if seen & 65536u64 != 0 {
+                        return None;
+                    }
+                    seen |= 65536u64;
+                    None::<()>?;
+                }
+                "free" => {
+                    if seen & 131072u64 != 0 {
+                        return None;
+                    }
+                    seen |= 131072u64;
+                    s.skip()?;
+                }
+                "status" => {
+                    if seen & 262144u64 != 0 {
+                        return None;
+                    }
+                    seen |= 262144u64;
+                    let v = s.string()?;
+                    if !matches!(& * v, "draft" | "final") {
+                        return None;
+                    }
+                }
+                "stamp" => {
+                    if seen & 524288u64 != 0 {
+                        return None;
+                    }
+                    seen |= 524288u64;
+                    let v = s.string()?;
+                    if !c::at_least_chars(&v, 1usize) {
+                        return None;
+                    }
+                }
+                _ => {
+                    s.fresh(&mut o, k)?;
+                    s.skip()?;
+                }
             }
-            "amount" => {
-                if seen & 2u64 != 0 {
-                    return None;
-                }
-                seen |= 2u64;
-                scan_app_amount(s)?;
-            }
-            "window" => {
-                if seen & 4u64 != 0 {
-                    return None;
-                }
-                seen |= 4u64;
-                scan_app_window(s)?;
-            }
-            "word" => {
-                if seen & 8u64 != 0 {
-                    return None;
-                }
-                seen |= 8u64;
-                scan_app_word(s)?;
-            }
-            "signed" => {
-                if seen & 16u64 != 0 {
-                    return None;
-                }
-                seen |= 16u64;
-                {
-                    let start = s.mark();
+        }
+        let text = s.since(start);
+        if !(|| -> Option<()> {
+            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+            let s = &mut again;
+            {
+                let start = s.mark();
+                s.skip()?;
+                let text = s.since(start);
+                if (|| -> Option<()> {
+                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+                    let s = &mut again;
                     match s.peek()? {
                         b'"' => {
                             s.string()?;
@@ -765,7 +1557,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             let mut seen = 0u64;
                             while let Some(k) = s.key(&mut o)? {
                                 match &*k {
-                                    "sha" => {
+                                    "status" => {
                                         if seen & 1u64 != 0 {
                                             return None;
                                         }
@@ -794,305 +1586,62 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             s.skip()?;
                         }
                     }
-                    let text = s.since(start);
+                    s.end()
+                })()
+                    .is_some()
+                {
                     if !(|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
-                        scan_app_blob(s)?;
-                        s.end()
-                    })()
-                        .is_some()
-                    {
-                        return None;
-                    }
-                }
-            }
-            "pair" => {
-                if seen & 32u64 != 0 {
-                    return None;
-                }
-                seen |= 32u64;
-                let mut a = s.array()?;
-                let mut index = 0usize;
-                while s.item(&mut a)? {
-                    {
-                        match index {
-                            0usize => {
+                        match s.peek()? {
+                            b'"' => {
                                 s.string()?;
                             }
-                            1usize => {
-                                integer(s)?;
-                            }
-                            _ => {
-                                None::<()>?;
-                            }
-                        }
-                        index += 1;
-                    }
-                }
-            }
-            "tail" => {
-                if seen & 64u64 != 0 {
-                    return None;
-                }
-                seen |= 64u64;
-                let mut a = s.array()?;
-                let mut index = 0usize;
-                while s.item(&mut a)? {
-                    {
-                        match index {
-                            0usize => {
-                                let m = s.mark();
-                                s.skip()?;
-                                let v = s.since(m).to_value();
-                                if !(c::json_eq(&v, "\"v1\"") && true) {
-                                    return None;
-                                }
-                            }
-                            _ => {
-                                let mark = s.mark();
-                                integer(s)?;
-                                let nt = s.since(mark).get();
-                                if c::below(nt, "0") {
-                                    return None;
-                                }
-                            }
-                        }
-                        index += 1;
-                    }
-                }
-            }
-            "labels" => {
-                if seen & 128u64 != 0 {
-                    return None;
-                }
-                seen |= 128u64;
-                let mut o = s.object()?;
-                let mut seen = 0u64;
-                while let Some(k) = s.key(&mut o)? {
-                    match &*k {
-                        "main" => {
-                            if seen & 1u64 != 0 {
-                                return None;
-                            }
-                            seen |= 1u64;
-                            s.string()?;
-                        }
-                        _ => {
-                            let h0 = super::checks::pattern_4(&k);
-                            let h1 = super::checks::pattern_5(&k);
-                            let h2 = super::checks::pattern_6(&k);
-                            s.fresh(&mut o, k)?;
-                            if h0 || h1 || h2 {
-                                let m = s.mark();
-                                s.skip()?;
-                                let text = s.since(m);
-                                if h0
-                                    && !(|| -> Option<()> {
-                                        let mut again = Scanner::new(
-                                            text.get(),
-                                            usize::from(u16::MAX),
-                                        );
-                                        let s = &mut again;
-                                        s.string()?;
-                                        s.end()
-                                    })()
-                                        .is_some()
-                                {
-                                    return None;
-                                }
-                                if h1
-                                    && !(|| -> Option<()> {
-                                        let mut again = Scanner::new(
-                                            text.get(),
-                                            usize::from(u16::MAX),
-                                        );
-                                        let s = &mut again;
-                                        integer(s)?;
-                                        s.end()
-                                    })()
-                                        .is_some()
-                                {
-                                    return None;
-                                }
-                                if h2
-                                    && !(|| -> Option<()> {
-                                        let mut again = Scanner::new(
-                                            text.get(),
-                                            usize::from(u16::MAX),
-                                        );
-                                        let s = &mut again;
-                                        let v = s.string()?;
-                                        if !super::checks::pattern_7(&v) {
-                                            return None;
-                                        }
-                                        s.end()
-                                    })()
-                                        .is_some()
-                                {
-                                    return None;
-                                }
-                            } else {
-                                return None;
-                            }
-                        }
-                    }
-                }
-            }
-            "counters" => {
-                if seen & 256u64 != 0 {
-                    return None;
-                }
-                seen |= 256u64;
-                let mut o = s.object()?;
-                while let Some(k) = s.key(&mut o)? {
-                    match &*k {
-                        _ => {
-                            s.fresh(&mut o, k)?;
-                            let mark = s.mark();
-                            integer(s)?;
-                            let nt = s.since(mark).get();
-                            if c::below(nt, "0") {
-                                return None;
-                            }
-                        }
-                    }
-                }
-            }
-            "contact" => {
-                if seen & 512u64 != 0 {
-                    return None;
-                }
-                seen |= 512u64;
-                {
-                    let start = s.mark();
-                    let mut o = s.object()?;
-                    let mut seen = 0u64;
-                    while let Some(k) = s.key(&mut o)? {
-                        match &*k {
-                            "email" => {
-                                if seen & 1u64 != 0 {
-                                    return None;
-                                }
-                                seen |= 1u64;
-                                s.string()?;
-                            }
-                            _ => {
-                                s.fresh(&mut o, k)?;
+                            b'-' | b'0'..=b'9' => {
                                 s.skip()?;
                             }
-                        }
-                    }
-                    let text = s.since(start);
-                    let [d0] = scan::members(text, ["email"]);
-                    if d0.is_some()
-                        && !(|| -> Option<()> {
-                            let mut again = Scanner::new(
-                                text.get(),
-                                usize::from(u16::MAX),
-                            );
-                            let s = &mut again;
-                            match s.peek()? {
-                                b'"' => {
-                                    s.string()?;
-                                }
-                                b'-' | b'0'..=b'9' => {
-                                    s.skip()?;
-                                }
-                                b'{' => {
-                                    let mut o = s.object()?;
-                                    let mut seen = 0u64;
-                                    while let Some(k) = s.key(&mut o)? {
-                                        match &*k {
-                                            "name" => {
-                                                if seen & 1u64 != 0 {
-                                                    return None;
+                            b'{' => {
+                                let mut o = s.object()?;
+                                let mut seen = 0u64;
+                                while let Some(k) = s.key(&mut o)? {
+                                    match &*k {
+                                        "stamp" => {
+                                            if seen & 1u64 != 0 {
+                                                return None;
+                                            }
+                                            seen |= 1u64;
+                                            match s.peek()? {
+                                                b'"' => {
+                                                    let v = s.string()?;
+                                                    if c::at_least_chars(&v, 9usize) {
+                                                        return None;
+                                                    }
                                                 }
-                                                seen |= 1u64;
-                                                let v = s.string()?;
-                                                if !c::at_least_chars(&v, 1usize) {
-                                                    return None;
+                                                b'-' | b'0'..=b'9' => {
+                                                    s.skip()?;
+                                                }
+                                                b'{' => {
+                                                    s.raw_object()?;
+                                                }
+                                                b'[' => {
+                                                    let mut a = s.array()?;
+                                                    while s.item(&mut a)? {
+                                                        {
+                                                            s.skip()?;
+                                                        }
+                                                    }
+                                                }
+                                                _ => {
+                                                    s.skip()?;
                                                 }
                                             }
-                                            _ => {
-                                                s.fresh(&mut o, k)?;
-                                                s.skip()?;
-                                            }
                                         }
-                                    }
-                                    if seen & 1u64 != 1u64 {
-                                        return None;
-                                    }
-                                }
-                                b'[' => {
-                                    let mut a = s.array()?;
-                                    while s.item(&mut a)? {
-                                        {
+                                        _ => {
+                                            s.fresh(&mut o, k)?;
                                             s.skip()?;
                                         }
                                     }
                                 }
-                                _ => {
-                                    s.skip()?;
-                                }
-                            }
-                            s.end()
-                        })()
-                            .is_some()
-                    {
-                        return None;
-                    }
-                }
-            }
-            "mode" => {
-                if seen & 1024u64 != 0 {
-                    return None;
-                }
-                seen |= 1024u64;
-                if !s.null() {
-                    match s.peek()? {
-                        b'"' => {
-                            let v = s.string()?;
-                            if c::at_least_chars(&v, 9usize) {
-                                return None;
-                            }
-                        }
-                        b'-' | b'0'..=b'9' => {
-                            let mark = s.mark();
-                            integer(s)?;
-                            let nt = s.since(mark).get();
-                            if c::below(nt, "1") {
-                                return None;
-                            }
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            "code" => {
-                if seen & 2048u64 != 0 {
-                    return None;
-                }
-                seen |= 2048u64;
-                {
-                    let start = s.mark();
-                    s.string()?;
-                    let text = s.since(start);
-                    if (|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        match s.peek()? {
-                            b'"' => {
-                                let v = s.string()?;
-                                if !super::checks::pattern_8(&v) {
-                                    return None;
-                                }
-                            }
-                            b'-' | b'0'..=b'9' => {
-                                s.skip()?;
-                            }
-                            b'{' => {
-                                s.raw_object()?;
                             }
                             b'[' => {
                                 let mut a = s.array()?;
@@ -1112,153 +1661,67 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     {
                         return None;
                     }
+                } else {
                     if !(|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
-                        match s.peek()? {
-                            b'"' => {
-                                let v = s.string()?;
-                                if !c::at_least_chars(&v, 2usize) {
-                                    return None;
-                                }
-                            }
-                            b'-' | b'0'..=b'9' => {
-                                s.skip()?;
-                            }
-                            b'{' => {
-                                s.raw_object()?;
-                            }
-                            b'[' => {
-                                let mut a = s.array()?;
-                                while s.item(&mut a)? {
-                                    {
-                                        s.skip()?;
-                                    }
-                                }
-                            }
-                            _ => {
-                                s.skip()?;
-                            }
-                        }
-                        s.end()
-                    })()
-                        .is_some()
-                    {
-                        return None;
-                    }
-                    if !(|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        match s.peek()? {
-                            b'"' => {
-                                let v = s.string()?;
-                                if c::at_least_chars(&v, 6usize) {
-                                    return None;
-                                }
-                            }
-                            b'-' | b'0'..=b'9' => {
-                                s.skip()?;
-                            }
-                            b'{' => {
-                                s.raw_object()?;
-                            }
-                            b'[' => {
-                                let mut a = s.array()?;
-                                while s.item(&mut a)? {
-                                    {
-                                        s.skip()?;
-                                    }
-                                }
-                            }
-                            _ => {
-                                s.skip()?;
-                            }
-                        }
-                        s.end()
-                    })()
-                        .is_some()
-                    {
-                        return None;
-                    }
-                }
-            }
-            "level" => {
-                if seen & 4096u64 != 0 {
-                    return None;
-                }
-                seen |= 4096u64;
-                {
-                    let start = s.mark();
-                    s.skip()?;
-                    let text = s.since(start);
-                    if usize::from(
-                        (|| -> Option<()> {
-                            let mut again = Scanner::new(
-                                text.get(),
-                                usize::from(u16::MAX),
-                            );
-                            let s = &mut again;
-                            let mark = s.mark();
-                            integer(s)?;
-                            let nt = s.since(mark).get();
-                            if c::above(nt, "9") {
-                                return None;
-                            }
-                            if c::not_multiple(nt, "2") {
-                                return None;
-                            }
-                            s.end()
-                        })()
-                            .is_some(),
-                    )
-                        + usize::from(
-                            (|| -> Option<()> {
+                        {
+                            let start = s.mark();
+                            s.skip()?;
+                            let text = s.since(start);
+                            if (|| -> Option<()> {
                                 let mut again = Scanner::new(
                                     text.get(),
                                     usize::from(u16::MAX),
                                 );
                                 let s = &mut again;
-                                let mark = s.mark();
-                                integer(s)?;
-                                let nt = s.since(mark).get();
-                                if c::below(nt, "8") {
-                                    return None;
+                                match s.peek()? {
+                                    b'"' => {
+                                        s.string()?;
+                                    }
+                                    b'-' | b'0'..=b'9' => {
+                                        s.skip()?;
+                                    }
+                                    b'{' => {
+                                        let mut o = s.object()?;
+                                        let mut seen = 0u64;
+                                        while let Some(k) = s.key(&mut o)? {
+                                            match &*k {
+                                                "stamp" => {
+                                                    if seen & 1u64 != 0 {
+                                                        return None;
+                                                    }
+                                                    seen |= 1u64;
+                                                    s.skip()?;
+                                                }
+                                                _ => {
+                                                    s.fresh(&mut o, k)?;
+                                                    s.skip()?;
+                                                }
+                                            }
+                                        }
+                                        if seen & 1u64 != 1u64 {
+                                            return None;
+                                        }
+                                    }
+                                    b'[' => {
+                                        let mut a = s.array()?;
+                                        while s.item(&mut a)? {
+                                            {
+                                                s.skip()?;
+                                            }
+                                        }
+                                    }
+                                    _ => {
+                                        s.skip()?;
+                                    }
                                 }
                                 s.end()
                             })()
-                                .is_some(),
-                        ) != 1
-                    {
-                        return None;
-                    }
-                }
-            }
-            "any" => {
-                if seen & 8192u64 != 0 {
-                    return None;
-                }
-                seen |= 8192u64;
-                scan_app_anything(s)?;
-            }
-            "flag" => {
-                if seen & 16384u64 != 0 {
-                    return None;
-                }
-                seen |= 16384u64;
-                {
-                    let start = s.mark();
-                    let m = s.mark();
-                    s.skip()?;
-                    let v = s.since(m).to_value();
-                    if !(true && c::json_eq(&v, "\"on\"") || c::json_eq(&v, "\"off\"")) {
-                        return None;
-                    }
-                    let text = s.since(start);
-                    if !(|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        if !s.null() {
-                            s.string()?;
+                                .is_some()
+                            {
+                                return None;
+                            }
                         }
                         s.end()
                     })()
@@ -1268,62 +1731,11 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "maybe" => {
-                if seen & 32768u64 != 0 {
-                    return None;
-                }
-                seen |= 32768u64;
-                {
-                    let start = s.mark();
-                    s.skip()?;
-                    let text = s.since(start);
-                    if (|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        let m = s.mark();
-                        s.skip()?;
-                        let v = s.since(m).to_value();
-                        if !(c::json_eq(&v, "0") && true) {
-                            return None;
-                        }
-                        s.end()
-                    })()
-                        .is_some()
-                    {
-                        return None;
-                    }
-                    if !(|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        if !s.null() {
-                            integer(s)?;
-                        }
-                        s.end()
-                    })()
-                        .is_some()
-                    {
-                        return None;
-                    }
-                }
-            }
-            "gone" => {
-                if seen & 65536u64 != 0 {
-                    return None;
-                }
-                seen |= 65536u64;
-                None::<()>?;
-            }
-            "free" => {
-                if seen & 131072u64 != 0 {
-                    return None;
-                }
-                seen |= 131072u64;
-                s.skip()?;
-            }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            s.end()
+        })()
+            .is_some()
+        {
+            return None;
         }
     }
     Some(())
@@ -1350,8 +1762,28 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
 /// Reads the body of a `shape` envelope: `ShapeBody` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.
 pub fn scan_body_shape<'a>(
     s: &mut Scanner<'a>,
-    _kept: &mut Kept<'a>,
+    kept: &mut Kept<'a>,
 ) -> Option<BodyOverrides> {
+    let start = s.mark();
     scan_shape_body(s)?;
-    Some(BodyOverrides::default())
+    let [m0, m1] = scan::members(s.since(start), ["status", "stamp"]);
+    let mut overrides = BodyOverrides::default();
+    if m0
+        .is_some_and(|v| {
+            let text = v.as_str();
+            text.as_deref() == Some("final")
+        })
+    {
+        if m1.is_none_or(|v| v.is_null()) {
+            return None;
+        }
+        if let Some(v) = m1 {
+            if !v.is_null() && !(v.json_type() == JsonKind::String) {
+                return None;
+            }
+        }
+        overrides.reply_to = Some(::agh_runtime::kind::Presence::Required);
+    }
+    kept.keep(&["status", "stamp"], [m0, m1]);
+    Some(overrides)
 }

@@ -150,7 +150,7 @@ for AppEmpty {
         Self(value)
     }
 }
-///A minimal envelope whose one kind carries the applicators of JSON Schema.
+///A minimal envelope whose one kind carries the applicators of JSON Schema. Its `allOf` holds the kind dispatch (inside a nested `allOf`) and a rule of its own: an envelope with a `to` answers a message (`reply_to`), one without a `to` answers none.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct AppEnvelope {
@@ -535,6 +535,12 @@ pub struct ShapeBody {
     ///A blob that must carry its digest.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub signed: ::std::option::Option<AppBlob>,
+    ///Who signed the shape off.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub stamp: ::std::option::Option<ShapeBodyStamp>,
+    ///draft or final: a final shape carries its `stamp` and answers a message.
+    #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<ShapeBodyStatus>,
     ///A version tag, then non-negative integers.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub tail: ::std::vec::Vec<::serde_json::Value>,
@@ -631,6 +637,115 @@ pub enum ShapeBodyMode {
 impl ::std::convert::From<::std::num::NonZeroU64> for ShapeBodyMode {
     fn from(value: ::std::num::NonZeroU64) -> Self {
         Self::Integer(value)
+    }
+}
+///Who signed the shape off.
+#[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+#[serde(transparent)]
+pub struct ShapeBodyStamp(::std::string::String);
+impl ::std::ops::Deref for ShapeBodyStamp {
+    type Target = ::std::string::String;
+    fn deref(&self) -> &::std::string::String {
+        &self.0
+    }
+}
+impl ::std::convert::From<ShapeBodyStamp> for ::std::string::String {
+    fn from(value: ShapeBodyStamp) -> Self {
+        value.0
+    }
+}
+impl ::std::str::FromStr for ShapeBodyStamp {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        if value.chars().count() < 1usize {
+            return Err("shorter than 1 characters".into());
+        }
+        Ok(Self(value.to_string()))
+    }
+}
+impl ::std::convert::TryFrom<&str> for ShapeBodyStamp {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ShapeBodyStamp {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ShapeBodyStamp {
+    fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+    where
+        D: ::serde::Deserializer<'de>,
+    {
+        ::std::string::String::deserialize(deserializer)?
+            .parse()
+            .map_err(|e: self::error::ConversionError| {
+                <D::Error as ::serde::de::Error>::custom(e.to_string())
+            })
+    }
+}
+///draft or final: a final shape carries its `stamp` and answers a message.
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum ShapeBodyStatus {
+    #[serde(rename = "draft")]
+    Draft,
+    #[serde(rename = "final")]
+    Final,
+}
+impl ::std::fmt::Display for ShapeBodyStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Draft => f.write_str("draft"),
+            Self::Final => f.write_str("final"),
+        }
+    }
+}
+impl ::std::str::FromStr for ShapeBodyStatus {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "draft" => Ok(Self::Draft),
+            "final" => Ok(Self::Final),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for ShapeBodyStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for ShapeBodyStatus {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
     }
 }
 /// Error types.
@@ -752,6 +867,14 @@ impl AppWord {
     /// schema, without checking it again. For generated code only.
     #[allow(dead_code)]
     pub(crate) fn from_checked(value: ::serde_json::Value) -> Self {
+        Self(value)
+    }
+}
+impl ShapeBodyStamp {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::std::string::String) -> Self {
         Self(value)
     }
 }
@@ -1090,6 +1213,8 @@ impl ShapeBody {
         let mut f_mode = None;
         let mut f_pair = None;
         let mut f_signed = None;
+        let mut f_stamp = None;
+        let mut f_status = None;
         let mut f_tail = None;
         let mut f_window = None;
         let mut f_word = None;
@@ -1231,6 +1356,33 @@ impl ShapeBody {
                         },
                     );
                 }
+                "stamp" => {
+                    f_stamp = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(
+                                match v.string_value() {
+                                    Some(t) => ShapeBodyStamp::from_checked(t.into_owned()),
+                                    None => {
+                                        return Err(
+                                            E::custom(concat!("`", "stamp", "` is not a string")),
+                                        );
+                                    }
+                                },
+                            )
+                        },
+                    );
+                }
+                "status" => {
+                    f_status = Some(
+                        if v.is_null() {
+                            None
+                        } else {
+                            Some(::serde_json::from_str::<ShapeBodyStatus>(v.get())?)
+                        },
+                    );
+                }
                 "tail" => {
                     f_tail = Some(
                         ::serde_json::from_str::<
@@ -1315,6 +1467,14 @@ impl ShapeBody {
                 None => ::std::default::Default::default(),
             },
             signed: match f_signed {
+                Some(v) => v,
+                None => None,
+            },
+            stamp: match f_stamp {
+                Some(v) => v,
+                None => None,
+            },
+            status: match f_status {
                 Some(v) => v,
                 None => None,
             },

@@ -126,6 +126,8 @@ impl KnownBody {
             KnownBody::Shape(b) => {
                 match name {
                     "code" => b.code.as_ref().is_some_and(|v| v.display_is(value)),
+                    "status" => b.status.as_ref().is_some_and(|v| v.display_is(value)),
+                    "stamp" => b.stamp.as_ref().is_some_and(|v| v.display_is(value)),
                     _ => false,
                 }
             }
