@@ -1,0 +1,184 @@
+//! The kind table is a view of the general model: the envelope's kind dispatch and a body's
+//! conditional rules are `allOf` entries the applicator parser reads like any other, recognized
+//! and taken out of the types by the kind model; an entry in another form is a general rule, and
+//! an entry that is the dispatch but not in its form is refused naming its pointer.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use agh_codegen::model::{Presence, Shape};
+use common::{copy_dir, read_json};
+use serde_json::{json, Value};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A copy of the `two-kinds` set with `file` edited by `edit`: `(folder guard, set dir)`.
+fn edited(file: &str, edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("two-kinds");
+    copy_dir(&fixture("two-kinds"), &dir);
+    let path = dir.join(file);
+    let mut schema = read_json(&path);
+    edit(&mut schema);
+    std::fs::write(&path, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
+    (tmp, dir)
+}
+
+#[test]
+fn the_kind_table_is_read_off_the_general_model() {
+    // The applicators set: the dispatch sits in a nested `allOf` beside a rule of the envelope's
+    // own; the body holds a restricted rule beside a general `if`/`then`/`else`.
+    let (_, model) = agh_codegen::load_model(fixture("applicators")).unwrap();
+    let [kind] = model.kinds.as_slice() else {
+        panic!("one kind")
+    };
+    assert_eq!(
+        (kind.name.as_str(), kind.body_type.as_str()),
+        ("shape", "ShapeBody")
+    );
+    assert_eq!(
+        (
+            model.envelope.kind_member.as_str(),
+            model.envelope.body_member.as_str()
+        ),
+        ("kind", "body")
+    );
+    let [rule] = kind.conditionals.as_slice() else {
+        panic!("one restricted rule: {:?}", kind.conditionals)
+    };
+    assert_eq!(rule.pointer, "/allOf/0");
+    assert_eq!(rule.when.member, "status");
+    assert_eq!(rule.when.values, [json!("final")]);
+    assert_eq!(rule.required, ["stamp"]);
+    assert_eq!(rule.envelope.reply_to, Some(Presence::Required));
+    // What the kind model took is `true` in the types (the other entries keep their pointers);
+    // what it did not take stays a general rule.
+    for name in ["AppEnvelope", "ShapeBody"] {
+        let all_of = &model.named(name).unwrap().shape.applicators.all_of;
+        assert_eq!(all_of.len(), 2, "{name}");
+        assert_eq!(all_of[0], Shape::default(), "{name}");
+        let general = all_of[1].applicators.conditional.as_deref().unwrap();
+        assert!(
+            general.then.is_some() && general.otherwise.is_some(),
+            "{name}"
+        );
+    }
+    // The sets whose `allOf`s hold nothing but kind rules keep none in their types.
+    for set in ["schemas/agh-network-v0", "schemas/acp-v0.2"] {
+        let (_, model) = agh_codegen::load_model(common::root().join(set)).unwrap();
+        let envelope = model.named(&model.envelope.type_name).unwrap();
+        assert!(envelope.shape.applicators.is_empty(), "{set}");
+        for k in &model.kinds {
+            let body = model.named(&k.body_type).unwrap();
+            assert!(
+                body.shape.applicators.all_of.is_empty(),
+                "{set}: {}",
+                k.name
+            );
+        }
+        assert!(
+            model.kinds.iter().any(|k| !k.conditionals.is_empty()),
+            "{set}"
+        );
+    }
+}
+
+#[test]
+fn a_dispatch_entry_in_another_form_is_refused_naming_its_pointer() {
+    let note = json!({ "$ref": "body/note.schema.json" });
+    for (edit, pointer, why) in [
+        (
+            json!({ "if": { "properties": { "kind": { "const": "note" } }, "required": ["kind"] },
+                    "then": { "properties": { "body": note } },
+                    "else": { "required": ["to"] } }),
+            "/allOf/1/else",
+            "no `else`",
+        ),
+        (
+            json!({ "if": { "properties": { "kind": { "const": "note" }, "to": { "const": "x" } },
+                            "required": ["kind"] },
+                    "then": { "properties": { "body": note } } }),
+            "/allOf/1/if",
+            "exactly one member",
+        ),
+        (
+            json!({ "if": { "properties": { "kind": { "const": "note" } }, "required": ["kind"] },
+                    "then": { "properties": { "body": note }, "required": ["body", "to"] } }),
+            "/allOf/1/then",
+            "exactly one member its body schema",
+        ),
+        (
+            json!({ "allOf": [{ "if": { "properties": { "kind": { "enum": ["note"] } }, "required": ["kind"] },
+                                "then": { "properties": { "body": note } } }] }),
+            "/allOf/1/allOf/0/if",
+            "string `const`",
+        ),
+    ] {
+        let (_tmp, dir) = edited("envelope.schema.json", |e| e["allOf"][1] = edit.clone());
+        let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("envelope.schema.json")
+                && err.contains(pointer)
+                && err.contains(why)
+                && err.contains("dispatch entry"),
+            "{pointer}: {err}"
+        );
+    }
+    // In a nested `allOf`, in the dispatch form, it is read like any other entry.
+    let (_tmp, dir) = edited("envelope.schema.json", |e| {
+        let entry = e["allOf"][1].take();
+        e["allOf"][1] = json!({ "allOf": [{ "allOf": [entry] }] });
+    });
+    let (_, model) = agh_codegen::load_model(&dir).unwrap();
+    assert_eq!(model.kind("note").unwrap().body_type, "NoteBody");
+}
+
+#[test]
+fn conditionals_the_restricted_reader_refused_are_general_rules() {
+    // Each was refused as "not in the restricted if/then form"; each is JSON Schema, now checked
+    // by the body's validator and scanner while the restricted rule stays a kind rule.
+    let restricted = json!({ "if": { "properties": { "mode": { "const": "answer" } }, "required": ["mode"] },
+                             "then": { "x-agh-envelope": { "reply_to": "required" } } });
+    for general in [
+        json!({ "if": { "properties": { "mode": { "const": "plain" } }, "required": ["mode"] },
+                "then": { "properties": { "text": { "maxLength": 10 } } },
+                "else": { "properties": { "text": { "minLength": 2 } } } }),
+        json!({ "if": { "required": ["author"] }, "then": { "properties": { "author": { "type": "string" } } } }),
+        json!({ "if": { "properties": { "mode": { "const": "plain" }, "text": { "const": "hi" } } },
+                "then": { "required": ["mode"] } }),
+        json!({ "not": { "required": ["secret"] } }),
+    ] {
+        let (_tmp, dir) = edited("body/note.schema.json", |n| {
+            n["allOf"] = json!([restricted.clone(), general.clone()]);
+        });
+        let (_, model) = agh_codegen::load_model(&dir).unwrap_or_else(|e| panic!("{general}: {e}"));
+        let note = model.kind("note").unwrap();
+        assert_eq!(note.conditionals.len(), 1, "{general}");
+        assert_eq!(
+            note.conditionals[0].envelope.reply_to,
+            Some(Presence::Required)
+        );
+        let all_of = &model.named("NoteBody").unwrap().shape.applicators.all_of;
+        assert_eq!(all_of.len(), 2, "{general}");
+        assert_eq!(all_of[0], Shape::default(), "{general}");
+        assert_ne!(all_of[1], Shape::default(), "{general}");
+        agh_codegen::generate(&dir).unwrap_or_else(|e| panic!("{general}: {e}"));
+    }
+    // An envelope override needs the restricted form: elsewhere it is refused, naming where.
+    let (_tmp, dir) = edited("body/note.schema.json", |n| {
+        n["allOf"][0]["else"] = json!({ "required": ["text"] });
+    });
+    let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("note.schema.json")
+            && err.contains("/allOf/0")
+            && err.contains("`x-agh-envelope` in `then` holds only in a conditional rule of the restricted form"),
+        "{err}"
+    );
+}
