@@ -544,7 +544,8 @@ fn the_kind_dispatch_and_general_conditionals_hold_in_one_envelope() {
         .unwrap();
     let answer = json!({"to": "bob", "reply_to": "m1"});
     // (envelope, the first problem's pointer and rule, whether JSON Schema says the same)
-    let cases: Vec<(Value, Option<(&str, &str)>, bool)> = vec![
+    type Case = (Value, Option<(&'static str, &'static str)>, bool);
+    let cases: Vec<Case> = vec![
         (shape_envelope(json!({}), json!({})), None, true),
         (shape_envelope(answer.clone(), json!({})), None, true),
         // The envelope's own rule, `then` and `else`.
