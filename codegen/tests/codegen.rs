@@ -200,14 +200,7 @@ fn edited_schemas(
     file: &str,
     edit: impl FnOnce(&mut serde_json::Value),
 ) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("agh-network-v0");
-    copy_dir(&schemas(), &dir);
-    let path = dir.join(file);
-    let mut schema = read_json(&path);
-    edit(&mut schema);
-    std::fs::write(&path, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
-    (tmp, dir)
+    common::edited_copy(&schemas(), file, edit)
 }
 
 #[test]

@@ -9,7 +9,6 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use agh_codegen::model::{Presence, Shape};
-use common::{copy_dir, read_json};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> PathBuf {
@@ -20,14 +19,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// A copy of the `two-kinds` set with `file` edited by `edit`: `(folder guard, set dir)`.
 fn edited(file: &str, edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("two-kinds");
-    copy_dir(&fixture("two-kinds"), &dir);
-    let path = dir.join(file);
-    let mut schema = read_json(&path);
-    edit(&mut schema);
-    std::fs::write(&path, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
-    (tmp, dir)
+    common::edited_copy(&fixture("two-kinds"), file, edit)
 }
 
 #[test]

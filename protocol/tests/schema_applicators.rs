@@ -431,10 +431,9 @@ fn the_shape_body_decodes_and_its_envelope_scanner_agrees() {
     assert!(accepted > 10 && accepted < envelopes.len(), "{accepted}");
 }
 
-/// The `jsonschema` crate (draft 2020-12) on the same schemas: the same verdict on every case of
-/// every named type (numbers here are small and exact, where it and the exact decimals agree).
-#[test]
-fn the_verdicts_are_those_of_the_jsonschema_crate() {
+/// The `jsonschema` crate's validator (draft 2020-12) of the schema at `uri`, with the set's
+/// files as its registry.
+fn standard(uri: &str) -> jsonschema::Validator {
     use jsonschema::{Draft, Registry, Resource};
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../codegen/tests/fixtures/applicators");
@@ -456,6 +455,17 @@ fn the_verdicts_are_those_of_the_jsonschema_crate() {
         .unwrap()
         .prepare()
         .unwrap();
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .with_registry(&registry)
+        .build(&json!({ "$ref": uri }))
+        .unwrap()
+}
+
+/// The `jsonschema` crate (draft 2020-12) on the same schemas: the same verdict on every case of
+/// every named type (numbers here are small and exact, where it and the exact decimals agree).
+#[test]
+fn the_verdicts_are_those_of_the_jsonschema_crate() {
     let defs = "https://example.test/app/defs.schema.json#/$defs/";
     let mut targets: Vec<(&str, String)> = [
         ("AppArtifact", "artifact"),
@@ -482,11 +492,7 @@ fn the_verdicts_are_those_of_the_jsonschema_crate() {
     }
     let cases = cases_from(&values);
     for (name, uri) in targets {
-        let plain = jsonschema::options()
-            .with_draft(Draft::Draft202012)
-            .with_registry(&registry)
-            .build(&json!({ "$ref": uri }))
-            .unwrap();
+        let plain = standard(&uri);
         for (text, value) in &cases {
             assert_eq!(
                 problems(name, value).is_empty(),
@@ -516,32 +522,7 @@ fn shape_envelope(extra: Value, body: Value) -> Value {
 fn the_kind_dispatch_and_general_conditionals_hold_in_one_envelope() {
     use agh_protocol::profile;
     use applicators::profile::{Profile as App, SPEC};
-    use jsonschema::{Draft, Registry, Resource};
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../codegen/tests/fixtures/applicators");
-    let docs: Vec<Value> = [
-        "defs.schema.json",
-        "envelope.schema.json",
-        "body/shape.schema.json",
-    ]
-    .iter()
-    .map(|f| serde_json::from_slice(&std::fs::read(dir.join(f)).unwrap()).unwrap())
-    .collect();
-    let registry = Registry::new()
-        .extend(docs.iter().map(|d| {
-            (
-                d["$id"].as_str().unwrap().to_owned(),
-                Resource::from_contents(d.clone()),
-            )
-        }))
-        .unwrap()
-        .prepare()
-        .unwrap();
-    let schema = jsonschema::options()
-        .with_draft(Draft::Draft202012)
-        .with_registry(&registry)
-        .build(&json!({ "$ref": "https://example.test/app/envelope.schema.json" }))
-        .unwrap();
+    let schema = standard("https://example.test/app/envelope.schema.json");
     let answer = json!({"to": "bob", "reply_to": "m1"});
     // (envelope, the first problem's pointer and rule, whether JSON Schema says the same)
     type Case = (Value, Option<(&'static str, &'static str)>, bool);

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::dispatch::{object_only, only_conditional, DispatchEntry};
+use super::dispatch::{members, object_only, only_conditional, DispatchEntry};
 use super::{Builder, Envelope, JsonType, NamedType, ObjectShape, Presence, Shape};
 use crate::error::{join_pointer, Result};
 use crate::schema::load::Location;
@@ -60,16 +60,7 @@ type Restricted = (
 
 /// The shape `{"type": <t>}` reads as (an object type carries an empty object shape).
 fn typed_only(t: JsonType) -> Shape {
-    let object = (t == JsonType::Object).then(|| ObjectShape {
-        fields: Vec::new(),
-        open: true,
-        min_properties: None,
-        max_properties: None,
-        dependent_required: Vec::new(),
-        pattern_properties: Vec::new(),
-        additional: None,
-        property_names: None,
-    });
+    let object = (t == JsonType::Object).then(|| members(Vec::new()));
     Shape {
         types: vec![t],
         object,

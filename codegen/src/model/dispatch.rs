@@ -32,11 +32,11 @@ pub(super) struct DispatchEntry {
     pub nullable: bool,
 }
 
-/// An object shape with no keyword of its own but the members `fields` (`{"properties": ...}`
-/// and `required`, nothing else).
-pub(super) fn members_only(o: &ObjectShape) -> bool {
-    o == &ObjectShape {
-        fields: o.fields.clone(),
+/// The object shape of `{"properties": ..., "required": ...}` with these members and no other
+/// keyword.
+pub(super) fn members(fields: Vec<super::Field>) -> ObjectShape {
+    ObjectShape {
+        fields,
         open: true,
         min_properties: None,
         max_properties: None,
@@ -45,6 +45,11 @@ pub(super) fn members_only(o: &ObjectShape) -> bool {
         additional: None,
         property_names: None,
     }
+}
+
+/// An object shape with no keyword of its own but its members.
+fn members_only(o: &ObjectShape) -> bool {
+    o == &members(o.fields.clone())
 }
 
 /// A shape that is only an object's members (no `type`, no other keyword).

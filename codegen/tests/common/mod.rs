@@ -28,3 +28,20 @@ pub fn copy_dir(from: &Path, to: &Path) {
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
+
+/// A copy of the schema set `set` in a temporary folder (`(folder guard, set dir)`), with `file`
+/// (a path inside the set) edited by `edit`.
+pub fn edited_copy(
+    set: &Path,
+    file: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(set.file_name().unwrap());
+    copy_dir(set, &dir);
+    let path = dir.join(file);
+    let mut schema = read_json(&path);
+    edit(&mut schema);
+    std::fs::write(&path, serde_json::to_string_pretty(&schema).unwrap()).unwrap();
+    (tmp, dir)
+}
