@@ -174,3 +174,38 @@ fn conditionals_the_restricted_reader_refused_are_general_rules() {
         "{err}"
     );
 }
+
+#[test]
+fn general_rules_of_the_envelope_and_a_body_are_said_in_the_reference() {
+    let (_t, dir) = edited("envelope.schema.json", |e| {
+        e["allOf"].as_array_mut().unwrap().push(json!({
+            "if": { "required": ["to"] }, "then": { "required": ["reply_to"] },
+            "else": { "properties": { "reply_to": false } } }));
+    });
+    let (_t2, dir) = common::edited_copy(&dir, "body/note.schema.json", |n| {
+        n["allOf"].as_array_mut().unwrap().push(json!({
+            "if": { "required": ["text"] }, "then": { "properties": { "text": { "maxLength": 9 } } } }));
+    });
+    let (set, model) = agh_codegen::load_model(&dir).unwrap();
+    let docs = agh_codegen::docs::emit_docs(&set, &model, None).unwrap();
+    let page = |name: &str| {
+        docs.iter()
+            .find(|f| f.path == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .contents
+            .clone()
+    };
+    let envelope = page("envelope.md");
+    assert!(
+        envelope.contains("The whole envelope, beside its members: All of the following shapes: (1) if it is with `to` (required), it must also be with `reply_to` (required); otherwise it must be `reply_to` no value."),
+        "{envelope}"
+    );
+    let kinds = page("message-kinds.md");
+    assert!(
+        kinds.contains("The whole body, beside its members: All of the following shapes: (1) if it is with `text` (required), it must also be `text` at most 9 characters."),
+        "{kinds}"
+    );
+    // The kind rules are not said again as general rules.
+    assert_eq!(kinds.matches("The whole body").count(), 1, "{kinds}");
+    assert!(!envelope.contains("`NoteBody`"), "{envelope}");
+}

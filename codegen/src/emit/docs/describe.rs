@@ -257,6 +257,15 @@ pub(super) fn form(model: &Model, shape: &Shape) -> String {
     parts.join(", ")
 }
 
+/// The rules an object schema states of the whole object beside its members (the envelope's or a
+/// body's `allOf` entries other than the kind rules, `if`/`then`/`else`, ...), in one paragraph
+/// about `what`; `None` when it states none.
+pub(super) fn whole_object_rules(model: &Model, shape: &Shape, what: &str) -> Option<String> {
+    let notes = applicator_notes(model, shape);
+    (!notes.is_empty())
+        .then(|| format!("The whole {what}, beside its members: {}", notes.join(" ")))
+}
+
 /// The subschemas a shape combines, in words: "one of the following shapes", ...
 fn applicator_notes(model: &Model, shape: &Shape) -> Vec<String> {
     let a = &shape.applicators;

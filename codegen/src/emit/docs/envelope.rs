@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::{
-    describe::{type_name, when},
+    describe::{type_name, when, whole_object_rules},
     layout::{rule_cell, Layout},
     text::{and_list, capitalize, slug, table},
 };
@@ -152,6 +152,12 @@ pub(super) fn envelope_page(
         })
         .collect();
     table(&mut out, &["Field", "Type", "Required", "Rule"], &rows);
+    let whole = model
+        .named(&env.type_name)
+        .and_then(|t| whole_object_rules(model, &t.shape, "envelope"));
+    if let Some(rules) = whole {
+        let _ = writeln!(out, "{rules}\n");
+    }
     if env.open {
         let _ = writeln!(
             out,

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::{
-    describe::{presence_word, refusal_code, type_name, when},
+    describe::{presence_word, refusal_code, type_name, when, whole_object_rules},
     envelope::{absent_rule, body_presence_rule, body_presence_varies, governed_members, role_of},
     layout::{body_fields, rule_cell, Layout},
     text::{and_list, capitalize, or_list, slug, table},
@@ -236,6 +236,12 @@ pub(super) fn kind_section(
         );
     } else {
         table(&mut out, &["Field", "Type", "Required", "Rule"], &rows);
+    }
+    let whole = model
+        .named(&kind.body_type)
+        .and_then(|t| whole_object_rules(model, &t.shape, body_member));
+    if let Some(rules) = whole {
+        let _ = writeln!(out, "{rules}\n");
     }
     if let Some(page) = layout.value_pages.iter().find(|p| p.kind.name == kind.name) {
         let sets: Vec<String> = page
