@@ -209,3 +209,31 @@ fn general_rules_of_the_envelope_and_a_body_are_said_in_the_reference() {
     assert_eq!(kinds.matches("The whole body").count(), 1, "{kinds}");
     assert!(!envelope.contains("`NoteBody`"), "{envelope}");
 }
+
+#[test]
+fn a_rule_is_a_kind_rule_only_where_its_verdict_is_json_schemas() {
+    // The kind rules read a `null` member as absent: `then` requiring a member that may be `null`
+    // (without typing it) would say otherwise than JSON Schema, so it stays a general rule.
+    let plain = |member: &str| {
+        json!({ "if": { "properties": { "mode": { "const": "plain" } }, "required": ["mode"] },
+                "then": { "required": [member] } })
+    };
+    // (the member, the kind rules, the entries left in the type's `allOf`: none, or `true` and
+    // the general rule)
+    for (member, kind_rules, left) in [("text", 2, 0), ("reply", 1, 2)] {
+        let (_tmp, dir) = edited("body/note.schema.json", |n| {
+            n["properties"]["reply"] =
+                json!({ "description": "A reply, or null.", "type": ["string", "null"] });
+            n["allOf"].as_array_mut().unwrap().push(plain(member));
+        });
+        let (_, model) = agh_codegen::load_model(&dir).unwrap();
+        let note = model.kind("note").unwrap();
+        assert_eq!(note.conditionals.len(), kind_rules, "{member}");
+        let all_of = &model.named("NoteBody").unwrap().shape.applicators.all_of;
+        assert_eq!(
+            all_of.len(),
+            2 - (kind_rules - 1) * 2,
+            "{member}: {all_of:?}"
+        );
+    }
+}

@@ -137,6 +137,21 @@ fn restricted(entry: &Shape, body: &ObjectShape, nullable: &[String]) -> Option<
     Some((when.json_name.clone(), values, required, absent, typed))
 }
 
+/// Whether a member of this shape may be `null`, as far as the model says: unless its type (or
+/// that of the named type it refers to) is a list of types without `null` and nothing combines
+/// other rules with it, it may.
+fn may_be_null(types: &[NamedType], shape: &Shape) -> bool {
+    let mut s = shape;
+    for _ in 0..32 {
+        let named = s.ref_type.as_deref();
+        match named.and_then(|n| types.iter().find(|t| t.rust_name == n)) {
+            Some(t) if !s.nullable => s = &t.shape,
+            _ => break,
+        }
+    }
+    s.nullable || s.types.is_empty() || !s.applicators.is_empty()
+}
+
 impl Builder<'_> {
     /// The conditional rules of every body the dispatch names, by body type, taken out of the
     /// body types' `allOf` (see the module docs).
@@ -157,25 +172,10 @@ impl Builder<'_> {
             let Some(body) = t.shape.object.clone() else {
                 continue;
             };
-            // Members that allow `null` (the nullable form, or a type that allows it).
             let nullable: Vec<String> = body
                 .fields
                 .iter()
-                .filter(|f| {
-                    let mut s = &f.shape;
-                    let mut hops = 0;
-                    while let (false, Some(next), true) = (
-                        s.nullable,
-                        s.ref_type
-                            .as_deref()
-                            .and_then(|n| types.iter().find(|t| t.rust_name == n)),
-                        hops < 32,
-                    ) {
-                        s = &next.shape;
-                        hops += 1;
-                    }
-                    s.nullable || s == &Shape::default()
-                })
+                .filter(|f| may_be_null(types, &f.shape))
                 .map(|f| f.json_name.clone())
                 .collect();
             let Some(t) = types.iter_mut().find(|t| t.rust_name == entry.body_type) else {
