@@ -8,6 +8,7 @@
 //! beside other keywords.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use agh_protocol::json::BigInt;
 use agh_protocol::problem::Problems;
 use agh_protocol::scan::{Kept, Scanner};
 use serde_json::{json, Value};
@@ -395,7 +396,7 @@ fn the_shape_body_decodes_and_its_envelope_scanner_agrees() {
                 shape.artifact,
                 Some(applicators::AppArtifact::Link(_))
             ));
-            assert_eq!(shape.counters.get("b"), Some(&12));
+            assert_eq!(shape.counters.get("b"), Some(&BigInt::from(12u64)));
         }
     }
     let envelope =
@@ -493,6 +494,59 @@ fn the_verdicts_are_those_of_the_jsonschema_crate() {
                 plain.is_valid(value),
                 "{name}: {text}"
             );
+        }
+    }
+}
+
+/// The applicators set declares no `x-agh-envelope.integer_bits`: its `integer` is JSON Schema's,
+/// of any size, in the validator, the scanner and the typed body (`agh_runtime::json::BigInt`,
+/// kept as written); `minimum` and `not` still hold, by exact decimal value.
+#[test]
+fn a_plain_set_holds_integers_of_any_size() {
+    const BIG: &str = "12345678910111213141516171819202122232425262728293031";
+    let kind = &applicators::KINDS[0];
+    let cases = [
+        (
+            format!(r#"{{"counters": {{"a": {BIG}, "b": 1e308, "c": 2.0, "d": -0}}}}"#),
+            true,
+        ),
+        (format!(r#"{{"maybe": -{BIG}}}"#), true),
+        (format!(r#"{{"tail": ["v1", {BIG}, 1e40]}}"#), true),
+        (
+            format!(r#"{{"window": {{"unit": "ms", "size": {BIG}}}}}"#),
+            false,
+        ),
+        (format!(r#"{{"counters": {{"a": -{BIG}}}}}"#), false),
+        (r#"{"counters": {"a": 1.5}}"#.to_owned(), false),
+        (r#"{"counters": {"a": 1e-400}}"#.to_owned(), false),
+        (r#"{"maybe": 0e5}"#.to_owned(), false),
+        (r#"{"maybe": 1e400}"#.to_owned(), true),
+    ];
+    for (text, valid) in cases {
+        let value: Value = serde_json::from_str(&text).expect(&text);
+        let mut problems = Problems::first_only();
+        (kind.check)(&value, &mut "/body".to_owned(), &mut problems);
+        assert_eq!(
+            problems.is_empty(),
+            valid,
+            "validator on {text}: {problems:?}"
+        );
+        let mut kept = Kept::default();
+        let mut s = Scanner::new(&text, DEPTH);
+        let fast = (kind.scan)(&mut s, &mut kept).is_some() && s.end().is_some();
+        assert_eq!(fast, valid, "scanner on {text}");
+        if valid {
+            let KnownBody::Shape(shape) = (kind.decode)(&text).expect("a checked body decodes");
+            for (name, n) in &shape.counters {
+                let written = value["counters"][name].to_string();
+                assert_eq!(n, &written.parse::<BigInt>().expect(&written), "{text}");
+            }
+            if text.contains("counters") {
+                assert_eq!(shape.counters["a"].as_str(), BIG);
+            }
+            if let Some(m) = &shape.maybe {
+                assert!(m < &BigInt::from(0u64) || text.contains("1e400"), "{text}");
+            }
         }
     }
 }

@@ -214,6 +214,72 @@ fn respell_numbers(v: &mut Value) {
     }
 }
 
+/// Points each `integer` schema of the reduced view that holds integers of any size
+/// ([`crate::emit::stance::big`]) at the runtime's `BigInt` (typify's `x-rust-type`), keeping its
+/// description; `["integer", "null"]` becomes an optional one. Values (`const`, `enum`,
+/// `default`, `examples`) are not schemas and are left alone.
+fn big_integers(model: &Model, v: &mut Value) {
+    let Value::Object(map) = v else { return };
+    let nullable = match map.get("type") {
+        Some(Value::String(t)) if t == "integer" => Some(false),
+        Some(Value::Array(ts))
+            if ts.len() == 2
+                && ts.contains(&Value::String("integer".into()))
+                && ts.contains(&Value::String("null".into())) =>
+        {
+            Some(true)
+        }
+        _ => None,
+    };
+    if let Some(nullable) = nullable {
+        let bound = |k: &str| match map.get(k) {
+            Some(Value::Number(n)) => Some(n.as_str().to_owned()),
+            _ => None,
+        };
+        let c = crate::model::Constraints {
+            minimum: bound("minimum"),
+            maximum: bound("maximum"),
+            exclusive_minimum: bound("exclusiveMinimum"),
+            exclusive_maximum: bound("exclusiveMaximum"),
+            ..Default::default()
+        };
+        if crate::emit::stance::big(model, Some(&c)) {
+            let rust_type = serde_json::json!({
+                "crate": crate::emit::paths::RUNTIME_PACKAGE,
+                "version": "*",
+                "path": format!("{}::json::BigInt", crate::emit::paths::RUNTIME_CRATE),
+            });
+            let mut out = Map::new();
+            if let Some(d) = map.get("description") {
+                out.insert("description".into(), d.clone());
+            }
+            if nullable {
+                let mut inner = Map::new();
+                inner.insert("x-rust-type".into(), rust_type);
+                out.insert("anyOf".into(), serde_json::json!([inner, {"type": "null"}]));
+            } else {
+                out.insert("x-rust-type".into(), rust_type);
+            }
+            *map = out;
+            return;
+        }
+    }
+    for (k, child) in map.iter_mut() {
+        if matches!(k.as_str(), "const" | "enum" | "default" | "examples") {
+            continue;
+        }
+        match child {
+            Value::Object(m)
+                if matches!(k.as_str(), "properties" | "patternProperties" | "$defs") =>
+            {
+                m.values_mut().for_each(|s| big_integers(model, s));
+            }
+            Value::Array(items) => items.iter_mut().for_each(|s| big_integers(model, s)),
+            _ => big_integers(model, child),
+        }
+    }
+}
+
 /// `matchers` maps patterns compiled to code (by the checks emitter) to their matcher functions
 /// in `checks.rs`; typify's regex checks of those patterns are replaced by calls to them, so each
 /// pattern has one implementation.
@@ -232,6 +298,9 @@ pub fn emit_types(
     )) {
         kind.remove("enum");
     }
+    if let Some(Value::Object(defs)) = bundled.get_mut("$defs") {
+        defs.values_mut().for_each(|d| big_integers(model, d));
+    }
     respell_numbers(&mut bundled);
     let root: schemars08::schema::RootSchema = serde_json::from_value(bundled).map_err(|e| {
         Error::new(
@@ -245,6 +314,12 @@ pub fn emit_types(
         "::std::collections::BTreeMap"
             .parse::<typify::MapType>()
             .map_err(|e| Error::new(set.dir(), "", format!("map type: {e}")))?,
+    );
+    // Integers of any size (`big_integers`) are the runtime's `BigInt`.
+    settings.with_crate(
+        crate::emit::paths::RUNTIME_PACKAGE,
+        typify::CrateVers::Any,
+        None,
     );
     let mut space = typify::TypeSpace::new(&settings);
     space

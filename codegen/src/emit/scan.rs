@@ -90,6 +90,9 @@ struct Emitter<'m> {
     model: &'m Model,
     /// Pattern source -> matcher function name in `checks.rs`.
     patterns: &'m BTreeMap<String, String>,
+    /// Whether a scanner reads an `integer` of any size (`big_integer` and `raw_is_big_integer`
+    /// are then defined).
+    big: std::cell::Cell<bool>,
 }
 
 /// `read;`, or `let var = read;` then `checks` when there are checks.
@@ -334,6 +337,10 @@ impl Emitter<'_> {
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
         Ok(match t {
             JsonType::String => read_then(quote!(s.string()?), "v", self.string_checks(shape)?),
+            JsonType::Integer if crate::emit::stance::big(self.model, Some(&shape.constraints)) => {
+                self.big.set(true);
+                Self::number_then(quote!(big_integer(s)?), shape)
+            }
             JsonType::Integer => Self::number_then(quote!(integer(s)?), shape),
             JsonType::Number => Self::number_then(quote!(s.number()?), shape),
             JsonType::Boolean => quote!(s.boolean()?;),
@@ -600,7 +607,12 @@ impl Emitter<'_> {
         }
         for (r, t) in &cond.typed {
             let m = slot(r);
-            let test = raw_type_test(*t);
+            let test = if *t == JsonType::Integer && crate::emit::stance::big(self.model, None) {
+                self.big.set(true);
+                quote!(raw_is_big_integer(v.get()))
+            } else {
+                raw_type_test(*t)
+            };
             then.extend(quote! {
                 if let Some(v) = #m {
                     if !v.is_null() && !(#test) { return None; }

@@ -9,7 +9,7 @@
 //! named types; the keywords carried), [`applicators`] (subschemas combined: `allOf`, `anyOf`,
 //! `oneOf`, `if`/`then`/`else`, `dependentSchemas`, `$ref` beside other keywords), [`names`] (Rust names of types and members), [`envelope`]
 //! (members, limits, roles, the kind dispatch, refusal codes), [`kinds`] (`x-agh-kind` rules),
-//! [`conditionals`] (a body's `if`/`then` rules), [`exchanges`] (request/response), [`values`]
+//! [`conditionals`] (a body's `if`/`then` rules), [`exchanges`] (request/response), [`integers`] (which integers are of any size), [`values`]
 //! (documented value sets), [`containers`], [`lifecycle`] and the transport [`binding`]. [`Model::build`] runs them in order.
 
 mod applicators;
@@ -18,6 +18,7 @@ mod conditionals;
 mod containers;
 mod envelope;
 mod exchanges;
+mod integers;
 mod kinds;
 mod lifecycle;
 mod names;
@@ -42,6 +43,7 @@ pub use self::envelope::{
 pub use self::exchanges::{
     Exchange, ExchangeState, MemberIs, ReplyRule, EXCHANGE_ANSWERED, EXCHANGE_OPEN,
 };
+pub use self::integers::{big_integer, Bounds};
 pub use self::kinds::{EnvelopeMatch, Kind, KindRules, Presence, Verify, WorkRole};
 pub use self::lifecycle::{Lifecycle, Sender, Transition, Trigger};
 pub(crate) use self::names::type_sites;

@@ -11,6 +11,12 @@ use super::types::*;
 fn is_integer(v: &Value) -> bool {
     c::is_integral(v)
 }
+/// An `integer` of any size (no `x-agh-envelope.integer_bits: 64`, or bounds beyond 64
+/// bits), written as this schema set writes integers.
+#[allow(dead_code)]
+fn is_big_integer(v: &Value) -> bool {
+    c::is_big_integral(v)
+}
 /// Whether a string matches `^[0-9]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     let mut chars = s.bytes();
@@ -205,7 +211,7 @@ pub fn check_app_anything(v: &Value, at: &mut String, out: &mut Problems) {
         if v.is_null() {
             break 'c0;
         }
-        if !(v.is_string() || c::is_number(v) || is_integer(v) || v.is_boolean()
+        if !(v.is_string() || c::is_number(v) || is_big_integer(v) || v.is_boolean()
             || v.is_object() || v.is_array())
         {
             c::wrong_type(
@@ -911,7 +917,7 @@ pub fn check_app_window(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("size") {
                 let mark = c::push(at, "size");
                 'c1: {
-                    if !(is_integer(v)) {
+                    if !(is_big_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1240,7 +1246,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some(v) = items.get(1usize) {
                             let mark = c::push_index(at, 1usize);
                             'c2: {
-                                if !(is_integer(v)) {
+                                if !(is_big_integer(v)) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1320,7 +1326,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         for (i, v) in items.iter().enumerate().skip(1usize) {
                             let mark = c::push_index(at, i);
                             'c2: {
-                                if !(is_integer(v)) {
+                                if !(is_big_integer(v)) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1432,7 +1438,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                             if pattern_5(key) {
                                 let mark = c::push(at, key);
                                 'c2: {
-                                    if !(is_integer(v)) {
+                                    if !(is_big_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1511,7 +1517,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                             if !false {
                                 let mark = c::push(at, key);
                                 'c2: {
-                                    if !(is_integer(v)) {
+                                    if !(is_big_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1649,7 +1655,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if v.is_null() {
                         break 'c1;
                     }
-                    if !(v.is_string() || is_integer(v)) {
+                    if !(v.is_string() || is_big_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1789,7 +1795,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 let out = &mut scratch;
                                 let at = &mut here;
                                 'c2: {
-                                    if !(is_integer(v)) {
+                                    if !(is_big_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1835,7 +1841,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 let out = &mut scratch;
                                 let at = &mut here;
                                 'c2: {
-                                    if !(is_integer(v)) {
+                                    if !(is_big_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1979,7 +1985,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if v.is_null() {
                             break 'c2;
                         }
-                        if !(is_integer(v)) {
+                        if !(is_big_integer(v)) {
                             c::wrong_type(
                                 out,
                                 ::agh_runtime::ReasonCode::Malformed,

@@ -18,6 +18,18 @@ fn integer(s: &mut Scanner<'_>) -> Option<i128> {
 fn raw_is_integer(text: &str) -> bool {
     c::is_integral_text(text)
 }
+/// Reads an `integer` of any size (no `x-agh-envelope.integer_bits: 64`, or bounds beyond
+/// 64 bits), written as this schema set writes integers.
+#[allow(dead_code)]
+#[inline]
+fn big_integer(s: &mut Scanner<'_>) -> Option<()> {
+    s.big_integral()
+}
+/// Whether the checked JSON text `text` is an `integer` of any size of this schema set.
+#[allow(dead_code)]
+fn raw_is_big_integer(text: &str) -> bool {
+    c::is_big_integral_text(text)
+}
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppEnvelopeRef<'a> {
@@ -451,7 +463,7 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         return None;
                     }
                     seen |= 2u64;
-                    integer(s)?;
+                    big_integer(s)?;
                 }
                 _ => {
                     s.fresh(&mut o, k)?;
@@ -821,7 +833,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                 s.string()?;
                             }
                             1usize => {
-                                integer(s)?;
+                                big_integer(s)?;
                             }
                             _ => {
                                 None::<()>?;
@@ -851,7 +863,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             }
                             _ => {
                                 let mark = s.mark();
-                                integer(s)?;
+                                big_integer(s)?;
                                 let nt = s.since(mark).get();
                                 if c::below(nt, "0") {
                                     return None;
@@ -908,7 +920,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                             usize::from(u16::MAX),
                                         );
                                         let s = &mut again;
-                                        integer(s)?;
+                                        big_integer(s)?;
                                         s.end()
                                     })()
                                         .is_some()
@@ -950,7 +962,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         _ => {
                             s.fresh(&mut o, k)?;
                             let mark = s.mark();
-                            integer(s)?;
+                            big_integer(s)?;
                             let nt = s.since(mark).get();
                             if c::below(nt, "0") {
                                 return None;
@@ -1059,7 +1071,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         }
                         b'-' | b'0'..=b'9' => {
                             let mark = s.mark();
-                            integer(s)?;
+                            big_integer(s)?;
                             let nt = s.since(mark).get();
                             if c::below(nt, "1") {
                                 return None;
@@ -1199,7 +1211,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             );
                             let s = &mut again;
                             let mark = s.mark();
-                            integer(s)?;
+                            big_integer(s)?;
                             let nt = s.since(mark).get();
                             if c::above(nt, "9") {
                                 return None;
@@ -1219,7 +1231,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                 );
                                 let s = &mut again;
                                 let mark = s.mark();
-                                integer(s)?;
+                                big_integer(s)?;
                                 let nt = s.since(mark).get();
                                 if c::below(nt, "8") {
                                     return None;
@@ -1296,7 +1308,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
                         if !s.null() {
-                            integer(s)?;
+                            big_integer(s)?;
                         }
                         s.end()
                     })()

@@ -453,7 +453,7 @@ impl ::std::str::FromStr for AppReason {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 pub struct AppWindow {
     ///Its size.
-    pub size: i64,
+    pub size: ::agh_runtime::json::BigInt,
     ///The unit.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub unit: ::std::option::Option<::std::string::String>,
@@ -512,7 +512,10 @@ pub struct ShapeBody {
         default,
         skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
     )]
-    pub counters: ::std::collections::BTreeMap<::std::string::String, u64>,
+    pub counters: ::std::collections::BTreeMap<
+        ::std::string::String,
+        ::agh_runtime::json::BigInt,
+    >,
     ///On, off, or nothing said: null is not among the values.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub flag: ::std::option::Option<ShapeBodyFlag>,
@@ -525,7 +528,7 @@ pub struct ShapeBody {
     pub level: ::std::option::Option<::serde_json::Value>,
     ///A count that is not zero, or null.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub maybe: ::std::option::Option<i64>,
+    pub maybe: ::std::option::Option<::agh_runtime::json::BigInt>,
     ///A mode: a name, a level or null.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<ShapeBodyMode>,
@@ -1026,9 +1029,7 @@ impl AppWindow {
             match &*name {
                 "size" => {
                     f_size = Some(
-                        ::serde_json::from_str::<
-                            i64,
-                        >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                        ::serde_json::from_str::<::agh_runtime::json::BigInt>(v.get())?,
                     );
                 }
                 "unit" => {
@@ -1153,7 +1154,10 @@ impl ShapeBody {
                 "counters" => {
                     f_counters = Some(
                         ::serde_json::from_str::<
-                            ::std::collections::BTreeMap<::std::string::String, u64>,
+                            ::std::collections::BTreeMap<
+                                ::std::string::String,
+                                ::agh_runtime::json::BigInt,
+                            >,
                         >(v.get())?,
                     );
                 }
@@ -1200,8 +1204,8 @@ impl ShapeBody {
                         } else {
                             Some(
                                 ::serde_json::from_str::<
-                                    i64,
-                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                                    ::agh_runtime::json::BigInt,
+                                >(v.get())?,
                             )
                         },
                     );
