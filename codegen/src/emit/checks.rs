@@ -62,6 +62,9 @@ impl Emitter<'_> {
             self.big = true;
             return quote!(is_big_integer(v));
         }
+        if t == JsonType::Number && crate::emit::stance::big_number(c) {
+            return quote!(v.is_number());
+        }
         type_test(t)
     }
 }

@@ -215,23 +215,22 @@ fn respell_numbers(v: &mut Value) {
 }
 
 /// Points each `integer` schema of the reduced view that holds integers of any size
-/// ([`crate::emit::stance::big`]) at the runtime's `BigInt` (typify's `x-rust-type`), keeping its
-/// description; `["integer", "null"]` becomes an optional one. Values (`const`, `enum`,
-/// `default`, `examples`) are not schemas and are left alone.
-fn big_integers(model: &Model, v: &mut Value) {
+/// ([`crate::emit::stance::big`]) at the runtime's `BigInt`, and each `number` schema that holds
+/// numbers beyond `f64` ([`crate::emit::stance::big_number`]) at `serde_json::Number` (kept as
+/// written), by typify's `x-rust-type`, keeping the description; `[<type>, "null"]` becomes an
+/// optional one. Values (`const`, `enum`, `default`, `examples`) are not schemas and are left
+/// alone.
+fn big_numbers(model: &Model, v: &mut Value) {
     let Value::Object(map) = v else { return };
-    let nullable = match map.get("type") {
-        Some(Value::String(t)) if t == "integer" => Some(false),
-        Some(Value::Array(ts))
-            if ts.len() == 2
-                && ts.contains(&Value::String("integer".into()))
-                && ts.contains(&Value::String("null".into())) =>
-        {
-            Some(true)
-        }
+    let type_of = |t: &Value| match t {
+        Value::String(t) => Some((t.clone(), false)),
+        Value::Array(ts) if ts.len() == 2 && ts.contains(&Value::String("null".into())) => ts
+            .iter()
+            .find_map(|t| t.as_str().filter(|t| *t != "null"))
+            .map(|t| (t.to_owned(), true)),
         _ => None,
     };
-    if let Some(nullable) = nullable {
+    if let Some((t, nullable)) = map.get("type").and_then(type_of) {
         let bound = |k: &str| match map.get(k) {
             Some(Value::Number(n)) => Some(n.as_str().to_owned()),
             _ => None,
@@ -243,12 +242,19 @@ fn big_integers(model: &Model, v: &mut Value) {
             exclusive_maximum: bound("exclusiveMaximum"),
             ..Default::default()
         };
-        if crate::emit::stance::big(model, Some(&c)) {
-            let rust_type = serde_json::json!({
+        let rt = crate::emit::paths::RUNTIME_CRATE;
+        let rust_type = match t.as_str() {
+            "integer" if crate::emit::stance::big(model, Some(&c)) => Some(serde_json::json!({
                 "crate": crate::emit::paths::RUNTIME_PACKAGE,
                 "version": "*",
-                "path": format!("{}::json::BigInt", crate::emit::paths::RUNTIME_CRATE),
-            });
+                "path": format!("{rt}::json::BigInt"),
+            })),
+            "number" if crate::emit::stance::big_number(Some(&c)) => Some(serde_json::json!({
+                "crate": "serde_json", "version": "*", "path": "serde_json::Number",
+            })),
+            _ => None,
+        };
+        if let Some(rust_type) = rust_type {
             let mut out = Map::new();
             if let Some(d) = map.get("description") {
                 out.insert("description".into(), d.clone());
@@ -272,10 +278,10 @@ fn big_integers(model: &Model, v: &mut Value) {
             Value::Object(m)
                 if matches!(k.as_str(), "properties" | "patternProperties" | "$defs") =>
             {
-                m.values_mut().for_each(|s| big_integers(model, s));
+                m.values_mut().for_each(|s| big_numbers(model, s));
             }
-            Value::Array(items) => items.iter_mut().for_each(|s| big_integers(model, s)),
-            _ => big_integers(model, child),
+            Value::Array(items) => items.iter_mut().for_each(|s| big_numbers(model, s)),
+            _ => big_numbers(model, child),
         }
     }
 }
@@ -299,7 +305,7 @@ pub fn emit_types(
         kind.remove("enum");
     }
     if let Some(Value::Object(defs)) = bundled.get_mut("$defs") {
-        defs.values_mut().for_each(|d| big_integers(model, d));
+        defs.values_mut().for_each(|d| big_numbers(model, d));
     }
     respell_numbers(&mut bundled);
     let root: schemars08::schema::RootSchema = serde_json::from_value(bundled).map_err(|e| {
@@ -315,12 +321,14 @@ pub fn emit_types(
             .parse::<typify::MapType>()
             .map_err(|e| Error::new(set.dir(), "", format!("map type: {e}")))?,
     );
-    // Integers of any size (`big_integers`) are the runtime's `BigInt`.
+    // Integers and numbers of any size (`big_numbers`): the runtime's `BigInt`, serde_json's
+    // `Number`.
     settings.with_crate(
         crate::emit::paths::RUNTIME_PACKAGE,
         typify::CrateVers::Any,
         None,
     );
+    settings.with_crate("serde_json", typify::CrateVers::Any, None);
     let mut space = typify::TypeSpace::new(&settings);
     space
         .add_root_schema(root)

@@ -342,6 +342,9 @@ impl Emitter<'_> {
                 Self::number_then(quote!(big_integer(s)?), shape)
             }
             JsonType::Integer => Self::number_then(quote!(integer(s)?), shape),
+            JsonType::Number if crate::emit::stance::big_number(Some(&shape.constraints)) => {
+                Self::number_then(quote!(s.any_number()?), shape)
+            }
             JsonType::Number => Self::number_then(quote!(s.number()?), shape),
             JsonType::Boolean => quote!(s.boolean()?;),
             JsonType::Object => match &shape.object {

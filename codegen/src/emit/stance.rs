@@ -23,6 +23,12 @@ pub fn big(model: &Model, c: Option<&Constraints>) -> bool {
     crate::model::big_integer(&model.envelope.limits, bounds)
 }
 
+/// Whether a `number` with these constraints holds numbers of any size rather than `f64`s
+/// ([`crate::model::big_number`]).
+pub fn big_number(c: Option<&Constraints>) -> bool {
+    crate::model::big_number(c.map(Bounds::of).unwrap_or_default())
+}
+
 /// `is_big_integer(v: &Value) -> bool` for `checks.rs` (when a validator calls it).
 pub fn checks_big_prelude(model: &Model) -> TokenStream {
     let test = match model.envelope.limits.integers {

@@ -1,4 +1,5 @@
-//! Which `integer` schemas hold integers of any size ([`big_integer`]).
+//! Which `integer` schemas hold integers of any size ([`big_integer`]), and which `number`
+//! schemas hold numbers beyond the range of `f64` ([`big_number`]).
 //!
 //! JSON Schema's `integer` has no size; the generated Rust integers (`i64`, `u64`) have 64 bits.
 //! A schema set may declare the 64-bit stance (`x-agh-envelope.integer_bits: 64`, AGH Network v0
@@ -66,6 +67,24 @@ pub fn big_integer(limits: &EnvelopeLimits, b: Bounds<'_>) -> bool {
             !(low && high)
         }
     }
+}
+
+/// The largest finite `f64`, as JSON text.
+const F64_MAX: &str = "1.7976931348623157e308";
+const F64_MIN: &str = "-1.7976931348623157e308";
+
+/// Whether a `number` schema with these bounds holds numbers of any size (JSON Schema's numbers;
+/// typed `serde_json::Number`, kept as written) rather than `f64`: unless its bounds keep it
+/// within the range of `f64` (then nothing is lost: the type is `f64`, the validators still
+/// compare the number as written). No annotation changes this: no profile types an unbounded
+/// `number`.
+pub fn big_number(b: Bounds<'_>) -> bool {
+    let within = |x: Option<&str>, lo: &str, hi: &str| {
+        x.is_some_and(|x| cmp(x, lo).is_ge() && cmp(x, hi).is_le())
+    };
+    let low = within(b.minimum, F64_MIN, F64_MAX) || within(b.exclusive_minimum, F64_MIN, F64_MAX);
+    let high = within(b.maximum, F64_MIN, F64_MAX) || within(b.exclusive_maximum, F64_MIN, F64_MAX);
+    !(low && high)
 }
 
 fn cmp(a: &str, b: &str) -> Ordering {

@@ -43,7 +43,7 @@ pub use self::envelope::{
 pub use self::exchanges::{
     Exchange, ExchangeState, MemberIs, ReplyRule, EXCHANGE_ANSWERED, EXCHANGE_OPEN,
 };
-pub use self::integers::{big_integer, Bounds};
+pub use self::integers::{big_integer, big_number, Bounds};
 pub use self::kinds::{EnvelopeMatch, Kind, KindRules, Presence, Verify, WorkRole};
 pub use self::lifecycle::{Lifecycle, Sender, Transition, Trigger};
 pub(crate) use self::names::type_sites;

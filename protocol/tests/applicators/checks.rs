@@ -211,7 +211,7 @@ pub fn check_app_anything(v: &Value, at: &mut String, out: &mut Problems) {
         if v.is_null() {
             break 'c0;
         }
-        if !(v.is_string() || c::is_number(v) || is_big_integer(v) || v.is_boolean()
+        if !(v.is_string() || v.is_number() || is_big_integer(v) || v.is_boolean()
             || v.is_object() || v.is_array())
         {
             c::wrong_type(
@@ -1079,7 +1079,7 @@ pub fn check_app_word(v: &Value, at: &mut String, out: &mut Problems) {
                             let out = &mut scratch;
                             let at = &mut here;
                             'c2: {
-                                if !(c::is_number(v)) {
+                                if !(v.is_number()) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,

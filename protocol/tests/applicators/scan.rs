@@ -242,7 +242,7 @@ pub fn scan_app_anything<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 s.string()?;
             }
             b'-' | b'0'..=b'9' => {
-                s.number()?;
+                s.any_number()?;
             }
             b't' | b'f' => {
                 s.boolean()?;
@@ -707,7 +707,7 @@ pub fn scan_app_word<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     || (|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
-                        s.number()?;
+                        s.any_number()?;
                         s.end()
                     })()
                         .is_some())

@@ -594,8 +594,9 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Any number, of any size (its grammar checked): open content keeps every valid JSON number.
-    fn any_number(&mut self) -> Option<()> {
+    /// Any number, of any size (its grammar checked): open content keeps every valid JSON number,
+    /// and a schema `number` not bounded within the range of `f64` is any number.
+    pub fn any_number(&mut self) -> Option<()> {
         self.number_token().map(drop)
     }
 
