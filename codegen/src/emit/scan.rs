@@ -517,11 +517,25 @@ impl Emitter<'_> {
         let names = match &obj.property_names {
             // `propertyNames: false`: no member at all.
             Some(names) if names.never => quote!(None::<()>?;),
-            Some(names) => {
+            Some(names) if crate::model::plain_names(names) => {
                 let checks = self.string_checks(names)?;
                 quote!({
                     let v: &str = &k;
                     #checks
+                })
+            }
+            // Any other schema: the name scanned as a JSON string value.
+            Some(names) => {
+                let rt = crate::emit::paths::runtime();
+                let read = self.value(names)?;
+                quote!({
+                    let mut name = Vec::new();
+                    #rt::json::write::string(&mut name, &k);
+                    let name = ::std::str::from_utf8(&name).ok()?;
+                    let mut again = Scanner::new(name, usize::from(u16::MAX));
+                    let s = &mut again;
+                    #read
+                    s.end()?;
                 })
             }
             None => quote!(),

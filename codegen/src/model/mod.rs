@@ -48,6 +48,7 @@ pub use self::kinds::{EnvelopeMatch, Kind, KindRules, Presence, Verify, WorkRole
 pub use self::lifecycle::{Lifecycle, Sender, Transition, Trigger};
 pub(crate) use self::names::type_sites;
 pub use self::names::{rust_field_name, rust_type_name};
+pub(crate) use self::shapes::plain_names;
 pub use self::shapes::{Constraints, Field, JsonType, NamedType, ObjectShape, Shape, TrustProfile};
 pub use self::values::{EnumDoc, EnumValue, KnownValues};
 
