@@ -1,6 +1,8 @@
 //! Rust type emission through typify's `TypeSpace`, then a post-edit of the `syn::File` that puts
 //! `#[derive(::agh_runtime::Body)] #[agh(crate = "::agh_runtime", ...)]` on every body type.
 
+mod numbers;
+
 use std::collections::BTreeMap;
 
 use proc_macro2::TokenStream;
@@ -214,78 +216,6 @@ fn respell_numbers(v: &mut Value) {
     }
 }
 
-/// Points each `integer` schema of the reduced view that holds integers of any size
-/// ([`crate::emit::stance::big`]) at the runtime's `BigInt`, and each `number` schema that holds
-/// numbers beyond `f64` ([`crate::emit::stance::big_number`]) at `serde_json::Number` (kept as
-/// written), by typify's `x-rust-type`, keeping the description; `[<type>, "null"]` becomes an
-/// optional one. Values (`const`, `enum`, `default`, `examples`) are not schemas and are left
-/// alone.
-fn big_numbers(model: &Model, v: &mut Value) {
-    let Value::Object(map) = v else { return };
-    let type_of = |t: &Value| match t {
-        Value::String(t) => Some((t.clone(), false)),
-        Value::Array(ts) if ts.len() == 2 && ts.contains(&Value::String("null".into())) => ts
-            .iter()
-            .find_map(|t| t.as_str().filter(|t| *t != "null"))
-            .map(|t| (t.to_owned(), true)),
-        _ => None,
-    };
-    if let Some((t, nullable)) = map.get("type").and_then(type_of) {
-        let bound = |k: &str| match map.get(k) {
-            Some(Value::Number(n)) => Some(n.as_str().to_owned()),
-            _ => None,
-        };
-        let c = crate::model::Constraints {
-            minimum: bound("minimum"),
-            maximum: bound("maximum"),
-            exclusive_minimum: bound("exclusiveMinimum"),
-            exclusive_maximum: bound("exclusiveMaximum"),
-            ..Default::default()
-        };
-        let rt = crate::emit::paths::RUNTIME_CRATE;
-        let rust_type = match t.as_str() {
-            "integer" if crate::emit::stance::big(model, Some(&c)) => Some(serde_json::json!({
-                "crate": crate::emit::paths::RUNTIME_PACKAGE,
-                "version": "*",
-                "path": format!("{rt}::json::BigInt"),
-            })),
-            "number" if crate::emit::stance::big_number(Some(&c)) => Some(serde_json::json!({
-                "crate": "serde_json", "version": "*", "path": "serde_json::Number",
-            })),
-            _ => None,
-        };
-        if let Some(rust_type) = rust_type {
-            let mut out = Map::new();
-            if let Some(d) = map.get("description") {
-                out.insert("description".into(), d.clone());
-            }
-            if nullable {
-                let mut inner = Map::new();
-                inner.insert("x-rust-type".into(), rust_type);
-                out.insert("anyOf".into(), serde_json::json!([inner, {"type": "null"}]));
-            } else {
-                out.insert("x-rust-type".into(), rust_type);
-            }
-            *map = out;
-            return;
-        }
-    }
-    for (k, child) in map.iter_mut() {
-        if matches!(k.as_str(), "const" | "enum" | "default" | "examples") {
-            continue;
-        }
-        match child {
-            Value::Object(m)
-                if matches!(k.as_str(), "properties" | "patternProperties" | "$defs") =>
-            {
-                m.values_mut().for_each(|s| big_numbers(model, s));
-            }
-            Value::Array(items) => items.iter_mut().for_each(|s| big_numbers(model, s)),
-            _ => big_numbers(model, child),
-        }
-    }
-}
-
 /// `matchers` maps patterns compiled to code (by the checks emitter) to their matcher functions
 /// in `checks.rs`; typify's regex checks of those patterns are replaced by calls to them, so each
 /// pattern has one implementation.
@@ -305,7 +235,8 @@ pub fn emit_types(
         kind.remove("enum");
     }
     if let Some(Value::Object(defs)) = bundled.get_mut("$defs") {
-        defs.values_mut().for_each(|d| big_numbers(model, d));
+        defs.values_mut()
+            .for_each(|d| numbers::big_numbers(model, d));
     }
     respell_numbers(&mut bundled);
     let root: schemars08::schema::RootSchema = serde_json::from_value(bundled).map_err(|e| {
