@@ -550,3 +550,32 @@ fn a_plain_set_holds_integers_of_any_size() {
         }
     }
 }
+
+/// The owned message of the plain set: a body integer of any size is parsed, typed as `BigInt`
+/// and written back as it came; the validators' explanation agrees. Nothing is refused for size.
+#[test]
+fn the_owned_message_of_a_plain_set_keeps_integers_of_any_size() {
+    use agh_protocol::profile;
+    use applicators::profile::{Profile as App, SPEC};
+    const BIG: &str = "-12345678910111213141516171819202122232425262728293031";
+    let text = format!(
+        r#"{{"protocol":"app/v1","kind":"shape","from":"alice","body":{{"counters":{{"a":{},"b":1e308}},"maybe":{BIG},"window":{{"unit":"s","size":-1e40}}}}}}"#,
+        &BIG[1..]
+    );
+    let options = SPEC.options(0);
+    assert!(profile::explain::<App>(text.as_bytes(), &options).is_empty());
+    let message = profile::parse::<App>(text.as_bytes(), &options).expect("valid");
+    let Some(KnownBody::Shape(shape)) = message.body() else {
+        panic!("a shape body")
+    };
+    assert_eq!(shape.counters["a"].as_str(), &BIG[1..]);
+    assert_eq!(shape.counters["b"], "1e308".parse::<BigInt>().unwrap());
+    assert_eq!(shape.maybe.as_ref().map(BigInt::as_str), Some(BIG));
+    assert!(shape.window.as_ref().unwrap().size < BigInt::from(i64::MIN));
+    let written = String::from_utf8(message.to_vec().unwrap()).unwrap();
+    assert!(written.contains(BIG), "{written}");
+    // A fraction is still no integer, at its pointer.
+    let bad = text.replace("1e308", "1.5");
+    let refused = profile::parse::<App>(bad.as_bytes(), &options).unwrap_err();
+    assert_eq!(refused.pointer, "/body/counters/b");
+}
