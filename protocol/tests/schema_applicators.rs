@@ -559,7 +559,7 @@ fn the_owned_message_of_a_plain_set_keeps_integers_of_any_size() {
     use applicators::profile::{Profile as App, SPEC};
     const BIG: &str = "-12345678910111213141516171819202122232425262728293031";
     let text = format!(
-        r#"{{"protocol":"app/v1","kind":"shape","from":"alice","body":{{"counters":{{"a":{},"b":1e308}},"maybe":{BIG},"window":{{"unit":"s","size":-1e40}}}}}}"#,
+        r#"{{"protocol":"app/v1","kind":"shape","from":"alice","body":{{"counters":{{"a":{},"b":1e308}},"maybe":{BIG},"mode":1e30,"window":{{"unit":"s","size":-1e40}}}}}}"#,
         &BIG[1..]
     );
     let options = SPEC.options(0);
@@ -572,6 +572,10 @@ fn the_owned_message_of_a_plain_set_keeps_integers_of_any_size() {
     assert_eq!(shape.counters["b"], "1e308".parse::<BigInt>().unwrap());
     assert_eq!(shape.maybe.as_ref().map(BigInt::as_str), Some(BIG));
     assert!(shape.window.as_ref().unwrap().size < BigInt::from(i64::MIN));
+    // `mode` (a string, an integer of any size or null) is any JSON value (serde_json may
+    // respell an exponent's sign: the value is the same).
+    let mode = shape.mode.as_ref().expect("mode");
+    assert!(agh_protocol::check::json_eq(mode, "1e30"), "{mode}");
     let written = String::from_utf8(message.to_vec().unwrap()).unwrap();
     assert!(written.contains(BIG), "{written}");
     // A fraction is still no integer, at its pointer.

@@ -30,5 +30,4 @@ pub use self::types::{
     AppAmount, AppAnything, AppArtifact, AppBlob, AppBlobSha, AppEmpty, AppEnvelope,
     AppEnvelopeReplyTo, AppLink, AppLinkUrl, AppNothing, AppPeer, AppProtocol, AppQuote,
     AppWindow, AppWord, ShapeBody, ShapeBodyContact, ShapeBodyFlag, ShapeBodyLabels,
-    ShapeBodyMode,
 };

@@ -531,7 +531,7 @@ pub struct ShapeBody {
     pub maybe: ::std::option::Option<::agh_runtime::json::BigInt>,
     ///A mode: a name, a level or null.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub mode: ::std::option::Option<ShapeBodyMode>,
+    pub mode: ::std::option::Option<::serde_json::Value>,
     ///A name and a count, nothing after them.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub pair: ::std::vec::Vec<::serde_json::Value>,
@@ -622,19 +622,6 @@ pub struct ShapeBodyLabels {
     pub main: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-///A mode: a name, a level or null.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
-#[serde(untagged)]
-pub enum ShapeBodyMode {
-    Null,
-    Integer(::std::num::NonZeroU64),
-    String(::std::string::String),
-}
-impl ::std::convert::From<::std::num::NonZeroU64> for ShapeBodyMode {
-    fn from(value: ::std::num::NonZeroU64) -> Self {
-        Self::Integer(value)
-    }
 }
 /// Error types.
 pub mod error {
@@ -1215,7 +1202,7 @@ impl ShapeBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<ShapeBodyMode>(v.get())?)
+                            Some(::serde_json::from_str::<::serde_json::Value>(v.get())?)
                         },
                     );
                 }

@@ -20,18 +20,28 @@ pub(super) fn big_numbers(model: &Model, v: &mut Value) {
             .map(|t| (t.to_owned(), true)),
         _ => None,
     };
+    // A list of several types with an integer or number of any size: typify would make an enum
+    // with a Rust integer or `f64` variant, so the type is any JSON value (numbers kept as
+    // written) and the validators hold the rule.
+    if let Some(Value::Array(ts)) = map.get("type") {
+        let others = ts.iter().filter(|t| t.as_str() != Some("null")).count();
+        let bounds = bounds_of(map);
+        let big = ts.iter().any(|t| match t.as_str() {
+            Some("integer") => crate::emit::stance::big(model, Some(&bounds)),
+            Some("number") => crate::emit::stance::big_number(Some(&bounds)),
+            _ => false,
+        });
+        if others > 1 && big {
+            let mut out = Map::new();
+            if let Some(d) = map.get("description") {
+                out.insert("description".into(), d.clone());
+            }
+            *map = out;
+            return;
+        }
+    }
     if let Some((t, nullable)) = map.get("type").and_then(type_of) {
-        let bound = |k: &str| match map.get(k) {
-            Some(Value::Number(n)) => Some(n.as_str().to_owned()),
-            _ => None,
-        };
-        let c = crate::model::Constraints {
-            minimum: bound("minimum"),
-            maximum: bound("maximum"),
-            exclusive_minimum: bound("exclusiveMinimum"),
-            exclusive_maximum: bound("exclusiveMaximum"),
-            ..Default::default()
-        };
+        let c = bounds_of(map);
         let rt = crate::emit::paths::RUNTIME_CRATE;
         let rust_type = match t.as_str() {
             "integer" if crate::emit::stance::big(model, Some(&c)) => Some(serde_json::json!({
@@ -73,5 +83,20 @@ pub(super) fn big_numbers(model: &Model, v: &mut Value) {
             Value::Array(items) => items.iter_mut().for_each(|s| big_numbers(model, s)),
             _ => big_numbers(model, child),
         }
+    }
+}
+
+/// The number bounds written in a schema object, as constraints.
+fn bounds_of(map: &Map<String, Value>) -> crate::model::Constraints {
+    let bound = |k: &str| match map.get(k) {
+        Some(Value::Number(n)) => Some(n.as_str().to_owned()),
+        _ => None,
+    };
+    crate::model::Constraints {
+        minimum: bound("minimum"),
+        maximum: bound("maximum"),
+        exclusive_minimum: bound("exclusiveMinimum"),
+        exclusive_maximum: bound("exclusiveMaximum"),
+        ..Default::default()
     }
 }
