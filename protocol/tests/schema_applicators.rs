@@ -558,8 +558,9 @@ fn the_owned_message_of_a_plain_set_keeps_integers_of_any_size() {
     use agh_protocol::profile;
     use applicators::profile::{Profile as App, SPEC};
     const BIG: &str = "-12345678910111213141516171819202122232425262728293031";
+    const T: &str = "98765432109876543210987654321";
     let text = format!(
-        r#"{{"protocol":"app/v1","kind":"shape","from":"alice","body":{{"counters":{{"a":{},"b":1e308}},"maybe":{BIG},"mode":1e30,"window":{{"unit":"s","size":-1e40}}}}}}"#,
+        r#"{{"protocol":"app/v1","kind":"shape","from":"alice","body":{{"counters":{{"a":{},"b":1e308}},"maybe":{BIG},"mode":1e30,"totals":[0,1e100,{T}],"window":{{"unit":"s","size":-1e40}}}}}}"#,
         &BIG[1..]
     );
     let options = SPEC.options(0);
@@ -572,6 +573,11 @@ fn the_owned_message_of_a_plain_set_keeps_integers_of_any_size() {
     assert_eq!(shape.counters["b"], "1e308".parse::<BigInt>().unwrap());
     assert_eq!(shape.maybe.as_ref().map(BigInt::as_str), Some(BIG));
     assert!(shape.window.as_ref().unwrap().size < BigInt::from(i64::MIN));
+    // `totals`: a named integer type of any size (`AppCount`, a newtype of `BigInt`).
+    let totals: Vec<BigInt> = shape.totals.iter().map(|t| t.0.clone()).collect();
+    let want: Vec<BigInt> = ["0", "1e100", T].map(|t| t.parse().unwrap()).into();
+    assert_eq!(totals, want);
+    assert_eq!(shape.totals[2].as_str(), T);
     // `mode` (a string, an integer of any size or null) is any JSON value (serde_json may
     // respell an exponent's sign: the value is the same).
     let mode = shape.mode.as_ref().expect("mode");
@@ -579,7 +585,15 @@ fn the_owned_message_of_a_plain_set_keeps_integers_of_any_size() {
     let written = String::from_utf8(message.to_vec().unwrap()).unwrap();
     assert!(written.contains(BIG), "{written}");
     // A fraction is still no integer, at its pointer.
-    let bad = text.replace("1e308", "1.5");
-    let refused = profile::parse::<App>(bad.as_bytes(), &options).unwrap_err();
-    assert_eq!(refused.pointer, "/body/counters/b");
+    for (bad, at) in [
+        (text.replace("1e308", "1.5"), "/body/counters/b"),
+        (text.replace("1e100", "-1e100"), "/body/totals/1"),
+    ] {
+        let refused = profile::parse::<App>(bad.as_bytes(), &options).unwrap_err();
+        assert_eq!(refused.pointer, at);
+        assert_eq!(
+            profile::explain::<App>(bad.as_bytes(), &options)[0].pointer,
+            at
+        );
+    }
 }

@@ -391,6 +391,33 @@ pub fn check_app_blob(v: &Value, at: &mut String, out: &mut Problems) {
         }
     }
 }
+/// Checks a value against `AppCount` (`defs.schema.json#/$defs/count`).
+pub fn check_app_count(v: &Value, at: &mut String, out: &mut Problems) {
+    'c0: {
+        if !(is_big_integer(v)) {
+            c::wrong_type(
+                out,
+                ::agh_runtime::ReasonCode::Malformed,
+                at,
+                "defs.schema.json#/$defs/count",
+                "an integer",
+                v,
+            );
+            break 'c0;
+        }
+        if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
+            c::value_problem(
+                out,
+                ::agh_runtime::ReasonCode::Malformed,
+                at,
+                "defs.schema.json#/$defs/count",
+                "must be at least 0",
+                v,
+            );
+            break 'c0;
+        }
+    }
+}
 /// Checks a value against `AppEmpty` (`defs.schema.json#/$defs/empty`).
 pub fn check_app_empty(v: &Value, at: &mut String, out: &mut Problems) {
     'c0: {
@@ -1948,6 +1975,38 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("totals") {
+                let mark = c::push(at, "totals");
+                'c1: {
+                    if !(v.is_array()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/totals",
+                            "an array",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(items) = v.as_array() {
+                        for (i, v) in items.iter().enumerate() {
+                            let mark = c::push_index(at, i);
+                            'c2: {
+                                check_app_count(v, at, out);
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
             if let Some(v) = m.get("maybe") {
                 let mark = c::push(at, "maybe");
                 'c1: {
@@ -2033,6 +2092,7 @@ pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] = &[
     ("AppAnything", check_app_anything as fn(&Value, &mut String, &mut Problems)),
     ("AppArtifact", check_app_artifact as fn(&Value, &mut String, &mut Problems)),
     ("AppBlob", check_app_blob as fn(&Value, &mut String, &mut Problems)),
+    ("AppCount", check_app_count as fn(&Value, &mut String, &mut Problems)),
     ("AppEmpty", check_app_empty as fn(&Value, &mut String, &mut Problems)),
     ("AppEnvelope", check_app_envelope as fn(&Value, &mut String, &mut Problems)),
     ("AppLink", check_app_link as fn(&Value, &mut String, &mut Problems)),

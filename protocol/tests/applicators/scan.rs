@@ -341,6 +341,16 @@ pub fn scan_app_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
     }
     Some(())
 }
+/// Reads one `AppCount` value (`defs.schema.json#/$defs/count`); `None` declines.
+pub fn scan_app_count<'a>(s: &mut Scanner<'a>) -> Option<()> {
+    let mark = s.mark();
+    big_integer(s)?;
+    let nt = s.since(mark).get();
+    if c::below(nt, "0") {
+        return None;
+    }
+    Some(())
+}
 /// Reads one `AppEmpty` value (`defs.schema.json#/$defs/empty`); `None` declines.
 pub fn scan_app_empty<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
@@ -1280,11 +1290,23 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "maybe" => {
+            "totals" => {
                 if seen & 32768u64 != 0 {
                     return None;
                 }
                 seen |= 32768u64;
+                let mut a = s.array()?;
+                while s.item(&mut a)? {
+                    {
+                        scan_app_count(s)?;
+                    }
+                }
+            }
+            "maybe" => {
+                if seen & 65536u64 != 0 {
+                    return None;
+                }
+                seen |= 65536u64;
                 {
                     let start = s.mark();
                     s.skip()?;
@@ -1319,17 +1341,17 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
             }
             "gone" => {
-                if seen & 65536u64 != 0 {
-                    return None;
-                }
-                seen |= 65536u64;
-                None::<()>?;
-            }
-            "free" => {
                 if seen & 131072u64 != 0 {
                     return None;
                 }
                 seen |= 131072u64;
+                None::<()>?;
+            }
+            "free" => {
+                if seen & 262144u64 != 0 {
+                    return None;
+                }
+                seen |= 262144u64;
                 s.skip()?;
             }
             _ => {
@@ -1348,6 +1370,7 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
     ("AppAnything", scan_app_anything as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppArtifact", scan_app_artifact as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppBlob", scan_app_blob as fn(&mut Scanner<'_>) -> Option<()>),
+    ("AppCount", scan_app_count as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppEmpty", scan_app_empty as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppLink", scan_app_link as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppNothing", scan_app_nothing as fn(&mut Scanner<'_>) -> Option<()>),

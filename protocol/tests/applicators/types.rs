@@ -126,6 +126,26 @@ impl<'de> ::serde::Deserialize<'de> for AppBlobSha {
             })
     }
 }
+///A count of any size (no `integer_bits` in this set).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+#[serde(transparent)]
+pub struct AppCount(pub ::agh_runtime::json::BigInt);
+impl ::std::ops::Deref for AppCount {
+    type Target = ::agh_runtime::json::BigInt;
+    fn deref(&self) -> &::agh_runtime::json::BigInt {
+        &self.0
+    }
+}
+impl ::std::convert::From<AppCount> for ::agh_runtime::json::BigInt {
+    fn from(value: AppCount) -> Self {
+        value.0
+    }
+}
+impl ::std::convert::From<::agh_runtime::json::BigInt> for AppCount {
+    fn from(value: ::agh_runtime::json::BigInt) -> Self {
+        Self(value)
+    }
+}
 ///An object without members.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 #[serde(transparent)]
@@ -541,6 +561,9 @@ pub struct ShapeBody {
     ///A version tag, then non-negative integers.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub tail: ::std::vec::Vec<::serde_json::Value>,
+    ///Totals of any size.
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub totals: ::std::vec::Vec<AppCount>,
     ///A window.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub window: ::std::option::Option<AppWindow>,
@@ -676,6 +699,14 @@ impl AppBlobSha {
     /// schema, without checking it again. For generated code only.
     #[allow(dead_code)]
     pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl AppCount {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::agh_runtime::json::BigInt) -> Self {
         Self(value)
     }
 }
@@ -1079,6 +1110,7 @@ impl ShapeBody {
         let mut f_pair = None;
         let mut f_signed = None;
         let mut f_tail = None;
+        let mut f_totals = None;
         let mut f_window = None;
         let mut f_word = None;
         let mut extra = ::serde_json::Map::new();
@@ -1229,6 +1261,11 @@ impl ShapeBody {
                         >(v.get())?,
                     );
                 }
+                "totals" => {
+                    f_totals = Some(
+                        ::serde_json::from_str::<::std::vec::Vec<AppCount>>(v.get())?,
+                    );
+                }
                 "window" => {
                     f_window = Some(
                         if v.is_null() {
@@ -1310,6 +1347,10 @@ impl ShapeBody {
                 None => None,
             },
             tail: match f_tail {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            totals: match f_totals {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
             },
