@@ -459,8 +459,7 @@ fn number_keywords_are_carried_exactly_and_misplaced_ones_refused() {
 
 /// A maintainer caps `say.text` with `maxLength` (issue 30's first edit): codegen carries it into
 /// the validator, the scanner and the docs, and leaves the type a `String`. A count keyword that
-/// is not a count, an invalid pattern, or a `propertyNames` that is not a string schema, is
-/// refused naming it.
+/// is not a count (in `propertyNames` too) or an invalid pattern is refused naming it.
 #[test]
 fn count_keywords_are_carried_and_misplaced_ones_refused() {
     let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {
@@ -505,8 +504,8 @@ fn count_keywords_are_carried_and_misplaced_ones_refused() {
         ),
         (
             "propertyNames",
-            serde_json::json!({"type": "integer"}),
-            "string constraints only",
+            serde_json::json!({"maxLength": -1}),
+            "non-negative integer",
         ),
     ] {
         let (_tmp, dir) = edited_schemas("body/say.schema.json", |say| {

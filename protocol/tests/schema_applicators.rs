@@ -8,6 +8,7 @@
 //! beside other keywords.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use agh_protocol::json::BigInt;
 use agh_protocol::problem::Problems;
 use agh_protocol::scan::{Kept, Scanner};
 use serde_json::{json, Value};
@@ -395,7 +396,7 @@ fn the_shape_body_decodes_and_its_envelope_scanner_agrees() {
                 shape.artifact,
                 Some(applicators::AppArtifact::Link(_))
             ));
-            assert_eq!(shape.counters.get("b"), Some(&12));
+            assert_eq!(shape.counters.get("b"), Some(&BigInt::from(12u64)));
         }
     }
     let envelope =
@@ -635,4 +636,104 @@ fn the_kind_dispatch_and_general_conditionals_hold_in_one_envelope() {
         }
     }
     assert!(checked > 50, "{checked}");
+}
+
+/// The applicators set declares no `x-agh-envelope.integer_bits`: its `integer` is JSON Schema's,
+/// of any size, in the validator, the scanner and the typed body (`agh_runtime::json::BigInt`,
+/// kept as written); `minimum` and `not` still hold, by exact decimal value.
+#[test]
+fn a_plain_set_holds_integers_of_any_size() {
+    const BIG: &str = "12345678910111213141516171819202122232425262728293031";
+    let kind = &applicators::KINDS[0];
+    let cases = [
+        (
+            format!(r#"{{"counters": {{"a": {BIG}, "b": 1e308, "c": 2.0, "d": -0}}}}"#),
+            true,
+        ),
+        (format!(r#"{{"maybe": -{BIG}}}"#), true),
+        (format!(r#"{{"tail": ["v1", {BIG}, 1e40]}}"#), true),
+        (
+            format!(r#"{{"window": {{"unit": "ms", "size": {BIG}}}}}"#),
+            false,
+        ),
+        (format!(r#"{{"counters": {{"a": -{BIG}}}}}"#), false),
+        (r#"{"counters": {"a": 1.5}}"#.to_owned(), false),
+        (r#"{"counters": {"a": 1e-400}}"#.to_owned(), false),
+        (r#"{"maybe": 0e5}"#.to_owned(), false),
+        (r#"{"maybe": 1e400}"#.to_owned(), true),
+    ];
+    for (text, valid) in cases {
+        let value: Value = serde_json::from_str(&text).expect(&text);
+        let mut problems = Problems::first_only();
+        (kind.check)(&value, &mut "/body".to_owned(), &mut problems);
+        assert_eq!(
+            problems.is_empty(),
+            valid,
+            "validator on {text}: {problems:?}"
+        );
+        let mut kept = Kept::default();
+        let mut s = Scanner::new(&text, DEPTH);
+        let fast = (kind.scan)(&mut s, &mut kept).is_some() && s.end().is_some();
+        assert_eq!(fast, valid, "scanner on {text}");
+        if valid {
+            let KnownBody::Shape(shape) = (kind.decode)(&text).expect("a checked body decodes");
+            for (name, n) in &shape.counters {
+                let written = value["counters"][name].to_string();
+                assert_eq!(n, &written.parse::<BigInt>().expect(&written), "{text}");
+            }
+            if text.contains("counters") {
+                assert_eq!(shape.counters["a"].as_str(), BIG);
+            }
+            if let Some(m) = &shape.maybe {
+                assert!(m < &BigInt::from(0u64) || text.contains("1e400"), "{text}");
+            }
+        }
+    }
+}
+
+/// The owned message of the plain set: a body integer of any size is parsed, typed as `BigInt`
+/// and written back as it came; the validators' explanation agrees. Nothing is refused for size.
+#[test]
+fn the_owned_message_of_a_plain_set_keeps_integers_of_any_size() {
+    use agh_protocol::profile;
+    use applicators::profile::{Profile as App, SPEC};
+    const BIG: &str = "-12345678910111213141516171819202122232425262728293031";
+    const T: &str = "98765432109876543210987654321";
+    let text = format!(
+        r#"{{"protocol":"app/v1","kind":"shape","from":"alice","body":{{"counters":{{"a":{},"b":1e308}},"maybe":{BIG},"mode":1e30,"totals":[0,1e100,{T}],"window":{{"unit":"s","size":-1e40}}}}}}"#,
+        &BIG[1..]
+    );
+    let options = SPEC.options(0);
+    assert!(profile::explain::<App>(text.as_bytes(), &options).is_empty());
+    let message = profile::parse::<App>(text.as_bytes(), &options).expect("valid");
+    let Some(KnownBody::Shape(shape)) = message.body() else {
+        panic!("a shape body")
+    };
+    assert_eq!(shape.counters["a"].as_str(), &BIG[1..]);
+    assert_eq!(shape.counters["b"], "1e308".parse::<BigInt>().unwrap());
+    assert_eq!(shape.maybe.as_ref().map(BigInt::as_str), Some(BIG));
+    assert!(shape.window.as_ref().unwrap().size < BigInt::from(i64::MIN));
+    // `totals`: a named integer type of any size (`AppCount`, a newtype of `BigInt`).
+    let totals: Vec<BigInt> = shape.totals.iter().map(|t| t.0.clone()).collect();
+    let want: Vec<BigInt> = ["0", "1e100", T].map(|t| t.parse().unwrap()).into();
+    assert_eq!(totals, want);
+    assert_eq!(shape.totals[2].as_str(), T);
+    // `mode` (a string, an integer of any size or null) is any JSON value (serde_json may
+    // respell an exponent's sign: the value is the same).
+    let mode = shape.mode.as_ref().expect("mode");
+    assert!(agh_protocol::check::json_eq(mode, "1e30"), "{mode}");
+    let written = String::from_utf8(message.to_vec().unwrap()).unwrap();
+    assert!(written.contains(BIG), "{written}");
+    // A fraction is still no integer, at its pointer.
+    for (bad, at) in [
+        (text.replace("1e308", "1.5"), "/body/counters/b"),
+        (text.replace("1e100", "-1e100"), "/body/totals/1"),
+    ] {
+        let refused = profile::parse::<App>(bad.as_bytes(), &options).unwrap_err();
+        assert_eq!(refused.pointer, at);
+        assert_eq!(
+            profile::explain::<App>(bad.as_bytes(), &options)[0].pointer,
+            at
+        );
+    }
 }

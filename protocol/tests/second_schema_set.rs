@@ -242,11 +242,31 @@ fn number_bounds_compare_exact_decimal_values() {
         (r#"{"step": 5.0}"#, None),
         (r#"{"step": -1e1}"#, None),
         (r#"{"step": 7.5}"#, Some("/step")),
+        // A `number` not bounded within `f64` on both sides is JSON Schema's, of any size
+        // (typed `serde_json::Number`, kept as written); `price` is bounded, so it stays `f64`.
+        (r#"{"ratio": -1e400}"#, None),
+        (r#"{"total": -1e400}"#, None),
+        (r#"{"weights": [1e400, 0, 1E+999]}"#, None),
+        (r#"{"weights": [-1e400]}"#, Some("/weights/0")),
+        (r#"{"price": 1e400}"#, Some("/price")),
     ] {
         let value = exact(body);
         let found = first_problem("PingBody", &value);
         assert_eq!(found.as_ref().map(|(_, p)| p.as_str()), problem, "{body}");
         assert_eq!(scans("PingBody", body), problem.is_none(), "{body}");
+        if problem.is_none() {
+            let typed = two_kinds::types::PingBody::decode_checked(body).expect(body);
+            let back = serde_json::to_value(&typed).expect(body);
+            for member in ["ratio", "total", "weights"] {
+                if let Some(v) = value.get(member) {
+                    assert!(
+                        agh_protocol::check::json_eq(&back[member], &v.to_string()),
+                        "{body}: {member} is {}",
+                        back[member]
+                    );
+                }
+            }
+        }
     }
 }
 

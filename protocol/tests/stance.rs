@@ -1,6 +1,7 @@
 //! The stances a schema set declares on `x-agh-envelope` (issue 30 item 3): how an `integer` is
 //! written (`integers`) and the deepest nesting (`max_depth`). AGH Network v0 and ACP declare
-//! `"integers": "digits"` and `"max_depth": 64`; the test set `two-kinds` declares neither, so it
+//! `"integers": "digits"` and `"max_depth": 64`; the test set `two-kinds` declares neither (only
+//! `integer_bits: 64`: its integers fit 64 bits), so it
 //! gets JSON Schema's semantics (`1.0`, `1e3` and `-0` are integers) and only the runtime's guard
 //! against deep recursion (128 levels, the deepest nesting the owned message decodes). Both paths (scanner and validators) and the owned message
 //! follow the setting.

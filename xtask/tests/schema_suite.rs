@@ -106,27 +106,6 @@ fn built() -> &'static Mutex<Built> {
     })
 }
 
-/// Tests of our own cases that fail today, each with the item of issue 30 that fixes it; when one
-/// passes, remove it here (the test fails until then, so the list stays exact).
-const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
-    // A plain schema's `integer` is any number with a zero fraction (the stance of item 3 is
-    // an annotation of the profiles now), but the generated integers hold 64 bits.
-    ("integers.json", INTEGER, "2^64 is an integer"),
-    // Item 2: a `number` beyond the range of `f64` is still a number (the validators and
-    // scanners refuse it: `check::is_number`, `Scanner::number`).
-    (
-        "numbers.json",
-        "integers beyond 64 bits keep every digit",
-        "a huge negative number",
-    ),
-    (
-        "numbers.json",
-        "a lower bound beyond 64 bits",
-        "1e400 is above it",
-    ),
-];
-const INTEGER: &str = "a plain schema's integer is any number with a zero fraction (draft 2020-12)";
-
 #[test]
 fn codegen_carries_every_differential_schema() {
     let b = built().lock().unwrap_or_else(|e| e.into_inner());
@@ -158,23 +137,9 @@ fn our_own_cases_pass_through_validator_and_scanner() {
             }
         }
     }
-    let unexpected: Vec<_> = failing
-        .iter()
-        .filter(|(f, g, t, _)| !KNOWN_FAILURES.contains(&(f.as_str(), g.as_str(), t.as_str())))
-        .collect();
-    assert!(unexpected.is_empty(), "{unexpected:#?}");
-    let fixed: Vec<_> = KNOWN_FAILURES
-        .iter()
-        .filter(|(f, g, t)| {
-            !failing
-                .iter()
-                .any(|x| (x.0.as_str(), x.1.as_str(), x.2.as_str()) == (*f, *g, *t))
-        })
-        .collect();
-    assert!(
-        fixed.is_empty(),
-        "these pass now: remove them from KNOWN_FAILURES: {fixed:#?}"
-    );
+    // Every case passes through both the validator and the scanner (the last known failures,
+    // integers and numbers beyond 64 bits and `f64`, pass since issue 30's bignum work).
+    assert!(failing.is_empty(), "{failing:#?}");
 }
 
 /// A JSON number from its text (kept as written).

@@ -51,6 +51,22 @@ struct Emitter<'m> {
     model: &'m Model,
     /// Regex sources, indexed.
     patterns: BTreeMap<String, usize>,
+    /// Whether a validator tests an `integer` of any size (`is_big_integer` is then defined).
+    big: bool,
+}
+
+impl Emitter<'_> {
+    /// The test of `v: &Value` against `t`, for a schema with constraints `c` (`None`: none known).
+    fn type_test(&mut self, t: JsonType, c: Option<&crate::model::Constraints>) -> TokenStream {
+        if t == JsonType::Integer && crate::emit::stance::big(self.model, c) {
+            self.big = true;
+            return quote!(is_big_integer(v));
+        }
+        if t == JsonType::Number && crate::emit::stance::big_number(c) {
+            return quote!(v.is_number());
+        }
+        type_test(t)
+    }
 }
 
 fn type_test(t: JsonType) -> TokenStream {
@@ -196,7 +212,11 @@ impl<'m> Emitter<'m> {
             if shape.nullable {
                 body.extend(quote!(if v.is_null() { break #label; }));
             }
-            let tests: Vec<_> = shape.types.iter().map(|t| type_test(*t)).collect();
+            let tests: Vec<_> = shape
+                .types
+                .iter()
+                .map(|t| self.type_test(*t, Some(c)))
+                .collect();
             let type_ok = if tests.is_empty() {
                 quote!(false)
             } else {
@@ -694,7 +714,7 @@ impl<'m> Emitter<'m> {
             });
         }
         for (r, t) in &cond.typed {
-            let test = type_test(*t);
+            let test = self.type_test(*t, None);
             let msg = format!("`{r}` must be {} when {when}", article(*t));
             then.extend(quote! {
                 if let Some(v) = m.get(#r) {
@@ -887,6 +907,7 @@ fn emit_checks_of(model: &Model, kinds: bool) -> Result<Checks> {
     let mut e = Emitter {
         model,
         patterns: BTreeMap::new(),
+        big: false,
     };
     let types = e.named_types()?;
     let kinds = if kinds {
@@ -935,7 +956,10 @@ fn emit_checks_of(model: &Model, kinds: bool) -> Result<Checks> {
         /// regex engine).
         pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[#(#compiled),*];
     });
-    let integers = crate::emit::stance::checks_prelude(e.model);
+    let mut integers = crate::emit::stance::checks_prelude(e.model);
+    if e.big {
+        integers.extend(crate::emit::stance::checks_big_prelude(e.model));
+    }
     let tokens = quote! {
         //! Validators generated from the schema set: one per named type, one body check per kind.
         use std::sync::OnceLock;

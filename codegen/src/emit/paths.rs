@@ -6,6 +6,9 @@ use quote::quote;
 /// The runtime crate (`agh-runtime`) as generated code names it.
 pub const RUNTIME_CRATE: &str = "agh_runtime";
 
+/// The runtime's package name (typify's `x-rust-type` names a crate by it).
+pub const RUNTIME_PACKAGE: &str = "agh-runtime";
+
 /// `::agh_runtime` as tokens, for `quote!` (`#rt::scan::Scanner`).
 pub fn runtime() -> TokenStream {
     let name = Ident::new(RUNTIME_CRATE, Span::call_site());

@@ -1,6 +1,8 @@
 //! Rust type emission through typify's `TypeSpace`, then a post-edit of the `syn::File` that puts
 //! `#[derive(::agh_runtime::Body)] #[agh(crate = "::agh_runtime", ...)]` on every body type.
 
+mod numbers;
+
 use std::collections::BTreeMap;
 
 use proc_macro2::TokenStream;
@@ -232,6 +234,10 @@ pub fn emit_types(
     )) {
         kind.remove("enum");
     }
+    if let Some(Value::Object(defs)) = bundled.get_mut("$defs") {
+        defs.values_mut()
+            .for_each(|d| numbers::big_numbers(model, d));
+    }
     respell_numbers(&mut bundled);
     let root: schemars08::schema::RootSchema = serde_json::from_value(bundled).map_err(|e| {
         Error::new(
@@ -246,6 +252,14 @@ pub fn emit_types(
             .parse::<typify::MapType>()
             .map_err(|e| Error::new(set.dir(), "", format!("map type: {e}")))?,
     );
+    // Integers and numbers of any size (`big_numbers`): the runtime's `BigInt`, serde_json's
+    // `Number`.
+    settings.with_crate(
+        crate::emit::paths::RUNTIME_PACKAGE,
+        typify::CrateVers::Any,
+        None,
+    );
+    settings.with_crate("serde_json", typify::CrateVers::Any, None);
     let mut space = typify::TypeSpace::new(&settings);
     space
         .add_root_schema(root)

@@ -90,6 +90,9 @@ struct Emitter<'m> {
     model: &'m Model,
     /// Pattern source -> matcher function name in `checks.rs`.
     patterns: &'m BTreeMap<String, String>,
+    /// Whether a scanner reads an `integer` of any size (`big_integer` and `raw_is_big_integer`
+    /// are then defined).
+    big: std::cell::Cell<bool>,
 }
 
 /// `read;`, or `let var = read;` then `checks` when there are checks.
@@ -335,7 +338,14 @@ impl Emitter<'_> {
     fn branch(&self, shape: &Shape, t: JsonType) -> Result<TokenStream> {
         Ok(match t {
             JsonType::String => read_then(quote!(s.string()?), "v", self.string_checks(shape)?),
+            JsonType::Integer if crate::emit::stance::big(self.model, Some(&shape.constraints)) => {
+                self.big.set(true);
+                Self::number_then(quote!(big_integer(s)?), shape)
+            }
             JsonType::Integer => Self::number_then(quote!(integer(s)?), shape),
+            JsonType::Number if crate::emit::stance::big_number(Some(&shape.constraints)) => {
+                Self::number_then(quote!(s.any_number()?), shape)
+            }
             JsonType::Number => Self::number_then(quote!(s.number()?), shape),
             JsonType::Boolean => quote!(s.boolean()?;),
             JsonType::Object => match &shape.object {
@@ -508,11 +518,25 @@ impl Emitter<'_> {
         let names = match &obj.property_names {
             // `propertyNames: false`: no member at all.
             Some(names) if names.never => quote!(None::<()>?;),
-            Some(names) => {
+            Some(names) if crate::model::plain_names(names) => {
                 let checks = self.string_checks(names)?;
                 quote!({
                     let v: &str = &k;
                     #checks
+                })
+            }
+            // Any other schema: the name scanned as a JSON string value.
+            Some(names) => {
+                let rt = crate::emit::paths::runtime();
+                let read = self.value(names)?;
+                quote!({
+                    let mut name = Vec::new();
+                    #rt::json::write::string(&mut name, &k);
+                    let name = ::std::str::from_utf8(&name).ok()?;
+                    let mut again = Scanner::new(name, usize::from(u16::MAX));
+                    let s = &mut again;
+                    #read
+                    s.end()?;
                 })
             }
             None => quote!(),
@@ -601,7 +625,12 @@ impl Emitter<'_> {
         }
         for (r, t) in &cond.typed {
             let m = slot(r);
-            let test = raw_type_test(*t);
+            let test = if *t == JsonType::Integer && crate::emit::stance::big(self.model, None) {
+                self.big.set(true);
+                quote!(raw_is_big_integer(v.get()))
+            } else {
+                raw_type_test(*t)
+            };
             then.extend(quote! {
                 if let Some(v) = #m {
                     if !v.is_null() && !(#test) { return None; }

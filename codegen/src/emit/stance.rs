@@ -5,11 +5,71 @@
 //! once at the top of `checks.rs` / `scan.rs` from the model, so the emitters that test a value's
 //! type do not depend on the stance. The member decoders of `types.rs` rewrite an integer written
 //! otherwise as digits before serde reads it into the Rust integer ([`decode_text`]).
+//!
+//! An `integer` of any size (no `x-agh-envelope.integer_bits: 64`, or bounds beyond 64 bits:
+//! [`crate::model::big_integer`], asked through [`big`]) is tested by `is_big_integer`,
+//! `big_integer` and `raw_is_big_integer` instead, defined only in the files that call them (so
+//! a set whose integers all fit 64 bits generates what it did before integers of any size).
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::model::{Integers, Model};
+use crate::model::{Bounds, Constraints, Integers, Model};
+
+/// Whether an `integer` with these constraints (`None`: a type test without bounds, such as a
+/// conditional's) is of any size rather than 64 bits.
+pub fn big(model: &Model, c: Option<&Constraints>) -> bool {
+    let bounds = c.map(Bounds::of).unwrap_or_default();
+    crate::model::big_integer(&model.envelope.limits, bounds)
+}
+
+/// Whether a `number` with these constraints holds numbers of any size rather than `f64`s
+/// ([`crate::model::big_number`]).
+pub fn big_number(c: Option<&Constraints>) -> bool {
+    crate::model::big_number(c.map(Bounds::of).unwrap_or_default())
+}
+
+/// `is_big_integer(v: &Value) -> bool` for `checks.rs` (when a validator calls it).
+pub fn checks_big_prelude(model: &Model) -> TokenStream {
+    let test = match model.envelope.limits.integers {
+        Integers::Digits => quote!(c::is_big_integer(v)),
+        Integers::Value => quote!(c::is_big_integral(v)),
+    };
+    quote! {
+        /// An `integer` of any size (no `x-agh-envelope.integer_bits: 64`, or bounds beyond 64
+        /// bits), written as this schema set writes integers.
+        #[allow(dead_code)]
+        fn is_big_integer(v: &Value) -> bool {
+            #test
+        }
+    }
+}
+
+/// `big_integer(s)` and `raw_is_big_integer(text)` for `scan.rs` (when a scanner calls them).
+pub fn scan_big_prelude(model: &Model) -> TokenStream {
+    let (read, raw) = match model.envelope.limits.integers {
+        Integers::Digits => (quote!(s.big_integer()), quote!(c::is_integer_text(text))),
+        Integers::Value => (
+            quote!(s.big_integral()),
+            quote!(c::is_big_integral_text(text)),
+        ),
+    };
+    quote! {
+        /// Reads an `integer` of any size (no `x-agh-envelope.integer_bits: 64`, or bounds beyond
+        /// 64 bits), written as this schema set writes integers.
+        #[allow(dead_code)]
+        #[inline]
+        fn big_integer(s: &mut Scanner<'_>) -> Option<()> {
+            #read
+        }
+
+        /// Whether the checked JSON text `text` is an `integer` of any size of this schema set.
+        #[allow(dead_code)]
+        fn raw_is_big_integer(text: &str) -> bool {
+            #raw
+        }
+    }
+}
 
 /// `is_integer(v: &Value) -> bool` for `checks.rs`.
 pub fn checks_prelude(model: &Model) -> TokenStream {

@@ -36,6 +36,10 @@ pub struct EnvelopeLimits {
     pub max_depth: Option<u64>,
     /// How an `integer` is written (`x-agh-envelope.integers`).
     pub integers: Integers,
+    /// `x-agh-envelope.integer_bits` (64, the one value): an `integer` whose schema has no bounds
+    /// beyond 64 bits fits 64 bits and is typed `i64`/`u64`; `None`: JSON Schema's integers of any
+    /// size (see [`crate::model::big_integer`]).
+    pub integer_bits: Option<u64>,
 }
 
 /// The depth limit of a set without `x-agh-envelope.max_depth`, and the largest one may declare:
@@ -244,6 +248,7 @@ impl Builder<'_> {
             "clock",
             "max_depth",
             "integers",
+            "integer_bits",
         ];
         let Value::Object(xm) = x else {
             return Err(self.err(id, xp, "`x-agh-envelope` must be an object"));
@@ -317,9 +322,21 @@ impl Builder<'_> {
                 ))
             }
         };
+        let integer_bits = match x.get("integer_bits") {
+            None => None,
+            Some(v) if v.as_u64() == Some(64) => Some(64),
+            Some(_) => {
+                return Err(self.err(
+                    id,
+                    &join_pointer(xp, "integer_bits"),
+                    "`integer_bits` must be 64 (an `integer` fits 64 bits and is typed i64/u64); without it an integer is of any size, as JSON Schema says",
+                ))
+            }
+        };
         let limits = EnvelopeLimits {
             max_depth,
             integers,
+            integer_bits,
             max_bytes: num("max_bytes")?,
             replay_age_seconds: num("replay_age_seconds")?,
             forbidden_members: forbidden("forbidden_members")?,
@@ -431,6 +448,23 @@ impl Builder<'_> {
             }
             s.clone()
         };
+        // The envelope's integers are the runtime's clocks and counters, typed `u64`/`i64` in its
+        // borrowed view: each must fit 64 bits, by the set's stance or by its own bounds.
+        for f in &obj.fields {
+            let shape = resolved(f);
+            if shape.types.contains(&JsonType::Integer)
+                && crate::model::big_integer(&limits, crate::model::Bounds::of(&shape.constraints))
+            {
+                return Err(self.err(
+                    id,
+                    &join_pointer("/properties", &f.json_name),
+                    format!(
+                        "envelope member `{}` is an integer of any size: an envelope integer must fit 64 bits: declare `x-agh-envelope.integer_bits: 64` or bound it (`minimum`/`maximum` within i64)",
+                        f.json_name
+                    ),
+                ));
+            }
+        }
         let profile_member = obj
             .fields
             .iter()

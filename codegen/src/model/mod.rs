@@ -10,7 +10,8 @@
 //! `oneOf`, `if`/`then`/`else`, `dependentSchemas`, `$ref` beside other keywords), [`names`] (Rust names of types and members), [`envelope`]
 //! (members, limits, roles, refusal codes), [`dispatch`] (the kind dispatch recognized on the
 //! envelope's `allOf` entries), [`kinds`] (`x-agh-kind` rules), [`conditionals`] (a body's
-//! `if`/`then` rules in the restricted form, recognized likewise), [`exchanges`] (request/response), [`values`]
+//! `if`/`then` rules in the restricted form, recognized likewise), [`exchanges`] (request/response),
+//! [`integers`] (which integers are of any size), [`values`]
 //! (documented value sets), [`containers`], [`lifecycle`] and the transport [`binding`]. [`Model::build`] runs them in order.
 
 mod applicators;
@@ -20,6 +21,7 @@ mod containers;
 mod dispatch;
 mod envelope;
 mod exchanges;
+mod integers;
 mod kinds;
 mod lifecycle;
 mod names;
@@ -44,10 +46,12 @@ pub use self::envelope::{
 pub use self::exchanges::{
     Exchange, ExchangeState, MemberIs, ReplyRule, EXCHANGE_ANSWERED, EXCHANGE_OPEN,
 };
+pub use self::integers::{big_integer, big_number, Bounds};
 pub use self::kinds::{EnvelopeMatch, Kind, KindRules, Presence, Verify, WorkRole};
 pub use self::lifecycle::{Lifecycle, Sender, Transition, Trigger};
 pub(crate) use self::names::type_sites;
 pub use self::names::{rust_field_name, rust_type_name};
+pub(crate) use self::shapes::plain_names;
 pub use self::shapes::{Constraints, Field, JsonType, NamedType, ObjectShape, Shape, TrustProfile};
 pub use self::values::{EnumDoc, EnumValue, KnownValues};
 

@@ -141,8 +141,8 @@ pub struct ObjectShape {
     /// `additionalProperties` as a schema (neither `true`/`{}` nor `false`, see `open`): the
     /// shape of every member neither declared nor matching a pattern.
     pub additional: Option<Box<Shape>>,
-    /// `propertyNames`: a string schema every member name must satisfy (only string
-    /// constraints: `type` string, `pattern`, `minLength`, `maxLength`, `const`, `enum`).
+    /// `propertyNames`: the schema every member name, as a string, must satisfy (`type:
+    /// "string"` unless it says otherwise).
     pub property_names: Option<Box<Shape>>,
 }
 
@@ -540,43 +540,11 @@ impl Builder<'_> {
             Some(schema) => {
                 let at = join_pointer(ptr, "propertyNames");
                 let mut shape = self.shape(id, &at, schema, depth + 1)?;
-                // A member name is always a string: a schema without `type` reads it as one.
+                // A member name is always a string: a schema without `type` reads it as one (any
+                // schema may stand here; keywords of other types hold no name back, `type:
+                // "number"` refuses every one).
                 if shape.types.is_empty() && !shape.nullable && !shape.never {
                     shape.types = vec![JsonType::String];
-                }
-                let strings = |v: &Option<Value>| v.as_ref().is_none_or(Value::is_string);
-                let c = &shape.constraints;
-                let plain = shape.ref_type.is_none()
-                    && !shape.nullable
-                    && shape.applicators.is_empty()
-                    && shape.prefix_items.is_empty()
-                    && shape.object.is_none()
-                    && shape.items.is_none()
-                    && (shape.types == [JsonType::String]
-                        || shape.types.is_empty()
-                            && c.const_value.is_none()
-                            && c.enum_values.is_none())
-                    && strings(&c.const_value)
-                    && c.enum_values.iter().flatten().all(Value::is_string)
-                    && c.minimum.is_none()
-                    && c.maximum.is_none()
-                    && c.exclusive_minimum.is_none()
-                    && c.exclusive_maximum.is_none()
-                    && c.multiple_of.is_none()
-                    && c.min_items.is_none()
-                    && c.max_items.is_none()
-                    && !c.unique_items
-                    && c.unique_after.is_none()
-                    && c.digest.is_none()
-                    && c.reason_code.is_none();
-                if !plain {
-                    return Err(self.err(
-                        id,
-                        &at,
-                        "codegen carries `propertyNames` with string constraints only (`pattern`, \
-                         `minLength`; with `type` string also `maxLength` and string \
-                         `const`/`enum`)",
-                    ));
                 }
                 Some(Box::new(shape))
             }
@@ -792,6 +760,37 @@ fn count_value(v: &Value) -> Option<u64> {
     })
 }
 
+/// Whether a `propertyNames` shape holds only string constraints (`pattern`, `minLength`,
+/// `maxLength`, string `const`/`enum`) on `type: "string"`: the scanners check a name against it
+/// in place; any other shape is checked on the name's JSON text (`scan.rs`).
+pub fn plain_names(shape: &Shape) -> bool {
+    let strings = |v: &Option<Value>| v.as_ref().is_none_or(Value::is_string);
+    let c = &shape.constraints;
+    shape.ref_type.is_none()
+        && !shape.nullable
+        && shape.applicators.is_empty()
+        && shape.prefix_items.is_empty()
+        && shape.object.is_none()
+        && shape.items.is_none()
+        && (shape.types == [JsonType::String]
+            || shape.types.is_empty() && c.const_value.is_none() && c.enum_values.is_none())
+        && strings(&c.const_value)
+        && c.enum_values.iter().flatten().all(Value::is_string)
+        && c.minimum.is_none()
+        && c.maximum.is_none()
+        && c.exclusive_minimum.is_none()
+        && c.exclusive_maximum.is_none()
+        && c.multiple_of.is_none()
+        && c.min_items.is_none()
+        && c.max_items.is_none()
+        && c.not.is_none()
+        && c.contains.is_none()
+        && !c.unique_items
+        && c.unique_after.is_none()
+        && c.digest.is_none()
+        && c.reason_code.is_none()
+}
+
 /// Whether the JSON number text `d` is positive with at most 18 significant digits (the
 /// runtime's exact `multipleOf` keeps the divisor's digits in a `u64`).
 fn positive_divisor(d: &str) -> bool {
@@ -853,7 +852,7 @@ const SUPPORTED_KEYWORDS: &[&str] = &[
     "dependentRequired",
     "patternProperties",
     "additionalProperties (a boolean or a schema)",
-    "propertyNames (string constraints)",
+    "propertyNames",
     "contains/minContains/maxContains",
     "prefixItems",
     "not",

@@ -11,6 +11,12 @@ use super::types::*;
 fn is_integer(v: &Value) -> bool {
     c::is_integral(v)
 }
+/// An `integer` of any size (no `x-agh-envelope.integer_bits: 64`, or bounds beyond 64
+/// bits), written as this schema set writes integers.
+#[allow(dead_code)]
+fn is_big_integer(v: &Value) -> bool {
+    c::is_big_integral(v)
+}
 /// Whether a string matches `^[0-9]+$` (compiled to code).
 pub fn pattern_0(s: &str) -> bool {
     let mut chars = s.bytes();
@@ -205,7 +211,7 @@ pub fn check_app_anything(v: &Value, at: &mut String, out: &mut Problems) {
         if v.is_null() {
             break 'c0;
         }
-        if !(v.is_string() || c::is_number(v) || is_integer(v) || v.is_boolean()
+        if !(v.is_string() || v.is_number() || is_big_integer(v) || v.is_boolean()
             || v.is_object() || v.is_array())
         {
             c::wrong_type(
@@ -382,6 +388,33 @@ pub fn check_app_blob(v: &Value, at: &mut String, out: &mut Problems) {
                     }
                 }
             }
+        }
+    }
+}
+/// Checks a value against `AppCount` (`defs.schema.json#/$defs/count`).
+pub fn check_app_count(v: &Value, at: &mut String, out: &mut Problems) {
+    'c0: {
+        if !(is_big_integer(v)) {
+            c::wrong_type(
+                out,
+                ::agh_runtime::ReasonCode::Malformed,
+                at,
+                "defs.schema.json#/$defs/count",
+                "an integer",
+                v,
+            );
+            break 'c0;
+        }
+        if c::number_text(v).is_some_and(|n| c::below(n, "0")) {
+            c::value_problem(
+                out,
+                ::agh_runtime::ReasonCode::Malformed,
+                at,
+                "defs.schema.json#/$defs/count",
+                "must be at least 0",
+                v,
+            );
+            break 'c0;
         }
     }
 }
@@ -989,7 +1022,7 @@ pub fn check_app_window(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("size") {
                 let mark = c::push(at, "size");
                 'c1: {
-                    if !(is_integer(v)) {
+                    if !(is_big_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1151,7 +1184,7 @@ pub fn check_app_word(v: &Value, at: &mut String, out: &mut Problems) {
                             let out = &mut scratch;
                             let at = &mut here;
                             'c2: {
-                                if !(c::is_number(v)) {
+                                if !(v.is_number()) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1318,7 +1351,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if let Some(v) = items.get(1usize) {
                             let mark = c::push_index(at, 1usize);
                             'c2: {
-                                if !(is_integer(v)) {
+                                if !(is_big_integer(v)) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1398,7 +1431,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         for (i, v) in items.iter().enumerate().skip(1usize) {
                             let mark = c::push_index(at, i);
                             'c2: {
-                                if !(is_integer(v)) {
+                                if !(is_big_integer(v)) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1510,7 +1543,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                             if pattern_5(key) {
                                 let mark = c::push(at, key);
                                 'c2: {
-                                    if !(is_integer(v)) {
+                                    if !(is_big_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1589,7 +1622,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                             if !false {
                                 let mark = c::push(at, key);
                                 'c2: {
-                                    if !(is_integer(v)) {
+                                    if !(is_big_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1727,7 +1760,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                     if v.is_null() {
                         break 'c1;
                     }
-                    if !(v.is_string() || is_integer(v)) {
+                    if !(v.is_string() || is_big_integer(v)) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1867,7 +1900,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 let out = &mut scratch;
                                 let at = &mut here;
                                 'c2: {
-                                    if !(is_integer(v)) {
+                                    if !(is_big_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -1913,7 +1946,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                                 let out = &mut scratch;
                                 let at = &mut here;
                                 'c2: {
-                                    if !(is_integer(v)) {
+                                    if !(is_big_integer(v)) {
                                         c::wrong_type(
                                             out,
                                             ::agh_runtime::ReasonCode::Malformed,
@@ -2020,6 +2053,38 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                     break 'c0;
                 }
             }
+            if let Some(v) = m.get("totals") {
+                let mark = c::push(at, "totals");
+                'c1: {
+                    if !(v.is_array()) {
+                        c::wrong_type(
+                            out,
+                            ::agh_runtime::ReasonCode::Malformed,
+                            at,
+                            "body/shape.schema.json#/properties/totals",
+                            "an array",
+                            v,
+                        );
+                        break 'c1;
+                    }
+                    if let Some(items) = v.as_array() {
+                        for (i, v) in items.iter().enumerate() {
+                            let mark = c::push_index(at, i);
+                            'c2: {
+                                check_app_count(v, at, out);
+                            }
+                            at.truncate(mark);
+                            if out.is_done() {
+                                break 'c1;
+                            }
+                        }
+                    }
+                }
+                at.truncate(mark);
+                if out.is_done() {
+                    break 'c0;
+                }
+            }
             if let Some(v) = m.get("maybe") {
                 let mark = c::push(at, "maybe");
                 'c1: {
@@ -2057,7 +2122,7 @@ pub fn check_shape_body(v: &Value, at: &mut String, out: &mut Problems) {
                         if v.is_null() {
                             break 'c2;
                         }
-                        if !(is_integer(v)) {
+                        if !(is_big_integer(v)) {
                             c::wrong_type(
                                 out,
                                 ::agh_runtime::ReasonCode::Malformed,
@@ -2270,6 +2335,7 @@ pub const NAMED_CHECKS: &[(&str, fn(&Value, &mut String, &mut Problems))] = &[
     ("AppAnything", check_app_anything as fn(&Value, &mut String, &mut Problems)),
     ("AppArtifact", check_app_artifact as fn(&Value, &mut String, &mut Problems)),
     ("AppBlob", check_app_blob as fn(&Value, &mut String, &mut Problems)),
+    ("AppCount", check_app_count as fn(&Value, &mut String, &mut Problems)),
     ("AppEmpty", check_app_empty as fn(&Value, &mut String, &mut Problems)),
     ("AppEnvelope", check_app_envelope as fn(&Value, &mut String, &mut Problems)),
     ("AppLink", check_app_link as fn(&Value, &mut String, &mut Problems)),

@@ -27,8 +27,8 @@ pub use self::rules::{
     kind_rules,
 };
 pub use self::types::{
-    AppAmount, AppAnything, AppArtifact, AppBlob, AppBlobSha, AppEmpty, AppEnvelope,
-    AppEnvelopeReplyTo, AppLink, AppLinkUrl, AppNothing, AppPeer, AppProtocol, AppQuote,
-    AppWindow, AppWord, ShapeBody, ShapeBodyContact, ShapeBodyFlag, ShapeBodyLabels,
-    ShapeBodyMode, ShapeBodyStamp, ShapeBodyStatus,
+    AppAmount, AppAnything, AppArtifact, AppBlob, AppBlobSha, AppCount, AppEmpty,
+    AppEnvelope, AppEnvelopeReplyTo, AppLink, AppLinkUrl, AppNothing, AppPeer,
+    AppProtocol, AppQuote, AppWindow, AppWord, ShapeBody, ShapeBodyContact,
+    ShapeBodyFlag, ShapeBodyLabels, ShapeBodyStamp, ShapeBodyStatus,
 };

@@ -18,6 +18,18 @@ fn integer(s: &mut Scanner<'_>) -> Option<i128> {
 fn raw_is_integer(text: &str) -> bool {
     c::is_integral_text(text)
 }
+/// Reads an `integer` of any size (no `x-agh-envelope.integer_bits: 64`, or bounds beyond
+/// 64 bits), written as this schema set writes integers.
+#[allow(dead_code)]
+#[inline]
+fn big_integer(s: &mut Scanner<'_>) -> Option<()> {
+    s.big_integral()
+}
+/// Whether the checked JSON text `text` is an `integer` of any size of this schema set.
+#[allow(dead_code)]
+fn raw_is_big_integer(text: &str) -> bool {
+    c::is_big_integral_text(text)
+}
 /// A checked envelope, borrowed from the bytes it was read from: every member of `envelope.schema.json` in schema order, strings borrowed unless they had escapes, objects as raw JSON. `null` reads as absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppEnvelopeRef<'a> {
@@ -393,7 +405,7 @@ pub fn scan_app_anything<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 s.string()?;
             }
             b'-' | b'0'..=b'9' => {
-                s.number()?;
+                s.any_number()?;
             }
             b't' | b'f' => {
                 s.boolean()?;
@@ -488,6 +500,16 @@ pub fn scan_app_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
         }
     }
     if seen & 1u64 != 1u64 {
+        return None;
+    }
+    Some(())
+}
+/// Reads one `AppCount` value (`defs.schema.json#/$defs/count`); `None` declines.
+pub fn scan_app_count<'a>(s: &mut Scanner<'a>) -> Option<()> {
+    let mark = s.mark();
+    big_integer(s)?;
+    let nt = s.since(mark).get();
+    if c::below(nt, "0") {
         return None;
     }
     Some(())
@@ -614,7 +636,7 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         return None;
                     }
                     seen |= 2u64;
-                    integer(s)?;
+                    big_integer(s)?;
                 }
                 _ => {
                     s.fresh(&mut o, k)?;
@@ -858,7 +880,7 @@ pub fn scan_app_word<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     || (|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
-                        s.number()?;
+                        s.any_number()?;
                         s.end()
                     })()
                         .is_some())
@@ -989,7 +1011,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                     s.string()?;
                                 }
                                 1usize => {
-                                    integer(s)?;
+                                    big_integer(s)?;
                                 }
                                 _ => {
                                     None::<()>?;
@@ -1019,7 +1041,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                 }
                                 _ => {
                                     let mark = s.mark();
-                                    integer(s)?;
+                                    big_integer(s)?;
                                     let nt = s.since(mark).get();
                                     if c::below(nt, "0") {
                                         return None;
@@ -1076,7 +1098,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                                 usize::from(u16::MAX),
                                             );
                                             let s = &mut again;
-                                            integer(s)?;
+                                            big_integer(s)?;
                                             s.end()
                                         })()
                                             .is_some()
@@ -1118,7 +1140,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             _ => {
                                 s.fresh(&mut o, k)?;
                                 let mark = s.mark();
-                                integer(s)?;
+                                big_integer(s)?;
                                 let nt = s.since(mark).get();
                                 if c::below(nt, "0") {
                                     return None;
@@ -1227,7 +1249,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             }
                             b'-' | b'0'..=b'9' => {
                                 let mark = s.mark();
-                                integer(s)?;
+                                big_integer(s)?;
                                 let nt = s.since(mark).get();
                                 if c::below(nt, "1") {
                                     return None;
@@ -1376,7 +1398,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                 );
                                 let s = &mut again;
                                 let mark = s.mark();
-                                integer(s)?;
+                                big_integer(s)?;
                                 let nt = s.since(mark).get();
                                 if c::above(nt, "9") {
                                     return None;
@@ -1396,7 +1418,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                     );
                                     let s = &mut again;
                                     let mark = s.mark();
-                                    integer(s)?;
+                                    big_integer(s)?;
                                     let nt = s.since(mark).get();
                                     if c::below(nt, "8") {
                                         return None;
@@ -1450,11 +1472,23 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         }
                     }
                 }
-                "maybe" => {
+                "totals" => {
                     if seen & 32768u64 != 0 {
                         return None;
                     }
                     seen |= 32768u64;
+                    let mut a = s.array()?;
+                    while s.item(&mut a)? {
+                        {
+                            scan_app_count(s)?;
+                        }
+                    }
+                }
+                "maybe" => {
+                    if seen & 65536u64 != 0 {
+                        return None;
+                    }
+                    seen |= 65536u64;
                     {
                         let start = s.mark();
                         s.skip()?;
@@ -1484,7 +1518,7 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             );
                             let s = &mut again;
                             if !s.null() {
-                                integer(s)?;
+                                big_integer(s)?;
                             }
                             s.end()
                         })()
@@ -1495,34 +1529,34 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
                 "gone" => {
-                    if seen & 65536u64 != 0 {
-                        return None;
-                    }
-                    seen |= 65536u64;
-                    None::<()>?;
-                }
-                "free" => {
                     if seen & 131072u64 != 0 {
                         return None;
                     }
                     seen |= 131072u64;
-                    s.skip()?;
+                    None::<()>?;
                 }
-                "status" => {
+                "free" => {
                     if seen & 262144u64 != 0 {
                         return None;
                     }
                     seen |= 262144u64;
+                    s.skip()?;
+                }
+                "status" => {
+                    if seen & 524288u64 != 0 {
+                        return None;
+                    }
+                    seen |= 524288u64;
                     let v = s.string()?;
                     if !matches!(& * v, "draft" | "final") {
                         return None;
                     }
                 }
                 "stamp" => {
-                    if seen & 524288u64 != 0 {
+                    if seen & 1048576u64 != 0 {
                         return None;
                     }
-                    seen |= 524288u64;
+                    seen |= 1048576u64;
                     let v = s.string()?;
                     if !c::at_least_chars(&v, 1usize) {
                         return None;
@@ -1748,6 +1782,7 @@ pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] = &[
     ("AppAnything", scan_app_anything as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppArtifact", scan_app_artifact as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppBlob", scan_app_blob as fn(&mut Scanner<'_>) -> Option<()>),
+    ("AppCount", scan_app_count as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppEmpty", scan_app_empty as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppLink", scan_app_link as fn(&mut Scanner<'_>) -> Option<()>),
     ("AppNothing", scan_app_nothing as fn(&mut Scanner<'_>) -> Option<()>),

@@ -126,6 +126,26 @@ impl<'de> ::serde::Deserialize<'de> for AppBlobSha {
             })
     }
 }
+///A count of any size (no `integer_bits` in this set).
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
+#[serde(transparent)]
+pub struct AppCount(pub ::agh_runtime::json::BigInt);
+impl ::std::ops::Deref for AppCount {
+    type Target = ::agh_runtime::json::BigInt;
+    fn deref(&self) -> &::agh_runtime::json::BigInt {
+        &self.0
+    }
+}
+impl ::std::convert::From<AppCount> for ::agh_runtime::json::BigInt {
+    fn from(value: AppCount) -> Self {
+        value.0
+    }
+}
+impl ::std::convert::From<::agh_runtime::json::BigInt> for AppCount {
+    fn from(value: ::agh_runtime::json::BigInt) -> Self {
+        Self(value)
+    }
+}
 ///An object without members.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 #[serde(transparent)]
@@ -453,7 +473,7 @@ impl ::std::str::FromStr for AppReason {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
 pub struct AppWindow {
     ///Its size.
-    pub size: i64,
+    pub size: ::agh_runtime::json::BigInt,
     ///The unit.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub unit: ::std::option::Option<::std::string::String>,
@@ -512,7 +532,10 @@ pub struct ShapeBody {
         default,
         skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
     )]
-    pub counters: ::std::collections::BTreeMap<::std::string::String, u64>,
+    pub counters: ::std::collections::BTreeMap<
+        ::std::string::String,
+        ::agh_runtime::json::BigInt,
+    >,
     ///On, off, or nothing said: null is not among the values.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub flag: ::std::option::Option<ShapeBodyFlag>,
@@ -525,10 +548,10 @@ pub struct ShapeBody {
     pub level: ::std::option::Option<::serde_json::Value>,
     ///A count that is not zero, or null.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub maybe: ::std::option::Option<i64>,
+    pub maybe: ::std::option::Option<::agh_runtime::json::BigInt>,
     ///A mode: a name, a level or null.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub mode: ::std::option::Option<ShapeBodyMode>,
+    pub mode: ::std::option::Option<::serde_json::Value>,
     ///A name and a count, nothing after them.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub pair: ::std::vec::Vec<::serde_json::Value>,
@@ -544,6 +567,9 @@ pub struct ShapeBody {
     ///A version tag, then non-negative integers.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub tail: ::std::vec::Vec<::serde_json::Value>,
+    ///Totals of any size.
+    #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+    pub totals: ::std::vec::Vec<AppCount>,
     ///A window.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub window: ::std::option::Option<AppWindow>,
@@ -625,19 +651,6 @@ pub struct ShapeBodyLabels {
     pub main: ::std::option::Option<::std::string::String>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-///A mode: a name, a level or null.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
-#[serde(untagged)]
-pub enum ShapeBodyMode {
-    Null,
-    Integer(::std::num::NonZeroU64),
-    String(::std::string::String),
-}
-impl ::std::convert::From<::std::num::NonZeroU64> for ShapeBodyMode {
-    fn from(value: ::std::num::NonZeroU64) -> Self {
-        Self::Integer(value)
-    }
 }
 ///Who signed the shape off.
 #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -801,6 +814,14 @@ impl AppBlobSha {
     /// schema, without checking it again. For generated code only.
     #[allow(dead_code)]
     pub(crate) fn from_checked(value: ::std::string::String) -> Self {
+        Self(value)
+    }
+}
+impl AppCount {
+    /// Wraps a value that the generated scanner already checked against this type's
+    /// schema, without checking it again. For generated code only.
+    #[allow(dead_code)]
+    pub(crate) fn from_checked(value: ::agh_runtime::json::BigInt) -> Self {
         Self(value)
     }
 }
@@ -1149,9 +1170,7 @@ impl AppWindow {
             match &*name {
                 "size" => {
                     f_size = Some(
-                        ::serde_json::from_str::<
-                            i64,
-                        >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                        ::serde_json::from_str::<::agh_runtime::json::BigInt>(v.get())?,
                     );
                 }
                 "unit" => {
@@ -1216,6 +1235,7 @@ impl ShapeBody {
         let mut f_stamp = None;
         let mut f_status = None;
         let mut f_tail = None;
+        let mut f_totals = None;
         let mut f_window = None;
         let mut f_word = None;
         let mut extra = ::serde_json::Map::new();
@@ -1278,7 +1298,10 @@ impl ShapeBody {
                 "counters" => {
                     f_counters = Some(
                         ::serde_json::from_str::<
-                            ::std::collections::BTreeMap<::std::string::String, u64>,
+                            ::std::collections::BTreeMap<
+                                ::std::string::String,
+                                ::agh_runtime::json::BigInt,
+                            >,
                         >(v.get())?,
                     );
                 }
@@ -1325,8 +1348,8 @@ impl ShapeBody {
                         } else {
                             Some(
                                 ::serde_json::from_str::<
-                                    i64,
-                                >(&::agh_runtime::json::decimal::integer_digits(v.get()))?,
+                                    ::agh_runtime::json::BigInt,
+                                >(v.get())?,
                             )
                         },
                     );
@@ -1336,7 +1359,7 @@ impl ShapeBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<ShapeBodyMode>(v.get())?)
+                            Some(::serde_json::from_str::<::serde_json::Value>(v.get())?)
                         },
                     );
                 }
@@ -1388,6 +1411,11 @@ impl ShapeBody {
                         ::serde_json::from_str::<
                             ::std::vec::Vec<::serde_json::Value>,
                         >(v.get())?,
+                    );
+                }
+                "totals" => {
+                    f_totals = Some(
+                        ::serde_json::from_str::<::std::vec::Vec<AppCount>>(v.get())?,
                     );
                 }
                 "window" => {
@@ -1479,6 +1507,10 @@ impl ShapeBody {
                 None => None,
             },
             tail: match f_tail {
+                Some(v) => v,
+                None => ::std::default::Default::default(),
+            },
+            totals: match f_totals {
                 Some(v) => v,
                 None => ::std::default::Default::default(),
             },

@@ -772,7 +772,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
                         for (i, v) in items.iter().enumerate() {
                             let mark = c::push_index(at, i);
                             'c2: {
-                                if !(c::is_number(v)) {
+                                if !(v.is_number()) {
                                     c::wrong_type(
                                         out,
                                         ::agh_runtime::ReasonCode::Malformed,
@@ -1337,7 +1337,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("ratio") {
                 let mark = c::push(at, "ratio");
                 'c1: {
-                    if !(c::is_number(v)) {
+                    if !(v.is_number()) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,
@@ -1368,7 +1368,7 @@ pub fn check_ping_body(v: &Value, at: &mut String, out: &mut Problems) {
             if let Some(v) = m.get("total") {
                 let mark = c::push(at, "total");
                 'c1: {
-                    if !(c::is_number(v)) {
+                    if !(v.is_number()) {
                         c::wrong_type(
                             out,
                             ::agh_runtime::ReasonCode::Malformed,

@@ -363,7 +363,7 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 while s.item(&mut a)? {
                     {
                         let mark = s.mark();
-                        s.number()?;
+                        s.any_number()?;
                         let nt = s.since(mark).get();
                         if c::below(nt, "0") {
                             return None;
@@ -582,7 +582,7 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 4096u64;
                 let mark = s.mark();
-                s.number()?;
+                s.any_number()?;
                 let nt = s.since(mark).get();
                 if c::at_least(nt, "0.1") {
                     return None;
@@ -594,7 +594,7 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 }
                 seen |= 8192u64;
                 let mark = s.mark();
-                s.number()?;
+                s.any_number()?;
                 let nt = s.since(mark).get();
                 if c::above(nt, "18446744073709551615") {
                     return None;

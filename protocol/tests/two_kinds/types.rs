@@ -379,7 +379,7 @@ pub struct PingBody {
     pub price: ::std::option::Option<f64>,
     ///A share below one tenth.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub ratio: ::std::option::Option<f64>,
+    pub ratio: ::std::option::Option<::serde_json::Number>,
     ///Hops, at most three, each a name of at most four characters.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
     pub route: ::std::vec::Vec<::std::string::String>,
@@ -397,13 +397,13 @@ pub struct PingBody {
     pub tags: ::std::option::Option<::std::vec::Vec<PingBodyTagsItem>>,
     ///A total of at most 2^64 - 1.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-    pub total: ::std::option::Option<f64>,
+    pub total: ::std::option::Option<::serde_json::Number>,
     ///Whether the ping is urgent.
     #[serde(skip_serializing_if = "::std::option::Option::is_none")]
     pub urgent: ::std::option::Option<bool>,
     ///Non-negative numbers.
     #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-    pub weights: ::std::vec::Vec<f64>,
+    pub weights: ::std::vec::Vec<::serde_json::Number>,
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
@@ -873,7 +873,9 @@ impl PingBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<f64>(v.get())?)
+                            Some(
+                                ::serde_json::from_str::<::serde_json::Number>(v.get())?,
+                            )
                         },
                     );
                 }
@@ -936,7 +938,9 @@ impl PingBody {
                         if v.is_null() {
                             None
                         } else {
-                            Some(::serde_json::from_str::<f64>(v.get())?)
+                            Some(
+                                ::serde_json::from_str::<::serde_json::Number>(v.get())?,
+                            )
                         },
                     );
                 }
@@ -951,7 +955,9 @@ impl PingBody {
                 }
                 "weights" => {
                     f_weights = Some(
-                        ::serde_json::from_str::<::std::vec::Vec<f64>>(v.get())?,
+                        ::serde_json::from_str::<
+                            ::std::vec::Vec<::serde_json::Number>,
+                        >(v.get())?,
                     );
                 }
                 _ => {

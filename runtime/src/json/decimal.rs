@@ -179,6 +179,13 @@ pub fn integral_value(text: &str) -> Option<i128> {
         .then_some(v)
 }
 
+/// Whether the JSON number `text` is an integer by value, of any size and however written
+/// (`1.0`, `1e3`, `-0`, `1e308`, a 60-digit integer): JSON Schema's `integer` where a schema set
+/// does not hold integers to 64 bits. `false` for a fraction or text that is no JSON number.
+pub fn is_integral(text: &str) -> bool {
+    Decimal::parse(text).is_some_and(|d| d.is_zero() || d.scale() >= 0)
+}
+
 /// The checked JSON text of an integer-typed value (a number, or arrays of them) with every
 /// integral number written as digits (`1.0` as `1`, `1e3` as `1000`, `-0` as `0`), so that serde
 /// reads it into the generated Rust integer; text with nothing to rewrite is returned as it is.
@@ -378,6 +385,35 @@ mod tests {
             ("x", None),
         ] {
             assert_eq!(super::integral_value(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn integral_values_of_any_size() {
+        for yes in [
+            "0",
+            "-0",
+            "1.0",
+            "1e308",
+            "1E+400",
+            "12345678910111213141516171819202122232425262728293031",
+            "-12345678910111213141516171819202122232425262728293031",
+            "1.5e1",
+            "18446744073709551616",
+            "-0.0e-7",
+        ] {
+            assert!(super::is_integral(yes), "{yes}");
+        }
+        for no in [
+            "1.5",
+            "1e-400",
+            "123456789101112131415.5",
+            "1.05e1",
+            "x",
+            "",
+            "1.",
+        ] {
+            assert!(!super::is_integral(no), "{no}");
         }
     }
 

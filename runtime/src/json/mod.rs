@@ -43,6 +43,7 @@
 //! to a lone UTF-16 surrogate (`"\ud800"`) are refused ([`JsonErrorKind::Syntax`],
 //! message "lone surrogate ...").
 
+mod bigint;
 pub mod decimal;
 pub mod equality;
 pub mod jcs;
@@ -53,6 +54,8 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::{Map, Number, Value};
+
+pub use bigint::{BigInt, NotAnInteger};
 
 /// Deepest nesting [`read_envelope_json`] enforces whatever [`JsonLimits::max_depth`] says: the
 /// reader recurses once per level, so this bounds its stack use (a few hundred bytes a level).

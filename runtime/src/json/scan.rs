@@ -565,6 +565,18 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// A number written as digits only (no fraction or exponent, not `-0`), of any size.
+    pub fn big_integer(&mut self) -> Option<()> {
+        self.number_token()?.integer.then_some(())
+    }
+
+    /// An integer as JSON Schema counts it, of any size: any number whose value is integral,
+    /// however written (see `decimal::is_integral`).
+    pub fn big_integral(&mut self) -> Option<()> {
+        let token = self.number_token()?;
+        crate::json::decimal::is_integral(token.text(self.text)).then_some(())
+    }
+
     /// Any number within the range of `f64`, integers beyond 64 bits included (as
     /// `check::is_number` counts them: `18446744073709551616` is a number).
     pub fn number(&mut self) -> Option<f64> {
@@ -582,8 +594,9 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Any number, of any size (its grammar checked): open content keeps every valid JSON number.
-    fn any_number(&mut self) -> Option<()> {
+    /// Any number, of any size (its grammar checked): open content keeps every valid JSON number,
+    /// and a schema `number` not bounded within the range of `f64` is any number.
+    pub fn any_number(&mut self) -> Option<()> {
         self.number_token().map(drop)
     }
 

@@ -61,6 +61,30 @@ pub fn is_integral_text(text: &str) -> bool {
     crate::json::decimal::integral_value(text).is_some()
 }
 
+/// Whether `v` is a number written as digits only (no fraction, no exponent, not `-0`), of any
+/// size: an `integer` of a set whose integers are digits but not held to 64 bits (no
+/// `x-agh-envelope.integer_bits`, or a schema whose own bounds go beyond 64 bits).
+pub fn is_big_integer(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => integer_text(n.as_str()),
+        _ => false,
+    }
+}
+
+/// Whether `v` is an integer as JSON Schema counts it, of any size: any number of integral value
+/// however written (`1.0`, `1e3`, `-0`, `1e308`, a 60-digit integer).
+pub fn is_big_integral(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => crate::json::decimal::is_integral(n.as_str()),
+        _ => false,
+    }
+}
+
+/// The raw counterpart of [`is_big_integral`], on the checked JSON text of a value.
+pub fn is_big_integral_text(text: &str) -> bool {
+    crate::json::decimal::is_integral(text)
+}
+
 /// Whether `v` is a number within the range of `f64` (a schema `number` member holds an `f64`).
 /// Numbers in open content are not held to it: any JSON number is kept there, as written.
 pub fn is_number(v: &Value) -> bool {

@@ -269,7 +269,7 @@ pub(super) fn envelope_page(
         env.limits.max_bytes,
         env.limits.replay_age_seconds,
         depth_words(env.limits.max_depth),
-        integers_words(env.limits.integers),
+        integers_words(env.limits.integers, env.limits.integer_bits),
     );
     binding_section(&mut out, model);
     out
@@ -288,11 +288,17 @@ fn depth_words(max_depth: Option<u64>) -> String {
     }
 }
 
-/// How an `integer` is written, in words (`x-agh-envelope.integers`).
-fn integers_words(integers: crate::model::Integers) -> &'static str {
-    match integers {
-        crate::model::Integers::Digits => "Integers: where a schema types a member `integer`, it is written as digits only: `1.0`, `1e3` and `-0` are `malformed` there, though JSON Schema counts them as integers (`x-agh-envelope.integers: \"digits\"`); it fits 64 bits. Numbers in open content are any JSON number, kept as written.",
-        crate::model::Integers::Value => "Integers: as JSON Schema counts them: any number of integral value, however written (`1.0`, `1e3` and `-0` are integers); it fits 64 bits (the generated Rust integer). Numbers in open content are any JSON number, kept as written.",
+/// How an `integer` is written and how large it may be, in words (`x-agh-envelope.integers`,
+/// `integer_bits`).
+fn integers_words(integers: crate::model::Integers, bits: Option<u64>) -> String {
+    use crate::model::Integers;
+    let open = "Numbers in open content are any JSON number, kept as written.";
+    let any_size = "of any size (no `x-agh-envelope.integer_bits: 64`): one whose schema does not bound it within 64 bits is typed `agh_runtime::json::BigInt`, kept as written";
+    match (integers, bits) {
+        (Integers::Digits, Some(_)) => format!("Integers: where a schema types a member `integer`, it is written as digits only: `1.0`, `1e3` and `-0` are `malformed` there, though JSON Schema counts them as integers (`x-agh-envelope.integers: \"digits\"`); it fits 64 bits. {open}"),
+        (Integers::Value, Some(_)) => format!("Integers: as JSON Schema counts them: any number of integral value, however written (`1.0`, `1e3` and `-0` are integers); it fits 64 bits (the generated Rust integer). {open}"),
+        (Integers::Digits, None) => format!("Integers: where a schema types a member `integer`, it is written as digits only: `1.0`, `1e3` and `-0` are `malformed` there, though JSON Schema counts them as integers (`x-agh-envelope.integers: \"digits\"`); {any_size}. {open}"),
+        (Integers::Value, None) => format!("Integers: as JSON Schema counts them: any number of integral value, however written (`1.0`, `1e3` and `-0` are integers), {any_size}. {open}"),
     }
 }
 

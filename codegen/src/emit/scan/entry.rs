@@ -21,14 +21,21 @@ fn emit_scan_of(
     profile: bool,
 ) -> Result<TokenStream> {
     let rt = &crate::emit::paths::runtime();
-    let e = Emitter { model, patterns };
+    let e = Emitter {
+        model,
+        patterns,
+        big: std::cell::Cell::new(false),
+    };
     let types = e.named_types()?;
     let (kinds, envelope) = if profile {
         (e.kinds()?, e.envelope()?)
     } else {
         (TokenStream::new(), TokenStream::new())
     };
-    let integers = crate::emit::stance::scan_prelude(model);
+    let mut integers = crate::emit::stance::scan_prelude(model);
+    if e.big.get() {
+        integers.extend(crate::emit::stance::scan_big_prelude(model));
+    }
     Ok(quote! {
         //! The fast path's scanners generated from the schema set: one per named type, one body
         //! scanner per kind, and the envelope's borrowed view. They accept or decline; the
