@@ -414,6 +414,36 @@ impl Correlator {
         })
     }
 
+    /// The body members tracking a message of `kind` reads ([`Correlator::reads_body`]), read
+    /// from `body`, the JSON text of a body that was checked (by the parser, or written by a
+    /// generated writer): only those members are decoded, the rest is skipped. `None` when the
+    /// kind reads none.
+    pub fn body_facts(&self, kind: &str, body: &str) -> Option<Map<String, Value>> {
+        if !self.reads_body(kind) {
+            return None;
+        }
+        let read = |name: &str| {
+            self.exchanges.iter().any(|e| {
+                let request = e.kind == kind
+                    && (e.deadline.and_then(|d| d.strip_prefix('/')) == Some(name)
+                        || e.replies
+                            .iter()
+                            .any(|r| r.request.iter().any(|c| c.member == name)));
+                request
+                    || e.replies
+                        .iter()
+                        .any(|r| r.kind == kind && r.when.iter().any(|c| c.member == name))
+            })
+        };
+        Some(
+            crate::json::scan::checked_members(body)
+                .into_iter()
+                .filter(|(name, _)| read(name))
+                .map(|(name, value)| (name.into_owned(), value.to_value()))
+                .collect(),
+        )
+    }
+
     /// Checks `message` against the tracked exchanges without changing them.
     pub fn check(&self, message: &Exchanged<'_>, direction: Direction) -> Result<(), Refused> {
         self.plan(message, direction).map(|_| ())
