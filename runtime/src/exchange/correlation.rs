@@ -41,7 +41,7 @@
 //! assert_eq!(c.track(&again, Direction::Received).unwrap_err().refusal.as_str(), "already_answered");
 //! ```
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -286,9 +286,10 @@ pub struct Correlator {
     /// (sequence number, key), oldest first; entries whose number no longer matches are stale.
     order: VecDeque<(u64, (String, String))>,
     next_seq: u64,
-    /// (when, sequence number) -> key: every exchange's next look by [`Correlator::expire`]
-    /// (see `Pending::due`), so expiring costs what expires, not what is tracked.
-    timeline: BTreeMap<(i64, u64), (String, String)>,
+    /// (when, sequence number): every exchange's next look by [`Correlator::expire`] (see
+    /// `Pending::due`), so expiring costs what expires, not what is tracked. The key is found
+    /// in `order` by the sequence number (`order` is sorted by it).
+    timeline: BTreeSet<(i64, u64)>,
 }
 
 impl fmt::Debug for Correlator {
@@ -352,7 +353,7 @@ impl Correlator {
             pending: HashMap::new(),
             order: VecDeque::new(),
             next_seq: 0,
-            timeline: BTreeMap::new(),
+            timeline: BTreeSet::new(),
         }
     }
 
@@ -422,19 +423,16 @@ impl Correlator {
         if !self.reads_body(kind) {
             return None;
         }
-        let read = |name: &str| {
-            self.exchanges.iter().any(|e| {
-                let request = e.kind == kind
-                    && (e.deadline.and_then(|d| d.strip_prefix('/')) == Some(name)
-                        || e.replies
-                            .iter()
-                            .any(|r| r.request.iter().any(|c| c.member == name)));
-                request
-                    || e.replies
-                        .iter()
-                        .any(|r| r.kind == kind && r.when.iter().any(|c| c.member == name))
-            })
-        };
+        let mut names: Vec<&'static str> = Vec::new();
+        for e in self.exchanges {
+            if e.kind == kind {
+                names.extend(e.deadline.and_then(|d| d.strip_prefix('/')));
+                names.extend(e.replies.iter().flat_map(|r| r.request.iter().map(|c| c.member)));
+            }
+            let when = e.replies.iter().filter(|r| r.kind == kind);
+            names.extend(when.flat_map(|r| r.when.iter().map(|c| c.member)));
+        }
+        let read = |name: &str| names.contains(&name);
         Some(
             crate::json::scan::checked_members(body)
                 .into_iter()
@@ -519,11 +517,14 @@ impl Correlator {
     /// keeps. Returns the exchanges timed out now, oldest first.
     pub fn expire(&mut self, now_ms: i64) -> Vec<TimedOut> {
         let mut out = Vec::new();
-        while let Some(entry) = self.timeline.first_entry() {
-            if entry.key().0 >= now_ms {
+        while let Some(&due) = self.timeline.first() {
+            if due.0 >= now_ms {
                 break;
             }
-            let (due, key) = entry.remove_entry();
+            self.timeline.remove(&due);
+            let Some(key) = self.key_of(due.1) else {
+                continue;
+            };
             let Some(p) = self.pending.get_mut(&key) else {
                 continue;
             };
@@ -610,8 +611,14 @@ impl Correlator {
             self.timeline.remove(&old);
         }
         if let Some(due) = due {
-            self.timeline.insert(due, key.clone());
+            self.timeline.insert(due);
         }
+    }
+
+    /// The key of the exchange with sequence number `seq`, from `order` (sorted by it).
+    fn key_of(&self, seq: u64) -> Option<(String, String)> {
+        let i = self.order.binary_search_by_key(&seq, |(s, _)| *s).ok()?;
+        self.order.get(i).map(|(_, key)| key.clone())
     }
 
     /// Forgets the exchange `key` (its place in `order` goes stale: see [`Correlator::compact`]).
