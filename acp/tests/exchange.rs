@@ -624,7 +624,10 @@ fn ids_from_one_seed_are_distinct_version_4_uuids_the_schema_accepts() {
         let id = ids.next_id();
         assert_eq!(id.len(), 36, "{id}");
         assert_eq!(&id[14..15], "4", "version 4: {id}");
-        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "variant: {id}");
+        assert!(
+            matches!(&id[19..20], "8" | "9" | "a" | "b"),
+            "variant: {id}"
+        );
         assert!(seen.insert(id.clone()), "repeated: {id}");
         assert!(seen.insert(other.next_id()), "two seeds met");
         let mut e = common::envelope("ping", None, None);

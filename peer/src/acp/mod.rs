@@ -222,11 +222,15 @@ struct Shared {
     started: Instant,
 }
 
-/// A running ACP agent (cheap to clone; [`Agent::shutdown`] stops it).
+/// A running ACP agent (cheap to clone; [`Agent::shutdown`] stops it, and so does dropping
+/// its last clone: its loop ends, its subscriptions are unsubscribed, running delegations are
+/// aborted).
 #[derive(Clone)]
 pub struct Agent {
     shared: Arc<Shared>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// Dropped with the last clone: the inbound loop then stops.
+    _stop: Arc<oneshot::Sender<()>>,
 }
 
 impl fmt::Debug for Agent {
@@ -302,7 +306,8 @@ impl Shared {
     ) -> Result<(String, Vec<u8>, Correlation), Failure> {
         let now = now_ms();
         let (id, bytes, facts) = self.compose(kind, to, reference, payload, now)?;
-        let sent = Exchanged::new(kind, &id, self.id(), to, reference, now).with_body(facts.as_ref());
+        let sent =
+            Exchanged::new(kind, &id, self.id(), to, reference, now).with_body(facts.as_ref());
         let outcome = self
             .inbox
             .lock()
@@ -310,6 +315,18 @@ impl Shared {
             .sent(&sent)
             .map_err(|r| Failure::local(r.code.unwrap_or(r.refusal), r.to_string()))?;
         Ok((id, bytes, outcome))
+    }
+
+    /// Aborts the delegations this agent runs; the results it waits for resolve with an error.
+    fn stop_work(&self) {
+        if let Ok(mut running) = self.running.lock() {
+            for (_, (t, _)) in running.drain() {
+                t.abort();
+            }
+        }
+        if let Ok(mut w) = self.waiting.lock() {
+            w.clear();
+        }
     }
 
     /// Gives up on the request `id` (see [`agh_runtime::correlation::Correlator::abandon`]).
@@ -487,10 +504,12 @@ impl Agent {
             running: Mutex::new(HashMap::new()),
             started: Instant::now(),
         });
-        let tasks = serve::spawn(shared.clone(), Arc::new(handler)).await?;
+        let (stop, stopped) = oneshot::channel();
+        let tasks = serve::spawn(shared.clone(), Arc::new(handler), stopped).await?;
         Ok(Agent {
             shared,
             tasks: Arc::new(Mutex::new(tasks)),
+            _stop: Arc::new(stop),
         })
     }
 
@@ -499,9 +518,19 @@ impl Agent {
         self.shared.id()
     }
 
+    /// How many exchanges the agent's correlation tracker holds (those it awaits a reply to,
+    /// and settled ones for their retention; bounded by the tracker's cap).
+    pub fn tracked(&self) -> usize {
+        self.shared.inbox.lock().map_or(0, |i| i.correlator().len())
+    }
+
     /// `ping` -> `pong`.
     pub async fn ping(&self, to: &str) -> Result<PongPayload, Failure> {
-        match self.shared.ask::<()>("ping", to, None, None, |_, _| ()).await? {
+        match self
+            .shared
+            .ask::<()>("ping", to, None, None, |_, _| ())
+            .await?
+        {
             (_, Some(KnownBody::Pong(p))) => Ok(p),
             (_, got) => Err(unexpected("ping", got)),
         }
@@ -553,9 +582,7 @@ impl Agent {
                 registered = Some(id.to_owned());
             }
         };
-        let answer = shared
-            .ask("delegate", to, None, Some(task), register)
-            .await;
+        let answer = shared.ask("delegate", to, None, Some(task), register).await;
         let forget = |id: &str| {
             if let Ok(mut w) = shared.waiting.lock() {
                 w.remove(id);
@@ -677,14 +704,7 @@ impl Agent {
             t.abort();
             let _ = t.await;
         }
-        if let Ok(mut running) = self.shared.running.lock() {
-            for (_, (t, _)) in running.drain() {
-                t.abort();
-            }
-        }
-        if let Ok(mut w) = self.shared.waiting.lock() {
-            w.clear();
-        }
+        self.shared.stop_work();
         let _ = self.shared.transport.flush().await;
     }
 }

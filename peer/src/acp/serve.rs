@@ -9,6 +9,7 @@ use agh_acp::{
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use serde_json::Map;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::handler::{Decision, Handler, Sender};
@@ -17,9 +18,12 @@ use crate::transport::Inbound;
 use crate::PeerError;
 
 /// Subscribes (own subject, broadcast) and starts the inbound loop.
+/// The loop ends when `stop` resolves (the last [`super::Agent`] clone was dropped) or the
+/// subscriptions end: it unsubscribes and aborts the delegations the agent runs.
 pub(super) async fn spawn(
     shared: Arc<Shared>,
     handler: Arc<dyn Handler>,
+    mut stop: oneshot::Receiver<()>,
 ) -> Result<Vec<JoinHandle<()>>, PeerError> {
     let config = |e: agh_runtime::binding::SubjectError| PeerError::Config(e.to_string());
     let own = shared.direct(shared.id()).map_err(config)?;
@@ -39,8 +43,14 @@ pub(super) async fn spawn(
                     None => break,
                 },
                 _ = tick.tick() => expire(&shared),
+                _ = &mut stop => break,
             }
         }
+        for subscription in inbound.iter_mut() {
+            let _ = subscription.unsubscribe().await;
+        }
+        let _ = shared.transport.flush().await;
+        shared.stop_work();
     });
     Ok(vec![run])
 }
@@ -317,14 +327,7 @@ async fn cancel(
     if let Some((handle, _)) = &stopped {
         handle.abort();
     }
-    answer(
-        shared,
-        route,
-        "ack",
-        Some(&sender.id),
-        &ack(accepted, None),
-    )
-    .await;
+    answer(shared, route, "ack", Some(&sender.id), &ack(accepted, None)).await;
     if let Some((_, true)) = stopped {
         let why = reason.unwrap_or_else(|| "the delegator cancelled the task".into());
         let to = Route {

@@ -427,7 +427,11 @@ impl Correlator {
         for e in self.exchanges {
             if e.kind == kind {
                 names.extend(e.deadline.and_then(|d| d.strip_prefix('/')));
-                names.extend(e.replies.iter().flat_map(|r| r.request.iter().map(|c| c.member)));
+                names.extend(
+                    e.replies
+                        .iter()
+                        .flat_map(|r| r.request.iter().map(|c| c.member)),
+                );
             }
             let when = e.replies.iter().filter(|r| r.kind == kind);
             names.extend(when.flat_map(|r| r.when.iter().map(|c| c.member)));
@@ -1286,6 +1290,10 @@ mod tests {
         assert!(c.expire(201_001).is_empty());
         assert!(c.is_empty());
         assert!(c.timeline.is_empty());
-        assert!(c.order.len() <= 64, "stale places dropped: {}", c.order.len());
+        assert!(
+            c.order.len() <= 64,
+            "stale places dropped: {}",
+            c.order.len()
+        );
     }
 }

@@ -188,7 +188,10 @@ impl<P: Profile> Inbox<P> {
             return Err(refuse(
                 "not_target",
                 roles.from,
-                format!("sent as `{}`, but this inbox is `{}`", message.from, self.local),
+                format!(
+                    "sent as `{}`, but this inbox is `{}`",
+                    message.from, self.local
+                ),
             ));
         }
         self.correlator
