@@ -204,6 +204,9 @@ type Waiter = oneshot::Sender<Result<ResultPayload, Failure>>;
 /// The delegations an agent runs, by (delegator, delegate id): the task and its `report_back`.
 type Running = HashMap<(String, String), (JoinHandle<()>, bool)>;
 
+/// A written envelope: its id, its bytes and the body members the tracker reads.
+type Composed = (String, Vec<u8>, Option<serde_json::Map<String, Value>>);
+
 /// What the agent's tasks share.
 struct Shared {
     config: AgentConfig,
@@ -273,7 +276,7 @@ impl Shared {
         reference: Option<&str>,
         payload: Option<&T>,
         now: i64,
-    ) -> Result<(String, Vec<u8>, Option<serde_json::Map<String, Value>>), Failure> {
+    ) -> Result<Composed, Failure> {
         let id = self.ids.next_id();
         let parts = agh_acp::EnvelopeParts {
             v: Some(1),
