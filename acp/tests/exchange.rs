@@ -616,6 +616,28 @@ fn new_ids_are_version_4_uuids_the_schema_accepts() {
 }
 
 #[test]
+fn ids_from_one_seed_are_distinct_version_4_uuids_the_schema_accepts() {
+    let ids = agh_acp::Ids::new().expect("random");
+    let other = agh_acp::Ids::new().expect("random");
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..1_000 {
+        let id = ids.next_id();
+        assert_eq!(id.len(), 36, "{id}");
+        assert_eq!(&id[14..15], "4", "version 4: {id}");
+        assert!(
+            matches!(&id[19..20], "8" | "9" | "a" | "b"),
+            "variant: {id}"
+        );
+        assert!(seen.insert(id.clone()), "repeated: {id}");
+        assert!(seen.insert(other.next_id()), "two seeds met");
+        let mut e = common::envelope("ping", None, None);
+        e["id"] = json!(id);
+        let bytes = serde_json::to_vec(&e).expect("json");
+        agh_acp::parse(&bytes, &agh_acp::options(NOW)).expect("valid id");
+    }
+}
+
+#[test]
 fn error_reply_writes_a_valid_error_for_every_refusal_code() {
     use agh_runtime::Head;
     // Every runtime refusal the profile spells (`x-agh-refusal-codes`), and one it does not.

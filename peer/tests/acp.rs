@@ -519,3 +519,131 @@ async fn two_agents_on_different_servers_of_a_cluster() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+/// Requests that got no answer (timed out, nobody listening, or the caller gone) leave the
+/// caller's tracker at once; a late answer names nothing tracked and is refused `unknown_ref`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_without_an_answer_leave_the_tracker() {
+    const C: &str = "cccccccccccccccc";
+    let server = NatsServer::start();
+    let raw = async_nats::connect(server.url()).await.unwrap();
+    // C: takes every request, answers none.
+    let mut silent = raw.subscribe(format!("acp.v0-2.agent.{C}")).await.unwrap();
+    raw.flush().await.unwrap();
+    let mut config = AgentConfig::new(A);
+    config.request_timeout = Duration::from_millis(200);
+    let nats = NatsTransport::connect(&server.url()).await.unwrap();
+    let a = Agent::start(config, nats, agh_peer::acp::Silent)
+        .await
+        .unwrap();
+    assert_eq!(a.tracked(), 0);
+    // Timed out: many at once.
+    let pings = (0..40).map(|_| a.ping(C));
+    for f in futures_util::future::join_all(pings).await {
+        assert_eq!(f.unwrap_err().code, "timeout");
+    }
+    assert_eq!(a.discover(C).await.unwrap_err().code, "timeout");
+    assert_eq!(a.tracked(), 0, "timed-out requests stayed tracked");
+    // Nobody listening.
+    for _ in 0..20 {
+        let f = a.ping("dddddddddddddddd").await.unwrap_err();
+        assert!(f.message.contains("no responders"), "{f}");
+    }
+    assert_eq!(a.tracked(), 0, "unanswerable requests stayed tracked");
+    // The caller went away before the answer.
+    assert!(tokio::time::timeout(Duration::from_millis(20), a.ping(C))
+        .await
+        .is_err());
+    assert_eq!(a.tracked(), 0, "a dropped request stayed tracked");
+    // C answers one of the pings late, on A's subject: A refuses it (`ref` names nothing it
+    // tracks) and says so to C with `error` `unknown_ref`.
+    let ping: Value = loop {
+        let m = tokio::time::timeout(WAIT, silent.next())
+            .await
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&m.payload).unwrap();
+        if v["kind"] == "ping" {
+            break v;
+        }
+    };
+    let late = agh_acp::write_envelope(
+        "pong",
+        &agh_acp::new_id().unwrap(),
+        C,
+        Some(A),
+        ping["id"].as_str(),
+        Some(&json!({ "status": "idle" })),
+        now_ms(),
+    );
+    let late_id = serde_json::from_slice::<Value>(&late).unwrap()["id"].clone();
+    raw.publish(format!("acp.v0-2.agent.{A}"), Bytes::from(late))
+        .await
+        .unwrap();
+    let error: Value = loop {
+        let m = tokio::time::timeout(WAIT, silent.next())
+            .await
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&m.payload).unwrap();
+        if v["kind"] == "error" {
+            break v;
+        }
+    };
+    assert_eq!(error["payload"]["code"], "unknown_ref", "{error}");
+    assert_eq!(error["ref"], late_id);
+    assert_eq!(a.tracked(), 0);
+    a.shutdown().await;
+}
+
+/// An agent dropped without `shutdown()` stops: its subject has no responder afterwards, while
+/// its connection is still up (another handle of the transport keeps it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_dropped_without_shutdown_stops() {
+    let server = NatsServer::start();
+    let nats = NatsTransport::connect(&server.url()).await.unwrap();
+    let kept = nats.clone();
+    let b = Agent::start(AgentConfig::new(B), nats, Echo).await.unwrap();
+    let also_b = b.clone();
+    let a = agent(&server.url(), A, agh_peer::acp::Silent).await;
+    a.ping(B).await.unwrap();
+    drop(b);
+    // One clone left: still running.
+    a.ping(B).await.unwrap();
+    drop(also_b);
+    let raw = async_nats::connect(server.url()).await.unwrap();
+    let started = Instant::now();
+    loop {
+        let request = async_nats::Request::new()
+            .payload(Bytes::from_static(b"{}"))
+            .timeout(Some(Duration::from_millis(500)));
+        match raw
+            .send_request(format!("acp.v0-2.agent.{B}"), request)
+            .await
+        {
+            Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => break,
+            other => assert!(
+                started.elapsed() < WAIT,
+                "B still answers after being dropped: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        kept.client().connection_state(),
+        async_nats::connection::State::Connected
+    );
+    let f = a.ping(B).await.unwrap_err();
+    assert!(f.message.contains("no responders"), "{f}");
+    a.shutdown().await;
+}

@@ -95,13 +95,23 @@ impl Handler for Echo {
         _from: &Sender,
         query: QueryPayload,
     ) -> BoxFuture<'static, Result<ResponsePayload, ErrorPayload>> {
-        let (summary, data) = match &query.question {
-            QueryPayloadQuestion::String(s) => (one_line(s), json!(s.as_str())),
-            QueryPayloadQuestion::Object(o) => {
-                ("a structured query".to_owned(), Value::Object(o.clone()))
+        let (summary, data) = match query.question {
+            QueryPayloadQuestion::String(s) => {
+                let text = String::from(s);
+                (one_line(&text), Value::String(text))
             }
+            QueryPayloadQuestion::Object(o) => ("a structured query".to_owned(), Value::Object(o)),
         };
-        let answer = payload(json!({ "summary": summary, "data": data }));
+        let answer = summary
+            .parse()
+            .map(|summary| ResponsePayload {
+                data: Some(data),
+                summary,
+                tokens_used: None,
+                truncated: false,
+                extra: Map::new(),
+            })
+            .map_err(|e| error("internal", &format!("summary: {e}")));
         Box::pin(async move { answer })
     }
 
@@ -126,6 +136,10 @@ impl Handler for Echo {
 
 /// `text` on one line (line breaks become spaces), non-blank.
 fn one_line(text: &str) -> String {
+    let breaks = |c: char| matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    if !text.contains(breaks) && !text.trim().is_empty() {
+        return text.to_owned();
+    }
     let line: String = text
         .chars()
         .map(|c| match c {

@@ -71,6 +71,7 @@ use agh_acp::{
     NotifyPayload, PongPayload, QueryPayload, ResponsePayload, ResultPayload, Verdict,
 };
 use agh_runtime::binding::{Binding, SubjectError};
+use agh_runtime::correlation::{Correlator, Exchanged};
 use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -203,12 +204,20 @@ type Waiter = oneshot::Sender<Result<ResultPayload, Failure>>;
 /// The delegations an agent runs, by (delegator, delegate id): the task and its `report_back`.
 type Running = HashMap<(String, String), (JoinHandle<()>, bool)>;
 
+/// A written envelope: its id, its bytes and the body members the tracker reads.
+type Composed = (String, Vec<u8>, Option<serde_json::Map<String, Value>>);
+
 /// What the agent's tasks share.
 struct Shared {
     config: AgentConfig,
     transport: Arc<dyn Transport>,
     binding: Binding,
     inbox: Mutex<agh_acp::Inbox>,
+    /// Where the ids of the messages this agent writes come from.
+    ids: agh_acp::Ids,
+    /// An empty tracker of the profile: which body members the inbox's tracker reads, asked
+    /// without its lock.
+    correlator: Correlator,
     /// Delegations this agent sent that await a `result`, by the delegate's id.
     waiting: Mutex<HashMap<String, Waiter>>,
     /// Delegations this agent runs, by (delegator, delegate id), with their `report_back`.
@@ -216,11 +225,15 @@ struct Shared {
     started: Instant,
 }
 
-/// A running ACP agent (cheap to clone; [`Agent::shutdown`] stops it).
+/// A running ACP agent (cheap to clone; [`Agent::shutdown`] stops it, and so does dropping
+/// its last clone: its loop ends, its subscriptions are unsubscribed, running delegations are
+/// aborted).
 #[derive(Clone)]
 pub struct Agent {
     shared: Arc<Shared>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// Dropped with the last clone: the inbound loop then stops.
+    _stop: Arc<oneshot::Sender<()>>,
 }
 
 impl fmt::Debug for Agent {
@@ -251,39 +264,100 @@ impl Shared {
             .render(|m| (Some(m) == to_member).then_some(to), &[])
     }
 
-    /// Writes, checks and records (the inbox) one envelope this agent sends.
-    fn write(
+    /// Writes one envelope with the generated writer (the typed payload serialized straight
+    /// into the bytes, no tree) and checks it with the parser's scan (the types carry most of
+    /// the schemas' rules, not all: `result`'s status and error, sizes, an open member named
+    /// like a declared one); nothing is decoded. Returns the id, the bytes and the body
+    /// members the tracker reads.
+    fn compose<T: serde::Serialize + ?Sized>(
         &self,
         kind: &str,
         to: Option<&str>,
         reference: Option<&str>,
-        payload: Option<&Value>,
+        payload: Option<&T>,
+        now: i64,
+    ) -> Result<Composed, Failure> {
+        let id = self.ids.next_id();
+        let parts = agh_acp::EnvelopeParts {
+            v: Some(1),
+            id: Some(&id),
+            from: Some(self.id()),
+            to,
+            ts: Some(now),
+            ref_: reference,
+        };
+        let mut bytes = Vec::with_capacity(256);
+        parts
+            .write(kind, payload, &mut bytes)
+            .map_err(|e| Failure::local("internal", format!("payload: {e}")))?;
+        let checked = agh_acp::parse_ref(&bytes, &agh_acp::options(now.div_euclid(1000)))
+            .map_err(|r| Failure::local(r.code.as_str(), r.to_string()))?;
+        let facts = checked
+            .body_json()
+            .and_then(|b| self.correlator.body_facts(kind, b.get()));
+        Ok((id, bytes, facts))
+    }
+
+    /// Writes, checks and records (the inbox, from what the writer knows: no second parse)
+    /// one envelope this agent sends.
+    fn write<T: serde::Serialize + ?Sized>(
+        &self,
+        kind: &str,
+        to: Option<&str>,
+        reference: Option<&str>,
+        payload: Option<&T>,
     ) -> Result<(String, Vec<u8>, Correlation), Failure> {
-        let id = agh_acp::new_id().map_err(|e| Failure::local("internal", format!("{e}")))?;
         let now = now_ms();
-        let bytes = agh_acp::write_envelope(kind, &id, self.id(), to, reference, payload, now);
+        let (id, bytes, facts) = self.compose(kind, to, reference, payload, now)?;
+        let sent =
+            Exchanged::new(kind, &id, self.id(), to, reference, now).with_body(facts.as_ref());
         let outcome = self
             .inbox
             .lock()
             .map_err(|_| Failure::local("internal", "the agent's inbox is poisoned"))?
-            .send(&bytes, now)
+            .sent(&sent)
             .map_err(|r| Failure::local(r.code.unwrap_or(r.refusal), r.to_string()))?;
         Ok((id, bytes, outcome))
     }
 
-    /// Sends a request as NATS request/reply and returns the answer the inbox delivered.
-    async fn ask(
+    /// Aborts the delegations this agent runs; the results it waits for resolve with an error.
+    fn stop_work(&self) {
+        if let Ok(mut running) = self.running.lock() {
+            for (_, (t, _)) in running.drain() {
+                t.abort();
+            }
+        }
+        if let Ok(mut w) = self.waiting.lock() {
+            w.clear();
+        }
+    }
+
+    /// Gives up on the request `id` (see [`agh_runtime::correlation::Correlator::abandon`]).
+    fn abandon(&self, id: &str) {
+        if let Ok(mut inbox) = self.inbox.lock() {
+            inbox.abandon(id, now_ms());
+        }
+    }
+
+    /// Sends a request as NATS request/reply and returns the answer the inbox delivered. A
+    /// request whose answer does not come (no answer in time, nobody listening, an answer the
+    /// inbox refuses, the caller gone) leaves the tracker at once.
+    async fn ask<T: serde::Serialize + ?Sized>(
         &self,
         kind: &str,
         to: &str,
         reference: Option<&str>,
-        payload: Option<&Value>,
+        payload: Option<&T>,
         before_send: impl FnOnce(&str, Option<i64>),
     ) -> Result<(String, Option<KnownBody>), Failure> {
         let subject = self
             .direct(to)
             .map_err(|e| Failure::local("malformed", e.to_string()))?;
         let (id, bytes, outcome) = self.write(kind, Some(to), reference, payload)?;
+        let mut waiting = Abandon {
+            shared: self,
+            id: Some(&id),
+        };
         let deadline = match outcome {
             Correlation::Opened { deadline_ms, .. } => deadline_ms,
             _ => None,
@@ -303,10 +377,32 @@ impl Shared {
                 r.code.unwrap_or(r.refusal),
                 format!("the answer was refused: {r}"),
             )),
-            Verdict::Delivered { message, .. } => match message.body() {
-                Some(KnownBody::Error(e)) => Err(Failure::remote(e)),
-                body => Ok((id, body.cloned())),
-            },
+            Verdict::Delivered {
+                message,
+                correlation,
+            } => {
+                if matches!(correlation, Correlation::Answered { .. }) {
+                    waiting.id = None;
+                }
+                match message.into_parts().1 {
+                    Some(KnownBody::Error(e)) => Err(Failure::remote(&e)),
+                    body => Ok((id.clone(), body)),
+                }
+            }
+        }
+    }
+}
+
+/// Abandons its request when dropped armed: the caller stopped waiting for the answer.
+struct Abandon<'a> {
+    shared: &'a Shared,
+    id: Option<&'a str>,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.shared.abandon(id);
         }
     }
 }
@@ -340,34 +436,22 @@ impl Shared {
     /// of a delegation another process of the same agent sent, `agh acp cancel`): checked by
     /// the parser, not recorded; its answer is checked here as the tracker would (the parser,
     /// `to` this agent, `from` the target, `ref` this request).
-    async fn ask_untracked(
+    async fn ask_untracked<T: serde::Serialize + ?Sized>(
         &self,
         kind: &str,
         to: &str,
         reference: &str,
-        payload: Option<&Value>,
+        payload: Option<&T>,
     ) -> Result<Option<KnownBody>, Failure> {
         let subject = self
             .direct(to)
             .map_err(|e| Failure::local("malformed", e.to_string()))?;
-        let id = agh_acp::new_id().map_err(|e| Failure::local("internal", format!("{e}")))?;
-        let now = now_ms();
-        let bytes = agh_acp::write_envelope(
-            kind,
-            &id,
-            self.id(),
-            Some(to),
-            Some(reference),
-            payload,
-            now,
-        );
-        let options = |ms: i64| agh_acp::options(ms.div_euclid(1000));
-        agh_acp::parse_ref(&bytes, &options(now))
-            .map_err(|r| Failure::local(r.code.as_str(), r.to_string()))?;
+        let (id, bytes, _) = self.compose(kind, Some(to), Some(reference), payload, now_ms())?;
         let answer = self
             .request(to, subject, bytes, self.config.request_timeout)
             .await?;
-        let m = agh_acp::parse(&answer, &options(now_ms()))
+        let options = agh_acp::options(now_ms().div_euclid(1000));
+        let m = agh_acp::parse(&answer, &options)
             .map_err(|r| Failure::local(r.code.as_str(), format!("the answer was refused: {r}")))?;
         let e = m.envelope();
         let answers = e.ref_.as_deref().map(String::as_str) == Some(id.as_str())
@@ -379,15 +463,11 @@ impl Shared {
                 format!("the answer does not answer `{id}` from `{to}`"),
             ));
         }
-        match m.body() {
-            Some(KnownBody::Error(e)) => Err(Failure::remote(e)),
-            body => Ok(body.cloned()),
+        match m.into_parts().1 {
+            Some(KnownBody::Error(e)) => Err(Failure::remote(&e)),
+            body => Ok(body),
         }
     }
-}
-
-fn to_value<T: serde::Serialize>(payload: &T) -> Result<Value, Failure> {
-    serde_json::to_value(payload).map_err(|e| Failure::local("internal", format!("payload: {e}")))
 }
 
 fn unexpected(kind: &str, got: Option<KnownBody>) -> Failure {
@@ -416,6 +496,10 @@ impl Agent {
         }
         let shared = Arc::new(Shared {
             inbox: Mutex::new(agh_acp::Inbox::new(config.id.clone())),
+            ids: agh_acp::Ids::new().map_err(|e| {
+                crate::PeerError::Config(format!("no random seed for message ids: {e}"))
+            })?,
+            correlator: Correlator::for_spec(&agh_acp::SPEC),
             config,
             transport: Arc::new(transport),
             binding,
@@ -423,10 +507,12 @@ impl Agent {
             running: Mutex::new(HashMap::new()),
             started: Instant::now(),
         });
-        let tasks = serve::spawn(shared.clone(), Arc::new(handler)).await?;
+        let (stop, stopped) = oneshot::channel();
+        let tasks = serve::spawn(shared.clone(), Arc::new(handler), stopped).await?;
         Ok(Agent {
             shared,
             tasks: Arc::new(Mutex::new(tasks)),
+            _stop: Arc::new(stop),
         })
     }
 
@@ -435,9 +521,19 @@ impl Agent {
         self.shared.id()
     }
 
+    /// How many exchanges the agent's correlation tracker holds (those it awaits a reply to,
+    /// and settled ones for their retention; bounded by the tracker's cap).
+    pub fn tracked(&self) -> usize {
+        self.shared.inbox.lock().map_or(0, |i| i.correlator().len())
+    }
+
     /// `ping` -> `pong`.
     pub async fn ping(&self, to: &str) -> Result<PongPayload, Failure> {
-        match self.shared.ask("ping", to, None, None, |_, _| ()).await? {
+        match self
+            .shared
+            .ask::<()>("ping", to, None, None, |_, _| ())
+            .await?
+        {
             (_, Some(KnownBody::Pong(p))) => Ok(p),
             (_, got) => Err(unexpected("ping", got)),
         }
@@ -445,10 +541,9 @@ impl Agent {
 
     /// `query` -> `response`, waiting its `deadline_ms` (30 s by default).
     pub async fn query(&self, to: &str, query: &QueryPayload) -> Result<ResponsePayload, Failure> {
-        let payload = to_value(query)?;
         match self
             .shared
-            .ask("query", to, None, Some(&payload), |_, _| ())
+            .ask("query", to, None, Some(query), |_, _| ())
             .await?
         {
             (_, Some(KnownBody::Response(r))) => Ok(r),
@@ -460,7 +555,7 @@ impl Agent {
     pub async fn discover(&self, to: &str) -> Result<CapabilitiesPayload, Failure> {
         match self
             .shared
-            .ask("discover", to, None, None, |_, _| ())
+            .ask::<()>("discover", to, None, None, |_, _| ())
             .await?
         {
             (_, Some(KnownBody::Capabilities(c))) => Ok(c),
@@ -471,7 +566,6 @@ impl Agent {
     /// `delegate` -> `ack` (and, with `report_back` and an accepting ack, a
     /// [`PendingResult`]). A refusal comes as `Err` (the other agent's `error`).
     pub async fn delegate(&self, to: &str, task: &DelegatePayload) -> Result<Delegation, Failure> {
-        let payload = to_value(task)?;
         let shared = &self.shared;
         let mut pending = None;
         let mut registered = None;
@@ -491,9 +585,7 @@ impl Agent {
                 registered = Some(id.to_owned());
             }
         };
-        let answer = shared
-            .ask("delegate", to, None, Some(&payload), register)
-            .await;
+        let answer = shared.ask("delegate", to, None, Some(task), register).await;
         let forget = |id: &str| {
             if let Ok(mut w) = shared.waiting.lock() {
                 w.remove(id);
@@ -534,7 +626,12 @@ impl Agent {
         reason: Option<&str>,
     ) -> Result<AckPayload, Failure> {
         let payload = match reason {
-            Some(r) => Some(to_value(&serde_json::json!({ "reason": r }))?),
+            Some(r) => Some(agh_acp::CancelPayload {
+                reason: Some(r.parse().map_err(|e| {
+                    Failure::local("malformed", format!("the cancel's reason: {e}"))
+                })?),
+                extra: serde_json::Map::new(),
+            }),
             None => None,
         };
         let answer = match self
@@ -582,7 +679,6 @@ impl Agent {
     /// `notify` (a publish; nothing is awaited): to `to`, or to every agent (the broadcast
     /// subject) when `to` is `None`.
     pub async fn notify(&self, to: Option<&str>, note: &NotifyPayload) -> Result<(), Failure> {
-        let payload = to_value(note)?;
         let subject = match to {
             Some(t) => self.shared.direct(t),
             None => match &self.shared.binding.broadcast {
@@ -591,7 +687,7 @@ impl Agent {
             },
         }
         .map_err(|e| Failure::local("malformed", e.to_string()))?;
-        let (_, bytes, _) = self.shared.write("notify", to, None, Some(&payload))?;
+        let (_, bytes, _) = self.shared.write("notify", to, None, Some(note))?;
         self.shared
             .transport
             .publish(subject, Bytes::from(bytes))
@@ -611,14 +707,7 @@ impl Agent {
             t.abort();
             let _ = t.await;
         }
-        if let Ok(mut running) = self.shared.running.lock() {
-            for (_, (t, _)) in running.drain() {
-                t.abort();
-            }
-        }
-        if let Ok(mut w) = self.shared.waiting.lock() {
-            w.clear();
-        }
+        self.shared.stop_work();
         let _ = self.shared.transport.flush().await;
     }
 }

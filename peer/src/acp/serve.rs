@@ -3,10 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agh_acp::{Correlation, KnownBody, Verdict};
+use agh_acp::{
+    AckPayload, AgentStatus, Correlation, Count, ErrorPayload, KnownBody, PongPayload, Verdict,
+};
 use bytes::Bytes;
-use futures_util::StreamExt;
-use serde_json::{json, Value};
+use futures_util::{FutureExt, StreamExt};
+use serde_json::Map;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::handler::{Decision, Handler, Sender};
@@ -15,9 +18,12 @@ use crate::transport::Inbound;
 use crate::PeerError;
 
 /// Subscribes (own subject, broadcast) and starts the inbound loop.
+/// The loop ends when `stop` resolves (the last [`super::Agent`] clone was dropped) or the
+/// subscriptions end: it unsubscribes and aborts the delegations the agent runs.
 pub(super) async fn spawn(
     shared: Arc<Shared>,
     handler: Arc<dyn Handler>,
+    mut stop: oneshot::Receiver<()>,
 ) -> Result<Vec<JoinHandle<()>>, PeerError> {
     let config = |e: agh_runtime::binding::SubjectError| PeerError::Config(e.to_string());
     let own = shared.direct(shared.id()).map_err(config)?;
@@ -37,8 +43,14 @@ pub(super) async fn spawn(
                     None => break,
                 },
                 _ = tick.tick() => expire(&shared),
+                _ = &mut stop => break,
             }
         }
+        for subscription in inbound.iter_mut() {
+            let _ = subscription.unsubscribe().await;
+        }
+        let _ = shared.transport.flush().await;
+        shared.stop_work();
     });
     Ok(vec![run])
 }
@@ -74,17 +86,17 @@ struct Route {
 
 /// Sends one answer (recorded by the inbox first); an answer the inbox refuses (a handler's
 /// payload that breaks the schema) goes out as an `internal` error instead.
-async fn answer(
+async fn answer<T: serde::Serialize + ?Sized>(
     shared: &Shared,
     route: &Route,
     kind: &str,
     reference: Option<&str>,
-    payload: Value,
+    payload: &T,
 ) {
     let written = shared
-        .write(kind, Some(&route.to), reference, Some(&payload))
+        .write(kind, Some(&route.to), reference, Some(payload))
         .or_else(|f| {
-            let e = json!(error("internal", &format!("the answer was not valid: {f}")));
+            let e = error("internal", &format!("the answer was not valid: {f}"));
             shared.write("error", Some(&route.to), reference, Some(&e))
         });
     let Ok((_, bytes, _)) = written else {
@@ -110,7 +122,7 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
             if r.head.from.as_deref() == Some(shared.id()) {
                 return; // our own broadcast, or a copy of it
             }
-            let Ok(id) = agh_acp::new_id() else { return };
+            let id = shared.ids.next_id();
             if let Ok(Some(reply)) = agh_acp::error_reply(&r, shared.id(), &id, now) {
                 let to = reply.envelope().to.as_ref().map(|t| t.to_string());
                 let recorded = reply.to_vec().ok().filter(|bytes| {
@@ -148,9 +160,10 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
         reply: m.reply,
     };
     let reference = envelope.ref_.as_ref().map(|r| r.to_string());
-    let Some(body) = message.body().cloned() else {
+    let kind = message.kind();
+    let Some(body) = message.into_parts().1 else {
         // ping, discover and cancel may come without a payload.
-        return match message.kind() {
+        return match kind {
             "ping" => pong(shared, &route, &sender).await,
             "discover" => capabilities(shared, &route, &sender).await,
             "cancel" => cancel(shared, &route, &sender, reference.as_deref(), None).await,
@@ -161,15 +174,18 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
         KnownBody::Ping(_) => pong(shared, &route, &sender).await,
         KnownBody::Discover(_) => capabilities(shared, &route, &sender).await,
         KnownBody::Query(q) => {
-            let work = handler.query(&sender, q);
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                let (kind, payload) = match work.await {
-                    Ok(r) => ("response", json!(r)),
-                    Err(e) => ("error", json!(e)),
-                };
-                answer(&shared, &route, kind, Some(&sender.id), payload).await;
-            });
+            let mut work = handler.query(&sender, q);
+            // A handler that knows its answer at once is answered here; one that has to wait
+            // gets a task of its own, so the next message is read meanwhile.
+            match (&mut work).now_or_never() {
+                Some(outcome) => respond(shared, &route, &sender.id, outcome).await,
+                None => {
+                    let shared = shared.clone();
+                    tokio::spawn(async move {
+                        respond(&shared, &route, &sender.id, work.await).await;
+                    });
+                }
+            }
         }
         KnownBody::Delegate(d) => delegate(shared, handler, route, sender, d).await,
         KnownBody::Cancel(c) => {
@@ -185,6 +201,19 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
         | KnownBody::Response(_)
         | KnownBody::Ack(_)
         | KnownBody::Capabilities(_) => {}
+    }
+}
+
+/// Answers a query with its `response`, or the handler's `error`.
+async fn respond(
+    shared: &Shared,
+    route: &Route,
+    query: &str,
+    outcome: Result<agh_acp::ResponsePayload, ErrorPayload>,
+) {
+    match outcome {
+        Ok(r) => answer(shared, route, "response", Some(query), &r).await,
+        Err(e) => answer(shared, route, "error", Some(query), &e).await,
     }
 }
 
@@ -211,24 +240,32 @@ async fn pong(shared: &Shared, route: &Route, sender: &Sender) {
     let active = shared.running.lock().map_or(0, |r| r.len()) as u64;
     let caps = &shared.config.capabilities;
     let status = match caps.max_concurrent_tasks.as_ref().map(|m| m.0) {
-        _ if active == 0 => "idle",
-        Some(max) if active >= max => "overloaded",
-        _ => "busy",
+        _ if active == 0 => AgentStatus::Idle,
+        Some(max) if active >= max => AgentStatus::Overloaded,
+        _ => AgentStatus::Busy,
     };
-    let mut pong = json!({
-        "status": status,
-        "uptime_secs": shared.started.elapsed().as_secs(),
-        "active_tasks": active,
-    });
-    if let Some(name) = &caps.agent_name {
-        pong["agent_name"] = json!(name);
-    }
-    answer(shared, route, "pong", Some(&sender.id), pong).await;
+    let pong = PongPayload {
+        active_tasks: Some(Count(active)),
+        agent_name: caps.agent_name.clone(),
+        status,
+        uptime_secs: Some(Count(shared.started.elapsed().as_secs())),
+        extra: Map::new(),
+    };
+    answer(shared, route, "pong", Some(&sender.id), &pong).await;
 }
 
 async fn capabilities(shared: &Shared, route: &Route, sender: &Sender) {
-    let caps = json!(shared.config.capabilities);
+    let caps = &shared.config.capabilities;
     answer(shared, route, "capabilities", Some(&sender.id), caps).await;
+}
+
+/// An `ack`.
+fn ack(accepted: bool, estimated_ms: Option<u64>) -> AckPayload {
+    AckPayload {
+        accepted,
+        estimated_ms: estimated_ms.map(Count),
+        extra: Map::new(),
+    }
 }
 
 async fn delegate(
@@ -240,7 +277,7 @@ async fn delegate(
 ) {
     let report_back = task.report_back;
     match handler.delegate(&sender, task) {
-        Decision::Refuse(e) => answer(shared, &route, "error", Some(&sender.id), json!(e)).await,
+        Decision::Refuse(e) => answer(shared, &route, "error", Some(&sender.id), &e).await,
         Decision::Accept { estimated_ms, work } => {
             let key = (sender.from.clone(), sender.id.clone());
             {
@@ -261,20 +298,17 @@ async fn delegate(
                         .lock()
                         .is_ok_and(|mut r| r.remove(&key2).is_some());
                     if report_back && still_running {
-                        let (kind, payload) = match outcome {
-                            Ok(r) => ("result", json!(r)),
-                            Err(e) => ("error", json!(e)),
-                        };
-                        answer(&shared2, &to, kind, Some(&key2.1), payload).await;
+                        let reference = Some(key2.1.as_str());
+                        match outcome {
+                            Ok(r) => answer(&shared2, &to, "result", reference, &r).await,
+                            Err(e) => answer(&shared2, &to, "error", reference, &e).await,
+                        }
                     }
                 });
                 running.insert(key, (handle, report_back));
             }
-            let mut ack = json!({ "accepted": true });
-            if let Some(ms) = estimated_ms {
-                ack["estimated_ms"] = json!(ms);
-            }
-            answer(shared, &route, "ack", Some(&sender.id), ack).await;
+            let ack = ack(true, estimated_ms);
+            answer(shared, &route, "ack", Some(&sender.id), &ack).await;
         }
     }
 }
@@ -293,14 +327,7 @@ async fn cancel(
     if let Some((handle, _)) = &stopped {
         handle.abort();
     }
-    answer(
-        shared,
-        route,
-        "ack",
-        Some(&sender.id),
-        json!({ "accepted": accepted }),
-    )
-    .await;
+    answer(shared, route, "ack", Some(&sender.id), &ack(accepted, None)).await;
     if let Some((_, true)) = stopped {
         let why = reason.unwrap_or_else(|| "the delegator cancelled the task".into());
         let to = Route {
@@ -312,7 +339,7 @@ async fn cancel(
             &to,
             "error",
             Some(delegation),
-            json!(error("cancelled", &why)),
+            &error("cancelled", &why),
         )
         .await;
     }

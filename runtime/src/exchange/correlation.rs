@@ -41,7 +41,7 @@
 //! assert_eq!(c.track(&again, Direction::Received).unwrap_err().refusal.as_str(), "already_answered");
 //! ```
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -243,6 +243,9 @@ struct Pending {
     touched_ms: i64,
     /// The entry's sequence number in `order`.
     seq: u64,
+    /// Its place in the tracker's `timeline` (when [`Correlator::expire`] next looks at it):
+    /// its deadline while it awaits a reply, the end of its retention once it awaits nothing.
+    due: Option<(i64, u64)>,
 }
 
 impl Pending {
@@ -283,6 +286,10 @@ pub struct Correlator {
     /// (sequence number, key), oldest first; entries whose number no longer matches are stale.
     order: VecDeque<(u64, (String, String))>,
     next_seq: u64,
+    /// (when, sequence number): every exchange's next look by [`Correlator::expire`] (see
+    /// `Pending::due`), so expiring costs what expires, not what is tracked. The key is found
+    /// in `order` by the sequence number (`order` is sorted by it).
+    timeline: BTreeSet<(i64, u64)>,
 }
 
 impl fmt::Debug for Correlator {
@@ -346,6 +353,7 @@ impl Correlator {
             pending: HashMap::new(),
             order: VecDeque::new(),
             next_seq: 0,
+            timeline: BTreeSet::new(),
         }
     }
 
@@ -407,6 +415,37 @@ impl Correlator {
         })
     }
 
+    /// The body members tracking a message of `kind` reads ([`Correlator::reads_body`]), read
+    /// from `body`, the JSON text of a body that was checked (by the parser, or written by a
+    /// generated writer): only those members are decoded, the rest is skipped. `None` when the
+    /// kind reads none.
+    pub fn body_facts(&self, kind: &str, body: &str) -> Option<Map<String, Value>> {
+        if !self.reads_body(kind) {
+            return None;
+        }
+        let mut names: Vec<&'static str> = Vec::new();
+        for e in self.exchanges {
+            if e.kind == kind {
+                names.extend(e.deadline.and_then(|d| d.strip_prefix('/')));
+                names.extend(
+                    e.replies
+                        .iter()
+                        .flat_map(|r| r.request.iter().map(|c| c.member)),
+                );
+            }
+            let when = e.replies.iter().filter(|r| r.kind == kind);
+            names.extend(when.flat_map(|r| r.when.iter().map(|c| c.member)));
+        }
+        let read = |name: &str| names.contains(&name);
+        Some(
+            crate::json::scan::checked_members(body)
+                .into_iter()
+                .filter(|(name, _)| read(name))
+                .map(|(name, value)| (name.into_owned(), value.to_value()))
+                .collect(),
+        )
+    }
+
     /// Checks `message` against the tracked exchanges without changing them.
     pub fn check(&self, message: &Exchanged<'_>, direction: Direction) -> Result<(), Refused> {
         self.plan(message, direction).map(|_| ())
@@ -431,9 +470,11 @@ impl Correlator {
                 p.state = rule.to;
                 p.touched_ms = p.touched_ms.max(now);
                 let settled = !p.awaiting();
+                let request_kind = p.exchange.kind;
+                self.schedule(&key);
                 Outcome::Answered {
                     request_id: key.1,
-                    request_kind: p.exchange.kind,
+                    request_kind,
                     from,
                     to: rule.to,
                     settled,
@@ -458,9 +499,11 @@ impl Correlator {
                     facts,
                     touched_ms: now,
                     seq,
+                    due: None,
                 };
                 let awaiting = pending.awaiting();
                 self.pending.insert(key.clone(), pending);
+                self.schedule(&key);
                 self.order.push_back((seq, key));
                 self.enforce_cap();
                 Outcome::Opened {
@@ -478,34 +521,124 @@ impl Correlator {
     /// keeps. Returns the exchanges timed out now, oldest first.
     pub fn expire(&mut self, now_ms: i64) -> Vec<TimedOut> {
         let mut out = Vec::new();
-        for ((requester, id), p) in self.pending.iter_mut() {
-            if let Some(deadline_ms) = p.deadline_ms {
-                if p.awaiting() && deadline_ms < now_ms {
-                    out.push((
-                        p.seq,
-                        TimedOut {
-                            request_id: id.clone(),
-                            kind: p.exchange.kind,
-                            requester: requester.clone(),
-                            responder: p.responder.clone(),
-                            state: p.state,
-                            deadline_ms,
-                        },
-                    ));
-                    p.state = ANSWERED;
-                    p.timed_out = true;
-                    p.touched_ms = now_ms;
-                }
+        while let Some(&due) = self.timeline.first() {
+            if due.0 >= now_ms {
+                break;
             }
+            self.timeline.remove(&due);
+            let Some(key) = self.key_of(due.1) else {
+                continue;
+            };
+            let Some(p) = self.pending.get_mut(&key) else {
+                continue;
+            };
+            if p.due != Some(due) {
+                continue;
+            }
+            p.due = None;
+            if !p.awaiting() {
+                self.remove(&key);
+                continue;
+            }
+            let Some(deadline_ms) = p.deadline_ms else {
+                continue;
+            };
+            out.push((
+                p.seq,
+                TimedOut {
+                    request_id: key.1.clone(),
+                    kind: p.exchange.kind,
+                    requester: key.0.clone(),
+                    responder: p.responder.clone(),
+                    state: p.state,
+                    deadline_ms,
+                },
+            ));
+            p.state = ANSWERED;
+            p.timed_out = true;
+            p.touched_ms = now_ms;
+            self.schedule(&key);
         }
-        let retention_ms = self.retention_ms;
-        self.pending
-            .retain(|_, p| p.awaiting() || p.touched_ms.saturating_add(retention_ms) >= now_ms);
-        let pending = &self.pending;
-        self.order
-            .retain(|(seq, key)| pending.get(key).is_some_and(|p| p.seq == *seq));
+        self.compact();
         out.sort_by_key(|(seq, _)| *seq);
         out.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// Gives up on the request `id` that `requester` (this side) sent, whose reply is no longer
+    /// waited for: its caller timed out locally, heard that nobody listens, or went away. An
+    /// exchange another request may name (ACP's `delegate`, which a `cancel` names "over or
+    /// not") is timed out, as its deadline passing would (a late reply is `already_answered`;
+    /// it is forgotten one retention later); any other leaves the tracker at once (a late reply
+    /// names no tracked request: `unknown_request`). `false` when no exchange this side sent
+    /// awaits a reply under that id.
+    pub fn abandon(&mut self, requester: &str, id: &str, now_ms: i64) -> bool {
+        let key = (requester.to_owned(), id.to_owned());
+        let Some(p) = self.pending.get_mut(&key) else {
+            return false;
+        };
+        if !p.sent_here || !p.awaiting() {
+            return false;
+        }
+        let kind = p.exchange.kind;
+        let named = self.exchanges.iter().any(|e| e.refers_to.contains(&kind));
+        match named {
+            true => {
+                p.state = ANSWERED;
+                p.timed_out = true;
+                p.touched_ms = p.touched_ms.max(now_ms);
+                self.schedule(&key);
+            }
+            false => {
+                self.remove(&key);
+                self.compact();
+            }
+        }
+        true
+    }
+
+    /// Puts the exchange `key` on the timeline at its next look: its deadline while it awaits a
+    /// reply (none without a deadline), the end of its retention once it awaits nothing.
+    fn schedule(&mut self, key: &(String, String)) {
+        let retention_ms = self.retention_ms;
+        let Some(p) = self.pending.get_mut(key) else {
+            return;
+        };
+        let at = match p.awaiting() {
+            true => p.deadline_ms,
+            false => Some(p.touched_ms.saturating_add(retention_ms)),
+        };
+        let due = at.map(|at| (at, p.seq));
+        if p.due == due {
+            return;
+        }
+        if let Some(old) = std::mem::replace(&mut p.due, due) {
+            self.timeline.remove(&old);
+        }
+        if let Some(due) = due {
+            self.timeline.insert(due);
+        }
+    }
+
+    /// The key of the exchange with sequence number `seq`, from `order` (sorted by it).
+    fn key_of(&self, seq: u64) -> Option<(String, String)> {
+        let i = self.order.binary_search_by_key(&seq, |(s, _)| *s).ok()?;
+        self.order.get(i).map(|(_, key)| key.clone())
+    }
+
+    /// Forgets the exchange `key` (its place in `order` goes stale: see [`Correlator::compact`]).
+    fn remove(&mut self, key: &(String, String)) {
+        if let Some(due) = self.pending.remove(key).and_then(|p| p.due) {
+            self.timeline.remove(&due);
+        }
+    }
+
+    /// Drops the stale places of `order` once they outnumber the live ones (amortized O(1)).
+    fn compact(&mut self) {
+        if self.order.len() > 2 * self.pending.len() + 64 {
+            let pending = &self.pending;
+            self.order
+                .retain(|(seq, key)| pending.get(key).is_some_and(|p| p.seq == *seq));
+        }
     }
 
     fn enforce_cap(&mut self) {
@@ -514,7 +647,7 @@ impl Correlator {
                 break;
             };
             if self.pending.get(&key).is_some_and(|p| p.seq == seq) {
-                self.pending.remove(&key);
+                self.remove(&key);
             }
         }
     }
@@ -1092,5 +1225,75 @@ mod tests {
         assert_eq!(c.len(), 3);
         assert!(c.get("a", "t0").is_none());
         assert!(c.get("a", "t9").is_some());
+    }
+
+    #[test]
+    fn an_abandoned_request_leaves_at_once_unless_another_request_may_name_it() {
+        let mut c = tracker();
+        let task = Exchanged::new("task", "t1", "a", Some("b"), None, 100);
+        c.track(&task, Direction::Sent).expect("opened");
+        let stop = Exchanged::new("stop", "s1", "a", Some("b"), Some("t1"), 101);
+        c.track(&stop, Direction::Sent).expect("opened");
+        // A `stop` no request names: gone at once, a late answer names nothing tracked.
+        assert!(c.abandon("a", "s1", 102_000));
+        assert!(c.get("a", "s1").is_none());
+        let late = Exchanged::new("ack", "x1", "b", Some("a"), Some("s1"), 103);
+        let err = c.track(&late, Direction::Received).unwrap_err();
+        assert_eq!(err.refusal, RefusalKind::UnknownRequest);
+        assert!(!c.abandon("a", "s1", 103_000), "already gone");
+        // A `task` (a `stop` may name it): timed out, held for the retention.
+        assert!(c.abandon("a", "t1", 104_000));
+        let t = c.get("a", "t1").expect("still tracked");
+        assert!(t.timed_out && t.state == ANSWERED);
+        let late = Exchanged::new("ack", "x2", "b", Some("a"), Some("t1"), 105);
+        let err = c.track(&late, Direction::Received).unwrap_err();
+        assert_eq!(err.refusal, RefusalKind::AlreadyAnswered);
+        assert!(err.message.contains("deadline passed"), "{err}");
+        let stop = Exchanged::new("stop", "s2", "a", Some("b"), Some("t1"), 106);
+        assert!(c.track(&stop, Direction::Sent).is_ok());
+        c.expire(104_000 + Correlator::DEFAULT_RETENTION_MS + 1);
+        assert!(c.get("a", "t1").is_none());
+        // Only what this side sent and still awaits.
+        let theirs = Exchanged::new("task", "t9", "b", Some("a"), None, 107);
+        c.track(&theirs, Direction::Received).expect("opened");
+        assert!(!c.abandon("b", "t9", 108_000));
+        assert!(!c.abandon("a", "t1", 108_000));
+    }
+
+    #[test]
+    fn expiring_touches_only_what_is_due_and_forgets_everything_in_the_end() {
+        let mut c = Correlator::with_limits(EXCHANGES, Clock::Seconds, 100_000, 1_000);
+        let d = body(serde_json::json!({"deadline_ms": 5_000}));
+        let ids: Vec<String> = (0..5_000).map(|i| format!("t{i}")).collect();
+        for (i, id) in ids.iter().enumerate() {
+            let at = 100 + i64::try_from(i / 1000).unwrap();
+            let task = Exchanged::new("task", id, "a", Some("b"), None, at).with_body(Some(&d));
+            c.track(&task, Direction::Sent).expect("opened");
+        }
+        // The first thousand (sent at 100 s) are due at 105 000 ms; the others later.
+        assert!(c.expire(105_000).is_empty());
+        let out = c.expire(105_001);
+        assert_eq!(out.len(), 1_000);
+        assert_eq!(out[0].request_id, "t0", "oldest first");
+        assert_eq!(c.len(), 5_000);
+        let ack = Exchanged::new("ack", "x", "b", Some("a"), Some("t4999"), 106);
+        assert!(matches!(
+            c.track(&ack, Direction::Received),
+            Ok(Outcome::Answered { settled: true, .. })
+        ));
+        // Timed out at 105 001, retained 1 s; the rest time out at their deadlines.
+        let out = c.expire(106_002);
+        assert_eq!(out.len(), 1_000);
+        assert_eq!(c.len(), 4_000);
+        assert_eq!(c.expire(200_000).len(), 2_999);
+        assert_eq!(c.len(), 2_999, "timed out now, retained 1 s");
+        assert!(c.expire(201_001).is_empty());
+        assert!(c.is_empty());
+        assert!(c.timeline.is_empty());
+        assert!(
+            c.order.len() <= 64,
+            "stale places dropped: {}",
+            c.order.len()
+        );
     }
 }

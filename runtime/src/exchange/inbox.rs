@@ -163,6 +163,49 @@ impl<P: Profile> Inbox<P> {
         self.admit(bytes, now_ms, Direction::Sent).map(|(_, o)| o)
     }
 
+    /// Records a message this party wrote itself, from the facts its writer put in it, without
+    /// parsing it again: what the tracker reads (kind, id, the roles, the sent time, and the body
+    /// members [`Correlator::body_facts`] reads from the written body). The caller answers for
+    /// the bytes being a valid envelope with these facts (a generated writer's, checked by
+    /// [`crate::profile::fast_accepts`] where the types do not carry every rule). Refused when
+    /// `from` is not the local party or it answers nothing this party received, as
+    /// [`Inbox::send`] refuses.
+    pub fn sent(&mut self, message: &Exchanged<'_>) -> Result<Outcome, Refusal> {
+        let roles = &P::SPEC.layout.roles;
+        let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
+            refusal,
+            code: P::SPEC.refusal_code(refusal),
+            pointer: pointer.map(|m| format!("/{m}")).unwrap_or_default(),
+            message: text,
+            head: Box::new(Head {
+                id: Some(message.id.to_owned()),
+                from: Some(message.from.to_owned()),
+                kind: Some(message.kind.to_owned()),
+                ..Head::default()
+            }),
+        };
+        if message.from != self.local {
+            return Err(refuse(
+                "not_target",
+                roles.from,
+                format!(
+                    "sent as `{}`, but this inbox is `{}`",
+                    message.from, self.local
+                ),
+            ));
+        }
+        self.correlator
+            .track(message, Direction::Sent)
+            .map_err(|r| refuse(r.refusal.as_str(), roles.reply_to, r.message))
+    }
+
+    /// Gives up on the request `id` this party sent (its caller timed out locally, nobody
+    /// listens, or the caller went away): see [`Correlator::abandon`]. `false` when no such
+    /// request awaits a reply.
+    pub fn abandon(&mut self, id: &str, now_ms: i64) -> bool {
+        self.correlator.abandon(&self.local, id, now_ms)
+    }
+
     /// Times out the exchanges whose deadline passed and forgets what no bound keeps.
     pub fn expire(&mut self, now_ms: i64) -> Vec<TimedOut> {
         self.dedup.expire(now_ms.div_euclid(1000));
@@ -179,13 +222,12 @@ impl<P: Profile> Inbox<P> {
         let roles = &spec.layout.roles;
         let now = now_ms.div_euclid(1000);
         let message = parse_ref::<P>(bytes, &spec.options(now)).map_err(|r| self.rejected(r))?;
-        let head = message.head();
         let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
             refusal,
             code: spec.refusal_code(refusal),
             pointer: pointer.map(|m| format!("/{m}")).unwrap_or_default(),
             message: text,
-            head: Box::new(head.clone()),
+            head: Box::new(message.head()),
         };
         let from = roles.from.and_then(|m| message.str_of(m)).unwrap_or("");
         let id = message.id().unwrap_or("");
@@ -219,12 +261,9 @@ impl<P: Profile> Inbox<P> {
         }
         // The body's members, only when the exchanges read them (a deadline, a reply rule's
         // condition).
-        let body: Option<Map<String, Value>> = match self.correlator.reads_body(message.kind()) {
-            true => message
-                .body_json()
-                .and_then(|b| serde_json::from_str(b.get()).ok()),
-            false => None,
-        };
+        let body: Option<Map<String, Value>> = message
+            .body_json()
+            .and_then(|b| self.correlator.body_facts(message.kind(), b.get()));
         let sent_at = roles
             .sent_at
             .map(|m| match message.envelope().member(m) {
