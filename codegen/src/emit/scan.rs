@@ -108,6 +108,12 @@ fn value_eq(value: &Value) -> TokenStream {
     quote!(c::json_eq(&v, #text))
 }
 
+/// `v` (a `RawJson`, the value's checked text) equals the schema value.
+fn raw_value_eq(value: &Value) -> TokenStream {
+    let text = value.to_string();
+    quote!(c::raw_eq(v, #text))
+}
+
 /// A test of `v: RawJson` against a JSON type.
 fn raw_type_test(t: JsonType) -> TokenStream {
     match t {
@@ -234,23 +240,49 @@ impl Emitter<'_> {
             nullable: false,
             ..shape.clone()
         };
+        let own_empty = own == Shape::default();
+        // (A nullable one keeps the general form below, with its `null` rules.)
+        if let Some(read) = self.alternatives(shape, own_empty && !shape.nullable)? {
+            return Ok(quote!({ #read }));
+        }
         let (typed, skip_first) = match first {
-            Some(first) if own == Shape::default() => (self.value(first)?, true),
+            Some(first) if own_empty => (self.value(first)?, true),
             _ => (self.typed(shape)?, false),
         };
         let c = &shape.constraints;
         let has_values = c.const_value.is_some() || c.enum_values.is_some();
-        // `const`/`enum` that are not plain strings of a string type: compare the JSON value.
-        let typed = if has_values && !Self::string_only_values(shape) {
-            let eqs: Vec<TokenStream> = c
-                .const_value
-                .iter()
-                .map(|k| {
-                    let eq = value_eq(k);
-                    quote!(#eq)
-                })
-                .collect();
-            let any: Vec<TokenStream> = c.enum_values.iter().flatten().map(value_eq).collect();
+        let values = c.const_value.iter().chain(c.enum_values.iter().flatten());
+        // `const`/`enum` of strings on a value of any type (a discriminating member such as
+        // `"type": {"const": "link"}`): any other JSON type is not among the values; a string is
+        // compared as it is read.
+        let typed = if has_values
+            && shape.types.is_empty()
+            && !type_specific(shape)
+            && values.clone().all(Value::is_string)
+        {
+            let string_only = Shape {
+                types: vec![JsonType::String],
+                ..Default::default()
+            };
+            let checks = self.string_checks(&Shape {
+                constraints: crate::model::Constraints {
+                    const_value: c.const_value.clone(),
+                    enum_values: c.enum_values.clone(),
+                    ..Default::default()
+                },
+                ..string_only
+            })?;
+            quote! {
+                if s.peek()? != b'"' {
+                    return None;
+                }
+                let v = s.string()?;
+                #checks
+            }
+        } else if has_values && !Self::string_only_values(shape) {
+            // `const`/`enum` that are not plain strings of a string type: compare the JSON value.
+            let eqs: Vec<TokenStream> = c.const_value.iter().map(raw_value_eq).collect();
+            let any: Vec<TokenStream> = c.enum_values.iter().flatten().map(raw_value_eq).collect();
             let const_ok = if eqs.is_empty() {
                 quote!(true)
             } else {
@@ -266,7 +298,7 @@ impl Emitter<'_> {
             quote! {
                 let m = s.mark();
                 #typed
-                let v = s.since(m).to_value();
+                let v = s.since(m);
                 if !(#const_ok && #enum_ok) { return None; }
             }
         } else {

@@ -233,39 +233,49 @@ pub fn scan_envelope<'a>(
 /// Reads one `CiArtifact` value (`defs.schema.json#/$defs/artifact`); `None` declines.
 pub fn scan_ci_artifact<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let start = s.mark();
-        s.skip()?;
-        let text = s.since(start);
-        if usize::from(
-            (|| -> Option<()> {
-                let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                let s = &mut again;
+        let start = s.checkpoint();
+        let mut end = None;
+        let mut hits = 0usize;
+        if hits < 2 {
+            if (|| -> Option<()> {
                 scan_ci_link(s)?;
-                s.end()
+                Some(())
             })()
-                .is_some(),
-        )
-            + usize::from(
-                (|| -> Option<()> {
-                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                    let s = &mut again;
-                    scan_ci_blob(s)?;
-                    s.end()
-                })()
-                    .is_some(),
-            )
-            + usize::from(
-                (|| -> Option<()> {
-                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                    let s = &mut again;
-                    scan_ci_snippet(s)?;
-                    s.end()
-                })()
-                    .is_some(),
-            ) != 1
-        {
+                .is_some()
+            {
+                hits += 1;
+                end = Some(s.checkpoint());
+            }
+            s.rewind(start);
+        }
+        if hits < 2 {
+            if (|| -> Option<()> {
+                scan_ci_blob(s)?;
+                Some(())
+            })()
+                .is_some()
+            {
+                hits += 1;
+                end = Some(s.checkpoint());
+            }
+            s.rewind(start);
+        }
+        if hits < 2 {
+            if (|| -> Option<()> {
+                scan_ci_snippet(s)?;
+                Some(())
+            })()
+                .is_some()
+            {
+                hits += 1;
+                end = Some(s.checkpoint());
+            }
+            s.rewind(start);
+        }
+        if hits != 1 {
             return None;
         }
+        s.rewind(end?);
     }
     Some(())
 }
@@ -280,10 +290,11 @@ pub fn scan_ci_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                let m = s.mark();
-                s.skip()?;
-                let v = s.since(m).to_value();
-                if !(c::json_eq(&v, "\"blob\"") && true) {
+                if s.peek()? != b'"' {
+                    return None;
+                }
+                let v = s.string()?;
+                if v != "blob" {
                     return None;
                 }
             }
@@ -339,10 +350,11 @@ pub fn scan_ci_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                let m = s.mark();
-                s.skip()?;
-                let v = s.since(m).to_value();
-                if !(c::json_eq(&v, "\"link\"") && true) {
+                if s.peek()? != b'"' {
+                    return None;
+                }
+                let v = s.string()?;
+                if v != "link" {
                     return None;
                 }
             }
@@ -417,10 +429,11 @@ pub fn scan_ci_snippet<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                let m = s.mark();
-                s.skip()?;
-                let v = s.since(m).to_value();
-                if !(c::json_eq(&v, "\"snippet\"") && true) {
+                if s.peek()? != b'"' {
+                    return None;
+                }
+                let v = s.string()?;
+                if v != "snippet" {
                     return None;
                 }
             }
@@ -548,63 +561,64 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut n = 0usize;
                 let mut found = 0usize;
                 while s.item(&mut a)? {
-                    let m = s.mark();
+                    if found < 1usize {
+                        let cp = s.checkpoint();
+                        let hit = (|| -> Option<()> {
+                            match s.peek()? {
+                                b'"' => {
+                                    s.string()?;
+                                }
+                                b'-' | b'0'..=b'9' => {
+                                    s.skip()?;
+                                }
+                                b'{' => {
+                                    let mut o = s.object()?;
+                                    let mut seen = 0u64;
+                                    while let Some(k) = s.key(&mut o)? {
+                                        match &*k {
+                                            "type" => {
+                                                if seen & 1u64 != 0 {
+                                                    return None;
+                                                }
+                                                seen |= 1u64;
+                                                if s.peek()? != b'"' {
+                                                    return None;
+                                                }
+                                                let v = s.string()?;
+                                                if v != "link" {
+                                                    return None;
+                                                }
+                                            }
+                                            _ => {
+                                                s.fresh(&mut o, k)?;
+                                                s.skip()?;
+                                            }
+                                        }
+                                    }
+                                    if seen & 1u64 != 1u64 {
+                                        return None;
+                                    }
+                                }
+                                b'[' => {
+                                    let mut a = s.array()?;
+                                    while s.item(&mut a)? {
+                                        {
+                                            s.skip()?;
+                                        }
+                                    }
+                                }
+                                _ => {
+                                    s.skip()?;
+                                }
+                            }
+                            Some(())
+                        })();
+                        found += usize::from(hit.is_some());
+                        s.rewind(cp);
+                    }
                     {
                         scan_ci_artifact(s)?;
                     }
-                    let text = s.since(m);
-                    let hit = (|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        match s.peek()? {
-                            b'"' => {
-                                s.string()?;
-                            }
-                            b'-' | b'0'..=b'9' => {
-                                s.skip()?;
-                            }
-                            b'{' => {
-                                let mut o = s.object()?;
-                                let mut seen = 0u64;
-                                while let Some(k) = s.key(&mut o)? {
-                                    match &*k {
-                                        "type" => {
-                                            if seen & 1u64 != 0 {
-                                                return None;
-                                            }
-                                            seen |= 1u64;
-                                            let m = s.mark();
-                                            s.skip()?;
-                                            let v = s.since(m).to_value();
-                                            if !(c::json_eq(&v, "\"link\"") && true) {
-                                                return None;
-                                            }
-                                        }
-                                        _ => {
-                                            s.fresh(&mut o, k)?;
-                                            s.skip()?;
-                                        }
-                                    }
-                                }
-                                if seen & 1u64 != 1u64 {
-                                    return None;
-                                }
-                            }
-                            b'[' => {
-                                let mut a = s.array()?;
-                                while s.item(&mut a)? {
-                                    {
-                                        s.skip()?;
-                                    }
-                                }
-                            }
-                            _ => {
-                                s.skip()?;
-                            }
-                        }
-                        s.end()
-                    })();
-                    found += usize::from(hit.is_some());
                     n += 1;
                 }
                 if n > 32usize {

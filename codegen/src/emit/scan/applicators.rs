@@ -105,6 +105,64 @@ impl Emitter<'_> {
         Ok(out)
     }
 
+    /// The statements reading a value of a shape that is nothing but a `oneOf` or an `anyOf`
+    /// (`own_empty`: no keyword of its own), or `None` for any other shape. Each subschema's
+    /// scanner reads the value ahead on the scanner itself, which then rewinds to the value's
+    /// start ([`Scanner::checkpoint`](agh_runtime::scan::Scanner::checkpoint)); the one that
+    /// matched leaves the scanner after the value. So the value is not skipped first and then read
+    /// again per subschema from its text, and the depth limit is the document's. `anyOf` stops at
+    /// the first match, `oneOf` at the second.
+    pub(super) fn alternatives(
+        &self,
+        shape: &Shape,
+        own_empty: bool,
+    ) -> Result<Option<TokenStream>> {
+        let a = &shape.applicators;
+        let only = own_empty
+            && a.reference.is_none()
+            && a.all_of.is_empty()
+            && a.conditional.is_none()
+            && a.dependent.is_empty();
+        let (shapes, one) = match (a.one_of.is_empty(), a.any_of.is_empty()) {
+            (false, true) if only => (&a.one_of, true),
+            (true, false) if only => (&a.any_of, false),
+            _ => return Ok(None),
+        };
+        let mut tries = TokenStream::new();
+        for branch in shapes {
+            let read = self.value(branch)?;
+            let go_on = if one {
+                quote!(hits < 2)
+            } else {
+                quote!(hits == 0)
+            };
+            tries.extend(quote! {
+                if #go_on {
+                    if (|| -> Option<()> { #read Some(()) })().is_some() {
+                        hits += 1;
+                        end = Some(s.checkpoint());
+                    }
+                    s.rewind(start);
+                }
+            });
+        }
+        let verdict = if one {
+            quote!(if hits != 1 {
+                return None;
+            })
+        } else {
+            quote!()
+        };
+        Ok(Some(quote! {
+            let start = s.checkpoint();
+            let mut end = None;
+            let mut hits = 0usize;
+            #tries
+            #verdict
+            s.rewind(end?);
+        }))
+    }
+
     /// Reads a value of any type (`null` included), checking the keywords of its type.
     pub(super) fn any_type(&self, shape: &Shape) -> Result<TokenStream> {
         let string = self.branch(shape, JsonType::String)?;
@@ -159,8 +217,8 @@ impl Emitter<'_> {
         let unique_rule = c.unique_items || c.unique_after.is_some();
         // Items are counted for `minItems`, and so that arrays of fewer than two items (which
         // cannot repeat one) are not read again for the uniqueness rules.
-        // `contains`: each item, once read, is scanned again from its text with the `contains`
-        // scanner, and the matches counted.
+        // `contains`: each item is read by the `contains` scanner first, and the matches
+        // counted (up to `minContains` when there is no `maxContains`).
         let (contains_count, contains_check, contains_bounds) = match &c.contains {
             Some((schema, min, max)) => {
                 let read = self.value(schema)?;
@@ -170,28 +228,26 @@ impl Emitter<'_> {
                     let max = *max as usize;
                     bounds.extend(quote!(if found > #max { return None; }));
                 }
-                (
-                    quote!(let mut found = 0usize;),
-                    quote! {
-                        let text = s.since(m);
-                        let hit = (|| -> Option<()> {
-                            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                            let s = &mut again;
-                            #read
-                            s.end()
-                        })();
-                        found += usize::from(hit.is_some());
-                    },
-                    bounds,
-                )
+                // The `contains` scanner reads the item ahead, then the scanner rewinds and the
+                // item is read again by its own.
+                let rescan = quote! {
+                    let cp = s.checkpoint();
+                    let hit = (|| -> Option<()> { #read Some(()) })();
+                    found += usize::from(hit.is_some());
+                    s.rewind(cp);
+                };
+                // Without `maxContains`, the items after the `minContains`-th match decide
+                // nothing: they are not scanned again.
+                let check = if max.is_some() {
+                    rescan
+                } else {
+                    quote!(if found < #min { #rescan })
+                };
+                (quote!(let mut found = 0usize;), check, bounds)
             }
             None => (quote!(), quote!(), quote!()),
         };
-        let item_mark = if c.contains.is_some() {
-            quote!(let m = s.mark();)
-        } else {
-            quote!()
-        };
+
         let (count, bump) = if c.min_items.is_some() || c.max_items.is_some() || unique_rule {
             (quote!(let mut n = 0usize;), quote!(n += 1;))
         } else {
@@ -219,9 +275,8 @@ impl Emitter<'_> {
             #count
             #contains_count
             while s.item(&mut a)? {
-                #item_mark
-                { #item }
                 #contains_check
+                { #item }
                 #bump
             }
             #min
