@@ -45,10 +45,25 @@ pub fn pattern_0(s: &str) -> bool {
         None => false,
     }
 }
-static RE_1: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// Whether a string matches `^[A-Za-z0-9+/]*={0,2}$` (regex compiled on first use).
+/// Whether a string matches `^[A-Za-z0-9+/]*={0,2}$` (compiled to code).
 pub fn pattern_1(s: &str) -> bool {
-    c::matches(&RE_1, "^[A-Za-z0-9+/]*={0,2}$", s)
+    let mut chars = s.bytes();
+    while chars
+        .clone()
+        .next()
+        .is_some_and(|c| {
+            const SET: [bool; 256] = ::agh_runtime::check::byte_set(
+                &[(b'A', b'Z'), (b'a', b'z'), (b'0', b'9'), (b'+', b'+'), (b'/', b'/')],
+            );
+            SET[c as usize]
+        })
+    {
+        chars.next();
+    }
+    if !(0usize..=2usize).contains(&chars.len()) {
+        return false;
+    }
+    chars.all(|c| c == b'=')
 }
 /// Whether a string matches `^[0-9a-f]{64}$` (compiled to code).
 pub fn pattern_2(s: &str) -> bool {
@@ -64,10 +79,9 @@ pub fn pattern_2(s: &str) -> bool {
             SET[c as usize]
         })
 }
-static RE_3: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// Whether a string matches `^https://` (regex compiled on first use).
+/// Whether a string matches `^https://` (compiled to code).
 pub fn pattern_3(s: &str) -> bool {
-    c::matches(&RE_3, "^https://", s)
+    s.starts_with("https://")
 }
 /// Whether a string matches `^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$` (compiled to code).
 pub fn pattern_4(s: &str) -> bool {
@@ -231,7 +245,9 @@ pub fn pattern_7(s: &str) -> bool {
 /// regex engine).
 pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
     ("^[a-z]+/[a-z0-9.+-]+$", pattern_0 as fn(&str) -> bool),
+    ("^[A-Za-z0-9+/]*={0,2}$", pattern_1 as fn(&str) -> bool),
     ("^[0-9a-f]{64}$", pattern_2 as fn(&str) -> bool),
+    ("^https://", pattern_3 as fn(&str) -> bool),
     (
         "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
         pattern_4 as fn(&str) -> bool,

@@ -235,45 +235,38 @@ pub fn scan_ci_artifact<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
         let start = s.checkpoint();
         let mut end = None;
-        let mut hits = 0usize;
-        if hits < 2 {
+        if end.is_none() {
             if (|| -> Option<()> {
                 scan_ci_link(s)?;
                 Some(())
             })()
                 .is_some()
             {
-                hits += 1;
                 end = Some(s.checkpoint());
             }
             s.rewind(start);
         }
-        if hits < 2 {
+        if end.is_none() {
             if (|| -> Option<()> {
                 scan_ci_blob(s)?;
                 Some(())
             })()
                 .is_some()
             {
-                hits += 1;
                 end = Some(s.checkpoint());
             }
             s.rewind(start);
         }
-        if hits < 2 {
+        if end.is_none() {
             if (|| -> Option<()> {
                 scan_ci_snippet(s)?;
                 Some(())
             })()
                 .is_some()
             {
-                hits += 1;
                 end = Some(s.checkpoint());
             }
             s.rewind(start);
-        }
-        if hits != 1 {
-            return None;
         }
         s.rewind(end?);
     }

@@ -57,9 +57,7 @@ impl ::std::str::FromStr for CiBlobData {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^[A-Za-z0-9+/]*={0,2}$").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_1(value) {
             return Err("doesn't match pattern \"^[A-Za-z0-9+/]*={0,2}$\"".into());
         }
         Ok(Self(value.to_string()))
@@ -257,9 +255,7 @@ impl ::std::str::FromStr for CiLinkUrl {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^https://").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_3(value) {
             return Err("doesn't match pattern \"^https://\"".into());
         }
         Ok(Self(value.to_string()))

@@ -187,8 +187,7 @@ pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
         let start = s.checkpoint();
         let mut end = None;
-        let mut hits = 0usize;
-        if hits == 0 {
+        if end.is_none() {
             if (|| -> Option<()> {
                 let mark = s.mark();
                 integer(s)?;
@@ -203,12 +202,11 @@ pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
             })()
                 .is_some()
             {
-                hits += 1;
                 end = Some(s.checkpoint());
             }
             s.rewind(start);
         }
-        if hits == 0 {
+        if end.is_none() {
             if (|| -> Option<()> {
                 let v = s.string()?;
                 if c::at_least_chars(&v, 31usize) {
@@ -221,7 +219,6 @@ pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
             })()
                 .is_some()
             {
-                hits += 1;
                 end = Some(s.checkpoint());
             }
             s.rewind(start);
@@ -698,8 +695,7 @@ pub fn scan_app_word<'a>(s: &mut Scanner<'a>) -> Option<()> {
             {
                 let start = s.checkpoint();
                 let mut end = None;
-                let mut hits = 0usize;
-                if hits == 0 {
+                if end.is_none() {
                     if (|| -> Option<()> {
                         if s.peek()? != b'"' {
                             return None;
@@ -712,19 +708,17 @@ pub fn scan_app_word<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     })()
                         .is_some()
                     {
-                        hits += 1;
                         end = Some(s.checkpoint());
                     }
                     s.rewind(start);
                 }
-                if hits == 0 {
+                if end.is_none() {
                     if (|| -> Option<()> {
                         s.number()?;
                         Some(())
                     })()
                         .is_some()
                     {
-                        hits += 1;
                         end = Some(s.checkpoint());
                     }
                     s.rewind(start);

@@ -108,10 +108,11 @@ impl Emitter<'_> {
     /// The statements reading a value of a shape that is nothing but a `oneOf` or an `anyOf`
     /// (`own_empty`: no keyword of its own), or `None` for any other shape. Each subschema's
     /// scanner reads the value ahead on the scanner itself, which then rewinds to the value's
-    /// start ([`Scanner::checkpoint`](agh_runtime::scan::Scanner::checkpoint)); the one that
+    /// start (`Scanner::checkpoint`, `Scanner::rewind`); the one that
     /// matched leaves the scanner after the value. So the value is not skipped first and then read
     /// again per subschema from its text, and the depth limit is the document's. `anyOf` stops at
-    /// the first match, `oneOf` at the second.
+    /// the first match, `oneOf` at the second (at the first when its shapes exclude each other:
+    /// `Emitter::exclusive`).
     pub(super) fn alternatives(
         &self,
         shape: &Shape,
@@ -128,39 +129,103 @@ impl Emitter<'_> {
             (true, false) if only => (&a.any_of, false),
             _ => return Ok(None),
         };
+        // A `oneOf` whose shapes cannot both match stops at the first match, as an `anyOf`.
+        let first_match = !one || self.exclusive(shapes);
         let mut tries = TokenStream::new();
         for branch in shapes {
             let read = self.value(branch)?;
-            let go_on = if one {
-                quote!(hits < 2)
+            let count = if first_match {
+                quote!()
             } else {
-                quote!(hits == 0)
+                quote!(hits += 1;)
             };
-            tries.extend(quote! {
-                if #go_on {
-                    if (|| -> Option<()> { #read Some(()) })().is_some() {
-                        hits += 1;
-                        end = Some(s.checkpoint());
-                    }
-                    s.rewind(start);
+            let attempt = quote! {
+                if (|| -> Option<()> { #read Some(()) })().is_some() {
+                    #count
+                    end = Some(s.checkpoint());
                 }
+                s.rewind(start);
+            };
+            tries.extend(if first_match {
+                quote!(if end.is_none() { #attempt })
+            } else {
+                quote!(if hits < 2 { #attempt })
             });
         }
-        let verdict = if one {
+        let verdict = if first_match {
+            quote!()
+        } else {
             quote!(if hits != 1 {
                 return None;
             })
-        } else {
+        };
+        let count = if first_match {
             quote!()
+        } else {
+            quote!(let mut hits = 0usize;)
         };
         Ok(Some(quote! {
             let start = s.checkpoint();
             let mut end = None;
-            let mut hits = 0usize;
+            #count
             #tries
             #verdict
             s.rewind(end?);
         }))
+    }
+
+    /// Whether no value matches two of `shapes`: each is (or names) a non-null object shape
+    /// requiring one same member whose `const` or `enum` strings no other shape allows (the
+    /// `"type": {"const": "link"}` of a tagged union).
+    fn exclusive(&self, shapes: &[Shape]) -> bool {
+        let resolve = |s: &Shape| -> Option<Shape> {
+            if s.nullable {
+                return None;
+            }
+            match &s.ref_type {
+                Some(name) => self
+                    .model
+                    .types
+                    .iter()
+                    .find(|t| &t.rust_name == name)
+                    .map(|t| t.shape.clone()),
+                None => Some(s.clone()),
+            }
+        };
+        let Some(resolved) = shapes.iter().map(resolve).collect::<Option<Vec<_>>>() else {
+            return false;
+        };
+        // The strings `shape` allows for its required member `name`, if it states them.
+        let tags = |shape: &Shape, name: &str| -> Option<Vec<String>> {
+            if shape.nullable || shape.types != [JsonType::Object] {
+                return None;
+            }
+            let field = shape
+                .object
+                .as_ref()?
+                .fields
+                .iter()
+                .find(|f| f.json_name == name && f.required)?;
+            let c = &field.shape.constraints;
+            let values: Vec<&serde_json::Value> = match (&c.const_value, &c.enum_values) {
+                (Some(k), _) => vec![k],
+                (None, Some(e)) => e.iter().collect(),
+                (None, None) => return None,
+            };
+            values
+                .into_iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        };
+        let Some(first) = resolved.first().and_then(|s| s.object.as_ref()) else {
+            return false;
+        };
+        first.fields.iter().any(|f| {
+            let mut seen = std::collections::BTreeSet::new();
+            resolved.iter().all(|s| {
+                tags(s, &f.json_name).is_some_and(|t| t.into_iter().all(|v| seen.insert(v)))
+            })
+        })
     }
 
     /// Reads a value of any type (`null` included), checking the keywords of its type.
