@@ -59,6 +59,11 @@ pub const APPLICATORS_SET: &str = "codegen/tests/fixtures/applicators";
 /// (`~0`, `~1`, `%25`) and pointers to members and items; its code goes to
 /// `protocol/tests/refs_set`, compiled and run by `protocol/tests/ref_resolution.rs`.
 pub const REFS_SET: &str = "codegen/tests/fixtures/refs";
+/// A schema set for issue 30's speed target: one kind, `report`, whose body uses `oneOf` (three
+/// artifact shapes), `patternProperties`, `maxLength`, `multipleOf` and `contains`; its code goes
+/// to `protocol/benches/keywords_set`, compiled into `protocol/benches/keywords.rs`, which times
+/// its `parse_ref` against `serde_json` and `jsonschema` on the same schemas.
+pub const KEYWORDS_BENCH_SET: &str = "codegen/tests/fixtures/keywords-bench";
 
 /// The second protocol profile of the workspace: the ACP draft (`agh-acp`).
 pub const ACP_SET: &str = "schemas/acp-v0.2";
@@ -87,7 +92,8 @@ pub fn load_add_kind_model(root: &Path) -> Result<(SchemaSet, Model)> {
 /// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
 /// against the same runtime: generated code names the runtime as `::agh_runtime`
 /// ([`emit::paths::RUNTIME_CRATE`]) and its own files as `super`, so it compiles in any crate
-/// that depends on `agh-runtime`), and the code of [`REFS_SET`] into `protocol/tests/refs_set`;
+/// that depends on `agh-runtime`), the code of [`REFS_SET`] into `protocol/tests/refs_set` and
+/// that of [`KEYWORDS_BENCH_SET`] into `protocol/benches/keywords_set`;
 /// the ACP code
 /// and reference into `acp/src/generated` and `docs/reference/acp`, and the code of the ACP set
 /// with the add-a-kind guide's edits ([`ADD_KIND_EDITS`]) into `acp/tests/acp_with_progress`.
@@ -119,6 +125,10 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         Output {
             dir: "protocol/tests/refs_set",
             files: generate(root.join(REFS_SET))?,
+        },
+        Output {
+            dir: "protocol/benches/keywords_set",
+            files: generate(root.join(KEYWORDS_BENCH_SET))?,
         },
         Output {
             dir: "acp/src/generated",

@@ -86,7 +86,8 @@ fn output_is_byte_identical_across_runs() {
 fn committed_generated_files_are_fresh() {
     // What `cargo xtask codegen --check` checks: the runtime's reason codes and defaults, the
     // Rust code, the reference docs, the code of
-    // the second schema set and of the `$ref` set that the protocol tests compile, the ACP code and reference, and the
+    // the second schema set and of the `$ref` set that the protocol tests compile, the keywords
+    // set the protocol bench compiles, the ACP code and reference, and the
     // code of the ACP set with the add-a-kind guide's edits that the ACP tests compile.
     let outputs = agh_codegen::workspace_outputs(&root()).unwrap();
     assert_eq!(
@@ -98,6 +99,7 @@ fn committed_generated_files_are_fresh() {
             "protocol/tests/two_kinds",
             "protocol/tests/applicators",
             "protocol/tests/refs_set",
+            "protocol/benches/keywords_set",
             "acp/src/generated",
             "docs/reference/acp",
             "acp/tests/acp_with_progress"

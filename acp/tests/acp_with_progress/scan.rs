@@ -894,8 +894,8 @@ pub fn scan_unix_millis<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_version<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let m = s.mark();
     integer(s)?;
-    let v = s.since(m).to_value();
-    if !(c::json_eq(&v, "1") && true) {
+    let v = s.since(m);
+    if !(c::raw_eq(v, "1") && true) {
         return None;
     }
     Some(())

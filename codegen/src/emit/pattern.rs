@@ -58,8 +58,13 @@ fn parse(src: &str) -> Option<Vec<Atom>> {
     let atoms = parse_atoms(src)?;
     // Only the last atom may vary in width.
     let fixed = |a: &Atom| a.max == Some(a.min);
-    if atoms.iter().rev().skip(1).any(|a| !fixed(a)) {
-        return None;
+    // Only the last atom may vary in width, or one whose characters no later atom takes (as
+    // base64's `[A-Za-z0-9+/]*` before `={0,2}`): matching it greedily is then exact too.
+    for (i, a) in atoms.iter().enumerate() {
+        let later = atoms.get(i + 1..).unwrap_or_default();
+        if !fixed(a) && !later.is_empty() && !later.iter().all(|b| disjoint(&a.set, &b.set)) {
+            return None;
+        }
     }
     Some(atoms)
 }
@@ -187,6 +192,14 @@ fn code_points(set: &Set) -> Vec<(u32, u32)> {
         out.push((next, MAX_CHAR));
     }
     out
+}
+
+/// Whether no character is in both sets.
+fn disjoint(a: &Set, b: &Set) -> bool {
+    let b = code_points(b);
+    code_points(a)
+        .iter()
+        .all(|(lo, hi)| b.iter().all(|(blo, bhi)| hi < blo || bhi < lo))
 }
 
 /// Whether every character of `inner` is in `outer`.
@@ -440,6 +453,13 @@ fn literal_split(src: &str) -> Option<(char, String, String)> {
 
 /// The body of `fn(s: &str) -> bool` matching `src`, when `src` is in the subset.
 pub fn compile(src: &str) -> Option<TokenStream> {
+    // `^` then literal characters, open at the end (`^https://`): a prefix.
+    if let Some(prefix) = src.strip_prefix('^') {
+        let literal = |c: char| c.is_ascii_alphanumeric() || "_:-/@#=,;'\"~!%&<> ".contains(c);
+        if !prefix.is_empty() && prefix.chars().all(literal) {
+            return Some(quote!(s.starts_with(#prefix)));
+        }
+    }
     if parse(src).is_none() {
         if let Some((c, left, right)) = literal_split(src) {
             let (left, right) = (compile(&left)?, compile(&right)?);
@@ -537,6 +557,36 @@ pub fn compile(src: &str) -> Option<TokenStream> {
     for atom in &fixed[literal..] {
         let t = test(&atom.set);
         let n = atom.min;
+        if atom.max != Some(n) {
+            // Greedy: no later atom takes these characters.
+            body.extend(match atom.max {
+                None if n == 0 => quote! {
+                    while chars.clone().next().is_some_and(|c| #t) {
+                        chars.next();
+                    }
+                },
+                max => {
+                    let more = match max {
+                        Some(max) => quote!(n < #max &&),
+                        None => quote!(),
+                    };
+                    let short = if n == 0 {
+                        quote!()
+                    } else {
+                        quote!(if n < #n { return false; })
+                    };
+                    quote! {{
+                        let mut n = 0usize;
+                        while #more chars.clone().next().is_some_and(|c| #t) {
+                            chars.next();
+                            n += 1;
+                        }
+                        #short
+                    }}
+                }
+            });
+            continue;
+        }
         body.extend(quote! {
             for _ in 0..#n {
                 match chars.next() {
@@ -615,6 +665,33 @@ mod tests {
             "^[^.*> \\u0000-\\u001f\\u007f]+$",
         ] {
             assert!(parse(p).is_some(), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_variable_atom_before_characters_it_does_not_take_is_in_the_subset() {
+        for p in [
+            "^[A-Za-z0-9+/]*={0,2}$",
+            "^[a-z]+-[0-9]{1,3}$",
+            "^[a-z]{2,}[0-9]$",
+        ] {
+            assert!(parse(p).is_some(), "{p}");
+        }
+        // A later atom takes some of the same characters: a match may need backtracking.
+        for p in ["^[a-z]*-?[a-z]$", "^[a-z0-9]+[0-9]$", "^[^-]*-[a-z]*x$"] {
+            assert!(parse(p).is_none(), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_literal_prefix_open_at_the_end_is_compiled() {
+        for p in ["^https://", "^urn:agh:", "^x-"] {
+            let code = super::compile(p).map(|c| c.to_string());
+            assert!(code.is_some_and(|c| c.contains("starts_with")), "{p}");
+        }
+        // A metacharacter, or an end anchor: not a plain prefix.
+        for p in ["^a.b", "^a+", "^(ab)"] {
+            assert!(super::compile(p).is_none(), "{p}");
         }
     }
 

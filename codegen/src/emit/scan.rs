@@ -19,6 +19,7 @@
 mod applicators;
 mod entry;
 mod fields;
+mod kinds;
 
 use std::collections::BTreeMap;
 
@@ -29,10 +30,9 @@ use serde_json::Value;
 
 use self::applicators::{rescan, type_specific};
 pub use self::entry::{emit_scan, emit_type_scan};
-use self::fields::fields_fn;
 use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
-use crate::model::{Conditional, JsonType, Kind, Model, Shape};
+use crate::model::{JsonType, Kind, Model, Shape};
 
 /// The scanner function name of a named type.
 pub fn scan_fn(type_name: &str) -> proc_macro2::Ident {
@@ -109,6 +109,12 @@ fn read_then(read: TokenStream, var: &str, checks: TokenStream) -> TokenStream {
 fn value_eq(value: &Value) -> TokenStream {
     let text = value.to_string();
     quote!(c::json_eq(&v, #text))
+}
+
+/// `v` (a `RawJson`, the value's checked text) equals the schema value.
+fn raw_value_eq(value: &Value) -> TokenStream {
+    let text = value.to_string();
+    quote!(c::raw_eq(v, #text))
 }
 
 /// A test of `v: RawJson` against a JSON type.
@@ -238,23 +244,49 @@ impl Emitter<'_> {
             nullable: false,
             ..shape.clone()
         };
+        let own_empty = own == Shape::default();
+        // (A nullable one keeps the general form below, with its `null` rules.)
+        if let Some(read) = self.alternatives(shape, own_empty && !shape.nullable)? {
+            return Ok(quote!({ #read }));
+        }
         let (typed, skip_first) = match first {
-            Some(first) if own == Shape::default() => (self.value(first)?, true),
+            Some(first) if own_empty => (self.value(first)?, true),
             _ => (self.typed(shape)?, false),
         };
         let c = &shape.constraints;
         let has_values = c.const_value.is_some() || c.enum_values.is_some();
-        // `const`/`enum` that are not plain strings of a string type: compare the JSON value.
-        let typed = if has_values && !Self::string_only_values(shape) {
-            let eqs: Vec<TokenStream> = c
-                .const_value
-                .iter()
-                .map(|k| {
-                    let eq = value_eq(k);
-                    quote!(#eq)
-                })
-                .collect();
-            let any: Vec<TokenStream> = c.enum_values.iter().flatten().map(value_eq).collect();
+        let values = c.const_value.iter().chain(c.enum_values.iter().flatten());
+        // `const`/`enum` of strings on a value of any type (a discriminating member such as
+        // `"type": {"const": "link"}`): any other JSON type is not among the values; a string is
+        // compared as it is read.
+        let typed = if has_values
+            && shape.types.is_empty()
+            && !type_specific(shape)
+            && values.clone().all(Value::is_string)
+        {
+            let string_only = Shape {
+                types: vec![JsonType::String],
+                ..Default::default()
+            };
+            let checks = self.string_checks(&Shape {
+                constraints: crate::model::Constraints {
+                    const_value: c.const_value.clone(),
+                    enum_values: c.enum_values.clone(),
+                    ..Default::default()
+                },
+                ..string_only
+            })?;
+            quote! {
+                if s.peek()? != b'"' {
+                    return None;
+                }
+                let v = s.string()?;
+                #checks
+            }
+        } else if has_values && !Self::string_only_values(shape) {
+            // `const`/`enum` that are not plain strings of a string type: compare the JSON value.
+            let eqs: Vec<TokenStream> = c.const_value.iter().map(raw_value_eq).collect();
+            let any: Vec<TokenStream> = c.enum_values.iter().flatten().map(raw_value_eq).collect();
             let const_ok = if eqs.is_empty() {
                 quote!(true)
             } else {
@@ -270,7 +302,7 @@ impl Emitter<'_> {
             quote! {
                 let m = s.mark();
                 #typed
-                let v = s.since(m).to_value();
+                let v = s.since(m);
                 if !(#const_ok && #enum_ok) { return None; }
             }
         } else {
@@ -592,161 +624,6 @@ impl Emitter<'_> {
             pub const NAMED_SCANNERS: &[(&str, fn(&mut Scanner<'_>) -> Option<()>)] =
                 &[#(#table),*];
         });
-        Ok(out)
-    }
-
-    fn conditional(&self, cond: &Conditional, names: &[String]) -> TokenStream {
-        let slot = |name: &str| {
-            let i = names.iter().position(|n| n == name).unwrap_or_default();
-            format_ident!("m{i}")
-        };
-        let when = slot(&cond.when.member);
-        // String values are compared with the member's string, decoded once.
-        let eqs: Vec<TokenStream> = cond
-            .when
-            .values
-            .iter()
-            .map(|value| match value {
-                Value::String(s) => quote!(text.as_deref() == Some(#s)),
-                other => {
-                    let eq = value_eq(other);
-                    quote!({ let v = v.to_value(); #eq })
-                }
-            })
-            .collect();
-        let mut then = TokenStream::new();
-        for r in &cond.required {
-            let m = slot(r);
-            then.extend(quote!(if #m.is_none_or(|v| v.is_null()) { return None; }));
-        }
-        for r in &cond.absent {
-            let m = slot(r);
-            then.extend(quote!(if #m.is_some_and(|v| !v.is_null()) { return None; }));
-        }
-        for (r, t) in &cond.typed {
-            let m = slot(r);
-            let test = if *t == JsonType::Integer && crate::emit::stance::big(self.model, None) {
-                self.big.set(true);
-                quote!(raw_is_big_integer(v.get()))
-            } else {
-                raw_type_test(*t)
-            };
-            then.extend(quote! {
-                if let Some(v) = #m {
-                    if !v.is_null() && !(#test) { return None; }
-                }
-            });
-        }
-        then.extend(crate::emit::checks::overrides(&cond.envelope));
-        quote! {
-            if #when.is_some_and(|v| { let text = v.as_str(); #(#eqs)||* }) { #then }
-        }
-    }
-
-    fn kinds(&self) -> Result<TokenStream> {
-        let mut out = TokenStream::new();
-        for kind in &self.model.kinds {
-            let f = body_scan_fn(kind);
-            let ty = scan_fn(&kind.body_type);
-            let doc = format!(
-                " Reads the body of a `{}` envelope: `{}` and the kind's conditional rules. Returns the envelope rules those conditions override and the top-level members the conditions and cross checks read; `None` declines.",
-                kind.name, kind.body_type
-            );
-            // The members to keep: those the conditions read, and the first member of each
-            // pointer the cross checks (`envelope_match`, `verify`) follow.
-            let mut names: Vec<String> = Vec::new();
-            let mut keep = |n: &str| {
-                if !n.is_empty() && !names.iter().any(|x| x == n) {
-                    names.push(n.to_owned());
-                }
-            };
-            for cond in &kind.conditionals {
-                keep(&cond.when.member);
-                cond.required.iter().for_each(|n| keep(n));
-                cond.absent.iter().for_each(|n| keep(n));
-                cond.typed.iter().for_each(|(n, _)| keep(n));
-            }
-            let pointers = kind.rules.envelope_match.iter().map(|m| &m.body);
-            for p in pointers.chain(kind.rules.verify.iter().map(|v| &v.body)) {
-                keep(&first_token(p).0);
-            }
-            if names.len() > KEPT_MAX {
-                return Err(Error::new(
-                    &kind.body_file,
-                    "",
-                    format!(
-                        "the `{}` checks read more than {KEPT_MAX} body members",
-                        kind.name
-                    ),
-                ));
-            }
-            // The kept members are written to `kept` (unused when there are none).
-            let kept = format_ident!("{}", if names.is_empty() { "_kept" } else { "kept" });
-            let body = if names.is_empty() {
-                quote! {
-                    #ty(s)?;
-                    Some(BodyOverrides::default())
-                }
-            } else {
-                let slots: Vec<_> = (0..names.len()).map(|i| format_ident!("m{i}")).collect();
-                let conds: Vec<TokenStream> = kind
-                    .conditionals
-                    .iter()
-                    .map(|c| self.conditional(c, &names))
-                    .collect();
-                // A plain object type that declares every member to keep: keep them while
-                // reading the body; otherwise find them in it afterwards.
-                let shape = self
-                    .model
-                    .named(&kind.body_type)
-                    .and_then(|t| plain_object(&t.shape))
-                    .filter(|o| {
-                        names
-                            .iter()
-                            .all(|n| o.fields.iter().any(|f| f.json_name == *n))
-                    });
-                // The declared members of the object a `verify` recipe reads, kept by its fields
-                // scanner while the body is read.
-                let mut reads = BTreeMap::new();
-                if let (Some((pointer, field, t)), Some(_)) = (self.verify_fields(kind), shape) {
-                    let f = fields_fn(&t.rust_name);
-                    let read = quote!(#f(s, kept.fields_for(#pointer))?;);
-                    let read = if field.shape.nullable {
-                        quote!(if !s.null() { #read })
-                    } else {
-                        read
-                    };
-                    reads.insert(field.json_name.clone(), read);
-                }
-                let read = match shape {
-                    Some(obj) => {
-                        let read = self.object_capturing(obj, &names, "m", &reads)?;
-                        quote! {
-                            #(let mut #slots: Option<RawJson<'a>> = None;)*
-                            #read
-                        }
-                    }
-                    None => quote! {
-                        let start = s.mark();
-                        #ty(s)?;
-                        let [#(#slots),*] = scan::members(s.since(start), [#(#names),*]);
-                    },
-                };
-                quote! {
-                    #read
-                    let mut overrides = BodyOverrides::default();
-                    #(#conds)*
-                    kept.keep(&[#(#names),*], [#(#slots),*]);
-                    Some(overrides)
-                }
-            };
-            out.extend(quote! {
-                #[doc = #doc]
-                pub fn #f<'a>(s: &mut Scanner<'a>, #kept: &mut Kept<'a>) -> Option<BodyOverrides> {
-                    #body
-                }
-            });
-        }
         Ok(out)
     }
 

@@ -39,10 +39,9 @@ pub fn pattern_1(s: &str) -> bool {
             SET[c as usize]
         })
 }
-static RE_2: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// Whether a string matches `^https://` (regex compiled on first use).
+/// Whether a string matches `^https://` (compiled to code).
 pub fn pattern_2(s: &str) -> bool {
-    c::matches(&RE_2, "^https://", s)
+    s.starts_with("https://")
 }
 /// Whether a string matches `^[a-z]+$` (compiled to code).
 pub fn pattern_3(s: &str) -> bool {
@@ -52,15 +51,13 @@ pub fn pattern_3(s: &str) -> bool {
     }
     chars.all(|c| matches!(c, b'a'..= b'z'))
 }
-static RE_4: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// Whether a string matches `^x-` (regex compiled on first use).
+/// Whether a string matches `^x-` (compiled to code).
 pub fn pattern_4(s: &str) -> bool {
-    c::matches(&RE_4, "^x-", s)
+    s.starts_with("x-")
 }
-static RE_5: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// Whether a string matches `^n-` (regex compiled on first use).
+/// Whether a string matches `^n-` (compiled to code).
 pub fn pattern_5(s: &str) -> bool {
-    c::matches(&RE_5, "^n-", s)
+    s.starts_with("n-")
 }
 static RE_6: OnceLock<Option<regress::Regex>> = OnceLock::new();
 /// Whether a string matches `id$` (regex compiled on first use).
@@ -81,18 +78,21 @@ pub fn pattern_7(s: &str) -> bool {
             SET[c as usize]
         })
 }
-static RE_8: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// Whether a string matches `^x` (regex compiled on first use).
+/// Whether a string matches `^x` (compiled to code).
 pub fn pattern_8(s: &str) -> bool {
-    c::matches(&RE_8, "^x", s)
+    s.starts_with("x")
 }
 /// The patterns compiled to code, with their matchers (the tests compare them with the
 /// regex engine).
 pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
     ("^[0-9]+$", pattern_0 as fn(&str) -> bool),
     ("^[0-9a-f]{8}$", pattern_1 as fn(&str) -> bool),
+    ("^https://", pattern_2 as fn(&str) -> bool),
     ("^[a-z]+$", pattern_3 as fn(&str) -> bool),
+    ("^x-", pattern_4 as fn(&str) -> bool),
+    ("^n-", pattern_5 as fn(&str) -> bool),
     ("^[0-9a-f]+$", pattern_7 as fn(&str) -> bool),
+    ("^x", pattern_8 as fn(&str) -> bool),
 ];
 /// Checks a value against `AppAmount` (`defs.schema.json#/$defs/amount`).
 pub fn check_app_amount(v: &Value, at: &mut String, out: &mut Problems) {

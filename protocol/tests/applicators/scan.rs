@@ -360,27 +360,29 @@ pub fn scan_envelope<'a>(
 /// Reads one `AppAmount` value (`defs.schema.json#/$defs/amount`); `None` declines.
 pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let start = s.mark();
-        s.skip()?;
-        let text = s.since(start);
-        if !((|| -> Option<()> {
-            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-            let s = &mut again;
-            let mark = s.mark();
-            integer(s)?;
-            let nt = s.since(mark).get();
-            if c::below(nt, "0") {
-                return None;
+        let start = s.checkpoint();
+        let mut end = None;
+        if end.is_none() {
+            if (|| -> Option<()> {
+                let mark = s.mark();
+                integer(s)?;
+                let nt = s.since(mark).get();
+                if c::below(nt, "0") {
+                    return None;
+                }
+                if c::above(nt, "1000") {
+                    return None;
+                }
+                Some(())
+            })()
+                .is_some()
+            {
+                end = Some(s.checkpoint());
             }
-            if c::above(nt, "1000") {
-                return None;
-            }
-            s.end()
-        })()
-            .is_some()
-            || (|| -> Option<()> {
-                let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                let s = &mut again;
+            s.rewind(start);
+        }
+        if end.is_none() {
+            if (|| -> Option<()> {
                 let v = s.string()?;
                 if c::at_least_chars(&v, 31usize) {
                     return None;
@@ -388,12 +390,15 @@ pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 if !super::checks::pattern_0(&v) {
                     return None;
                 }
-                s.end()
+                Some(())
             })()
-                .is_some())
-        {
-            return None;
+                .is_some()
+            {
+                end = Some(s.checkpoint());
+            }
+            s.rewind(start);
         }
+        s.rewind(end?);
     }
     Some(())
 }
@@ -437,39 +442,49 @@ pub fn scan_app_anything<'a>(s: &mut Scanner<'a>) -> Option<()> {
 /// Reads one `AppArtifact` value (`defs.schema.json#/$defs/artifact`); `None` declines.
 pub fn scan_app_artifact<'a>(s: &mut Scanner<'a>) -> Option<()> {
     {
-        let start = s.mark();
-        s.skip()?;
-        let text = s.since(start);
-        if usize::from(
-            (|| -> Option<()> {
-                let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                let s = &mut again;
+        let start = s.checkpoint();
+        let mut end = None;
+        let mut hits = 0usize;
+        if hits < 2 {
+            if (|| -> Option<()> {
                 scan_app_link(s)?;
-                s.end()
+                Some(())
             })()
-                .is_some(),
-        )
-            + usize::from(
-                (|| -> Option<()> {
-                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                    let s = &mut again;
-                    scan_app_blob(s)?;
-                    s.end()
-                })()
-                    .is_some(),
-            )
-            + usize::from(
-                (|| -> Option<()> {
-                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                    let s = &mut again;
-                    scan_app_quote(s)?;
-                    s.end()
-                })()
-                    .is_some(),
-            ) != 1
-        {
+                .is_some()
+            {
+                hits += 1;
+                end = Some(s.checkpoint());
+            }
+            s.rewind(start);
+        }
+        if hits < 2 {
+            if (|| -> Option<()> {
+                scan_app_blob(s)?;
+                Some(())
+            })()
+                .is_some()
+            {
+                hits += 1;
+                end = Some(s.checkpoint());
+            }
+            s.rewind(start);
+        }
+        if hits < 2 {
+            if (|| -> Option<()> {
+                scan_app_quote(s)?;
+                Some(())
+            })()
+                .is_some()
+            {
+                hits += 1;
+                end = Some(s.checkpoint());
+            }
+            s.rewind(start);
+        }
+        if hits != 1 {
             return None;
         }
+        s.rewind(end?);
     }
     Some(())
 }
@@ -668,10 +683,11 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                     return None;
                                 }
                                 seen |= 1u64;
-                                let m = s.mark();
-                                s.skip()?;
-                                let v = s.since(m).to_value();
-                                if !(c::json_eq(&v, "\"s\"") && true) {
+                                if s.peek()? != b'"' {
+                                    return None;
+                                }
+                                let v = s.string()?;
+                                if v != "s" {
                                     return None;
                                 }
                             }
@@ -862,31 +878,37 @@ pub fn scan_app_word<'a>(s: &mut Scanner<'a>) -> Option<()> {
             let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
             let s = &mut again;
             {
-                let start = s.mark();
-                s.skip()?;
-                let text = s.since(start);
-                if !((|| -> Option<()> {
-                    let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                    let s = &mut again;
-                    let m = s.mark();
-                    s.skip()?;
-                    let v = s.since(m).to_value();
-                    if !(c::json_eq(&v, "\"\"") && true) {
-                        return None;
-                    }
-                    s.end()
-                })()
-                    .is_some()
-                    || (|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
-                        s.any_number()?;
-                        s.end()
+                let start = s.checkpoint();
+                let mut end = None;
+                if end.is_none() {
+                    if (|| -> Option<()> {
+                        if s.peek()? != b'"' {
+                            return None;
+                        }
+                        let v = s.string()?;
+                        if v != "" {
+                            return None;
+                        }
+                        Some(())
                     })()
-                        .is_some())
-                {
-                    return None;
+                        .is_some()
+                    {
+                        end = Some(s.checkpoint());
+                    }
+                    s.rewind(start);
                 }
+                if end.is_none() {
+                    if (|| -> Option<()> {
+                        s.any_number()?;
+                        Some(())
+                    })()
+                        .is_some()
+                    {
+                        end = Some(s.checkpoint());
+                    }
+                    s.rewind(start);
+                }
+                s.rewind(end?);
             }
             s.end()
         })()
@@ -1032,10 +1054,11 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         {
                             match index {
                                 0usize => {
-                                    let m = s.mark();
-                                    s.skip()?;
-                                    let v = s.since(m).to_value();
-                                    if !(c::json_eq(&v, "\"v1\"") && true) {
+                                    if s.peek()? != b'"' {
+                                        return None;
+                                    }
+                                    let v = s.string()?;
+                                    if v != "v1" {
                                         return None;
                                     }
                                 }
@@ -1387,16 +1410,11 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                     seen |= 4096u64;
                     {
-                        let start = s.mark();
-                        s.skip()?;
-                        let text = s.since(start);
-                        if usize::from(
-                            (|| -> Option<()> {
-                                let mut again = Scanner::new(
-                                    text.get(),
-                                    usize::from(u16::MAX),
-                                );
-                                let s = &mut again;
+                        let start = s.checkpoint();
+                        let mut end = None;
+                        let mut hits = 0usize;
+                        if hits < 2 {
+                            if (|| -> Option<()> {
                                 let mark = s.mark();
                                 big_integer(s)?;
                                 let nt = s.since(mark).get();
@@ -1406,30 +1424,36 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                 if c::not_multiple(nt, "2") {
                                     return None;
                                 }
-                                s.end()
+                                Some(())
                             })()
-                                .is_some(),
-                        )
-                            + usize::from(
-                                (|| -> Option<()> {
-                                    let mut again = Scanner::new(
-                                        text.get(),
-                                        usize::from(u16::MAX),
-                                    );
-                                    let s = &mut again;
-                                    let mark = s.mark();
-                                    big_integer(s)?;
-                                    let nt = s.since(mark).get();
-                                    if c::below(nt, "8") {
-                                        return None;
-                                    }
-                                    s.end()
-                                })()
-                                    .is_some(),
-                            ) != 1
-                        {
+                                .is_some()
+                            {
+                                hits += 1;
+                                end = Some(s.checkpoint());
+                            }
+                            s.rewind(start);
+                        }
+                        if hits < 2 {
+                            if (|| -> Option<()> {
+                                let mark = s.mark();
+                                big_integer(s)?;
+                                let nt = s.since(mark).get();
+                                if c::below(nt, "8") {
+                                    return None;
+                                }
+                                Some(())
+                            })()
+                                .is_some()
+                            {
+                                hits += 1;
+                                end = Some(s.checkpoint());
+                            }
+                            s.rewind(start);
+                        }
+                        if hits != 1 {
                             return None;
                         }
+                        s.rewind(end?);
                     }
                 }
                 "any" => {
@@ -1446,12 +1470,11 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     seen |= 16384u64;
                     {
                         let start = s.mark();
-                        let m = s.mark();
-                        s.skip()?;
-                        let v = s.since(m).to_value();
-                        if !(true && c::json_eq(&v, "\"on\"")
-                            || c::json_eq(&v, "\"off\""))
-                        {
+                        if s.peek()? != b'"' {
+                            return None;
+                        }
+                        let v = s.string()?;
+                        if !matches!(& * v, "on" | "off") {
                             return None;
                         }
                         let text = s.since(start);
@@ -1501,8 +1524,8 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             let s = &mut again;
                             let m = s.mark();
                             s.skip()?;
-                            let v = s.since(m).to_value();
-                            if !(c::json_eq(&v, "0") && true) {
+                            let v = s.since(m);
+                            if !(c::raw_eq(v, "0") && true) {
                                 return None;
                             }
                             s.end()

@@ -270,9 +270,7 @@ impl ::std::str::FromStr for AppLinkUrl {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        { ::regress::Regex::new("^https://").unwrap() });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_2(value) {
             return Err("doesn't match pattern \"^https://\"".into());
         }
         Ok(Self(value.to_string()))

@@ -484,12 +484,11 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     if (|| -> Option<()> {
                         let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
                         let s = &mut again;
-                        let m = s.mark();
-                        s.skip()?;
-                        let v = s.since(m).to_value();
-                        if !(true && c::json_eq(&v, "\"root\"")
-                            || c::json_eq(&v, "\"admin\""))
-                        {
+                        if s.peek()? != b'"' {
+                            return None;
+                        }
+                        let v = s.string()?;
+                        if !matches!(& * v, "root" | "admin") {
                             return None;
                         }
                         s.end()
@@ -508,23 +507,21 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 let mut a = s.array()?;
                 let mut found = 0usize;
                 while s.item(&mut a)? {
-                    let m = s.mark();
-                    {
-                        s.skip()?;
-                    }
-                    let text = s.since(m);
+                    let cp = s.checkpoint();
                     let hit = (|| -> Option<()> {
-                        let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                        let s = &mut again;
                         let mark = s.mark();
                         integer(s)?;
                         let nt = s.since(mark).get();
                         if c::below(nt, "10") {
                             return None;
                         }
-                        s.end()
+                        Some(())
                     })();
                     found += usize::from(hit.is_some());
+                    s.rewind(cp);
+                    {
+                        s.skip()?;
+                    }
                 }
                 if found < 1usize {
                     return None;

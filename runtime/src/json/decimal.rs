@@ -220,6 +220,10 @@ pub fn integer_digits(text: &str) -> std::borrow::Cow<'_, str> {
 /// Compares two JSON numbers, given as their text, by exact decimal value; `None` if either text
 /// is not a JSON number.
 pub fn compare(a: &str, b: &str) -> Option<Ordering> {
+    // Integers of at most 18 digits (counters, times, most bounds) compare as machine integers.
+    if let (Some(x), Some(y)) = (small_integer(a), small_integer(b)) {
+        return Some(x.cmp(&y));
+    }
     let (a, b) = (Decimal::parse(a)?, Decimal::parse(b)?);
     let sign = |d: &Decimal<'_>| match (d.is_zero(), d.negative) {
         (true, _) => 0,
@@ -232,6 +236,27 @@ pub fn compare(a: &str, b: &str) -> Option<Ordering> {
         (1, _) => a.cmp_magnitude(&b),
         _ => b.cmp_magnitude(&a),
     })
+}
+
+/// The value of JSON number text written as an integer of 1 to 18 digits (an optional `-`, no
+/// leading zero, no fraction, no exponent); `None` for any other text.
+#[inline]
+fn small_integer(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        all => (false, all),
+    };
+    if digits.is_empty() || digits.len() > 18 || (digits[0] == b'0' && digits.len() > 1) {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + i64::from(d - b'0');
+    }
+    Some(if negative { -v } else { v })
 }
 
 /// Whether the JSON number `a` is an integer multiple of the positive JSON number `divisor`
@@ -303,10 +328,20 @@ mod tests {
             ("1e400", "1e399", Greater),
             ("-1e400", "1e-400", Less),
             ("9007199254740993", "9007199254740992", Greater),
+            // Across the machine-integer fast path's edge (18 digits) and beside it.
+            ("999999999999999999", "1000000000000000000", Less),
+            ("-999999999999999999", "-1000000000000000000", Greater),
+            ("-999999999999999999", "-999999999999999998", Less),
+            ("0", "-0", Equal),
+            ("12", "12.5", Less),
         ];
         for (a, b, want) in cases {
             assert_eq!(compare(a, b), Some(want), "{a} vs {b}");
             assert_eq!(compare(b, a), Some(want.reverse()), "{b} vs {a}");
+        }
+        // Not JSON numbers, fast path or not.
+        for bad in ["007", "-", "", "+1", "1a", "-01"] {
+            assert_eq!(compare(bad, "7"), None, "{bad}");
         }
     }
 

@@ -20,6 +20,15 @@ use std::fmt;
 
 use crate::json::{decode_escape, plain_run, pointer_token, word, NumberToken, NumberValue};
 
+/// A position of a [`Scanner`] to come back to ([`Scanner::checkpoint`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pos: usize,
+    depth: usize,
+    names: usize,
+    respelled: bool,
+}
+
 /// A JSON value kept as the text it was read from (already checked: valid strict JSON).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RawJson<'a>(&'a str);
@@ -331,6 +340,30 @@ impl<'a> Scanner<'a> {
     pub fn mark(&mut self) -> usize {
         self.ws();
         self.pos
+    }
+
+    /// Where the scanner stands, to come back to with [`Scanner::rewind`]: an applicator tries
+    /// each subschema's scanner on the value ahead and rewinds, so the value is read once per
+    /// subschema and never skipped first.
+    #[inline]
+    pub fn checkpoint(&mut self) -> Checkpoint {
+        self.ws();
+        Checkpoint {
+            pos: self.pos,
+            depth: self.depth,
+            names: self.names.len(),
+            respelled: self.respelled,
+        }
+    }
+
+    /// Goes back (or on) to `at`, a checkpoint of this scanner taken at the same nesting: the
+    /// member names recorded since are forgotten.
+    #[inline]
+    pub fn rewind(&mut self, at: Checkpoint) {
+        self.pos = at.pos;
+        self.depth = at.depth;
+        self.names.truncate(at.names);
+        self.respelled = at.respelled;
     }
 
     /// The text read since `mark`.

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::json::decimal::{compare, is_multiple_of};
 pub use crate::json::equality::{equality_key, first_duplicate, first_duplicate_trimmed};
 use crate::json::push_pointer_token;
+use crate::json::scan::RawJson;
 use crate::schema::problem::{Problem, Problems, ReasonCode};
 
 /// Appends `/token` to `at`; returns the length to truncate back to.
@@ -150,7 +151,8 @@ pub const fn byte_set(ranges: &[(u8, u8)]) -> [bool; 256] {
 /// Whether `s` has at least `n` Unicode scalar values (`minLength`), without counting them all
 /// when its byte length already says so (a scalar value takes at most four bytes).
 pub fn at_least_chars(s: &str, n: usize) -> bool {
-    s.len() >= n.saturating_mul(4) || s.chars().count() >= n
+    // A code point is one to four bytes: fewer bytes than `n` cannot hold `n` of them.
+    s.len() >= n && (s.len() >= n.saturating_mul(4) || s.chars().count() >= n)
 }
 
 /// Whether `s` matches the ECMA-262 `pattern` (unanchored search, as JSON Schema says) with
@@ -167,6 +169,34 @@ pub fn matches(re: &OnceLock<Option<regress::Regex>>, pattern: &str, s: &str) ->
 /// instances ([`equality_key`]).
 pub fn json_eq(v: &Value, json: &str) -> bool {
     serde_json::from_str::<Value>(json).is_ok_and(|j| equality_key(&j) == equality_key(v))
+}
+
+/// Whether the checked JSON text `v` equals the JSON text `json` (a schema's `const` or `enum`
+/// value), as [`json_eq`] compares them, without building either as a `Value` when `json` is a
+/// string, a number, a boolean or `null` (the scanners' `const`/`enum` on a value of any type):
+/// strings by their decoded characters, numbers by exact decimal value.
+pub fn raw_eq(v: RawJson<'_>, json: &str) -> bool {
+    match json.as_bytes().first() {
+        Some(b'"') => {
+            let Some(a) = v.string_value() else {
+                return false;
+            };
+            // The schema's string as serde_json writes it: without a backslash it is its own
+            // value between its quotes.
+            match json.get(1..json.len() - 1) {
+                Some(inner) if !inner.contains('\\') => a == inner,
+                _ => RawJson::parse(json)
+                    .and_then(|j| j.string_value())
+                    .is_some_and(|b| a == b),
+            }
+        }
+        Some(b'-' | b'0'..=b'9') => {
+            matches!(v.get().as_bytes().first(), Some(b'-' | b'0'..=b'9'))
+                && compare(v.get(), json) == Some(Ordering::Equal)
+        }
+        Some(b't' | b'f' | b'n') => v.get() == json,
+        _ => json_eq(&v.to_value(), json),
+    }
 }
 
 /// A short rendering of a value for messages (strings quoted, long values cut).

@@ -107,6 +107,129 @@ impl Emitter<'_> {
         Ok(out)
     }
 
+    /// The statements reading a value of a shape that is nothing but a `oneOf` or an `anyOf`
+    /// (`own_empty`: no keyword of its own), or `None` for any other shape. Each subschema's
+    /// scanner reads the value ahead on the scanner itself, which then rewinds to the value's
+    /// start (`Scanner::checkpoint`, `Scanner::rewind`); the one that
+    /// matched leaves the scanner after the value. So the value is not skipped first and then read
+    /// again per subschema from its text, and the depth limit is the document's. `anyOf` stops at
+    /// the first match, `oneOf` at the second (at the first when its shapes exclude each other:
+    /// `Emitter::exclusive`).
+    pub(super) fn alternatives(
+        &self,
+        shape: &Shape,
+        own_empty: bool,
+    ) -> Result<Option<TokenStream>> {
+        let a = &shape.applicators;
+        let only = own_empty
+            && a.reference.is_none()
+            && a.all_of.is_empty()
+            && a.conditional.is_none()
+            && a.dependent.is_empty();
+        let (shapes, one) = match (a.one_of.is_empty(), a.any_of.is_empty()) {
+            (false, true) if only => (&a.one_of, true),
+            (true, false) if only => (&a.any_of, false),
+            _ => return Ok(None),
+        };
+        // A `oneOf` whose shapes cannot both match stops at the first match, as an `anyOf`.
+        let first_match = !one || self.exclusive(shapes);
+        let mut tries = TokenStream::new();
+        for branch in shapes {
+            let read = self.value(branch)?;
+            let count = if first_match {
+                quote!()
+            } else {
+                quote!(hits += 1;)
+            };
+            let attempt = quote! {
+                if (|| -> Option<()> { #read Some(()) })().is_some() {
+                    #count
+                    end = Some(s.checkpoint());
+                }
+                s.rewind(start);
+            };
+            tries.extend(if first_match {
+                quote!(if end.is_none() { #attempt })
+            } else {
+                quote!(if hits < 2 { #attempt })
+            });
+        }
+        let verdict = if first_match {
+            quote!()
+        } else {
+            quote!(if hits != 1 {
+                return None;
+            })
+        };
+        let count = if first_match {
+            quote!()
+        } else {
+            quote!(let mut hits = 0usize;)
+        };
+        Ok(Some(quote! {
+            let start = s.checkpoint();
+            let mut end = None;
+            #count
+            #tries
+            #verdict
+            s.rewind(end?);
+        }))
+    }
+
+    /// Whether no value matches two of `shapes`: each is (or names) a non-null object shape
+    /// requiring one same member whose `const` or `enum` strings no other shape allows (the
+    /// `"type": {"const": "link"}` of a tagged union).
+    fn exclusive(&self, shapes: &[Shape]) -> bool {
+        let resolve = |s: &Shape| -> Option<Shape> {
+            if s.nullable {
+                return None;
+            }
+            match &s.ref_type {
+                Some(name) => self
+                    .model
+                    .types
+                    .iter()
+                    .find(|t| &t.rust_name == name)
+                    .map(|t| t.shape.clone()),
+                None => Some(s.clone()),
+            }
+        };
+        let Some(resolved) = shapes.iter().map(resolve).collect::<Option<Vec<_>>>() else {
+            return false;
+        };
+        // The strings `shape` allows for its required member `name`, if it states them.
+        let tags = |shape: &Shape, name: &str| -> Option<Vec<String>> {
+            if shape.nullable || shape.types != [JsonType::Object] {
+                return None;
+            }
+            let field = shape
+                .object
+                .as_ref()?
+                .fields
+                .iter()
+                .find(|f| f.json_name == name && f.required)?;
+            let c = &field.shape.constraints;
+            let values: Vec<&serde_json::Value> = match (&c.const_value, &c.enum_values) {
+                (Some(k), _) => vec![k],
+                (None, Some(e)) => e.iter().collect(),
+                (None, None) => return None,
+            };
+            values
+                .into_iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        };
+        let Some(first) = resolved.first().and_then(|s| s.object.as_ref()) else {
+            return false;
+        };
+        first.fields.iter().any(|f| {
+            let mut seen = std::collections::BTreeSet::new();
+            resolved.iter().all(|s| {
+                tags(s, &f.json_name).is_some_and(|t| t.into_iter().all(|v| seen.insert(v)))
+            })
+        })
+    }
+
     /// Reads a value of any type (`null` included), checking the keywords of its type.
     pub(super) fn any_type(&self, shape: &Shape) -> Result<TokenStream> {
         let string = self.branch(shape, JsonType::String)?;
@@ -161,8 +284,8 @@ impl Emitter<'_> {
         let unique_rule = c.unique_items || c.unique_after.is_some();
         // Items are counted for `minItems`, and so that arrays of fewer than two items (which
         // cannot repeat one) are not read again for the uniqueness rules.
-        // `contains`: each item, once read, is scanned again from its text with the `contains`
-        // scanner, and the matches counted.
+        // `contains`: each item is read by the `contains` scanner first, and the matches
+        // counted (up to `minContains` when there is no `maxContains`).
         let (contains_count, contains_check, contains_bounds) = match &c.contains {
             Some((schema, min, max)) => {
                 let read = self.value(schema)?;
@@ -172,28 +295,26 @@ impl Emitter<'_> {
                     let max = *max as usize;
                     bounds.extend(quote!(if found > #max { return None; }));
                 }
-                (
-                    quote!(let mut found = 0usize;),
-                    quote! {
-                        let text = s.since(m);
-                        let hit = (|| -> Option<()> {
-                            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
-                            let s = &mut again;
-                            #read
-                            s.end()
-                        })();
-                        found += usize::from(hit.is_some());
-                    },
-                    bounds,
-                )
+                // The `contains` scanner reads the item ahead, then the scanner rewinds and the
+                // item is read again by its own.
+                let rescan = quote! {
+                    let cp = s.checkpoint();
+                    let hit = (|| -> Option<()> { #read Some(()) })();
+                    found += usize::from(hit.is_some());
+                    s.rewind(cp);
+                };
+                // Without `maxContains`, the items after the `minContains`-th match decide
+                // nothing: they are not scanned again.
+                let check = if max.is_some() {
+                    rescan
+                } else {
+                    quote!(if found < #min { #rescan })
+                };
+                (quote!(let mut found = 0usize;), check, bounds)
             }
             None => (quote!(), quote!(), quote!()),
         };
-        let item_mark = if c.contains.is_some() {
-            quote!(let m = s.mark();)
-        } else {
-            quote!()
-        };
+
         let (count, bump) = if c.min_items.is_some() || c.max_items.is_some() || unique_rule {
             (quote!(let mut n = 0usize;), quote!(n += 1;))
         } else {
@@ -221,9 +342,8 @@ impl Emitter<'_> {
             #count
             #contains_count
             while s.item(&mut a)? {
-                #item_mark
-                { #item }
                 #contains_check
+                { #item }
                 #bump
             }
             #min
