@@ -184,8 +184,10 @@ fn stale_say(id: &str) -> Vec<u8> {
 fn full_store(dir: &std::path::Path, peer: &str) -> Arc<dyn Store> {
     let path = dir.join(format!("{peer}-full.sqlite3"));
     let binding = Binding::new(WS, "ch", peer);
-    SqliteStore::open(&path, binding.clone()).unwrap().close();
-    let pages = std::fs::metadata(&path).unwrap().len() / 4096;
+    let store = SqliteStore::open(&path, binding.clone()).unwrap();
+    let page_size = u64::from(store.page_size().unwrap());
+    store.close();
+    let pages = std::fs::metadata(&path).unwrap().len() / page_size;
     let options = SqliteOptions {
         max_pages: Some(u32::try_from(pages).unwrap()),
         ..SqliteOptions::default()
