@@ -179,15 +179,15 @@ fn stale_say(id: &str) -> Vec<u8> {
         .unwrap()
 }
 
-/// A SQLite store of `peer` that holds its schema and nothing much more: a message with a long
-/// text does not fit (as on a full disk).
+/// A SQLite store of `peer` that holds its schema and nothing much more (eight pages to spare:
+/// a few short records fit): a message with a long text does not (as on a full disk).
 fn full_store(dir: &std::path::Path, peer: &str) -> Arc<dyn Store> {
     let path = dir.join(format!("{peer}-full.sqlite3"));
     let binding = Binding::new(WS, "ch", peer);
     let store = SqliteStore::open(&path, binding.clone()).unwrap();
     let page_size = u64::from(store.page_size().unwrap());
     store.close();
-    let pages = std::fs::metadata(&path).unwrap().len() / page_size;
+    let pages = std::fs::metadata(&path).unwrap().len() / page_size + 8;
     let options = SqliteOptions {
         max_pages: Some(u32::try_from(pages).unwrap()),
         ..SqliteOptions::default()
