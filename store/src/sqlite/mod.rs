@@ -670,14 +670,22 @@ mod tests {
         let page = store
             .audit(AuditFilter::Refused, &PageRequest::newest(10))
             .expect("refused");
-        let ids: Vec<_> = page.items.iter().map(|a| a.record.message_id.clone()).collect();
+        let ids: Vec<_> = page
+            .items
+            .iter()
+            .map(|a| a.record.message_id.clone())
+            .collect();
         assert_eq!(ids, [Some("r1".to_owned())]);
         let all = store
             .audit(AuditFilter::All, &PageRequest::newest(10))
             .expect("all");
         assert_eq!(all.items.len(), 2);
         let recovery = store.recover(50, 0).expect("recover");
-        assert_eq!(recovery.dedup.len(), 1, "the dedup key, found without its index");
+        assert_eq!(
+            recovery.dedup.len(),
+            1,
+            "the dedup key, found without its index"
+        );
         let peers = store.peers(&PageRequest::newest(10)).expect("peers");
         assert_eq!(peers.items.len(), 1);
     }

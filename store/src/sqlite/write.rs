@@ -137,7 +137,11 @@ pub(super) fn apply_in_savepoint(
     Ok(Ok(derived))
 }
 
-pub(super) fn apply(conn: &Connection, write: &Write, derived: &mut Derived) -> rusqlite::Result<()> {
+pub(super) fn apply(
+    conn: &Connection,
+    write: &Write,
+    derived: &mut Derived,
+) -> rusqlite::Result<()> {
     match write {
         Write::Message(m) => record_message(conn, m, derived),
         Write::Dedup(k) => conn
