@@ -256,7 +256,10 @@ fn a_group_undone_in_a_shared_transaction_leaves_no_counts_behind() {
     let peers: Vec<_> = a.participants.iter().map(|p| p.peer.as_str()).collect();
     assert_eq!(peers, ["ops.one"]);
     assert_eq!(
-        (a.participants[0].first_seen_ms, a.participants[0].last_seen_ms),
+        (
+            a.participants[0].first_seen_ms,
+            a.participants[0].last_seen_ms
+        ),
         (1_000, 1_002)
     );
     assert_eq!(count(&store), 3);
