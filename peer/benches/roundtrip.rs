@@ -211,15 +211,29 @@ async fn main() {
     let app = accept_all(Arc::new(peer), events);
     // The same receiver recording in a SQLite store.
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = agh_store::SqliteStore::open(
+    // `ROUNDTRIP_PAGE_SIZE=4096`: the store file with another page size than the default.
+    let page_size = std::env::var("ROUNDTRIP_PAGE_SIZE")
+        .ok()
+        .map(|s| s.parse().expect("ROUNDTRIP_PAGE_SIZE: a number of bytes"));
+    let options = agh_store::SqliteOptions {
+        page_size: page_size.unwrap_or(agh_store::DEFAULT_PAGE_SIZE),
+        ..Default::default()
+    };
+    let store = agh_store::SqliteStore::open_with(
         dir.path().join("stored.sqlite3"),
         agh_store::Binding::new(WS, CH, STORED),
+        options,
     )
     .expect("store");
+    eprintln!(
+        "store: page size {} bytes",
+        store.page_size().expect("page size")
+    );
+    let store = Arc::new(store);
     let (stored, stored_events) = Peer::join(
         PeerConfig::new(WS, CH, STORED)
             .limits(unbounded_work())
-            .store(Arc::new(store)),
+            .store(store.clone()),
         NatsTransport::connect(&url).await.expect("peer connect"),
     )
     .await
@@ -275,6 +289,7 @@ async fn main() {
         let mut peers = Vec::new();
         let mut works = Vec::new();
         let mut storeds = Vec::new();
+        let mut transactions = Vec::new();
         for round in 0..ROUNDS {
             works.push(protocol_work(&envelopes(
                 size,
@@ -290,7 +305,10 @@ async fn main() {
             peers.push(drive(&client, &mut answers, &receiver_subject, t, l).await);
             let t = envelopes_to(STORED, size, n, &format!("{tag}st"));
             let l = envelopes_to(STORED, size, m, &format!("{tag}sl"));
+            let before = store.transactions();
             storeds.push(drive(&client, &mut answers, &stored_subject, t, l).await);
+            // Each request is two records: the request's, then its receipt's.
+            transactions.push((store.transactions() - before) as f64 / (n + m) as f64);
         }
         let rate = |v: &Vec<Figures>| median(v.iter().map(|f| f.per_sec).collect(), |x| *x);
         let p = |v: &Vec<Figures>, f: fn(&Figures) -> Duration| {
@@ -301,8 +319,9 @@ async fn main() {
         let (p50, p99) = (p(&peers, |f| f.p50), p(&peers, |f| f.p99));
         let sr = rate(&storeds);
         let (s50, s99) = (p(&storeds, |f| f.p50), p(&storeds, |f| f.p99));
+        let per_request = median(transactions, |x| *x);
         store_rows.push(format!(
-            "| {size} B | {pr:.0} | {sr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} |",
+            "| {size} B | {pr:.0} | {sr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} | {per_request:.2} |",
             sr / pr,
             p50.as_secs_f64() * 1e6,
             p99.as_secs_f64() * 1e6,
@@ -335,8 +354,8 @@ async fn main() {
         println!("{row}");
     }
     println!();
-    println!("| size | peer msg/s | with store msg/s | store/none | peer p50 | peer p99 | store p50 | store p99 | store p99 / peer p99 |");
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| size | peer msg/s | with store msg/s | store/none | peer p50 | peer p99 | store p50 | store p99 | store p99 / peer p99 | commits / request |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for row in store_rows {
         println!("{row}");
     }

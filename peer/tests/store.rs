@@ -179,13 +179,15 @@ fn stale_say(id: &str) -> Vec<u8> {
         .unwrap()
 }
 
-/// A SQLite store of `peer` that holds its schema and nothing much more: a message with a long
-/// text does not fit (as on a full disk).
+/// A SQLite store of `peer` that holds its schema and nothing much more (32 KiB to spare: short
+/// records fit): a message with a text of 60,000 bytes does not (as on a full disk).
 fn full_store(dir: &std::path::Path, peer: &str) -> Arc<dyn Store> {
     let path = dir.join(format!("{peer}-full.sqlite3"));
     let binding = Binding::new(WS, "ch", peer);
-    SqliteStore::open(&path, binding.clone()).unwrap().close();
-    let pages = std::fs::metadata(&path).unwrap().len() / 4096;
+    let store = SqliteStore::open(&path, binding.clone()).unwrap();
+    let page_size = u64::from(store.page_size().unwrap());
+    store.close();
+    let pages = (std::fs::metadata(&path).unwrap().len() + 32 * 1024) / page_size;
     let options = SqliteOptions {
         max_pages: Some(u32::try_from(pages).unwrap()),
         ..SqliteOptions::default()
@@ -196,7 +198,7 @@ fn full_store(dir: &std::path::Path, peer: &str) -> Arc<dyn Store> {
 #[tokio::test]
 async fn what_cannot_be_recorded_is_neither_delivered_nor_sent() {
     let dir = tempfile::tempdir().unwrap();
-    let long = "x".repeat(20_000);
+    let long = "x".repeat(60_000);
     let bus: Arc<dyn Transport> = Arc::new(Bus::new());
     let a_store = full_store(dir.path(), "ops.a");
     let b_store = full_store(dir.path(), "patch.b");

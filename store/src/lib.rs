@@ -71,5 +71,5 @@ pub use model::{
     MessageRecord, MessageScope, Participant, PresenceRecord, Pruned, Recovery, StoredAudit,
     StoredMessage, Transition, WorkChange, WorkDetail, WorkRecord, WorkRef, Write,
 };
-pub use sqlite::{SqliteOptions, SqliteStore, Synchronous, SCHEMA_VERSION};
+pub use sqlite::{SqliteOptions, SqliteStore, Synchronous, DEFAULT_PAGE_SIZE, SCHEMA_VERSION};
 pub use ticket::Ticket;

@@ -117,6 +117,17 @@ CREATE TABLE presence (
 ) WITHOUT ROWID;
 CREATE INDEX presence_seen ON presence (last_seen_ms, peer);
 ",
+    // 2: fewer B-trees written per message (issue 32's round trip with a store). The dedup keys
+    // and the presence rows are few (bounded by the replay window and the peers seen): a scan
+    // or a sort of them is cheap, an index changed by every message is not. The audit's kind
+    // index holds only what is not a delivery (the listings `--refused` and not-delivered read
+    // it); the deliveries, one per message, are found by `seq`.
+    r"
+DROP INDEX dedup_expiry;
+DROP INDEX presence_seen;
+DROP INDEX audit_kind;
+CREATE INDEX audit_not_delivered ON audit (kind, seq) WHERE kind != 'delivered';
+",
 ];
 
 /// The schema version this build writes: the number of migrations.

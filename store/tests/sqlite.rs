@@ -214,6 +214,58 @@ fn writes_that_arrive_together_share_one_transaction() {
 }
 
 #[test]
+fn a_group_undone_in_a_shared_transaction_leaves_no_counts_behind() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    let store = SqliteStore::open(&path, binding()).expect("create");
+    // The groups share one transaction (the writer waits for the lock while they arrive); one
+    // of them fails inside it, after its first message was applied.
+    let other = rusqlite::Connection::open(&path).expect("raw");
+    other
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.id = 'bad'
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;
+             BEGIN IMMEDIATE;",
+        )
+        .expect("trigger and lock");
+    let good = |i: i64| Write::Message(say(&format!("m{i}"), "thread_a", 1_000 + i));
+    let mut undone = say("x1", "thread_a", 9_000);
+    undone.from = Some("eve.x".to_owned());
+    let tickets = [
+        store.submit(vec![good(0)]),
+        store.submit(vec![
+            Write::Message(undone),
+            Write::Message(say("x2", "thread_b", 9_000)),
+            Write::Message(say("bad", "thread_a", 9_000)),
+        ]),
+        store.submit(vec![good(1)]),
+        store.submit(vec![good(2)]),
+    ];
+    std::thread::sleep(Duration::from_millis(100));
+    other.execute_batch("ROLLBACK").expect("unlock");
+    let results: Vec<_> = tickets.into_iter().map(|t| t.wait()).collect();
+    assert!(results[0].is_ok() && results[2].is_ok() && results[3].is_ok());
+    let err = results[1].clone().expect_err("the trigger refused it");
+    assert!(err.to_string().contains("refused by the test"), "{err}");
+    let threads = store.threads(&PageRequest::newest(10)).expect("threads");
+    assert_eq!(threads.items.len(), 1, "no thread_b: {:?}", threads.items);
+    let a = &threads.items[0];
+    assert_eq!(a.id, "thread_a");
+    assert_eq!(a.messages, 3);
+    assert_eq!((a.first_activity_ms, a.last_activity_ms), (1_000, 1_002));
+    let peers: Vec<_> = a.participants.iter().map(|p| p.peer.as_str()).collect();
+    assert_eq!(peers, ["ops.one"]);
+    assert_eq!(
+        (
+            a.participants[0].first_seen_ms,
+            a.participants[0].last_seen_ms
+        ),
+        (1_000, 1_002)
+    );
+    assert_eq!(count(&store), 3);
+}
+
+#[test]
 fn a_newer_schema_version_is_refused_and_left_unchanged() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("peer.sqlite3");

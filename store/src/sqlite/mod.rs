@@ -2,6 +2,7 @@
 //! together is one transaction), readers on their own connections.
 
 mod checkpoint;
+mod derived;
 mod open;
 mod read;
 mod write;
@@ -54,10 +55,18 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// At most this many submitted groups go into one transaction.
     pub max_group: usize,
-    /// A cap on the file's size, in database pages (`PRAGMA max_page_count`; pages are 4 KiB):
-    /// past it a write fails with [`Error::DiskFull`], as on a full disk. `None`: no cap.
+    /// A cap on the file's size, in database pages (`PRAGMA max_page_count`; pages of
+    /// [`SqliteStore::page_size`] bytes): past it a write fails with [`Error::DiskFull`], as on
+    /// a full disk. `None`: no cap.
     pub max_pages: Option<u32>,
+    /// The page size of a file this handle creates (a power of two from 512 to 65536; an
+    /// existing file keeps its own). Every commit writes each page it changed to the WAL, so
+    /// smaller pages write fewer bytes per message (`BENCHMARKS.md`).
+    pub page_size: u32,
 }
+
+/// The page size of a new store file.
+pub const DEFAULT_PAGE_SIZE: u32 = 1024;
 
 impl Default for SqliteOptions {
     fn default() -> Self {
@@ -66,6 +75,7 @@ impl Default for SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             max_group: 256,
             max_pages: None,
+            page_size: DEFAULT_PAGE_SIZE,
         }
     }
 }
@@ -133,6 +143,11 @@ impl SqliteStore {
         let found = inspect(&conn, &path, MIGRATIONS)?;
         if found.version > 0 {
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
+        }
+        if found.objects == 0 {
+            // A new file: its page size is set before anything is written (WAL mode fixes it).
+            conn.pragma_update(None, "page_size", options.page_size)
+                .map_err(sql)?;
         }
         let mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
@@ -285,6 +300,11 @@ impl SqliteStore {
     /// handle opened for reading only: the option it was opened with).
     pub fn synchronous(&self) -> Synchronous {
         self.synchronous
+    }
+
+    /// The file's page size in bytes (what [`SqliteOptions::max_pages`] counts).
+    pub fn page_size(&self) -> Result<u32> {
+        self.read(|conn| conn.pragma_query_value(None, "page_size", |r| r.get(0)))
     }
 
     /// The file.
@@ -478,7 +498,9 @@ impl Store for SqliteStore {
         let conditions = match filter {
             AuditFilter::All => Vec::new(),
             AuditFilter::NotDelivered => vec!["kind != 'delivered'".to_owned()],
-            AuditFilter::Refused => vec!["kind = 'refused'".to_owned()],
+            // Both terms: the first is the condition of the index (`audit_not_delivered`),
+            // which SQLite uses only when the query names it.
+            AuditFilter::Refused => vec!["kind != 'delivered' AND kind = 'refused'".to_owned()],
         };
         let listing = Listing {
             select:
@@ -539,10 +561,24 @@ mod tests {
     }
 
     /// A later build's migration list: today's, then one more.
-    const NEXT: &[&str] = &[
-        MIGRATIONS[0],
-        "ALTER TABLE messages ADD COLUMN note TEXT; CREATE INDEX messages_note ON messages (note);",
-    ];
+    fn next() -> Vec<&'static str> {
+        let mut next = MIGRATIONS.to_vec();
+        next.push(
+            "ALTER TABLE messages ADD COLUMN note TEXT; CREATE INDEX messages_note ON messages (note);",
+        );
+        next
+    }
+
+    fn refused(id: &str) -> crate::MessageRecord {
+        let mut m = crate::MessageRecord::of_rejection(
+            b"not json".to_vec(),
+            &agh_protocol::parse(b"not json", &agh_protocol::Options::at(0))
+                .expect_err("not an envelope"),
+            5,
+        );
+        m.id = Some(id.to_owned());
+        m
+    }
 
     #[test]
     fn a_store_is_migrated_forward_and_keeps_its_data() {
@@ -550,20 +586,19 @@ mod tests {
         let path = dir.path().join("peer.sqlite3");
         {
             let store = SqliteStore::open(&path, binding()).expect("create");
-            let mut m = crate::MessageRecord::of_rejection(
-                b"not json".to_vec(),
-                &agh_protocol::parse(b"not json", &agh_protocol::Options::at(0))
-                    .expect_err("not an envelope"),
-                5,
-            );
-            m.id = Some("kept".to_owned());
-            store.write(vec![Write::Message(m)]).expect("recorded");
+            store
+                .write(vec![Write::Message(refused("kept"))])
+                .expect("recorded");
         }
+        let next = next();
         let conn = Connection::open(&path).expect("open");
-        let found = inspect(&conn, &path, NEXT).expect("an older store");
-        assert_eq!(found.version, 1);
-        migrate(&conn, &path, &binding(), NEXT).expect("migrated");
-        assert_eq!(inspect(&conn, &path, NEXT).expect("ours").version, 2);
+        let found = inspect(&conn, &path, &next).expect("an older store");
+        assert_eq!(found.version, SCHEMA_VERSION);
+        migrate(&conn, &path, &binding(), &next).expect("migrated");
+        assert_eq!(
+            inspect(&conn, &path, &next).expect("ours").version,
+            SCHEMA_VERSION + 1
+        );
         let (id, note): (String, Option<String>) = conn
             .query_row("SELECT id, note FROM messages", [], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -572,18 +607,87 @@ mod tests {
         assert_eq!((id.as_str(), note), ("kept", None));
         assert_eq!(read_binding(&conn, &path).expect("binding"), binding());
         // Migrating again changes nothing.
-        migrate(&conn, &path, &binding(), NEXT).expect("nothing to do");
-        assert_eq!(inspect(&conn, &path, NEXT).expect("ours").version, 2);
+        migrate(&conn, &path, &binding(), &next).expect("nothing to do");
+        assert_eq!(
+            inspect(&conn, &path, &next).expect("ours").version,
+            SCHEMA_VERSION + 1
+        );
         drop(conn);
-        // This build (one migration) refuses the migrated file.
-        assert!(matches!(
-            SqliteStore::open(&path, binding()),
-            Err(Error::Newer {
-                found: 2,
-                supported: 1,
-                ..
+        // This build refuses the migrated file.
+        let err = SqliteStore::open(&path, binding()).expect_err("newer");
+        assert!(
+            matches!(err, Error::Newer { found, supported, .. }
+                if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_version_1_store_gets_the_trimmed_indexes_and_keeps_its_data() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        {
+            // A store as the first schema wrote it, with a refusal and a delivery audited.
+            let conn = Connection::open(&path).expect("open");
+            migrate(&conn, &path, &binding(), &MIGRATIONS[..1]).expect("version 1");
+            conn.execute_batch(
+                "INSERT INTO audit (kind, at_ms, message_id, receipt_sent)
+                 VALUES ('refused', 1, 'r1', 1), ('delivered', 2, 'd1', 0);
+                 INSERT INTO dedup (from_peer, id, expires_at) VALUES ('a.b', 'd1', 99);
+                 INSERT INTO presence (peer, last_seen_ms) VALUES ('a.b', 2);",
+            )
+            .expect("rows");
+            assert_eq!(inspect(&conn, &path, MIGRATIONS).expect("ours").version, 1);
+        }
+        let store = SqliteStore::open(&path, binding()).expect("migrated on open");
+        let indexes: Vec<String> = store
+            .read(|conn| {
+                conn.prepare(
+                    "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'
+                     AND tbl_name IN ('audit', 'dedup', 'presence') ORDER BY name",
+                )?
+                .query_map([], |r| r.get(0))?
+                .collect()
             })
-        ));
+            .expect("indexes");
+        assert_eq!(indexes, ["audit_at", "audit_not_delivered"]);
+        let version: i64 = store
+            .read(|conn| conn.pragma_query_value(None, "user_version", |r| r.get(0)))
+            .expect("version");
+        assert_eq!(version, SCHEMA_VERSION);
+        // The refused listing reads the partial index, and finds what version 1 wrote.
+        let plan: String = store
+            .read(|conn| {
+                conn.query_row(
+                    "EXPLAIN QUERY PLAN SELECT seq FROM audit
+                     WHERE kind != 'delivered' AND kind = 'refused' ORDER BY seq DESC",
+                    [],
+                    |r| r.get(3),
+                )
+            })
+            .expect("plan");
+        assert!(plan.contains("audit_not_delivered"), "{plan}");
+        let page = store
+            .audit(AuditFilter::Refused, &PageRequest::newest(10))
+            .expect("refused");
+        let ids: Vec<_> = page
+            .items
+            .iter()
+            .map(|a| a.record.message_id.clone())
+            .collect();
+        assert_eq!(ids, [Some("r1".to_owned())]);
+        let all = store
+            .audit(AuditFilter::All, &PageRequest::newest(10))
+            .expect("all");
+        assert_eq!(all.items.len(), 2);
+        let recovery = store.recover(50, 0).expect("recover");
+        assert_eq!(
+            recovery.dedup.len(),
+            1,
+            "the dedup key, found without its index"
+        );
+        let peers = store.peers(&PageRequest::newest(10)).expect("peers");
+        assert_eq!(peers.items.len(), 1);
     }
 
     #[test]
@@ -591,14 +695,15 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("peer.sqlite3");
         SqliteStore::open(&path, binding()).expect("create").close();
-        let broken: &[&str] = &[
-            MIGRATIONS[0],
-            "ALTER TABLE messages ADD COLUMN x TEXT; SELECT * FROM no_such_table;",
-        ];
+        let mut broken = MIGRATIONS.to_vec();
+        broken.push("ALTER TABLE messages ADD COLUMN x TEXT; SELECT * FROM no_such_table;");
         let conn = Connection::open(&path).expect("open");
-        let err = migrate(&conn, &path, &binding(), broken).expect_err("broken");
+        let err = migrate(&conn, &path, &binding(), &broken).expect_err("broken");
         assert!(err.to_string().contains("no_such_table"), "{err}");
-        assert_eq!(inspect(&conn, &path, MIGRATIONS).expect("ours").version, 1);
+        assert_eq!(
+            inspect(&conn, &path, MIGRATIONS).expect("ours").version,
+            SCHEMA_VERSION
+        );
         let columns: i64 = conn
             .query_row(
                 "SELECT count(*) FROM pragma_table_info('messages') WHERE name = 'x'",

@@ -6,6 +6,7 @@ use std::sync::mpsc;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::derived::Derived;
 use super::Job;
 use crate::error::{Error, Result};
 use crate::model::{Direction, MessageRecord, Pruned, WorkChange, Write};
@@ -50,7 +51,8 @@ pub(super) fn run_writer(
 }
 
 /// One transaction for every group; each group in a savepoint, so that a failing group is
-/// undone alone. Whether it committed.
+/// undone alone; the rows the groups share ([`Derived`]) written once, before the commit.
+/// Whether it committed.
 pub(super) fn commit_group(
     conn: &Connection,
     path: &Path,
@@ -65,13 +67,18 @@ pub(super) fn commit_group(
     }
     let mut answers = Vec::with_capacity(group.len());
     let mut fatal = None;
+    let mut shared = Derived::default();
     for (writes, done) in group {
         if fatal.is_some() {
             answers.push((done, Ok(())));
             continue;
         }
         match apply_in_savepoint(conn, &writes) {
-            Ok(answer) => answers.push((done, answer.map_err(|e| Error::sqlite(path, &e)))),
+            Ok(Ok(derived)) => {
+                shared.absorb(derived);
+                answers.push((done, Ok(())));
+            }
+            Ok(Err(e)) => answers.push((done, Err(Error::sqlite(path, &e)))),
             Err(e) => {
                 fatal = Some(Error::sqlite(path, &e));
                 answers.push((done, Ok(())));
@@ -80,8 +87,9 @@ pub(super) fn commit_group(
     }
     let outcome = match fatal {
         Some(e) => Err(e),
-        None => conn
-            .execute_batch("COMMIT")
+        None => shared
+            .write(conn)
+            .and_then(|()| conn.prepare_cached("COMMIT")?.execute([]).map(drop))
             .map_err(|e| Error::sqlite(path, &e)),
     };
     match outcome {
@@ -103,15 +111,17 @@ pub(super) fn commit_group(
     }
 }
 
-/// Applies one group in a savepoint: the inner result is the group's (undone on error), the
-/// outer one a failure that spoils the whole transaction.
+/// Applies one group in a savepoint: the inner result is the group's (undone on error; on
+/// success, its changes to the shared rows, not written yet), the outer one a failure that
+/// spoils the whole transaction.
 pub(super) fn apply_in_savepoint(
     conn: &Connection,
     writes: &[Write],
-) -> rusqlite::Result<rusqlite::Result<()>> {
-    conn.execute_batch("SAVEPOINT agh_group")?;
+) -> rusqlite::Result<rusqlite::Result<Derived>> {
+    conn.prepare_cached("SAVEPOINT agh_group")?.execute([])?;
+    let mut derived = Derived::default();
     for write in writes {
-        if let Err(e) = apply(conn, write) {
+        if let Err(e) = apply(conn, write, &mut derived) {
             // After some errors (a full disk, for one) SQLite has rolled back the whole
             // transaction itself: the savepoint is gone, and the error is the transaction's.
             if conn
@@ -123,13 +133,17 @@ pub(super) fn apply_in_savepoint(
             return Ok(Err(e));
         }
     }
-    conn.execute_batch("RELEASE agh_group")?;
-    Ok(Ok(()))
+    conn.prepare_cached("RELEASE agh_group")?.execute([])?;
+    Ok(Ok(derived))
 }
 
-pub(super) fn apply(conn: &Connection, write: &Write) -> rusqlite::Result<()> {
+pub(super) fn apply(
+    conn: &Connection,
+    write: &Write,
+    derived: &mut Derived,
+) -> rusqlite::Result<()> {
     match write {
-        Write::Message(m) => record_message(conn, m),
+        Write::Message(m) => record_message(conn, m, derived),
         Write::Dedup(k) => conn
             .prepare_cached(
                 "INSERT INTO dedup (from_peer, id, expires_at) VALUES (?1, ?2, ?3)
@@ -156,37 +170,18 @@ pub(super) fn apply(conn: &Connection, write: &Write) -> rusqlite::Result<()> {
                 a.receipt_sent
             ])
             .map(drop),
-        Write::Presence(p) => conn
-            .prepare_cached(
-                "INSERT INTO presence (peer, last_seen_ms, card) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (peer) DO UPDATE
-                 SET last_seen_ms = max(last_seen_ms, excluded.last_seen_ms),
-                     card = coalesce(excluded.card, card)",
-            )?
-            .execute(params![p.peer, p.last_seen_ms, p.card])
-            .map(drop),
+        Write::Presence(p) => {
+            derived.presence(&p.peer, p.last_seen_ms, p.card.as_ref());
+            Ok(())
+        }
     }
 }
 
-pub(super) fn see(
+pub(super) fn record_message(
     conn: &Connection,
-    surface: &str,
-    id: &str,
-    peer: &str,
-    at: i64,
+    m: &MessageRecord,
+    derived: &mut Derived,
 ) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO participants (surface, id, peer, first_seen_ms, last_seen_ms)
-         VALUES (?1, ?2, ?3, ?4, ?4)
-         ON CONFLICT (surface, id, peer) DO UPDATE
-         SET first_seen_ms = min(first_seen_ms, excluded.first_seen_ms),
-             last_seen_ms = max(last_seen_ms, excluded.last_seen_ms)",
-    )?
-    .execute(params![surface, id, peer, at])
-    .map(drop)
-}
-
-pub(super) fn record_message(conn: &Connection, m: &MessageRecord) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO messages (direction, kind, id, from_peer, to_peer, surface, container_id,
                                work_id, reply_to, causation_id, ts, received_at_ms, trust,
@@ -217,21 +212,12 @@ pub(super) fn record_message(conn: &Connection, m: &MessageRecord) -> rusqlite::
         return Ok(());
     };
     let at = m.received_at_ms;
-    conn.prepare_cached(
-        "INSERT INTO conversations (surface, id, first_activity_ms, last_activity_ms, messages,
-                                    open_work)
-         VALUES (?1, ?2, ?3, ?3, 1, 0)
-         ON CONFLICT (surface, id) DO UPDATE
-         SET first_activity_ms = min(first_activity_ms, excluded.first_activity_ms),
-             last_activity_ms = max(last_activity_ms, excluded.last_activity_ms),
-             messages = messages + 1",
-    )?
-    .execute(params![surface, id, at])?;
+    derived.message(surface, id, at);
     if let Some(from) = &m.from {
-        see(conn, surface, id, from, at)?;
+        derived.see(surface, id, from, at);
     }
     if let (Some(to), "direct") = (&m.to, surface.as_str()) {
-        see(conn, surface, id, to, at)?;
+        derived.see(surface, id, to, at);
     }
     Ok(())
 }

@@ -1,0 +1,155 @@
+//! What one commit costs the writer: the records of a request a peer receives (the message, its
+//! dedup key, presence, the delivery's audit row, the work unit it opens) and of the receipt it
+//! sends back (the message, the work transition), as `agh_peer` writes them, each in a commit of
+//! its own (one request at a time: a closed loop's two commits in series) and 256 requests to
+//! a commit (a window of requests in flight), for two page sizes. Fresh files in a temporary
+//! directory, the default options otherwise (WAL, `synchronous=NORMAL`).
+//!
+//! `cargo bench -p agh-store --bench commit`
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use agh_store::{
+    AuditKind, AuditRecord, Binding, DedupKey, Direction, MessageRecord, PresenceRecord,
+    SqliteOptions, SqliteStore, Store, WorkChange, WorkRef, Write,
+};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+
+const THREAD: &str = "thread_bench";
+const SENDER: &str = "sender.bench";
+const RECEIVER: &str = "stored.bench";
+
+static NEXT: AtomicI64 = AtomicI64::new(0);
+
+fn message(id: &str, work: &str, direction: Direction, from: &str, to: &str) -> MessageRecord {
+    let bytes = format!(
+        "{{\"protocol\":\"agh-network/v0\",\"id\":\"{id}\",\"workspace_id\":\"ws_bench\",\
+         \"kind\":\"say\",\"channel\":\"bench\",\"surface\":\"thread\",\"thread_id\":\"{THREAD}\",\
+         \"work_id\":\"{work}\",\"from\":\"{from}\",\"to\":\"{to}\",\"ts\":1776000000,\
+         \"body\":{{\"text\":\"{}\"}},\"proof\":null}}",
+        "x".repeat(24)
+    );
+    MessageRecord {
+        bytes: bytes.into_bytes(),
+        direction,
+        kind: Some("say".to_owned()),
+        id: Some(id.to_owned()),
+        from: Some(from.to_owned()),
+        to: Some(to.to_owned()),
+        surface: Some("thread".to_owned()),
+        container_id: Some(THREAD.to_owned()),
+        work_id: Some(work.to_owned()),
+        reply_to: None,
+        causation_id: None,
+        ts: Some(1_776_000_000),
+        received_at_ms: 1_776_000_000_000 + NEXT.load(Ordering::Relaxed),
+        trust: Some("unverified".to_owned()),
+        summary: Some("x".repeat(24)),
+    }
+}
+
+fn work(work: &str, state: &str, message_id: &str, at_ms: i64) -> Write {
+    Write::Work(WorkChange {
+        key: WorkRef::new("thread", THREAD, work),
+        initiator: SENDER.to_owned(),
+        target: Some(RECEIVER.to_owned()),
+        state: state.to_owned(),
+        closed: false,
+        message_id: message_id.to_owned(),
+        at_ms,
+    })
+}
+
+/// The records of one request received (`agh_peer`'s `record::inbound`) and of its receipt.
+fn request() -> (Vec<Write>, Vec<Write>) {
+    let i = NEXT.fetch_add(1, Ordering::Relaxed);
+    let (id, w, rid) = (format!("m-{i}"), format!("work_{i}"), format!("rcpt-{i}"));
+    let m = message(&id, &w, Direction::Accepted, SENDER, RECEIVER);
+    let at = m.received_at_ms;
+    let inbound = vec![
+        Write::Message(m),
+        Write::Dedup(DedupKey {
+            from: SENDER.to_owned(),
+            id: id.clone(),
+            expires_at: 1_776_000_300,
+        }),
+        Write::Presence(PresenceRecord {
+            peer: SENDER.to_owned(),
+            last_seen_ms: at,
+            card: None,
+        }),
+        Write::Audit(AuditRecord {
+            kind: AuditKind::Delivered,
+            at_ms: at,
+            message_id: Some(id.clone()),
+            from: Some(SENDER.to_owned()),
+            reason_code: None,
+            pointer: None,
+            detail: None,
+            receipt_sent: false,
+        }),
+        work(&w, "requested", &id, at),
+    ];
+    let receipt = vec![
+        Write::Message(message(&rid, &w, Direction::Sent, RECEIVER, SENDER)),
+        work(&w, "accepted", &rid, at),
+    ];
+    (inbound, receipt)
+}
+
+fn commits(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut group = c.benchmark_group("commit");
+    group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    for page_size in [1024u32, 4096] {
+        let options = SqliteOptions {
+            page_size,
+            ..SqliteOptions::default()
+        };
+        let path = dir.path().join(format!("p{page_size}.sqlite3"));
+        let store =
+            SqliteStore::open_with(&path, Binding::new("ws_bench", "bench", RECEIVER), options)
+                .expect("store");
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(
+            format!("request then receipt, a commit each, {page_size} B pages"),
+            |b| {
+                b.iter_batched(
+                    request,
+                    |(inbound, receipt)| {
+                        store.write(inbound).expect("request recorded");
+                        store.write(receipt).expect("receipt recorded");
+                    },
+                    BatchSize::SmallInput,
+                )
+            },
+        );
+        group.throughput(Throughput::Elements(256));
+        group.bench_function(
+            format!("256 requests and receipts a commit, {page_size} B pages"),
+            |b| {
+                b.iter_batched(
+                    || (0..256).map(|_| request()).collect::<Vec<_>>(),
+                    |requests| {
+                        let tickets: Vec<_> = requests
+                            .into_iter()
+                            .flat_map(|(inbound, receipt)| {
+                                [store.submit(inbound), store.submit(receipt)]
+                            })
+                            .collect();
+                        for t in tickets {
+                            t.wait().expect("recorded");
+                        }
+                    },
+                    BatchSize::SmallInput,
+                )
+            },
+        );
+        store.close();
+    }
+    group.finish();
+}
+
+criterion_group!(benches, commits);
+criterion_main!(benches);
