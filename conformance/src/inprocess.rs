@@ -166,10 +166,7 @@ impl InProcess {
             // What this agent would forward: the owned message written out again.
             ("forward", Some(now), Some(bytes)) => {
                 match agh_acp::parse(bytes, &agh_acp::options(now)) {
-                    Ok(m) => match m.to_vec() {
-                        Ok(out) => json!({"output": String::from_utf8_lossy(&out)}),
-                        Err(e) => json!({"error": format!("cannot write the message: {e}")}),
-                    },
+                    Ok(m) => json!({"output": m.text()}),
                     Err(r) => json!({
                         "verdict": "reject",
                         "reason_code": r.code.as_str(),

@@ -297,15 +297,15 @@ impl Shared {
             .inbox
             .lock()
             .map_err(|_| Failure::local("internal", "the agent's inbox is poisoned"))?
-            .receive(&answer, now_ms());
+            .receive_bytes(answer, now_ms());
         match verdict {
             Verdict::Refused(r) => Err(Failure::local(
                 r.code.unwrap_or(r.refusal),
                 format!("the answer was refused: {r}"),
             )),
-            Verdict::Delivered { message, .. } => match message.body() {
-                Some(KnownBody::Error(e)) => Err(Failure::remote(e)),
-                body => Ok((id, body.cloned())),
+            Verdict::Delivered { message, .. } => match owned_body(&message)? {
+                Some(KnownBody::Error(e)) => Err(Failure::remote(&e)),
+                body => Ok((id, body)),
             },
         }
     }
@@ -370,20 +370,26 @@ impl Shared {
         let m = agh_acp::parse(&answer, &options(now_ms()))
             .map_err(|r| Failure::local(r.code.as_str(), format!("the answer was refused: {r}")))?;
         let e = m.envelope();
-        let answers = e.ref_.as_deref().map(String::as_str) == Some(id.as_str())
-            && e.from.as_str() == to
-            && e.to.as_deref().map(String::as_str) == Some(self.id());
+        let answers = e.ref_.as_deref() == Some(id.as_str())
+            && *e.from == *to
+            && e.to.as_deref() == Some(self.id());
         if !answers {
             return Err(Failure::local(
                 "unknown_ref",
                 format!("the answer does not answer `{id}` from `{to}`"),
             ));
         }
-        match m.body() {
-            Some(KnownBody::Error(e)) => Err(Failure::remote(e)),
-            body => Ok(body.cloned()),
+        match owned_body(&m)? {
+            Some(KnownBody::Error(e)) => Err(Failure::remote(&e)),
+            body => Ok(body),
         }
     }
+}
+
+/// The typed payload of a checked message.
+fn owned_body(m: &agh_acp::Message) -> Result<Option<KnownBody>, Failure> {
+    m.to_owned_body()
+        .map_err(|r| Failure::local(r.code.as_str(), r.to_string()))
 }
 
 fn to_value<T: serde::Serialize>(payload: &T) -> Result<Value, Failure> {
