@@ -165,7 +165,10 @@ fn the_inbox_routes_the_new_kind_by_the_new_reply_rule() {
                 message,
                 correlation,
             } => {
-                assert!(matches!(message.to_owned_body().expect("typed"), Some(KnownBody::Progress(_))));
+                assert!(matches!(
+                    message.to_owned_body().expect("typed"),
+                    Some(KnownBody::Progress(_))
+                ));
                 assert_eq!(
                     correlation,
                     Outcome::Answered {

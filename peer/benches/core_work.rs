@@ -45,7 +45,6 @@ fn template(size: usize, ts: i64) -> (Vec<u8>, [usize; 2]) {
             .body(&body)
             .expect("valid")
             .to_vec()
-            .expect("bytes")
     };
     let base = build("x").len();
     let bytes = build(&"x".repeat(size.saturating_sub(base - 1).max(1)));

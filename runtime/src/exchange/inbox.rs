@@ -173,7 +173,11 @@ impl<P: Profile> Inbox<P> {
 
     /// [`Inbox::send`] of the bytes about to go out, given back as the checked [`Message`]
     /// (holding them, not a copy) with the outcome.
-    pub fn send_bytes(&mut self, bytes: Bytes, now_ms: i64) -> Result<(Message<P>, Outcome), Refusal> {
+    pub fn send_bytes(
+        &mut self,
+        bytes: Bytes,
+        now_ms: i64,
+    ) -> Result<(Message<P>, Outcome), Refusal> {
         self.admit(bytes, now_ms, Direction::Sent)
     }
 
@@ -192,8 +196,7 @@ impl<P: Profile> Inbox<P> {
         let spec = &P::SPEC;
         let roles = &spec.layout.roles;
         let now = now_ms.div_euclid(1000);
-        let message =
-            parse_bytes::<P>(bytes, &spec.options(now)).map_err(|r| self.rejected(r))?;
+        let message = parse_bytes::<P>(bytes, &spec.options(now)).map_err(|r| self.rejected(r))?;
         // What a refusal says of the message is read only when one is made.
         let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
             refusal,

@@ -193,6 +193,13 @@ impl<P: Profile, E> PartialEq for Message<P, E> {
 impl<P: Profile, E> Eq for Message<P, E> {}
 
 impl<P: Profile, E: KindEntry> Message<P, E> {
+    /// The message of what the parser accepted: its checked text copied once, the view's spans
+    /// recorded (nothing is read again).
+    pub fn of_accepted(a: &super::Accepted<'_, P, E>) -> Self {
+        let spans = P::spans_of(a.envelope.clone(), a.text);
+        Message::new(ByteString::from(a.text), spans, a.entry, a.extra.clone())
+    }
+
     /// `bytes` with the spans the parser recorded over them. Callers (this module and
     /// [`parse_bytes_in`](super::parse_bytes_in)) pass the very text the parser accepted (or a
     /// copy of it): `spans` were recorded over that text.

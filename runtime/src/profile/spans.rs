@@ -77,7 +77,10 @@ impl RawSpan {
     /// The value, borrowed from `text` (the checked text it was recorded over).
     #[inline]
     pub fn get<'s>(&self, text: &'s str) -> RawJson<'s> {
-        RawJson::checked(text.get(self.0 as usize..self.1 as usize).unwrap_or_default())
+        RawJson::checked(
+            text.get(self.0 as usize..self.1 as usize)
+                .unwrap_or_default(),
+        )
     }
 }
 
