@@ -35,9 +35,7 @@ pub struct Trust {
 impl Default for Trust {
     fn default() -> Self {
         Trust {
-            state: TrustState::Unverified {
-                reason: String::new(),
-            },
+            state: TrustState::Unverified { reason: "".into() },
             as_received: Vec::new(),
         }
     }
