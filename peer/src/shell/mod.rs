@@ -824,11 +824,7 @@ impl Peer {
             if out.iter().any(|a| a.card.peer_id == card.peer_id) {
                 continue;
             }
-            let catalog = next
-                .envelope()
-                .ext
-                .and_then(|ext| agh_protocol::scan::members(ext, [CATALOG_KEY])[0])
-                .map(|c| c.to_value());
+            let catalog = next.ext_member(CATALOG_KEY).map(|c| c.to_value());
             out.push(WhoisAnswer {
                 card,
                 catalog,

@@ -198,6 +198,12 @@ impl Message {
         v?.string_value()
     }
 
+    /// A top-level member of `ext` by its name, as its checked JSON text.
+    pub fn ext_member(&self, name: &str) -> Option<RawJson<'_>> {
+        let [v] = crate::scan::members(self.envelope().ext?, [name]);
+        v
+    }
+
     /// The typed body: decoded from the checked body text on first use (no second validation),
     /// then kept.
     pub fn body(&self) -> Result<&MessageBody, Rejection> {

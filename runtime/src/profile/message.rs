@@ -280,22 +280,6 @@ impl<P: Profile, E: KindEntry> Message<P, E> {
         head(&self.envelope(), &P::SPEC.layout)
     }
 
-    /// The typed envelope (every member, unknown ones of an open envelope included; its body
-    /// member left empty: see [`Message::body`]), built member by member from the checked view.
-    pub fn to_envelope(&self) -> Result<P::Envelope, Rejection> {
-        P::to_envelope(&self.envelope(), self.text()).map_err(|e| {
-            rejection(
-                Problem::new(
-                    ReasonCode::Malformed,
-                    "",
-                    "schema",
-                    format!("the value does not fit the generated type: {e}"),
-                ),
-                self.head(),
-            )
-        })
-    }
-
     /// The envelope as a JSON value (members as written, numbers as written).
     pub fn to_value(&self) -> Value {
         let limits = crate::json::JsonLimits {
@@ -316,23 +300,27 @@ impl<P: Profile, E: KindEntry> Message<P, E> {
 }
 
 impl<P: Profile> Message<P> {
+    /// The message as a view borrowed from it ([`MessageRef`]: what [`parse_ref`](super::parse_ref)
+    /// gives).
+    pub fn as_ref(&self) -> MessageRef<'_, P> {
+        MessageRef {
+            envelope: self.envelope(),
+            text: self.text(),
+            info: self.entry,
+            extra: self.extra.clone(),
+            profile: PhantomData,
+        }
+    }
+
+    /// The typed envelope (every member, unknown ones of an open envelope included; its body
+    /// member left empty: see [`Message::body`]), built member by member from the checked view.
+    pub fn to_envelope(&self) -> Result<P::Envelope, Rejection> {
+        self.as_ref().to_envelope()
+    }
+
     /// The typed body (decoded now from the checked JSON text); `None` when the kind carried
     /// none.
     pub fn to_owned_body(&self) -> Result<Option<P::Body>, Rejection> {
-        let body_member = P::SPEC.layout.body_member;
-        let Some(raw) = self.body() else {
-            return Ok(None);
-        };
-        (self.entry.decode)(raw.get()).map(Some).map_err(|e| {
-            rejection(
-                Problem::new(
-                    ReasonCode::Malformed,
-                    format!("/{body_member}"),
-                    "schema",
-                    format!("the body does not fit the generated type: {e}"),
-                ),
-                self.head(),
-            )
-        })
+        self.as_ref().body()
     }
 }
