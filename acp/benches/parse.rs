@@ -7,6 +7,7 @@
 //! `cargo bench -p agh-acp --bench parse -- interleaved-only`: the interleaved rounds alone, whose
 //! median ratios it prints as a markdown table (the figures in BENCHMARKS.md).
 
+use std::cell::RefCell;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
@@ -84,13 +85,84 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// `Inbox::receive_bytes` of a message the inbox has not seen, for the kinds an inbox delivers
+/// without an exchange before them (requests and notifications); other kinds are not timed
+/// (their call does nothing). Each round's envelopes are prepared before it (a fresh serial
+/// written over the tail of the `id`, the bytes as a transport hands them over), outside the
+/// timing, and a fresh inbox of the envelope's `to` takes them.
+struct InboxBench {
+    bytes: Vec<u8>,
+    id: std::ops::Range<usize>,
+    local: String,
+    initiating: bool,
+    serial: u64,
+    inbox: agh_acp::Inbox,
+    pool: Vec<bytes::Bytes>,
+    next: usize,
+    calls: u64,
+    delivered: u64,
+}
+
+impl InboxBench {
+    fn new(bytes: &[u8]) -> Self {
+        let v: Value = serde_json::from_slice(bytes).expect("json");
+        let id = v["id"].as_str().expect("id");
+        let text = std::str::from_utf8(bytes).expect("utf-8");
+        let at = text.find(&format!("\"{id}\"")).expect("the id") + 1;
+        let local = v["to"].as_str().unwrap_or("0123456789abcdef").to_owned();
+        let initiating = v["ref"].is_null() && v["kind"] != "cancel";
+        InboxBench {
+            bytes: bytes.to_vec(),
+            id: at..at + id.len(),
+            inbox: agh_acp::Inbox::new(local.clone()),
+            local,
+            initiating,
+            serial: 0,
+            pool: Vec::new(),
+            next: 0,
+            calls: 0,
+            delivered: 0,
+        }
+    }
+
+    fn refill(&mut self, calls: usize) {
+        if !self.initiating {
+            return;
+        }
+        self.inbox = agh_acp::Inbox::new(self.local.clone());
+        self.pool.clear();
+        self.next = 0;
+        for _ in 0..calls {
+            self.serial += 1;
+            let mut buf = self.bytes.clone();
+            let digits = format!("{:012}", self.serial);
+            buf[self.id.end - 12..self.id.end].copy_from_slice(digits.as_bytes());
+            self.pool.push(bytes::Bytes::from(buf));
+        }
+    }
+
+    fn receive(&mut self) {
+        if !self.initiating {
+            return;
+        }
+        let bytes = std::mem::take(&mut self.pool[self.next]);
+        self.next += 1;
+        self.calls += 1;
+        let verdict = self.inbox.receive_bytes(black_box(bytes), NOW * 1000);
+        if matches!(verdict, agh_acp::Verdict::Delivered { .. }) {
+            self.delivered += 1;
+        }
+        drop(black_box(verdict));
+    }
+}
+
 /// Each round times a batch of every function back to back, in a rotating order; ratios are
 /// taken within the round and the median round is reported.
 fn interleaved_ratios(_: &mut Criterion) {
     let validator = schema_validator();
     let options = agh_acp::options(NOW);
-    println!("| kind | bytes | (a) Value ns | (b) Value+jsonschema ns | parse_ref ns | parse ns | parse_ref / (a) | parse / (a) | (b) / parse_ref | parse / parse_ref |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| kind | bytes | (a) Value ns | (b) Value+jsonschema ns | parse_ref ns | parse ns | parse_bytes ns | Inbox::receive_bytes ns | parse_ref / (a) | parse / (a) | (b) / parse_ref | parse / parse_ref | parse_bytes / parse_ref | inbox / parse_ref |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (kind, bytes) in corpus() {
         assert!(
             agh_acp::parse(&bytes, &options).is_ok(),
@@ -98,6 +170,10 @@ fn interleaved_ratios(_: &mut Criterion) {
         );
         assert!(validator.is_valid(&serde_json::from_slice(&bytes).expect("json")));
         let b = bytes.as_slice();
+        // A shared buffer, cloned once so that each clone below only counts a reference.
+        let shared = bytes::Bytes::copy_from_slice(b);
+        drop(shared.clone());
+        let inbox = RefCell::new(InboxBench::new(b));
         let fns: Vec<Box<dyn Fn() + '_>> = vec![
             Box::new(move || {
                 black_box(serde_json::from_slice::<Value>(black_box(b)).expect("json"));
@@ -112,6 +188,12 @@ fn interleaved_ratios(_: &mut Criterion) {
             Box::new(|| {
                 black_box(agh_acp::parse(black_box(b), &options).expect("valid"));
             }),
+            Box::new(|| {
+                black_box(
+                    agh_acp::parse_bytes(black_box(shared.clone()), &options).expect("valid"),
+                );
+            }),
+            Box::new(|| inbox.borrow_mut().receive()),
         ];
         let n = fns.len();
         for _ in 0..100 {
@@ -124,8 +206,9 @@ fn interleaved_ratios(_: &mut Criterion) {
         let warm_ns = start.elapsed().as_nanos().max(1) / 100;
         let batch = (200_000 / warm_ns).clamp(1, 4000) as usize;
         let mut per_call: Vec<Vec<f64>> = (0..n).map(|_| Vec::with_capacity(ROUNDS)).collect();
-        let mut ratios: Vec<Vec<f64>> = (0..4).map(|_| Vec::with_capacity(ROUNDS)).collect();
+        let mut ratios: Vec<Vec<f64>> = (0..6).map(|_| Vec::with_capacity(ROUNDS)).collect();
         for round in 0..ROUNDS {
+            inbox.borrow_mut().refill(batch);
             let mut ns = vec![0f64; n];
             for k in 0..n {
                 let f = (round + k) % n;
@@ -142,20 +225,33 @@ fn interleaved_ratios(_: &mut Criterion) {
             ratios[1].push(ns[3] / ns[0]);
             ratios[2].push(ns[1] / ns[2]);
             ratios[3].push(ns[3] / ns[2]);
+            ratios[4].push(ns[4] / ns[2]);
+            ratios[5].push(ns[5] / ns[2]);
         }
+        let inbox = inbox.borrow();
+        assert_eq!(
+            inbox.delivered, inbox.calls,
+            "{kind}: every inbox call is delivered"
+        );
         let m: Vec<f64> = per_call.into_iter().map(median).collect();
         let r: Vec<f64> = ratios.into_iter().map(median).collect();
+        let (inbox_ns, inbox_ratio) = match inbox.calls {
+            0 => ("-".to_owned(), "-".to_owned()),
+            _ => (format!("{:.0}", m[5]), format!("{:.2}x", r[5])),
+        };
         println!(
-            "| {kind} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}x | {:.2}x | {:.2}x | {:.2}x |",
+            "| {kind} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {inbox_ns} | {:.2}x | {:.2}x | {:.2}x | {:.2}x | {:.2}x | {inbox_ratio} |",
             bytes.len(),
             m[0],
             m[1],
             m[2],
             m[3],
+            m[4],
             r[0],
             r[1],
             r[2],
-            r[3]
+            r[3],
+            r[4],
         );
     }
 }

@@ -30,7 +30,9 @@ use serde_json::{json, Map, Value};
 pub use agh_runtime::correlation::{Outcome as Correlation, RefusalKind, TimedOut};
 pub use agh_runtime::inbox::Refusal;
 
-/// A valid ACP envelope: the typed envelope and the typed payload.
+/// A valid ACP envelope that owns its bytes (shared, never copied) and the spans the parser found:
+/// `envelope()` the borrowed view, `body()` the payload's checked text, `to_envelope()` /
+/// `to_owned_body()` the typed forms.
 pub type Message = runtime::Message<Acp>;
 
 /// A valid ACP envelope borrowed from the bytes it was parsed from.
@@ -42,9 +44,16 @@ pub fn options(now: i64) -> Options {
     SPEC.options(now)
 }
 
-/// Parses and validates one ACP envelope into an owned [`Message`].
+/// Parses and validates one ACP envelope into a [`Message`] owning a copy of `bytes` (made once
+/// the envelope is accepted).
 pub fn parse(bytes: &[u8], options: &Options) -> Result<Message, Rejection> {
     runtime::parse::<Acp>(bytes, options)
+}
+
+/// Parses and validates one ACP envelope into a [`Message`] holding `bytes` (shared, not
+/// copied: what a transport hands over).
+pub fn parse_bytes(bytes: bytes::Bytes, options: &Options) -> Result<Message, Rejection> {
+    runtime::parse_bytes::<Acp>(bytes, options)
 }
 
 /// Parses and validates one ACP envelope into a view borrowed from `bytes`.

@@ -420,7 +420,7 @@ fn an_unknown_kind_is_answered_with_error_unknown_kind() {
     let reply = error_reply(&refusal, FAMILY, &common::id(500), p.clock)
         .expect("a valid error envelope")
         .expect("an answer goes out");
-    let v = reply.to_value().expect("json");
+    let v = reply.to_value();
     assert_eq!(v["kind"], "error");
     assert_eq!(v["to"], KIT);
     assert_eq!(v["ref"], handshake["id"]);
@@ -435,7 +435,7 @@ fn an_unknown_kind_is_answered_with_error_unknown_kind() {
     // The Family Agent records what it sends; Kit's inbox takes the error although the
     // `handshake` opened no exchange: an `error` "can be sent at any time for any ref"
     // (`x-agh-kind.answers_any`), and it moves nothing.
-    let bytes = reply.to_vec().expect("bytes");
+    let bytes = reply.to_vec();
     assert_eq!(p.family.send(&bytes, p.clock), Ok(Correlation::Unrelated));
     match p.kit.receive(&bytes, p.clock) {
         Verdict::Delivered { correlation, .. } => assert_eq!(correlation, Correlation::Unrelated),
@@ -464,7 +464,7 @@ fn an_error_about_a_malformed_reply_is_recorded_and_delivered() {
     let reply = error_reply(&refusal, KIT, &common::id(600), p.clock)
         .expect("valid")
         .expect("an answer goes out");
-    let bytes = reply.to_vec().expect("bytes");
+    let bytes = reply.to_vec();
     assert_eq!(p.kit.send(&bytes, p.clock), Ok(Correlation::Unrelated));
     // ...and the Family Agent's inbox delivers.
     match p.family.receive(&bytes, p.clock) {
@@ -581,7 +581,7 @@ fn error_replies_never_answer_errors_and_need_a_readable_sender() {
     let reply = error_reply(&r, FAMILY, &common::id(9), p.clock)
         .expect("ok")
         .expect("sent");
-    assert_eq!(reply.to_value().expect("json")["ref"], Value::Null);
+    assert_eq!(reply.to_value()["ref"], Value::Null);
     // A bad local id is the caller's error, named by member.
     let e = error_reply(&r, "Not-Hex", &common::id(10), p.clock).unwrap_err();
     assert_eq!(e.pointer, "/from");
@@ -666,7 +666,7 @@ fn error_reply_writes_a_valid_error_for_every_refusal_code() {
             .unwrap_or_else(|e| panic!("{name}: {e}"))
             .expect("an answer goes out");
         // The generated validator (the exact path) finds nothing wrong with it.
-        let bytes = reply.to_vec().expect("bytes");
+        let bytes = reply.to_vec();
         let problems = agh_acp::explain(&bytes, &options);
         assert!(problems.is_empty(), "{name}: {problems:?}");
         let v: Value = serde_json::from_slice(&bytes).expect("json");
@@ -683,7 +683,7 @@ fn error_reply_writes_a_valid_error_for_every_refusal_code() {
         );
         assert_eq!(v["payload"]["message"], "/payload/question: what is wrong");
         assert!(matches!(
-            reply.body(),
+            reply.to_owned_body().expect("typed"),
             Some(agh_acp::KnownBody::Error(p)) if p.code.as_str() == want && !p.retryable
         ));
     }

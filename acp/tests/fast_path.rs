@@ -89,14 +89,31 @@ fn key(v: &Value) -> String {
     agh_runtime::check::equality_key(v)
 }
 
+/// The typed (owned) envelope and payload of `m` as JSON, the payload in the payload member.
+fn typed_value(m: &agh_acp::Message) -> Value {
+    let mut v = serde_json::to_value(m.to_envelope().unwrap()).unwrap();
+    let Value::Object(members) = &mut v else {
+        panic!("not an object")
+    };
+    members.remove("payload");
+    if let Some(body) = m.to_owned_body().unwrap() {
+        members.insert("payload".into(), body.to_value().unwrap());
+    }
+    v
+}
+
 fn same_message(name: &str, bytes: &[u8], now: i64) {
     let options = agh_acp::options(now);
     let owned = agh_acp::parse(bytes, &options).unwrap_or_else(|r| panic!("{name}: {r}"));
     let view = agh_acp::parse_ref(bytes, &options).unwrap();
-    let converted = view.to_message().unwrap();
+    let converted = view.to_message();
+    // The message holds the bytes it was parsed from, and its view is the parser's.
+    assert_eq!(owned.bytes().as_ref(), bytes, "{name}");
+    assert_eq!(&owned.envelope(), view.envelope(), "{name}");
+    assert_eq!(owned.body(), view.body_json(), "{name}");
     let input: Value = serde_json::from_slice(bytes).unwrap();
-    let a = owned.to_value().unwrap();
-    let b = converted.to_value().unwrap();
+    let a = typed_value(&owned);
+    let b = typed_value(&converted);
     assert_eq!(a, b, "{name}: parse and parse_ref(..).to_message() differ");
     assert_eq!(owned.kind(), view.kind(), "{name}");
     // Member by member against the input; `null` written for an absent `to` / `ref` (the

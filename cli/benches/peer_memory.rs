@@ -48,7 +48,7 @@ fn template(from: &str) -> String {
         .work_id("work_xxxxxxxx")
         .body(&body)
         .expect("valid");
-    String::from_utf8(m.to_vec().expect("bytes")).expect("utf-8")
+    String::from_utf8(m.to_vec()).expect("utf-8")
 }
 
 /// `(VmRSS, VmHWM)` of `pid`, in KiB.

@@ -432,9 +432,9 @@ pub fn event_json(e: &Event) -> Value {
             "event": "message",
             "kind": m.kind(),
             "id": m.id(),
-            "from": m.envelope().from.as_str(),
+            "from": m.from(),
             "trust": m.trust().as_str(),
-            "envelope": m.to_value().unwrap_or(Value::Null),
+            "envelope": m.to_value(),
         }),
         Event::PeerJoined(card) => {
             json!({ "event": "peer_joined", "peer_id": card.peer_id.as_str(), "card": card })
@@ -503,12 +503,10 @@ pub fn event_text(e: &Event) -> String {
                 _ => m.kind().to_owned(),
             };
             let work = m
-                .envelope()
-                .work_id
-                .as_ref()
-                .map(|w| format!(" [{}]", w.as_str()))
+                .str_of("work_id")
+                .map(|w| format!(" [{w}]"))
                 .unwrap_or_default();
-            format!("{} {what}{work}", m.envelope().from.as_str())
+            format!("{} {what}{work}", m.from())
         }
         Event::PeerJoined(card) => format!("+ {} joined", card.peer_id.as_str()),
         Event::PeerLeft(id) => format!("- {id} left"),
@@ -737,7 +735,7 @@ pub(crate) async fn stop_signal() {
 fn is_work_request(m: &Message, me: &str) -> bool {
     matches!(m.kind(), "say" | "capability")
         && m.envelope().work_id.is_some()
-        && m.envelope().to.as_deref().map(String::as_str) == Some(me)
+        && m.str_of("to") == Some(me)
 }
 
 /// The value of an option that `what` needs.
@@ -831,7 +829,7 @@ async fn run_send(a: &SendArgs, peer: &Peer, mut events: Events) -> Result<(), F
         while let Ok(Some(e)) = tokio::time::timeout_at(deadline, events.recv()).await {
             let Event::Message(m) = &e else { continue };
             let related = agh_peer::answers(m, &id)
-                || m.envelope().causation_id.as_deref().map(String::as_str) == Some(id.as_str())
+                || m.str_of("causation_id") == Some(id.as_str())
                 || (work.is_some() && m.envelope().work_id.as_ref().map(|w| w.to_string()) == work);
             if related {
                 print_event(true, &e)?;

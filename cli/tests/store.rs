@@ -224,7 +224,7 @@ async fn a_peer_killed_and_started_again_remembers_and_its_store_reads_while_it_
     let raw = NatsTransport::connect(&url).await.unwrap();
     raw.publish(
         agh_protocol::identity::peer_subject(&ws, "ch", "worker.one").unwrap(),
-        late.to_vec().unwrap().into(),
+        late.to_vec().into(),
     )
     .await
     .unwrap();

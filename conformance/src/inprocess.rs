@@ -64,10 +64,7 @@ impl InProcess {
             },
             // What this implementation would forward: the parsed message written out again.
             ("forward", Some(now), Some(bytes)) => match parse(bytes, &Options::at(now)) {
-                Ok(m) => match m.to_vec() {
-                    Ok(out) => json!({"output": String::from_utf8_lossy(&out)}),
-                    Err(e) => json!({"error": format!("cannot write the message: {e}")}),
-                },
+                Ok(m) => json!({"output": m.text()}),
                 Err(r) => json!({
                     "verdict": "reject",
                     "reason_code": r.code.as_str(),
@@ -122,7 +119,7 @@ impl InProcess {
                         "reason_code": r.code.as_str(),
                         "pointer": r.pointer,
                         "message": r.message,
-                        "receipt": r.receipt.and_then(|m| m.to_value().ok()),
+                        "receipt": r.receipt.map(|m| m.to_value()),
                     }),
                 }
             }
@@ -166,10 +163,7 @@ impl InProcess {
             // What this agent would forward: the owned message written out again.
             ("forward", Some(now), Some(bytes)) => {
                 match agh_acp::parse(bytes, &agh_acp::options(now)) {
-                    Ok(m) => match m.to_vec() {
-                        Ok(out) => json!({"output": String::from_utf8_lossy(&out)}),
-                        Err(e) => json!({"error": format!("cannot write the message: {e}")}),
-                    },
+                    Ok(m) => json!({"output": m.text()}),
                     Err(r) => json!({
                         "verdict": "reject",
                         "reason_code": r.code.as_str(),

@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .thread("thread_release_check_20260416")
         .ext("acme.priority", "high")
         .body_in(&registry, &poll)?;
-    let bytes = message.to_vec()?;
+    let bytes = message.to_vec();
     println!("sent:   {}", String::from_utf8_lossy(&bytes));
 
     let options = Options::at(1_776_366_010);

@@ -23,8 +23,8 @@ fn show(who: &str, e: &Event) {
         Event::Message(m) => println!(
             "[{who}] {} from {}: {}",
             m.kind(),
-            *m.envelope().from,
-            m.body().to_value().unwrap_or_default()
+            m.from(),
+            m.body_json().get()
         ),
         Event::PeerJoined(c) => println!("[{who}] + {} joined", *c.peer_id),
         Event::PeerLeft(p) => println!("[{who}] - {p} left"),

@@ -202,16 +202,11 @@ pub mod two_peers {
         message: Message,
         now: i64,
     ) -> Result<(), Box<dyn std::error::Error>> {
-        let bytes = message.to_vec()?;
-        log.push(format!(
-            "{} -> {}: {}",
-            from.name,
-            to.name,
-            String::from_utf8_lossy(&bytes)
-        ));
+        let bytes = message.bytes().clone();
+        log.push(format!("{} -> {}: {}", from.name, to.name, message.text()));
         let sent = from.receiver.record_sent(&message);
         log.push(format!("  sender's view:   {}", state_of(&sent)));
-        match to.receiver.receive(&bytes, now) {
+        match to.receiver.receive_bytes(bytes, now) {
             Delivery::Delivered { work, .. } => {
                 log.push(format!("  receiver's view: {}", state_of(&work)))
             }

@@ -75,7 +75,7 @@ fn main() {
             let t1 = Instant::now();
             let message = delivered(b.receive(&query, now));
             let t2 = Instant::now();
-            let Some(KnownBody::Query(asked)) = message.into_parts().1 else {
+            let Ok(Some(KnownBody::Query(asked))) = message.to_owned_body() else {
                 panic!("a query")
             };
             let text = match asked.question {

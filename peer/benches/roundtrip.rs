@@ -66,7 +66,6 @@ fn envelopes_to(to: &str, size: usize, n: usize, tag: &str) -> Vec<Bytes> {
             .body(&body)
             .expect("valid")
             .to_vec()
-            .expect("bytes")
     };
     (0..n)
         .map(|i| {
@@ -258,7 +257,6 @@ async fn main() {
             .body(&body)
             .expect("receipt")
             .to_vec()
-            .expect("bytes")
             .len()
     };
     let raw = async_nats::connect(&url).await.expect("raw echo client");

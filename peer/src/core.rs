@@ -272,18 +272,17 @@ impl PeerCore {
         &self.subscriptions
     }
 
-    /// The bytes that go on the wire for `message`. A Verified Peer sends only what it signed
-    /// (its builders, its receiver's receipts and its whois answers sign with its key).
-    fn wire(&self, message: &Message) -> Result<Vec<u8>, PeerError> {
+    /// The bytes that go on the wire for `message`: the bytes it was written (or received) as,
+    /// shared, not copied. A Verified Peer sends only what it signed (its builders, its
+    /// receiver's receipts and its whois answers sign with its key).
+    fn wire(&self, message: &Message) -> Result<Bytes, PeerError> {
         if self.config.key.is_some() && !message.trust().is_verified() {
             return Err(PeerError::Config(format!(
                 "`{}` is not signed: a Verified Peer sends signed envelopes only",
                 message.id()
             )));
         }
-        message
-            .to_vec()
-            .map_err(|e| PeerError::Config(format!("serializing `{}`: {e}", message.id())))
+        Ok(message.bytes().clone())
     }
 
     /// This peer's card.
@@ -509,16 +508,16 @@ impl PeerCore {
         {
             return Err(PeerError::Config(format!(
                 "envelope `{}` is from `{}` in `{}` `{}`, not from this peer `{}` in `{}` `{}`",
-                *env.id,
-                *env.from,
-                *env.workspace_id,
-                *env.channel,
+                &*env.id,
+                &*env.from,
+                &*env.workspace_id,
+                &*env.channel,
                 self.config.peer_id,
                 self.config.workspace_id,
                 self.config.channel
             )));
         }
-        let subject = self.subject_for(env.to.as_deref().map(String::as_str))?;
+        let subject = self.subject_for(env.to.as_deref())?;
         let check = self.receiver.work().check_message(message);
         if let Outcome::Refused { code, message: m } = check {
             return Err(PeerError::Refused {
@@ -527,31 +526,40 @@ impl PeerCore {
             });
         }
         let payload = self.wire(message)?;
-        // The wire form (with `to` and `proof` written as null) must fit the size limit too.
+        // What goes out must fit the size limit too (a received envelope was checked already).
         agh_protocol::discovery::check_encoded_size(payload.len())
             .map_err(|p| PeerError::Invalid(agh_protocol::Rejection::from_problem(p)))?;
         let outcome = self.receiver.record_sent(message);
         Ok((
             Publish {
                 subject,
-                payload: Bytes::from(payload),
+                payload,
                 id: env.id.to_string(),
             },
             outcome,
         ))
     }
 
-    /// One inbound payload at `now`.
+    /// One inbound payload at `now` (copied once: [`PeerCore::on_inbound_bytes`] shares it).
     pub fn on_inbound(&mut self, payload: &[u8], now: i64) -> Outputs {
+        self.on_inbound_bytes(Bytes::copy_from_slice(payload), now)
+    }
+
+    /// One inbound payload at `now`; a delivered [`Message`] holds `payload` (the transport's
+    /// buffer, shared, not copied).
+    pub fn on_inbound_bytes(&mut self, payload: Bytes, now: i64) -> Outputs {
         let mut out = Outputs::default();
         self.counters.received += 1;
-        match self.receiver.receive(payload, now) {
+        let len = payload.len();
+        // Kept for a refusal's second look (one more reference, not a copy).
+        let bytes = payload.clone();
+        match self.receiver.receive_bytes(payload, now) {
             agh_protocol::Delivery::Delivered { message, work } => {
-                if *message.envelope().from == self.config.peer_id {
+                if message.from() == self.config.peer_id {
                     return out; // our own broadcast, echoed by NATS
                 }
                 self.counters.delivered += 1;
-                self.observe(&message, now, payload.len(), &mut out);
+                self.observe(&message, now, len, &mut out);
                 if work.is_accepted() {
                     out.events.push(Event::Work {
                         message_id: message.id().to_owned(),
@@ -564,7 +572,7 @@ impl PeerCore {
             agh_protocol::Delivery::Ignored { message, reason } => {
                 let own = message
                     .as_ref()
-                    .is_some_and(|m| *m.envelope().from == self.config.peer_id);
+                    .is_some_and(|m| m.from() == self.config.peer_id);
                 if !own {
                     self.counters.ignored += 1;
                     out.events.push(Event::Ignored {
@@ -577,7 +585,7 @@ impl PeerCore {
                 let to = refusal
                     .receipt
                     .as_ref()
-                    .and_then(|r| r.envelope().to.as_deref().cloned());
+                    .and_then(|r| r.str_of("to").map(str::to_owned));
                 if to.as_deref() == Some(self.config.peer_id.as_str()) {
                     return out; // an echo of our own envelope
                 }
@@ -591,7 +599,7 @@ impl PeerCore {
                 // about a unit (one saw it close) would otherwise bounce receipts forever.
                 // (Only refusals pay for this second look at the bytes.)
                 let refused_kind =
-                    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(payload)
+                    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
                         .ok()
                         .and_then(|m| agh_protocol::Head::of(&m).kind);
                 let answerable = refused_kind.as_deref() != Some("receipt");
@@ -601,7 +609,7 @@ impl PeerCore {
                     {
                         out.publish.push(Publish {
                             subject,
-                            payload: Bytes::from(bytes),
+                            payload: bytes,
                             id: receipt.id().to_owned(),
                         });
                         answered = true;
@@ -694,11 +702,11 @@ impl PeerCore {
         // Idle work opened by others: `failed`, with a trace to its initiator.
         for (trace, outcome) in self.receiver.expire_idle(now) {
             self.counters.expired_work += 1;
-            let to = trace.envelope().to.as_deref().map(String::as_str);
+            let to = trace.str_of("to");
             if let (Ok(subject), Ok(bytes)) = (self.subject_for(to), self.wire(&trace)) {
                 out.publish.push(Publish {
                     subject,
-                    payload: Bytes::from(bytes),
+                    payload: bytes,
                     id: trace.id().to_owned(),
                 });
             }
@@ -801,7 +809,7 @@ mod tests {
             .work_id("work_x")
             .body(&body)
             .unwrap();
-        let out = b.on_inbound(&m.to_vec().unwrap(), T);
+        let out = b.on_inbound(&m.to_vec(), T);
         assert_eq!(out.publish.len(), 1);
         assert_eq!(
             out.publish[0].subject,
@@ -827,7 +835,7 @@ mod tests {
             .work_id("work_x")
             .body(&rb)
             .unwrap();
-        let out = b.on_inbound(&r.to_vec().unwrap(), T);
+        let out = b.on_inbound(&r.to_vec(), T);
         assert!(out.publish.is_empty());
         assert!(matches!(
             &out.events[0],

@@ -61,7 +61,6 @@ fn expired(i: usize) -> Vec<u8> {
         .body(&body)
         .unwrap()
         .to_vec()
-        .unwrap()
 }
 
 /// Shutdown drains: the messages already received when it starts are still processed (here

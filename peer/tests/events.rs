@@ -30,7 +30,6 @@ fn say(i: usize) -> Vec<u8> {
         .body(&body)
         .unwrap()
         .to_vec()
-        .unwrap()
 }
 
 /// Waits (at most 10 s) until `check` holds for the peer's stats.

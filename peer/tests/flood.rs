@@ -64,10 +64,7 @@ fn work_openings(ws: &str) -> Vec<Bytes> {
         .work_id("work_xxxxxxxx")
         .body(&body)
         .unwrap();
-    from_template(
-        &String::from_utf8(m.to_vec().unwrap()).unwrap(),
-        WORK_OPENINGS,
-    )
+    from_template(&String::from_utf8(m.to_vec()).unwrap(), WORK_OPENINGS)
 }
 
 /// 50,000 greets, each from a peer of its own (`gxxxxxxxx.flood`).
@@ -82,7 +79,7 @@ fn greets(ws: &str) -> Vec<Bytes> {
         .ts(now())
         .body(&body)
         .unwrap();
-    from_template(&String::from_utf8(m.to_vec().unwrap()).unwrap(), GREETERS)
+    from_template(&String::from_utf8(m.to_vec()).unwrap(), GREETERS)
 }
 
 /// 100,000 payloads that are no envelope (broken JSON, JSON of the wrong shape, binary).
@@ -150,9 +147,7 @@ async fn a_flood_is_refused_within_caps_while_legitimate_work_completes() {
         tokio::spawn(async move {
             while let Some(e) = worker_events.recv().await {
                 match e {
-                    Event::Message(m)
-                        if m.envelope().from.as_str() == LEGIT && m.kind() == "say" =>
-                    {
+                    Event::Message(m) if m.from() == LEGIT && m.kind() == "say" => {
                         worker
                             .receipt(&m, ReceiptStatus::Accepted, None, None)
                             .await
@@ -185,7 +180,7 @@ async fn a_flood_is_refused_within_caps_while_legitimate_work_completes() {
         while let Some(e) = legit_events.recv().await {
             if let Event::Message(m) = &e {
                 if let Some(KnownBody::Trace(t)) = m.known() {
-                    if t.state == WorkState::Completed && m.envelope().from.as_str() == WORKER {
+                    if t.state == WorkState::Completed && m.from() == WORKER {
                         if let Some(tx) = done_tx.take() {
                             let _ = tx.send(Instant::now());
                         }

@@ -63,7 +63,7 @@ const LOCAL: &str = "receiver.bench";
 
 /// `calls` distinct copies of the corpus envelope `name` (ids `msg_<i>`), each for the receiver;
 /// `work`: directed to [`LOCAL`] with a `work_id` of its own (each opens a work unit).
-fn receive_inputs(name: &str, calls: u64, work: bool) -> Vec<Vec<u8>> {
+fn receive_inputs(name: &str, calls: u64, work: bool) -> Vec<bytes::Bytes> {
     let corpus = common::corpus();
     let Some((_, bytes)) = corpus.iter().find(|(n, _)| n == name) else {
         panic!("no corpus envelope {name}");
@@ -77,14 +77,15 @@ fn receive_inputs(name: &str, calls: u64, work: bool) -> Vec<Vec<u8>> {
                 v["to"] = LOCAL.into();
                 v["work_id"] = format!("work_{i:08}").into();
             }
-            serde_json::to_vec(&v).expect("json")
+            // As a transport hands it over (`async-nats`: `Bytes`).
+            bytes::Bytes::from(serde_json::to_vec(&v).expect("json"))
         })
         .collect()
 }
 
 /// The receive runs (the child's side): `prepare` builds the inputs and the receiver only;
-/// `receive` also receives each input once (`Receiver::receive`: parse, routing, dedup,
-/// lifecycle), dropping what it returns.
+/// `receive` also receives each input once (`Receiver::receive_bytes`: parse, routing, dedup,
+/// lifecycle; the delivered message holds the input's bytes), dropping what it returns.
 fn receive_child(step: &str, name: &str, calls: u64, work: bool) {
     let inputs = receive_inputs(name, calls, work);
     let mut config = agh_protocol::ReceiverConfig::new("ws_alpha", "builders", LOCAL);
@@ -92,11 +93,11 @@ fn receive_child(step: &str, name: &str, calls: u64, work: bool) {
     config.max_open_work = usize::MAX;
     config.max_open_work_per_initiator = usize::MAX;
     let mut receiver = agh_protocol::Receiver::new(config);
-    for bytes in &inputs {
+    for bytes in inputs {
         match step {
             "prepare" => drop(black_box(bytes)),
             "receive" => {
-                let delivery = receiver.receive(black_box(bytes), NOW);
+                let delivery = receiver.receive_bytes(black_box(bytes), NOW);
                 assert!(
                     matches!(delivery, agh_protocol::Delivery::Delivered { .. }),
                     "every input is delivered: {delivery:?}"
@@ -207,7 +208,7 @@ fn main() {
 /// preparation of the inputs and the receiver subtracted). Broadcast: the corpus `say` as it is
 /// (no work); work-bound: directed to the receiver with a fresh `work_id` (opens a unit).
 fn receive_table() {
-    println!("per envelope received through `Receiver::receive` (callgrind and memcheck, 2,000 distinct envelopes, the preparation subtracted)");
+    println!("per envelope received through `Receiver::receive_bytes` (callgrind and memcheck, 2,000 distinct envelopes, the preparation subtracted)");
     println!();
     println!("| envelope | instructions | allocations |");
     println!("| --- | ---: | ---: |");

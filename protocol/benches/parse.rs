@@ -176,6 +176,8 @@ struct ReceiverBench {
     window: DedupWindow,
     tracker: WorkTracker,
     pool: Vec<Vec<u8>>,
+    /// The pool's envelopes as a transport hands them over (`Bytes`, moved into the receiver).
+    wire: Vec<bytes::Bytes>,
     ids: Vec<String>,
     messages: Vec<Message>,
     /// Next pool slot, calls and accepted calls, per step: receive, dedup, lifecycle.
@@ -189,17 +191,17 @@ impl ReceiverBench {
         let message = parse(bytes, options).expect("a valid corpus envelope");
         let env = message.envelope();
         let id = value_span(bytes, "id", &env.id);
-        let work_id = env
-            .string_member("work_id")
-            .map(|w| value_span(bytes, "work_id", &w));
+        let work_id = message
+            .str_of("work_id")
+            .map(|w| value_span(bytes, "work_id", w));
         let opening = work_id.as_ref().map(|_| {
             // The work a receipt or trace answers: opened by the local peer in the same thread,
             // directed to the sender (the corpus' fixtures share thread and work_id).
             let mut say = fixture("core.message-kinds/accept_say_with_work_id.json");
             say["from"] = json!(LOCAL_PEER);
-            say["to"] = json!(*env.from);
-            say["thread_id"] = json!(env.string_member("thread_id").expect("a thread"));
-            say["work_id"] = json!(env.string_member("work_id"));
+            say["to"] = json!(message.from());
+            say["thread_id"] = json!(message.str_of("thread_id").expect("a thread"));
+            say["work_id"] = json!(message.str_of("work_id"));
             let open = serde_json::to_vec(&say).expect("json");
             let id = value_span(&open, "id", say["id"].as_str().expect("id"));
             let w = value_span(&open, "work_id", say["work_id"].as_str().expect("work_id"));
@@ -220,6 +222,7 @@ impl ReceiverBench {
             window: DedupWindow::new(1, 1),
             tracker: WorkTracker::new(),
             pool: Vec::new(),
+            wire: Vec::new(),
             ids: Vec::new(),
             messages: Vec::new(),
             next: [0; 3],
@@ -248,6 +251,7 @@ impl ReceiverBench {
         }
         self.ids.clear();
         self.messages.clear();
+        self.wire.clear();
         for buf in &mut self.pool[..calls] {
             self.serial += 1;
             stamp(buf, &self.id, self.serial);
@@ -267,6 +271,7 @@ impl ReceiverBench {
                     Outcome::Opened { .. }
                 ));
             }
+            self.wire.push(bytes::Bytes::copy_from_slice(buf));
             let message = parse(buf, &self.options).expect("a valid stamped envelope");
             self.ids.push(message.envelope().id.to_string());
             self.messages.push(message);
@@ -274,11 +279,13 @@ impl ReceiverBench {
         self.next = [0; 3];
     }
 
-    /// `Receiver::receive` of the next prepared envelope.
+    /// `Receiver::receive_bytes` of the next prepared envelope (its `Bytes` moved in, as the
+    /// peer hands over async-nats' payload).
     fn receive(&mut self) {
         let k = self.next[0];
         self.next[0] += 1;
-        let delivery = self.receiver.receive(black_box(&self.pool[k]), NOW);
+        let bytes = std::mem::take(&mut self.wire[k]);
+        let delivery = self.receiver.receive_bytes(black_box(bytes), NOW);
         let work_bound = self.work_id.is_some();
         self.calls[0] += 1;
         if matches!(&delivery, Delivery::Delivered { work, .. } if work.is_accepted() == work_bound)
@@ -354,6 +361,9 @@ fn interleaved_ratios(_c: &mut Criterion) {
         let doc: String;
         let view = parse_ref(bytes, &options).expect("a valid corpus envelope");
         let recv = RefCell::new(ReceiverBench::new(bytes, &options));
+        // A shared buffer (cloned once, so that each clone below only counts a reference).
+        let shared = bytes::Bytes::copy_from_slice(bytes);
+        drop(shared.clone());
         // (a), (b), parse_ref, parse, to_message; the receiver, and its dedup and lifecycle steps
         // alone; a fresh copy of the input (the floor of any owned form); for `capability` also (c) and the digest recipe alone as parse_ref runs it
         // (context for the (b) target: neither (a) nor (b) checks the digest).
@@ -374,14 +384,22 @@ fn interleaved_ratios(_c: &mut Criterion) {
                     "ops-coordinator.session-42",
                 ))))
             }),
+            // The message over a buffer it shares (what the peer does with async-nats' payload).
+            Box::new(|| {
+                drop(black_box(agh_protocol::parse_bytes(
+                    black_box(shared.clone()),
+                    &options,
+                )))
+            }),
         ];
         const RECEIVE: usize = 5;
         const DEDUP: usize = 6;
         const LIFECYCLE: usize = 7;
         const COPY: usize = 8;
         const SMALL: usize = 9;
-        const C: usize = 10;
-        const RECIPE: usize = 11;
+        const SHARED: usize = 10;
+        const C: usize = 11;
+        const RECIPE: usize = 12;
         if context {
             doc = capability_document(bytes);
             let (raw, fields) = recipe_input(&doc);
@@ -428,6 +446,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
         let mut recv_ref = Vec::with_capacity(ROUNDS);
         let mut recv_owned = Vec::with_capacity(ROUNDS);
         let mut copy_floor = Vec::with_capacity(ROUNDS);
+        let mut shared_ref = Vec::with_capacity(ROUNDS);
         for round in 0..ROUNDS {
             recv.borrow_mut().refill(batch);
             let mut ns = vec![0f64; n];
@@ -449,6 +468,7 @@ fn interleaved_ratios(_c: &mut Criterion) {
             recv_ref.push(ns[RECEIVE] / ns[2]);
             recv_owned.push(ns[RECEIVE] / ns[3]);
             copy_floor.push((ns[2] + ns[COPY]) / ns[2]);
+            shared_ref.push(ns[SHARED] / ns[2]);
             if context {
                 ratio_c.push(ns[C] / ns[2]);
                 ratio_b_less_recipe.push(ns[1] / (ns[2] - ns[RECIPE]));
@@ -473,6 +493,8 @@ fn interleaved_ratios(_c: &mut Criterion) {
             "copy_ns": medians[COPY],
             "small_allocation_ns": medians[SMALL],
             "parse_ref_and_copy_over_parse_ref": median(copy_floor),
+            "parse_bytes_ns": medians[SHARED],
+            "parse_bytes_over_parse_ref": median(shared_ref),
             "work_bound": recv.borrow().work_id.is_some(),
             "rounds": ROUNDS, "batch": batch,
         });

@@ -38,7 +38,7 @@ fn envelopes(size: usize) -> (Vec<u8>, Vec<u8>) {
         if sign {
             b = b.sign(&key);
         }
-        b.body(&body).expect("valid").to_vec().expect("bytes")
+        b.body(&body).expect("valid").to_vec()
     };
     (build(false), build(true))
 }

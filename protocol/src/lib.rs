@@ -24,10 +24,11 @@ pub use kind::{Body, EnvelopeMatch, KindRules, Presence, Verify, WorkRole};
 pub use lifecycle::{Outcome, WorkEvent, WorkKey, WorkTracker, WorkUnit};
 pub use message::profile::V0;
 pub use parse::{
-    explain, parse, parse_ref, ExtensionBody, Head, Message, MessageBody, MessageRef, Options,
-    RegisterError, Registry, Rejection,
+    explain, parse, parse_bytes, parse_ref, ExtensionBody, Head, Message, MessageBody, MessageRef,
+    Options, RegisterError, Registry, Rejection,
 };
 
 /// Paths used by `#[derive(Body)]` expansions; not public API.
 #[doc(hidden)]
 pub use agh_runtime::__private;
+pub use bytes::Bytes;

@@ -129,8 +129,9 @@ pub enum TrustState {
     },
     /// Not signed with this profile (no proof, or another profile's).
     Unverified {
-        /// Why (`no proof`, or the other profile).
-        reason: String,
+        /// Why (`no proof`, or the other profile); borrowed when it is a fixed text, so that the
+        /// common case costs no allocation per message.
+        reason: std::borrow::Cow<'static, str>,
     },
     /// Refused with `verification_failed`.
     Rejected {
@@ -248,7 +249,7 @@ pub fn evaluate(envelope: &Map<String, Value>) -> TrustState {
             format!("`from` `{from}` is a verified identity but {why}"),
         ),
         false => TrustState::Unverified {
-            reason: why.to_owned(),
+            reason: why.to_owned().into(),
         },
     };
     let proof = match envelope.get("proof") {

@@ -380,7 +380,7 @@ fn answering_whois() {
     )
     .is_none());
     let directed = answer(&whois_request(Some(DESIGNER), "test.run", None), "r1").unwrap();
-    let v = directed.to_value().unwrap();
+    let v = directed.to_value();
     assert_eq!(v["id"], "r1");
     assert_eq!(v["ts"], NOW + 1);
     assert_eq!(v["from"], DESIGNER);
@@ -394,7 +394,7 @@ fn answering_whois() {
     // Rich catalog on request, in the envelope ext, never in peer_card.ext.
     let ext = json!({"agh.include": ["capability_catalog"], "agh.capability_ids": ["build-site"]});
     let rich = answer(&whois_request(None, "build-site", Some(ext)), "r2").unwrap();
-    let v = rich.to_value().unwrap();
+    let v = rich.to_value();
     assert_eq!(
         v["ext"][CATALOG_KEY],
         c.rich(Some(&["build-site".to_owned()]))
@@ -409,7 +409,7 @@ fn answering_whois() {
         2
     );
     // The response is a valid envelope for a strict receiver.
-    assert!(parse(&rich.to_vec().unwrap(), &Options::at(NOW)).is_ok());
+    assert!(parse(&rich.to_vec(), &Options::at(NOW)).is_ok());
     // A whois response is not answered.
     assert!(answer(&rich, "r3").is_none());
 }

@@ -130,13 +130,18 @@ fn parse_equals_serde_on_every_accepted_stored_input() {
         let Ok(view) = parse_ref(&bytes, &options) else {
             continue;
         };
-        let owned = view
-            .to_message()
-            .unwrap_or_else(|e| panic!("{name}: the view converts: {e}"));
+        let owned = view.to_message();
         let parsed = agh_protocol::parse(&bytes, &options).expect("parse agrees with parse_ref");
+        // The message holds the bytes, and its view is the parser's.
+        assert_eq!(parsed.bytes().as_ref(), &bytes[..], "{name}");
+        assert_eq!(&parsed.envelope(), view.envelope(), "{name}");
+        assert_eq!(&owned.envelope(), view.envelope(), "{name}");
+        let typed = owned
+            .to_envelope()
+            .unwrap_or_else(|e| panic!("{name}: the view converts: {e}"));
         assert_eq!(
-            serde_json::to_value(parsed.envelope()).unwrap(),
-            serde_json::to_value(owned.envelope()).unwrap(),
+            serde_json::to_value(parsed.to_envelope().unwrap()).unwrap(),
+            serde_json::to_value(&typed).unwrap(),
             "{name}"
         );
         // The envelope, by serde from the JSON tree (body left empty, as `Message` keeps it).
@@ -156,18 +161,19 @@ fn parse_equals_serde_on_every_accepted_stored_input() {
         // keeps it as written (the same value).
         assert_eq!(
             agh_protocol::check::equality_key(&serde_json::to_value(&by_serde).unwrap()),
-            agh_protocol::check::equality_key(&serde_json::to_value(owned.envelope()).unwrap()),
+            agh_protocol::check::equality_key(&serde_json::to_value(&typed).unwrap()),
             "{name}: envelope"
         );
-        // The bytes written member by member are the bytes of the tree.
+        // The message writes the bytes it holds; its tree is the input's.
+        assert_eq!(owned.to_vec(), bytes, "{name}: to_vec");
         assert_eq!(
-            String::from_utf8(owned.to_vec().unwrap()).unwrap(),
-            serde_json::to_string(&owned.to_value().unwrap()).unwrap(),
-            "{name}: to_vec"
+            serde_json::to_string(&owned.to_value()).unwrap(),
+            serde_json::to_string(&read_checked(&bytes)).unwrap(),
+            "{name}: to_value"
         );
         // Field by field against the view.
         let e = view.envelope();
-        let o = owned.envelope();
+        let o = &typed;
         assert_eq!(
             (&*e.id, &*e.from, &*e.kind),
             (o.id.as_str(), o.from.as_str(), o.kind.as_str()),
@@ -187,7 +193,7 @@ fn parse_equals_serde_on_every_accepted_stored_input() {
         // The body, by serde from its text.
         assert_eq!(
             serde_body(view.kind(), &body_text),
-            owned.body().to_value().unwrap(),
+            owned.body().unwrap().to_value().unwrap(),
             "{name}: body"
         );
         checked += 1;
@@ -209,9 +215,9 @@ fn an_accepted_view_carries_the_members_and_the_body_text() {
     assert_eq!(e.ts, 1_776_366_000);
     assert_eq!(m.body_json().get(), r#"{"text":"hi","x":[1,{"y":null}]}"#);
     assert_eq!(e.ext.map(|x| x.get()), Some(r#"{"k":1}"#));
-    let owned = m.to_message().unwrap();
+    let owned = m.to_message();
     assert_eq!(owned.id(), "m1");
-    let v = owned.to_value().unwrap();
+    let v = owned.to_value();
     assert_eq!(v["body"]["x"][1]["y"], Value::Null);
     assert_eq!(v["ext"]["k"], 1);
 }
@@ -458,4 +464,10 @@ fn both_paths_agree_on_white_space_line_breaks_and_numbers_in_open_content() {
         }
     }
     assert!(checked > 300, "{checked}");
+}
+
+/// The envelope as the strict reader reads it (every number as written).
+fn read_checked(bytes: &[u8]) -> Value {
+    let limits = agh_protocol::json::JsonLimits::default();
+    Value::Object(agh_protocol::json::read_envelope_json(bytes, &limits).expect("checked"))
 }

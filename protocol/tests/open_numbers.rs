@@ -74,12 +74,12 @@ fn open_numbers_are_accepted_and_kept_byte_exact_on_both_paths() {
         let tree = read_envelope_json(input.as_bytes(), &JsonLimits::default()).unwrap();
         assert_eq!(serde_json::to_string(&tree).unwrap(), input, "{n}");
         // Owned message: re-serialized with every number as written.
-        let message = view.to_message().unwrap();
-        let bytes = String::from_utf8(message.to_vec().unwrap()).unwrap();
+        let message = view.to_message();
+        let bytes = String::from_utf8(message.to_vec()).unwrap();
         same_count(&bytes, &input, &n);
         // Forwarding: the re-serialized envelope parses again and serializes identically.
         let again = parse(bytes.as_bytes(), &Options::at(NOW)).unwrap();
-        assert_eq!(String::from_utf8(again.to_vec().unwrap()).unwrap(), bytes);
+        assert_eq!(String::from_utf8(again.to_vec()).unwrap(), bytes);
     }
 }
 
@@ -110,7 +110,7 @@ fn a_built_message_keeps_an_ext_number_beyond_64_bits() {
                 .unwrap(),
         )
         .unwrap();
-    let bytes = String::from_utf8(message.to_vec().unwrap()).unwrap();
+    let bytes = String::from_utf8(message.to_vec()).unwrap();
     assert!(bytes.contains(r#""ext":{"acme.n":1e400}"#), "{bytes}");
 }
 

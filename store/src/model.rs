@@ -81,9 +81,8 @@ impl MessageRecord {
         direction: Direction,
         received_at_ms: i64,
     ) -> Self {
-        let env = message.envelope();
-        let member = |name: &str| env.string_member(name);
-        let body = |name: &str| message.body().string_member(name);
+        let member = |name: &str| message.str_of(name).map(str::to_owned);
+        let body = |name: &str| message.body_str(name).map(|v| v.into_owned());
         let summary = match message.kind() {
             "say" => body("text"),
             "trace" => body("state"),
@@ -111,7 +110,7 @@ impl MessageRecord {
             work_id: member("work_id"),
             reply_to: member("reply_to"),
             causation_id: member("causation_id"),
-            ts: i64::try_from(*env.ts).ok(),
+            ts: i64::try_from(message.envelope().ts).ok(),
             received_at_ms,
             trust: Some(message.trust().as_str().to_owned()),
             summary,

@@ -51,6 +51,7 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
 impl p::Profile for Profile {
     type Envelope = super::types::Envelope;
     type EnvelopeRef<'a> = super::scan::EnvelopeRef<'a>;
+    type Spans = EnvelopeSpans;
     type Body = super::checks::KnownBody;
     type Extra = ();
     const SPEC: p::Spec<Self::Body> = SPEC;
@@ -63,6 +64,22 @@ impl p::Profile for Profile {
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         super::checks::check_envelope(v, at, out)
     }
+    #[inline]
+    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+        EnvelopeSpans::of(view, text)
+    }
+    #[inline]
+    fn view_of<'s>(spans: &'s EnvelopeSpans, text: &'s str) -> Self::EnvelopeRef<'s> {
+        spans.view(text)
+    }
+    #[inline]
+    fn str_of<'s>(
+        spans: &'s EnvelopeSpans,
+        text: &'s str,
+        name: &str,
+    ) -> Option<&'s str> {
+        spans.str_of(text, name)
+    }
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
         envelope.payload
     }
@@ -74,5 +91,98 @@ impl p::Profile for Profile {
         text: &str,
     ) -> Result<Self::Envelope, String> {
         super::types::Envelope::decode_open(text)
+    }
+}
+/// Where each member of a checked envelope stands in its text (strings with escapes: their
+/// value): what an owned message keeps to give out the borrowed view again without reading
+/// its bytes a second time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvelopeSpans {
+    /// `v`.
+    pub v: i128,
+    /// `id`.
+    pub id: ::agh_runtime::profile::spans::StrSpan,
+    /// `from`.
+    pub from: ::agh_runtime::profile::spans::StrSpan,
+    /// `to`.
+    pub to: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `ts`.
+    pub ts: u64,
+    /// `kind`.
+    pub kind: ::agh_runtime::profile::spans::StrSpan,
+    /// `ref`.
+    pub ref_: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `payload`.
+    pub payload: Option<::agh_runtime::profile::spans::RawSpan>,
+}
+impl EnvelopeSpans {
+    /// The spans of `view`, a view the scanner read from `text`.
+    pub fn of(view: super::scan::EnvelopeRef<'_>, text: &str) -> Self {
+        EnvelopeSpans {
+            v: {
+                let v = view.v;
+                v
+            },
+            id: {
+                let v = view.id;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            from: {
+                let v = view.from;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            to: view.to.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            ts: {
+                let v = view.ts;
+                v
+            },
+            kind: {
+                let v = view.kind;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            ref_: view.ref_.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            payload: view
+                .payload
+                .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v)),
+        }
+    }
+    /// The string member `name` over `text` (`None`: absent, `null` or no string).
+    pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
+        match name {
+            "id" => Some(self.id.str(text)),
+            "from" => Some(self.from.str(text)),
+            "to" => self.to.as_ref().map(|v| v.str(text)),
+            "kind" => Some(self.kind.str(text)),
+            "ref" => self.ref_.as_ref().map(|v| v.str(text)),
+            _ => None,
+        }
+    }
+    /// The view again, over `text`: the text the spans were recorded over.
+    pub fn view<'s>(&'s self, text: &'s str) -> super::scan::EnvelopeRef<'s> {
+        super::scan::EnvelopeRef {
+            v: {
+                let v = &self.v;
+                *v
+            },
+            id: {
+                let v = &self.id;
+                v.get(text)
+            },
+            from: {
+                let v = &self.from;
+                v.get(text)
+            },
+            to: self.to.as_ref().map(|v| v.get(text)),
+            ts: {
+                let v = &self.ts;
+                *v
+            },
+            kind: {
+                let v = &self.kind;
+                v.get(text)
+            },
+            ref_: self.ref_.as_ref().map(|v| v.get(text)),
+            payload: self.payload.as_ref().map(|v| v.get(text)),
+        }
     }
 }

@@ -49,3 +49,79 @@ pub(crate) fn member_repr(model: &Model, f: &Field) -> MemberRepr {
 pub(crate) fn member_optional(model: &Model, f: &Field) -> bool {
     !f.required || f.shape.nullable || model.resolve(&f.shape).nullable
 }
+
+/// `EnvelopeSpans` (in `profile.rs`): where each member of a checked `EnvelopeRef` stands in the
+/// envelope text, so that an owned message rebuilds the view from its bytes without scanning them
+/// again (`Profile::spans_of` / `Profile::view_of`); one field per envelope member, as the view.
+pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
+    use quote::{format_ident, quote};
+    let rt = &crate::emit::paths::runtime();
+    let env = &model.envelope;
+    let ref_ty = format_ident!("{}Ref", env.type_name);
+    let (mut fields, mut ofs, mut views) = (Vec::new(), Vec::new(), Vec::new());
+    let mut strs = Vec::new();
+    for f in &env.members {
+        let ident = format_ident!("{}", f.rust_name);
+        let (ty, of, view) = match member_repr(model, f) {
+            MemberRepr::Str => (
+                quote!(#rt::profile::spans::StrSpan),
+                quote!(#rt::profile::spans::StrSpan::of(text, v)),
+                quote!(v.get(text)),
+            ),
+            MemberRepr::Body | MemberRepr::Raw => (
+                quote!(#rt::profile::spans::RawSpan),
+                quote!(#rt::profile::spans::RawSpan::of(text, v)),
+                quote!(v.get(text)),
+            ),
+            MemberRepr::U64 => (quote!(u64), quote!(v), quote!(*v)),
+            MemberRepr::I128 => (quote!(i128), quote!(v), quote!(*v)),
+        };
+        let doc = format!(" `{}`.", f.json_name);
+        let name = &f.json_name;
+        let optional = member_optional(model, f);
+        if member_repr(model, f) == MemberRepr::Str {
+            strs.push(match optional {
+                true => quote!(#name => self.#ident.as_ref().map(|v| v.str(text)),),
+                false => quote!(#name => Some(self.#ident.str(text)),),
+            });
+        }
+        if optional {
+            fields.push(quote!(#[doc = #doc] pub #ident: Option<#ty>,));
+            ofs.push(quote!(#ident: view.#ident.map(|v| #of),));
+            views.push(quote!(#ident: self.#ident.as_ref().map(|v| #view),));
+        } else {
+            fields.push(quote!(#[doc = #doc] pub #ident: #ty,));
+            ofs.push(quote!(#ident: { let v = view.#ident; #of },));
+            views.push(quote!(#ident: { let v = &self.#ident; #view },));
+        }
+    }
+    quote! {
+        /// Where each member of a checked envelope stands in its text (strings with escapes: their
+        /// value): what an owned message keeps to give out the borrowed view again without reading
+        /// its bytes a second time.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct EnvelopeSpans {
+            #(#fields)*
+        }
+
+        impl EnvelopeSpans {
+            /// The spans of `view`, a view the scanner read from `text`.
+            pub fn of(view: super::scan::#ref_ty<'_>, text: &str) -> Self {
+                EnvelopeSpans { #(#ofs)* }
+            }
+
+            /// The string member `name` over `text` (`None`: absent, `null` or no string).
+            pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
+                match name {
+                    #(#strs)*
+                    _ => None,
+                }
+            }
+
+            /// The view again, over `text`: the text the spans were recorded over.
+            pub fn view<'s>(&'s self, text: &'s str) -> super::scan::#ref_ty<'s> {
+                super::scan::#ref_ty { #(#views)* }
+            }
+        }
+    }
+}

@@ -75,6 +75,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
         ),
         false => (quote!(view), quote!(_text), quote!(view.to_envelope())),
     };
+    let spans = crate::emit::envelope_ref::emit_spans(model);
     let doc = format!(
         " The `{name}` profile: this schema set as the runtime sees it (`agh_runtime::profile`)."
     );
@@ -117,6 +118,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
         impl p::Profile for Profile {
             type Envelope = super::types::#envelope_ty;
             type EnvelopeRef<'a> = super::scan::#envelope_ref<'a>;
+            type Spans = EnvelopeSpans;
             type Body = super::checks::KnownBody;
             type Extra = ();
             const SPEC: p::Spec<Self::Body> = SPEC;
@@ -130,6 +132,21 @@ pub fn emit_profile(model: &Model) -> TokenStream {
 
             fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
                 super::checks::#check(v, at, out)
+            }
+
+            #[inline]
+            fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+                EnvelopeSpans::of(view, text)
+            }
+
+            #[inline]
+            fn view_of<'s>(spans: &'s EnvelopeSpans, text: &'s str) -> Self::EnvelopeRef<'s> {
+                spans.view(text)
+            }
+
+            #[inline]
+            fn str_of<'s>(spans: &'s EnvelopeSpans, text: &'s str, name: &str) -> Option<&'s str> {
+                spans.str_of(text, name)
             }
 
             fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
@@ -147,6 +164,8 @@ pub fn emit_profile(model: &Model) -> TokenStream {
                 #to_envelope
             }
         }
+
+        #spans
     }
 }
 

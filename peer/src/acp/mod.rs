@@ -371,7 +371,7 @@ impl Shared {
             .inbox
             .lock()
             .map_err(|_| Failure::local("internal", "the agent's inbox is poisoned"))?
-            .receive(&answer, now_ms());
+            .receive_bytes(answer, now_ms());
         match verdict {
             Verdict::Refused(r) => Err(Failure::local(
                 r.code.unwrap_or(r.refusal),
@@ -384,7 +384,7 @@ impl Shared {
                 if matches!(correlation, Correlation::Answered { .. }) {
                     waiting.id = None;
                 }
-                match message.into_parts().1 {
+                match owned_body(&message)? {
                     Some(KnownBody::Error(e)) => Err(Failure::remote(&e)),
                     body => Ok((id.clone(), body)),
                 }
@@ -454,20 +454,26 @@ impl Shared {
         let m = agh_acp::parse(&answer, &options)
             .map_err(|r| Failure::local(r.code.as_str(), format!("the answer was refused: {r}")))?;
         let e = m.envelope();
-        let answers = e.ref_.as_deref().map(String::as_str) == Some(id.as_str())
-            && e.from.as_str() == to
-            && e.to.as_deref().map(String::as_str) == Some(self.id());
+        let answers = e.ref_.as_deref() == Some(id.as_str())
+            && *e.from == *to
+            && e.to.as_deref() == Some(self.id());
         if !answers {
             return Err(Failure::local(
                 "unknown_ref",
                 format!("the answer does not answer `{id}` from `{to}`"),
             ));
         }
-        match m.into_parts().1 {
+        match owned_body(&m)? {
             Some(KnownBody::Error(e)) => Err(Failure::remote(&e)),
             body => Ok(body),
         }
     }
+}
+
+/// The typed payload of a checked message.
+fn owned_body(m: &agh_acp::Message) -> Result<Option<KnownBody>, Failure> {
+    m.to_owned_body()
+        .map_err(|r| Failure::local(r.code.as_str(), r.to_string()))
 }
 
 fn unexpected(kind: &str, got: Option<KnownBody>) -> Failure {

@@ -114,7 +114,7 @@ async fn answer<T: serde::Serialize + ?Sized>(
 async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound) {
     let now = now_ms();
     let verdict = match shared.inbox.lock() {
-        Ok(mut inbox) => inbox.receive(&m.payload, now),
+        Ok(mut inbox) => inbox.receive_bytes(m.payload.clone(), now),
         Err(_) => return,
     };
     let (message, correlation) = match verdict {
@@ -125,19 +125,19 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
             let id = shared.ids.next_id();
             if let Ok(Some(reply)) = agh_acp::error_reply(&r, shared.id(), &id, now) {
                 let to = reply.envelope().to.as_ref().map(|t| t.to_string());
-                let recorded = reply.to_vec().ok().filter(|bytes| {
-                    shared
-                        .inbox
-                        .lock()
-                        .is_ok_and(|mut i| i.send(bytes, now).is_ok())
-                });
+                let bytes = reply.into_bytes();
+                let recorded = shared
+                    .inbox
+                    .lock()
+                    .is_ok_and(|mut i| i.send_bytes(bytes.clone(), now).is_ok())
+                    .then_some(bytes);
                 let subject = match (&m.reply, &to) {
                     (Some(r), _) => Some(r.clone()),
                     (None, Some(to)) => shared.direct(to).ok(),
                     (None, None) => None,
                 };
                 if let (Some(bytes), Some(subject)) = (recorded, subject) {
-                    let _ = shared.transport.publish(subject, Bytes::from(bytes)).await;
+                    let _ = shared.transport.publish(subject, bytes).await;
                 }
             }
             return;
@@ -161,7 +161,10 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
     };
     let reference = envelope.ref_.as_ref().map(|r| r.to_string());
     let kind = message.kind();
-    let Some(body) = message.into_parts().1 else {
+    let Ok(body) = message.to_owned_body() else {
+        return;
+    };
+    let Some(body) = body else {
         // ping, discover and cancel may come without a payload.
         return match kind {
             "ping" => pong(shared, &route, &sender).await,

@@ -809,7 +809,7 @@ impl Peer {
                 Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
                 Ok(Ok(m)) => m,
             };
-            if next.envelope().reply_to.as_deref().map(String::as_str) != Some(id.as_str()) {
+            if next.str_of("reply_to") != Some(id.as_str()) {
                 continue;
             }
             let Some(KnownBody::Whois(w)) = next.known() else {
@@ -824,7 +824,7 @@ impl Peer {
             if out.iter().any(|a| a.card.peer_id == card.peer_id) {
                 continue;
             }
-            let catalog = next.envelope().ext.get(CATALOG_KEY).cloned();
+            let catalog = next.ext_member(CATALOG_KEY).map(|c| c.to_value());
             out.push(WhoisAnswer {
                 card,
                 catalog,
@@ -931,7 +931,7 @@ async fn inbound_loop(
     mut stop: watch::Receiver<bool>,
     sink: &pipeline::Sink,
 ) -> Option<String> {
-    let on_inbound = |payload: &[u8]| {
+    let on_inbound = |payload: bytes::Bytes| {
         let step = shared.step(payload);
         async move {
             if let Some(step) = step {
@@ -943,7 +943,7 @@ async fn inbound_loop(
         tokio::select! {
             _ = stop.changed() => break,
             next = subs.next() => match next {
-                Some(m) => on_inbound(&m.payload).await,
+                Some(m) => on_inbound(m.payload).await,
                 None => {
                     return Some(
                         "the transport ended the subscriptions: nothing more will be received"
@@ -958,7 +958,7 @@ async fn inbound_loop(
             let _ = s.unsubscribe().await;
         }
         while let Some(m) = subs.next().await {
-            on_inbound(&m.payload).await;
+            on_inbound(m.payload).await;
         }
     };
     let _ = tokio::time::timeout(SHUTDOWN_DRAIN, drain).await;
@@ -984,7 +984,7 @@ pub fn answers(m: &Message, id: &str) -> bool {
             return true;
         }
     }
-    m.envelope().reply_to.as_deref().map(String::as_str) == Some(id)
+    m.str_of("reply_to") == Some(id)
 }
 
 fn body_of<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, PeerError> {

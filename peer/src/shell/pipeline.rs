@@ -48,12 +48,12 @@ impl Step {
 impl Shared {
     /// Runs `payload` through the core and submits its writes (without waiting for them).
     /// `None` when the core is not available (poisoned).
-    pub(super) fn step(&self, payload: &[u8]) -> Option<Step> {
+    pub(super) fn step(&self, payload: bytes::Bytes) -> Option<Step> {
         let now = self.now();
         let mut core = self.core().ok()?;
-        let out = core.on_inbound(payload, now);
+        let out = core.on_inbound_bytes(payload.clone(), now);
         let ticket = self.store.as_ref().and_then(|store| {
-            let writes = record::inbound(&core, payload, &out, now, self.replay_age_secs);
+            let writes = record::inbound(&core, &payload, &out, now, self.replay_age_secs);
             drop(core);
             (!writes.is_empty()).then(|| store.submit(writes))
         });

@@ -73,6 +73,7 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
 impl p::Profile for Profile {
     type Envelope = super::types::Envelope;
     type EnvelopeRef<'a> = super::scan::EnvelopeRef<'a>;
+    type Spans = EnvelopeSpans;
     type Body = super::checks::KnownBody;
     type Extra = ();
     const SPEC: p::Spec<Self::Body> = SPEC;
@@ -85,6 +86,22 @@ impl p::Profile for Profile {
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         super::checks::check_envelope(v, at, out)
     }
+    #[inline]
+    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+        EnvelopeSpans::of(view, text)
+    }
+    #[inline]
+    fn view_of<'s>(spans: &'s EnvelopeSpans, text: &'s str) -> Self::EnvelopeRef<'s> {
+        spans.view(text)
+    }
+    #[inline]
+    fn str_of<'s>(
+        spans: &'s EnvelopeSpans,
+        text: &'s str,
+        name: &str,
+    ) -> Option<&'s str> {
+        spans.str_of(text, name)
+    }
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
         Some(envelope.body)
     }
@@ -96,5 +113,183 @@ impl p::Profile for Profile {
         _text: &str,
     ) -> Result<Self::Envelope, String> {
         view.to_envelope()
+    }
+}
+/// Where each member of a checked envelope stands in its text (strings with escapes: their
+/// value): what an owned message keeps to give out the borrowed view again without reading
+/// its bytes a second time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvelopeSpans {
+    /// `protocol`.
+    pub protocol: ::agh_runtime::profile::spans::StrSpan,
+    /// `id`.
+    pub id: ::agh_runtime::profile::spans::StrSpan,
+    /// `workspace_id`.
+    pub workspace_id: ::agh_runtime::profile::spans::StrSpan,
+    /// `kind`.
+    pub kind: ::agh_runtime::profile::spans::StrSpan,
+    /// `channel`.
+    pub channel: ::agh_runtime::profile::spans::StrSpan,
+    /// `surface`.
+    pub surface: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `thread_id`.
+    pub thread_id: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `direct_id`.
+    pub direct_id: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `from`.
+    pub from: ::agh_runtime::profile::spans::StrSpan,
+    /// `to`.
+    pub to: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `work_id`.
+    pub work_id: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `reply_to`.
+    pub reply_to: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `trace_id`.
+    pub trace_id: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `causation_id`.
+    pub causation_id: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `ts`.
+    pub ts: u64,
+    /// `expires_at`.
+    pub expires_at: Option<u64>,
+    /// `body`.
+    pub body: ::agh_runtime::profile::spans::RawSpan,
+    /// `proof`.
+    pub proof: Option<::agh_runtime::profile::spans::RawSpan>,
+    /// `ext`.
+    pub ext: Option<::agh_runtime::profile::spans::RawSpan>,
+}
+impl EnvelopeSpans {
+    /// The spans of `view`, a view the scanner read from `text`.
+    pub fn of(view: super::scan::EnvelopeRef<'_>, text: &str) -> Self {
+        EnvelopeSpans {
+            protocol: {
+                let v = view.protocol;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            id: {
+                let v = view.id;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            workspace_id: {
+                let v = view.workspace_id;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            kind: {
+                let v = view.kind;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            channel: {
+                let v = view.channel;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            surface: view
+                .surface
+                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            thread_id: view
+                .thread_id
+                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            direct_id: view
+                .direct_id
+                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            from: {
+                let v = view.from;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            to: view.to.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            work_id: view
+                .work_id
+                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            reply_to: view
+                .reply_to
+                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            trace_id: view
+                .trace_id
+                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            causation_id: view
+                .causation_id
+                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            ts: {
+                let v = view.ts;
+                v
+            },
+            expires_at: view.expires_at.map(|v| v),
+            body: {
+                let v = view.body;
+                ::agh_runtime::profile::spans::RawSpan::of(text, v)
+            },
+            proof: view
+                .proof
+                .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v)),
+            ext: view.ext.map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v)),
+        }
+    }
+    /// The string member `name` over `text` (`None`: absent, `null` or no string).
+    pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
+        match name {
+            "protocol" => Some(self.protocol.str(text)),
+            "id" => Some(self.id.str(text)),
+            "workspace_id" => Some(self.workspace_id.str(text)),
+            "kind" => Some(self.kind.str(text)),
+            "channel" => Some(self.channel.str(text)),
+            "surface" => self.surface.as_ref().map(|v| v.str(text)),
+            "thread_id" => self.thread_id.as_ref().map(|v| v.str(text)),
+            "direct_id" => self.direct_id.as_ref().map(|v| v.str(text)),
+            "from" => Some(self.from.str(text)),
+            "to" => self.to.as_ref().map(|v| v.str(text)),
+            "work_id" => self.work_id.as_ref().map(|v| v.str(text)),
+            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text)),
+            "trace_id" => self.trace_id.as_ref().map(|v| v.str(text)),
+            "causation_id" => self.causation_id.as_ref().map(|v| v.str(text)),
+            _ => None,
+        }
+    }
+    /// The view again, over `text`: the text the spans were recorded over.
+    pub fn view<'s>(&'s self, text: &'s str) -> super::scan::EnvelopeRef<'s> {
+        super::scan::EnvelopeRef {
+            protocol: {
+                let v = &self.protocol;
+                v.get(text)
+            },
+            id: {
+                let v = &self.id;
+                v.get(text)
+            },
+            workspace_id: {
+                let v = &self.workspace_id;
+                v.get(text)
+            },
+            kind: {
+                let v = &self.kind;
+                v.get(text)
+            },
+            channel: {
+                let v = &self.channel;
+                v.get(text)
+            },
+            surface: self.surface.as_ref().map(|v| v.get(text)),
+            thread_id: self.thread_id.as_ref().map(|v| v.get(text)),
+            direct_id: self.direct_id.as_ref().map(|v| v.get(text)),
+            from: {
+                let v = &self.from;
+                v.get(text)
+            },
+            to: self.to.as_ref().map(|v| v.get(text)),
+            work_id: self.work_id.as_ref().map(|v| v.get(text)),
+            reply_to: self.reply_to.as_ref().map(|v| v.get(text)),
+            trace_id: self.trace_id.as_ref().map(|v| v.get(text)),
+            causation_id: self.causation_id.as_ref().map(|v| v.get(text)),
+            ts: {
+                let v = &self.ts;
+                *v
+            },
+            expires_at: self.expires_at.as_ref().map(|v| *v),
+            body: {
+                let v = &self.body;
+                v.get(text)
+            },
+            proof: self.proof.as_ref().map(|v| v.get(text)),
+            ext: self.ext.as_ref().map(|v| v.get(text)),
+        }
     }
 }

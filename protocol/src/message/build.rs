@@ -24,7 +24,7 @@ use crate::problem::{Problem, ReasonCode};
 ///     .ts(1_776_366_000)
 ///     .thread("thread_release")
 ///     .body(&body)?;
-/// let json = message.to_value()?;
+/// let json = message.to_value();
 /// assert_eq!(json["to"], serde_json::Value::Null); // written explicitly, as a portable sender should
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

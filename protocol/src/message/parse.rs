@@ -34,18 +34,19 @@ use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use super::profile::V0;
 pub use super::typed::{ExtensionBody, Message, MessageBody};
 use crate::generated::checks::KnownBody;
 use crate::generated::scan::EnvelopeRef;
-use crate::generated::{BODY_MEMBER, FORBIDDEN_KINDS, KINDS};
+use crate::generated::{Envelope, BODY_MEMBER, FORBIDDEN_KINDS, KINDS};
 use crate::kind::{Body, KindRules};
 use crate::model::{BodyCheck, BodyScan};
 use crate::problem::{Problem, ReasonCode};
 use crate::profile::{Accepted, KindEntry, Kinds, Members};
-use crate::scan::{Member, RawJson};
+use crate::scan::RawJson;
 use crate::trust::TrustState;
 pub use agh_runtime::profile::read_checked_json;
 pub use agh_runtime::{Head, Options, Rejection};
@@ -200,6 +201,12 @@ pub fn parse(bytes: &[u8], options: &Options) -> Result<Message, Rejection> {
     V0_KINDS.parse(bytes, options)
 }
 
+/// Parses and validates one envelope with the core kinds into a [`Message`] holding `bytes` (see
+/// [`Registry::parse_bytes`]).
+pub fn parse_bytes(bytes: Bytes, options: &Options) -> Result<Message, Rejection> {
+    V0_KINDS.parse_bytes(bytes, options)
+}
+
 /// Parses and validates one envelope with the core kinds into a view borrowed from `bytes` (see
 /// [`Registry::parse_ref`]).
 pub fn parse_ref<'a>(bytes: &'a [u8], options: &Options) -> Result<MessageRef<'a>, Rejection> {
@@ -284,10 +291,18 @@ impl Registry {
         Ok(())
     }
 
-    /// Parses and validates one envelope into an owned [`Message`]: [`Registry::parse_ref`],
-    /// then the typed envelope and body are built.
+    /// Parses and validates one envelope into a [`Message`] holding a copy of `bytes` (made once
+    /// the envelope is accepted) and the spans the parser found: [`Registry::parse_ref`], then
+    /// the view's spans are recorded. [`Registry::parse_bytes`] shares a buffer instead.
     pub fn parse(&self, bytes: &[u8], options: &Options) -> Result<Message, Rejection> {
-        self.parse_ref(bytes, options)?.to_message()
+        Ok(self.parse_ref(bytes, options)?.to_message())
+    }
+
+    /// Parses and validates one envelope into a [`Message`] holding `bytes` (shared, not
+    /// copied: what a transport hands over, or what a writer wrote).
+    #[inline]
+    pub fn parse_bytes(&self, bytes: Bytes, options: &Options) -> Result<Message, Rejection> {
+        agh_runtime::profile::parse_bytes_in::<V0, _>(self, bytes, options).map(Message::new)
     }
 
     /// Parses and validates one envelope, every rule of the validation order, into a
@@ -380,26 +395,7 @@ impl<'a> MessageRef<'a> {
 
     /// The typed body (decoded now from the checked JSON text).
     pub fn body(&self) -> Result<MessageBody, Rejection> {
-        let raw = self.inner.envelope.body.get();
-        let fail = |at: String, e: String| {
-            Rejection::new(
-                Problem::new(
-                    ReasonCode::Malformed,
-                    format!("/{BODY_MEMBER}{at}"),
-                    "schema",
-                    format!("the body does not fit the generated type: {e}"),
-                ),
-                self.head(),
-            )
-        };
-        match self.inner.entry.decode {
-            Decoder::Known(decode) => decode(raw)
-                .map(MessageBody::Known)
-                .map_err(|e| fail(String::new(), e.to_string())),
-            Decoder::Extension(decode) => decode(raw)
-                .map(MessageBody::Extension)
-                .map_err(|(at, e)| fail(at, e)),
-        }
+        decode_body(&self.inner.entry, self.inner.envelope.body, || self.head())
     }
 
     /// What a receipt needs to address this message.
@@ -407,45 +403,73 @@ impl<'a> MessageRef<'a> {
         Head::read(|name| self.inner.envelope.str_of(name).map(str::to_owned))
     }
 
-    /// The owned message: the typed envelope (generated `Envelope`) and the typed body.
-    pub fn to_message(&self) -> Result<Message, Rejection> {
-        let body = self.body()?;
-        // Member by member from the checked view: no second validation, no JSON tree.
-        let envelope = self.inner.envelope.to_envelope().map_err(|e| {
-            Rejection::new(
-                Problem::new(
-                    ReasonCode::Malformed,
-                    "",
-                    "schema",
-                    format!("the value does not fit the generated type: {e}"),
-                ),
-                self.head(),
-            )
-        })?;
-        // The open members a number can stand in: the body, `ext` and `proof` (every other
-        // member is a string or a typed integer).
-        let mut respelled = Vec::new();
-        if self.inner.respelled {
-            respelled = crate::json::respelled_numbers(
-                self.inner.envelope.body.get(),
-                &format!("/{BODY_MEMBER}"),
-            );
-            for name in ["ext", "proof"] {
-                if let Member::Raw(raw) = self.inner.envelope.member(name) {
-                    respelled.extend(crate::json::respelled_numbers(
-                        raw.get(),
-                        &format!("/{name}"),
-                    ));
-                }
-            }
-        }
-        Ok(Message {
-            envelope,
-            body,
-            rules: self.inner.entry.rules,
-            respelled,
-            trust: self.inner.extra.state.clone(),
-            as_received: self.inner.extra.as_received.clone(),
-        })
+    /// The typed envelope (generated `Envelope`, its `body` map empty), member by member from
+    /// the checked view: no second validation, no JSON tree.
+    pub fn to_envelope(&self) -> Result<Envelope, Rejection> {
+        typed_envelope(&self.inner.envelope, || self.head())
     }
+
+    /// The [`Message`] owning a copy of the checked bytes, with the view's spans.
+    pub fn to_message(&self) -> Message {
+        Message::new(agh_runtime::profile::Message::of_accepted(&self.inner))
+    }
+
+    /// The view of a [`Message`].
+    pub(crate) fn of_message(m: &'a agh_runtime::profile::Message<V0, Entry>) -> Self {
+        MessageRef {
+            inner: Accepted {
+                envelope: m.envelope(),
+                text: m.text(),
+                entry: *m.entry(),
+                respelled: false,
+                extra: m.extra().clone(),
+            },
+        }
+    }
+}
+
+/// The typed body of the checked body text `raw` of a kind (`head`: what a refusal says of the
+/// message, read only if decoding fails).
+pub(crate) fn decode_body(
+    entry: &Entry,
+    raw: RawJson<'_>,
+    head: impl FnOnce() -> Head,
+) -> Result<MessageBody, Rejection> {
+    let fail = |at: String, e: String| {
+        Rejection::new(
+            Problem::new(
+                ReasonCode::Malformed,
+                format!("/{BODY_MEMBER}{at}"),
+                "schema",
+                format!("the body does not fit the generated type: {e}"),
+            ),
+            head(),
+        )
+    };
+    match entry.decode {
+        Decoder::Known(decode) => decode(raw.get())
+            .map(MessageBody::Known)
+            .map_err(|e| fail(String::new(), e.to_string())),
+        Decoder::Extension(decode) => decode(raw.get())
+            .map(MessageBody::Extension)
+            .map_err(|(at, e)| fail(at, e)),
+    }
+}
+
+/// The typed envelope of a checked view (`head`: as for [`decode_body`]).
+pub(crate) fn typed_envelope(
+    view: &EnvelopeRef<'_>,
+    head: impl FnOnce() -> Head,
+) -> Result<Envelope, Rejection> {
+    view.to_envelope().map_err(|e| {
+        Rejection::new(
+            Problem::new(
+                ReasonCode::Malformed,
+                "",
+                "schema",
+                format!("the value does not fit the generated type: {e}"),
+            ),
+            head(),
+        )
+    })
 }

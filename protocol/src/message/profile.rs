@@ -35,9 +35,7 @@ pub struct Trust {
 impl Default for Trust {
     fn default() -> Self {
         Trust {
-            state: TrustState::Unverified {
-                reason: String::new(),
-            },
+            state: TrustState::Unverified { reason: "".into() },
             as_received: Vec::new(),
         }
     }
@@ -47,6 +45,7 @@ impl p::Profile for V0 {
     type Envelope = <Generated as p::Profile>::Envelope;
     type EnvelopeRef<'a> = EnvelopeRef<'a>;
     type Body = <Generated as p::Profile>::Body;
+    type Spans = <Generated as p::Profile>::Spans;
     type Extra = Trust;
     const SPEC: p::Spec<Self::Body> = <Generated as p::Profile>::SPEC;
     const RECIPES: &'static [Recipe] = crate::recipes::RECIPES;
@@ -79,6 +78,21 @@ impl p::Profile for V0 {
 
     fn to_envelope(view: &Self::EnvelopeRef<'_>, text: &str) -> Result<Self::Envelope, String> {
         <Generated as p::Profile>::to_envelope(view, text)
+    }
+
+    #[inline]
+    fn spans_of(view: EnvelopeRef<'_>, text: &str) -> Self::Spans {
+        <Generated as p::Profile>::spans_of(view, text)
+    }
+
+    #[inline]
+    fn view_of<'s>(spans: &'s Self::Spans, text: &'s str) -> EnvelopeRef<'s> {
+        <Generated as p::Profile>::view_of(spans, text)
+    }
+
+    #[inline]
+    fn str_of<'s>(spans: &'s Self::Spans, text: &'s str, name: &str) -> Option<&'s str> {
+        <Generated as p::Profile>::str_of(spans, text, name)
     }
 
     /// The trust step (after freshness, before routing): `unverified` without a proof or a

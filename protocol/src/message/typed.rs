@@ -1,15 +1,21 @@
-//! A valid v0 envelope, typed: [`Message`] (owned: the typed envelope and body) and its
-//! serialization in schema order without a JSON tree (`FieldSpans`).
+//! A valid v0 envelope that owns its bytes: [`Message`] (the runtime's generic
+//! `agh_runtime::profile::Message` over the v0 profile and a [`Registry`](super::parse::Registry)
+//! entry), its typed body ([`MessageBody`]) decoded when first asked for.
 
 use std::any::Any;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use serde_json::{Map, Value};
+use bytes::Bytes;
+use serde_json::Value;
 
+use super::parse::{Entry, Head, MessageRef, Rejection};
+use super::profile::V0;
 use crate::generated::checks::KnownBody;
+use crate::generated::scan::EnvelopeRef;
 use crate::generated::Envelope;
 use crate::kind::KindRules;
+use crate::scan::RawJson;
 use crate::trust::TrustState;
 
 /// The typed body of an extension kind (registered with [`Registry::register`]).
@@ -89,308 +95,192 @@ impl MessageBody {
     }
 }
 
-/// A valid envelope: the typed envelope members and the typed body.
-#[derive(Clone, Debug)]
+/// A valid envelope that owns its bytes (see [`Registry::parse`](super::parse::Registry::parse)):
+/// the bytes as received or written ([`Bytes`]: shared, never copied) and the spans the parser
+/// recorded. [`Message::envelope`] gives the borrowed envelope view again (`EnvelopeRef`, as
+/// [`MessageRef::envelope`]) without reading the bytes a second time; [`Message::body_json`] the
+/// checked body text; [`Message::body`] the typed body, decoded on first use and kept. The typed,
+/// owned forms: [`Message::to_envelope`], [`Message::to_owned_body`].
+///
+/// `Send + Sync + 'static`; a clone counts one more reference to the bytes and copies the spans
+/// (and the typed body, once decoded).
+#[derive(Clone)]
 pub struct Message {
-    pub(crate) envelope: Envelope,
-    pub(crate) body: MessageBody,
-    pub(crate) rules: KindRules,
-    /// The numbers of the input that serde_json spells otherwise when it decodes them (an
-    /// exponent written `E` or without a sign: `1e400` reads as `1e+400`; `-0` in `ext` reads as
-    /// `0`), by JSON Pointer with
-    /// their text as written; [`Message::to_value`] writes them back, so that re-serialization
-    /// keeps every number byte for byte. Usually empty.
-    pub(crate) respelled: Vec<(String, String)>,
-    pub(crate) trust: TrustState,
-    /// Of an envelope carrying a proof: the top-level members the typed envelope would write
-    /// otherwise than they came (absent, `null`, `{}`), as received (`None`: absent). A signature
-    /// covers exactly what was received (TRUST.md: absent members are signed by their absence),
-    /// so [`Message::to_value`] writes these back and a forward still verifies. Usually empty.
-    pub(crate) as_received: Vec<(&'static str, Option<Value>)>,
+    pub(crate) inner: agh_runtime::profile::Message<V0, Entry>,
+    pub(crate) body: OnceLock<MessageBody>,
 }
 
-/// What [`Head::of_message`] reads: the typed envelope's string members.
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Message")
+            .field("envelope", &self.envelope())
+            .finish()
+    }
+}
+
+/// Two messages are equal when their bytes are.
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner == other.inner
+    }
+}
+
+impl Eq for Message {}
+
+/// What [`Head::of_message`] reads: the envelope's string members.
 impl agh_runtime::HeadSource for Message {
     fn string_member(&self, name: &str) -> Option<String> {
-        self.envelope.string_member(name)
+        self.str_of(name).map(str::to_owned)
     }
 }
 
 impl Message {
+    /// The message over `inner` (the body not decoded yet).
+    pub(crate) fn new(inner: agh_runtime::profile::Message<V0, Entry>) -> Self {
+        Message {
+            inner,
+            body: OnceLock::new(),
+        }
+    }
+
     /// The trust state: `verified` or `unverified` (a `rejected` envelope is refused with
     /// `verification_failed`).
     pub fn trust(&self) -> &TrustState {
-        &self.trust
+        &self.inner.extra().state
     }
 
-    /// The envelope members. Its `body` map is empty: the body is [`Message::body`].
-    pub fn envelope(&self) -> &Envelope {
-        &self.envelope
+    /// The envelope members, borrowed from the bytes (strings that had escapes: their decoded
+    /// values); rebuilt from the recorded spans, not read again.
+    #[inline]
+    pub fn envelope(&self) -> EnvelopeRef<'_> {
+        self.inner.envelope()
     }
 
-    /// The typed body.
-    pub fn body(&self) -> &MessageBody {
-        &self.body
+    /// The string value of an envelope member by its JSON name (absent, `null`: `None`).
+    #[inline]
+    pub fn str_of(&self, member: &str) -> Option<&str> {
+        self.inner.str_of(member)
     }
 
     /// The kind's rules.
     pub fn rules(&self) -> &KindRules {
-        &self.rules
+        self.inner.rules()
     }
 
     /// The envelope `kind`.
-    pub fn kind(&self) -> &str {
-        &self.envelope.kind
+    #[inline]
+    pub fn kind(&self) -> &'static str {
+        self.inner.kind()
     }
 
     /// The envelope `id`.
+    #[inline]
     pub fn id(&self) -> &str {
-        &self.envelope.id
+        self.str_of("id").unwrap_or_default()
     }
 
-    /// The body of a schema-set kind, if it is one.
+    /// The envelope `from`.
+    #[inline]
+    pub fn from(&self) -> &str {
+        self.str_of("from").unwrap_or_default()
+    }
+
+    /// The checked body, as the JSON text it was read from.
+    #[inline]
+    pub fn body_json(&self) -> RawJson<'_> {
+        self.inner.body().unwrap_or_else(|| RawJson::checked("{}"))
+    }
+
+    /// The value of a top-level string member of the body, by its JSON name, read from the
+    /// checked body text (borrowed unless it had escapes; no typed body is decoded).
+    pub fn body_str(&self, name: &str) -> Option<std::borrow::Cow<'_, str>> {
+        let [v] = crate::scan::members(self.body_json(), [name]);
+        v?.string_value()
+    }
+
+    /// A top-level member of `ext` by its name, as its checked JSON text.
+    pub fn ext_member(&self, name: &str) -> Option<RawJson<'_>> {
+        let [v] = crate::scan::members(self.envelope().ext?, [name]);
+        v
+    }
+
+    /// The typed body: decoded from the checked body text on first use (no second validation),
+    /// then kept.
+    pub fn body(&self) -> Result<&MessageBody, Rejection> {
+        if let Some(body) = self.body.get() {
+            return Ok(body);
+        }
+        let body = super::parse::decode_body(self.inner.entry(), self.body_json(), || self.head())?;
+        Ok(self.body.get_or_init(|| body))
+    }
+
+    /// The typed body as an owned value.
+    pub fn to_owned_body(&self) -> Result<MessageBody, Rejection> {
+        self.body().cloned()
+    }
+
+    /// The body of a schema-set kind, if it is one (and reads as its type, as every checked body
+    /// does).
     pub fn known(&self) -> Option<&KnownBody> {
-        match &self.body {
-            MessageBody::Known(b) => Some(b),
-            MessageBody::Extension(_) => None,
+        match self.body() {
+            Ok(MessageBody::Known(b)) => Some(b),
+            _ => None,
         }
     }
 
     /// The body of an extension kind, if it is a `T`.
     pub fn extension<T: 'static>(&self) -> Option<&T> {
-        match &self.body {
-            MessageBody::Extension(b) => b.downcast_ref::<T>(),
-            MessageBody::Known(_) => None,
+        match self.body() {
+            Ok(MessageBody::Extension(b)) => b.downcast_ref::<T>(),
+            _ => None,
         }
     }
 
-    /// Splits the message into the envelope (with an empty `body` map) and the body. (The typed
-    /// parts hold every number as serde_json reads it: an exponent spelled `1E3` or `1e400` reads
-    /// as `1e+3` or `1e+400`, the same value. Only [`Message::to_value`] restores the spelling.)
-    pub fn into_parts(self) -> (Envelope, MessageBody) {
-        (self.envelope, self.body)
+    /// The typed envelope (generated `Envelope`; its `body` map empty: the body is
+    /// [`Message::body`]), built member by member from the checked view.
+    pub fn to_envelope(&self) -> Result<Envelope, Rejection> {
+        super::parse::typed_envelope(&self.envelope(), || self.head())
     }
 
-    /// The envelope as JSON: members in schema order, `to` and `proof` written as `null` when
-    /// absent (except in an envelope received with a proof: its absent, `null` and `{}` members
-    /// as received, so that its signature still verifies), unknown `ext` keys and unknown body
-    /// members preserved, every number of a parsed envelope as it was written (of any size:
-    /// `18446744073709551616`, `1e400`).
-    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        let Value::Object(mut members) = serde_json::to_value(&self.envelope)? else {
-            return Err(serde::ser::Error::custom(
-                "the envelope did not serialize to an object",
-            ));
-        };
-        members.insert(
-            crate::generated::BODY_MEMBER.to_owned(),
-            self.body.to_value()?,
-        );
-        let mut ordered = Map::with_capacity(members.len());
-        for name in crate::generated::ENVELOPE_MEMBERS {
-            let mut v = members.remove(*name);
-            if let Some((_, kept)) = self.as_received.iter().find(|(n, _)| n == name) {
-                v.clone_from(kept);
-            }
-            if let Some(v) = v {
-                ordered.insert((*name).to_owned(), v);
-            }
-        }
-        ordered.extend(members);
-        let mut value = Value::Object(ordered);
-        for (pointer, written) in &self.respelled {
-            if let Some(v) = value.pointer_mut(pointer) {
-                let differs = matches!(&*v, Value::Number(n) if n.as_str() != written);
-                // The same number, spelled otherwise by serde_json: the written text goes back.
-                let same = serde_json::from_str::<Value>(written)
-                    .is_ok_and(|w| crate::check::equality_key(&w) == crate::check::equality_key(v));
-                if differs && same {
-                    *v = Value::Number(serde_json::Number::from_string_unchecked(written.clone()));
-                }
-            }
-        }
-        Ok(value)
+    /// The message as a view borrowed from it ([`MessageRef`]: what `parse_ref` gives).
+    pub fn as_ref(&self) -> MessageRef<'_> {
+        MessageRef::of_message(&self.inner)
     }
 
-    /// The envelope as compact JSON bytes: the bytes of [`Message::to_value`] (members in schema
-    /// order, `to` and `proof` written as `null` when absent unless received with a proof,
-    /// numbers as written), written member by member without building the JSON tree.
-    pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
-        let body = match &self.body {
-            MessageBody::Known(b) if self.respelled.is_empty() => b,
-            // Respelled numbers are put back on the tree; extension bodies serialize through it.
-            _ => return serde_json::to_vec(&self.to_value()?),
-        };
-        let mut spans = FieldSpans::default();
-        if serde::Serialize::serialize(&self.envelope, &mut spans).is_err() {
-            // An envelope type that is no plain struct (a flattened member): through the tree.
-            return serde_json::to_vec(&self.to_value()?);
-        }
-        let mut out = Vec::with_capacity(spans.buf.len() + 256);
-        out.push(b'{');
-        let mut first = true;
-        let mut member = |out: &mut Vec<u8>, name: &str| -> Result<(), serde_json::Error> {
-            if !std::mem::take(&mut first) {
-                out.push(b',');
-            }
-            serde_json::to_writer(&mut *out, name)?;
-            out.push(b':');
-            Ok(())
-        };
-        // Members kept as received (`Message::as_received`) are written as they came.
-        let kept = |name: &str| {
-            self.as_received
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.as_ref())
-        };
-        for name in crate::generated::ENVELOPE_MEMBERS {
-            if *name == crate::generated::BODY_MEMBER {
-                member(&mut out, name)?;
-                match kept(name) {
-                    Some(Some(received)) => serde_json::to_writer(&mut out, received)?,
-                    _ => body.write_json(&mut out)?,
-                }
-            } else if let Some(received) = kept(name) {
-                if let Some(v) = received {
-                    member(&mut out, name)?;
-                    serde_json::to_writer(&mut out, v)?;
-                }
-            } else if let Some((_, span)) = spans.fields.iter().find(|(n, _)| n == name) {
-                member(&mut out, name)?;
-                out.extend_from_slice(&spans.buf[span.clone()]);
-            }
-        }
-        // Members the schema order does not list (none today) follow, as `to_value` puts them.
-        for (name, span) in &spans.fields {
-            let listed = crate::generated::ENVELOPE_MEMBERS.contains(name);
-            if !listed {
-                member(&mut out, name)?;
-                out.extend_from_slice(&spans.buf[span.clone()]);
-            }
-        }
-        out.push(b'}');
-        Ok(out)
-    }
-}
-
-/// A serializer for one struct that writes each field's value as compact JSON into one buffer
-/// and records where (the fields serde skips are not recorded). [`Message::to_vec`] uses it to
-/// put the envelope members in schema order without a JSON tree.
-#[derive(Default)]
-struct FieldSpans {
-    buf: Vec<u8>,
-    fields: Vec<(&'static str, std::ops::Range<usize>)>,
-}
-
-impl FieldSpans {
-    fn not_a_struct<T>() -> Result<T, serde_json::Error> {
-        Err(serde::ser::Error::custom(
-            "field spans are taken of a struct only",
-        ))
-    }
-}
-
-impl serde::ser::SerializeStruct for &mut FieldSpans {
-    type Ok = ();
-    type Error = serde_json::Error;
-
-    fn serialize_field<T: ?Sized + serde::Serialize>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), serde_json::Error> {
-        let start = self.buf.len();
-        serde_json::to_writer(&mut self.buf, value)?;
-        self.fields.push((key, start..self.buf.len()));
-        Ok(())
+    /// What a receipt needs to address this message.
+    pub fn head(&self) -> Head {
+        self.inner.head()
     }
 
-    fn end(self) -> Result<(), serde_json::Error> {
-        Ok(())
-    }
-}
-
-macro_rules! not_a_struct {
-    ($($method:ident($($arg:ty),*) -> $ret:ty;)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<$ret, serde_json::Error> {
-            FieldSpans::not_a_struct()
-        })*
-    };
-}
-
-impl serde::Serializer for &mut FieldSpans {
-    type Ok = ();
-    type Error = serde_json::Error;
-    type SerializeSeq = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeTuple = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeTupleStruct = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeTupleVariant = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeMap = serde::ser::Impossible<(), serde_json::Error>;
-    type SerializeStruct = Self;
-    type SerializeStructVariant = serde::ser::Impossible<(), serde_json::Error>;
-
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self, serde_json::Error> {
-        Ok(self)
+    /// The envelope's bytes, exactly as received or written.
+    pub fn bytes(&self) -> &Bytes {
+        self.inner.bytes()
     }
 
-    not_a_struct! {
-        serialize_bool(bool) -> ();
-        serialize_i8(i8) -> ();
-        serialize_i16(i16) -> ();
-        serialize_i32(i32) -> ();
-        serialize_i64(i64) -> ();
-        serialize_u8(u8) -> ();
-        serialize_u16(u16) -> ();
-        serialize_u32(u32) -> ();
-        serialize_u64(u64) -> ();
-        serialize_f32(f32) -> ();
-        serialize_f64(f64) -> ();
-        serialize_char(char) -> ();
-        serialize_str(&str) -> ();
-        serialize_bytes(&[u8]) -> ();
-        serialize_none() -> ();
-        serialize_unit() -> ();
-        serialize_unit_struct(&'static str) -> ();
-        serialize_unit_variant(&'static str, u32, &'static str) -> ();
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_map(Option<usize>) -> Self::SerializeMap;
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+    /// The envelope's bytes, without a copy.
+    pub fn into_bytes(self) -> Bytes {
+        self.inner.into_bytes()
     }
 
-    fn serialize_some<T: ?Sized + serde::Serialize>(
-        self,
-        _value: &T,
-    ) -> Result<(), serde_json::Error> {
-        FieldSpans::not_a_struct()
+    /// The whole envelope as the checked JSON text it was read from.
+    pub fn text(&self) -> &str {
+        self.inner.text()
     }
 
-    fn serialize_newtype_struct<T: ?Sized + serde::Serialize>(
-        self,
-        _name: &'static str,
-        _value: &T,
-    ) -> Result<(), serde_json::Error> {
-        FieldSpans::not_a_struct()
+    /// The envelope as JSON, every member and number as it was written (a received signed
+    /// envelope's members too, so that a forward of it still verifies).
+    pub fn to_value(&self) -> Value {
+        self.inner.to_value()
     }
 
-    fn serialize_newtype_variant<T: ?Sized + serde::Serialize>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
-    ) -> Result<(), serde_json::Error> {
-        FieldSpans::not_a_struct()
+    /// The envelope's bytes as a vector (a copy: [`Message::bytes`] shares them).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.inner.to_vec()
     }
 }
 
 impl serde::Serialize for Message {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value()
-            .map_err(serde::ser::Error::custom)?
-            .serialize(s)
+        self.to_value().serialize(s)
     }
 }

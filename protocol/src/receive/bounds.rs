@@ -44,11 +44,11 @@ pub(crate) fn over_work_cap(
     let env = message.envelope();
     if env.to.is_none()
         || env.work_id.is_none()
-        || !work.lifecycle().opened_by.contains(&env.kind.as_str())
+        || !work.lifecycle().opened_by.contains(&message.kind())
     {
         return None;
     }
-    let from = env.from.as_str();
+    let from = message.from();
     if from == config.local_peer {
         return None;
     }

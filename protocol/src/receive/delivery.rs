@@ -29,6 +29,7 @@ use crate::problem::ReasonCode;
 use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkTracker};
 use crate::recipes::identity::is_direct_room_of;
 use crate::ReceiptBody;
+use bytes::Bytes;
 
 /// How a [`Receiver`] is set up.
 #[derive(Clone, Debug)]
@@ -219,11 +220,18 @@ impl Receiver {
         out
     }
 
-    /// Receives one envelope at `now` (Unix seconds).
+    /// Receives one envelope at `now` (Unix seconds); a delivered [`Message`] holds a copy of
+    /// `bytes` ([`Receiver::receive_bytes`] shares them).
     pub fn receive(&mut self, bytes: &[u8], now: i64) -> Delivery {
+        self.receive_bytes(Bytes::copy_from_slice(bytes), now)
+    }
+
+    /// Receives one envelope at `now` (Unix seconds); the delivered [`Message`] holds `bytes`
+    /// (shared, not copied: what a transport hands over).
+    pub fn receive_bytes(&mut self, bytes: Bytes, now: i64) -> Delivery {
         let mut options = Options::at(now);
         options.replay_age_secs = self.config.replay_age_secs;
-        let message = match self.registry.parse(bytes, &options) {
+        let message = match self.registry.parse_bytes(bytes, &options) {
             Ok(m) => m,
             Err(r) => return self.refuse_rejection(r, now),
         };
@@ -246,7 +254,10 @@ impl Receiver {
             return Delivery::Ignored {
                 reason: format!(
                     "for workspace `{}` channel `{}`, not this receiver's `{}` `{}`",
-                    *env.workspace_id, *env.channel, self.config.workspace_id, self.config.channel
+                    &*env.workspace_id,
+                    &*env.channel,
+                    self.config.workspace_id,
+                    self.config.channel
                 ),
                 message: Some(message),
             };
@@ -255,21 +266,18 @@ impl Receiver {
             if **to != self.config.local_peer {
                 let m = format!(
                     "directed to `{}`, not to the local peer `{}`",
-                    **to, self.config.local_peer
+                    &**to, self.config.local_peer
                 );
                 return self.refuse(&message, ReasonCode::NotTarget, "/to", m, now);
             }
         }
         if let Some(direct_id) = &env.direct_id {
             // Both peers of the room are known: the sender and the target (or the local peer).
-            let other = env
-                .to
-                .as_deref()
-                .map_or(self.config.local_peer.as_str(), |t| t.as_str());
+            let other = env.to.as_deref().unwrap_or(self.config.local_peer.as_str());
             if !is_direct_room_of(&env.workspace_id, &env.channel, direct_id, &env.from, other) {
                 let m = format!(
                     "`{}` is not the direct room of `{}` and `{other}` in this workspace channel",
-                    **direct_id, *env.from
+                    &**direct_id, &*env.from
                 );
                 return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
             }
@@ -285,7 +293,7 @@ impl Receiver {
         if !self.dedup.insert(&env.from, &env.id, now) {
             let m = format!(
                 "envelope `{}` from `{}` was already received",
-                *env.id, *env.from
+                &*env.id, &*env.from
             );
             return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
         }

@@ -454,7 +454,7 @@ pub fn answer_whois_signed(
     if body.type_ != WhoisBodyType::Request {
         return Ok(None);
     }
-    let to = env.to.as_ref().map(|p| p.as_str());
+    let to = env.to.as_deref();
     if !should_answer_whois(to, body.query.as_deref(), card) {
         return Ok(None);
     }
@@ -478,7 +478,11 @@ pub fn answer_whois_signed(
     if let Some(key) = key {
         builder = builder.sign(key);
     }
-    if let Some(rich) = requested_catalog(&env.ext, catalog) {
+    let ext = match env.ext.map(|e| e.to_value()) {
+        Some(Value::Object(ext)) => ext,
+        _ => Map::new(),
+    };
+    if let Some(rich) = requested_catalog(&ext, catalog) {
         let at = format!("/ext/{CATALOG_KEY}");
         if let Some(p) = first_problem(check_capability_catalog, &rich, &at) {
             return Err(Rejection::from_problem(p));

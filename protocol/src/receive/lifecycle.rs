@@ -40,13 +40,13 @@ use std::fmt;
 use std::hash::RandomState;
 use std::sync::Arc;
 
-use agh_runtime::json::write::DisplayIs as _;
 use hashbrown::{Equivalent, HashMap};
 use serde_json::Value;
 
-use crate::message::parse::{Message, MessageBody};
+use crate::message::parse::Message;
 use crate::model::{Lifecycle, Sender, Trigger};
 use crate::problem::ReasonCode;
+use crate::scan::RawJson;
 
 /// The tracker's tables: looked up with borrowed keys ([`KeyRef`], [`ChannelRef`]).
 type Table<K, V> = HashMap<K, V, RandomState>;
@@ -141,8 +141,8 @@ impl Equivalent<ChannelWork> for ChannelRef<'_> {
 enum BodyRef<'a> {
     /// A [`WorkEvent`]'s body.
     Json(&'a Value),
-    /// A parsed message's typed body.
-    Message(&'a MessageBody),
+    /// A parsed message's checked body text.
+    Message(RawJson<'a>),
 }
 
 impl BodyRef<'_> {
@@ -150,8 +150,10 @@ impl BodyRef<'_> {
     fn is(self, member: &str, value: &str) -> bool {
         match self {
             BodyRef::Json(v) => v.get(member).and_then(Value::as_str) == Some(value),
-            BodyRef::Message(MessageBody::Known(b)) => b.member_is(member, value),
-            BodyRef::Message(b) => b.string_member(member).as_deref() == Some(value),
+            BodyRef::Message(b) => {
+                let [v] = crate::scan::members(b, [member]);
+                v.and_then(|v| v.string_value()).as_deref() == Some(value)
+            }
         }
     }
 
@@ -159,9 +161,10 @@ impl BodyRef<'_> {
     fn preview(self, member: &str) -> Option<String> {
         match self {
             BodyRef::Json(v) => v.get(member).map(crate::check::preview),
-            BodyRef::Message(b) => b
-                .string_member(member)
-                .map(|s| crate::check::preview(&Value::String(s))),
+            BodyRef::Message(b) => {
+                let [v] = crate::scan::members(b, [member]);
+                v.map(|v| crate::check::preview(&v.to_value()))
+            }
         }
     }
 }
@@ -201,30 +204,25 @@ impl<'a> Facts<'a> {
     }
 
     fn of_message(message: &'a Message) -> Self {
-        let e = message.envelope();
+        let m = |name| message.str_of(name);
         // The surface's container member (`x-agh-container`), as `Head` finds it.
-        let container = e.surface.as_ref().and_then(|surface| {
+        let container = m(crate::generated::SURFACE_MEMBER).and_then(|surface| {
             crate::generated::CONTAINERS
                 .iter()
-                .find(|c| surface.display_is(c.surface))
-        });
-        let container_id = container.and_then(|c| match c.member {
-            "thread_id" => e.thread_id.as_ref().map(|v| v.as_str()),
-            "direct_id" => e.direct_id.as_ref().map(|v| v.as_str()),
-            _ => None,
+                .find(|c| c.surface == surface)
         });
         Facts {
-            id: e.id.as_str(),
-            kind: &e.kind,
-            from: e.from.as_str(),
-            to: e.to.as_ref().map(|v| v.as_str()),
-            workspace_id: e.workspace_id.as_str(),
-            channel: e.channel.as_str(),
+            id: message.id(),
+            kind: message.kind(),
+            from: message.from(),
+            to: m("to"),
+            workspace_id: m("workspace_id").unwrap_or_default(),
+            channel: m("channel").unwrap_or_default(),
             surface: container.map(|c| c.surface),
-            container_id,
-            work_id: e.work_id.as_ref().map(|v| v.as_str()),
-            body: BodyRef::Message(message.body()),
-            ts: i64::try_from(*e.ts).unwrap_or(i64::MAX),
+            container_id: container.and_then(|c| m(c.member)),
+            work_id: m("work_id"),
+            body: BodyRef::Message(message.body_json()),
+            ts: i64::try_from(message.envelope().ts).unwrap_or(i64::MAX),
         }
     }
 }
@@ -260,7 +258,7 @@ pub struct WorkEvent {
 impl WorkEvent {
     /// The facts of a parsed message.
     pub fn of(message: &Message) -> WorkEvent {
-        let e = message.envelope();
+        let facts = Facts::of_message(message);
         let head = crate::message::parse::Head::of_message(message);
         // Only the body members the lifecycle's triggers read (receipt `status`, trace `state`).
         let mut body = serde_json::Map::new();
@@ -268,27 +266,28 @@ impl WorkEvent {
             .transitions
             .iter()
             .flat_map(|t| t.on.iter())
-            .filter(|g| g.kind == e.kind)
+            .filter(|g| g.kind == facts.kind)
             .filter_map(|g| g.body.map(|b| b.member))
         {
             if !body.contains_key(member) {
-                if let Some(v) = message.body().string_member(member) {
-                    body.insert(member.to_owned(), Value::String(v));
+                let [v] = crate::scan::members(message.body_json(), [member]);
+                if let Some(v) = v.and_then(|v| v.string_value()) {
+                    body.insert(member.to_owned(), Value::String(v.into_owned()));
                 }
             }
         }
         WorkEvent {
-            id: e.id.to_string(),
-            kind: e.kind.clone(),
-            from: e.from.to_string(),
-            to: e.string_member("to"),
-            workspace_id: e.workspace_id.to_string(),
-            channel: e.channel.to_string(),
+            id: facts.id.to_owned(),
+            kind: facts.kind.to_owned(),
+            from: facts.from.to_owned(),
+            to: facts.to.map(str::to_owned),
+            workspace_id: facts.workspace_id.to_owned(),
+            channel: facts.channel.to_owned(),
             surface: head.surface,
             container_id: head.container_id,
             work_id: head.work_id,
             body: Value::Object(body),
-            ts: i64::try_from(*e.ts).unwrap_or(i64::MAX),
+            ts: facts.ts,
         }
     }
 

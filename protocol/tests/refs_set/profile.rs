@@ -34,6 +34,7 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
 impl p::Profile for Profile {
     type Envelope = super::types::RefsEnvelope;
     type EnvelopeRef<'a> = super::scan::RefsEnvelopeRef<'a>;
+    type Spans = EnvelopeSpans;
     type Body = super::checks::KnownBody;
     type Extra = ();
     const SPEC: p::Spec<Self::Body> = SPEC;
@@ -46,6 +47,22 @@ impl p::Profile for Profile {
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems) {
         super::checks::check_refs_envelope(v, at, out)
     }
+    #[inline]
+    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+        EnvelopeSpans::of(view, text)
+    }
+    #[inline]
+    fn view_of<'s>(spans: &'s EnvelopeSpans, text: &'s str) -> Self::EnvelopeRef<'s> {
+        spans.view(text)
+    }
+    #[inline]
+    fn str_of<'s>(
+        spans: &'s EnvelopeSpans,
+        text: &'s str,
+        name: &str,
+    ) -> Option<&'s str> {
+        spans.str_of(text, name)
+    }
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
         Some(envelope.body)
     }
@@ -57,5 +74,84 @@ impl p::Profile for Profile {
         _text: &str,
     ) -> Result<Self::Envelope, String> {
         view.to_envelope()
+    }
+}
+/// Where each member of a checked envelope stands in its text (strings with escapes: their
+/// value): what an owned message keeps to give out the borrowed view again without reading
+/// its bytes a second time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvelopeSpans {
+    /// `protocol`.
+    pub protocol: ::agh_runtime::profile::spans::StrSpan,
+    /// `kind`.
+    pub kind: ::agh_runtime::profile::spans::StrSpan,
+    /// `from`.
+    pub from: ::agh_runtime::profile::spans::StrSpan,
+    /// `to`.
+    pub to: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `reply_to`.
+    pub reply_to: Option<::agh_runtime::profile::spans::StrSpan>,
+    /// `body`.
+    pub body: ::agh_runtime::profile::spans::RawSpan,
+}
+impl EnvelopeSpans {
+    /// The spans of `view`, a view the scanner read from `text`.
+    pub fn of(view: super::scan::RefsEnvelopeRef<'_>, text: &str) -> Self {
+        EnvelopeSpans {
+            protocol: {
+                let v = view.protocol;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            kind: {
+                let v = view.kind;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            from: {
+                let v = view.from;
+                ::agh_runtime::profile::spans::StrSpan::of(text, v)
+            },
+            to: view.to.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            reply_to: view
+                .reply_to
+                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
+            body: {
+                let v = view.body;
+                ::agh_runtime::profile::spans::RawSpan::of(text, v)
+            },
+        }
+    }
+    /// The string member `name` over `text` (`None`: absent, `null` or no string).
+    pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
+        match name {
+            "protocol" => Some(self.protocol.str(text)),
+            "kind" => Some(self.kind.str(text)),
+            "from" => Some(self.from.str(text)),
+            "to" => self.to.as_ref().map(|v| v.str(text)),
+            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text)),
+            _ => None,
+        }
+    }
+    /// The view again, over `text`: the text the spans were recorded over.
+    pub fn view<'s>(&'s self, text: &'s str) -> super::scan::RefsEnvelopeRef<'s> {
+        super::scan::RefsEnvelopeRef {
+            protocol: {
+                let v = &self.protocol;
+                v.get(text)
+            },
+            kind: {
+                let v = &self.kind;
+                v.get(text)
+            },
+            from: {
+                let v = &self.from;
+                v.get(text)
+            },
+            to: self.to.as_ref().map(|v| v.get(text)),
+            reply_to: self.reply_to.as_ref().map(|v| v.get(text)),
+            body: {
+                let v = &self.body;
+                v.get(text)
+            },
+        }
     }
 }

@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use crate::exchange::correlation::{Correlator, Direction, Exchanged, Outcome, TimedOut};
 use crate::exchange::dedup::DedupWindow;
 use crate::json::scan::Member;
-use crate::profile::{parse_ref, EnvelopeView, Head, Message, Profile, Rejection};
+use crate::profile::{parse_bytes, EnvelopeView, Head, Message, Profile, Rejection};
+use bytes::Bytes;
 
 /// A message the inbox did not deliver: what the runtime calls the refusal, the profile's code
 /// for it, where and why, and what could be read of the message (to address an answer).
@@ -147,6 +148,12 @@ impl<P: Profile> Inbox<P> {
     /// Checks one message from the wire at `now_ms` (Unix milliseconds) and, when it is
     /// accepted, records it (dedup, correlation).
     pub fn receive(&mut self, bytes: &[u8], now_ms: i64) -> Verdict<P> {
+        self.receive_bytes(Bytes::copy_from_slice(bytes), now_ms)
+    }
+
+    /// [`Inbox::receive`] of bytes the delivered [`Message`] then holds (shared, not copied:
+    /// what a transport hands over, such as `async-nats`' payload).
+    pub fn receive_bytes(&mut self, bytes: Bytes, now_ms: i64) -> Verdict<P> {
         match self.admit(bytes, now_ms, Direction::Received) {
             Ok((message, correlation)) => Verdict::Delivered {
                 message,
@@ -160,7 +167,18 @@ impl<P: Profile> Inbox<P> {
     /// exchange it answers). Refused when it is not a valid envelope of the profile, is not
     /// from the local party, or answers nothing this party received.
     pub fn send(&mut self, bytes: &[u8], now_ms: i64) -> Result<Outcome, Refusal> {
-        self.admit(bytes, now_ms, Direction::Sent).map(|(_, o)| o)
+        self.send_bytes(Bytes::copy_from_slice(bytes), now_ms)
+            .map(|(_, o)| o)
+    }
+
+    /// [`Inbox::send`] of the bytes about to go out, given back as the checked [`Message`]
+    /// (holding them, not a copy) with the outcome.
+    pub fn send_bytes(
+        &mut self,
+        bytes: Bytes,
+        now_ms: i64,
+    ) -> Result<(Message<P>, Outcome), Refusal> {
+        self.admit(bytes, now_ms, Direction::Sent)
     }
 
     /// Records a message this party wrote itself, from the facts its writer put in it, without
@@ -214,14 +232,15 @@ impl<P: Profile> Inbox<P> {
 
     fn admit(
         &mut self,
-        bytes: &[u8],
+        bytes: Bytes,
         now_ms: i64,
         direction: Direction,
     ) -> Result<(Message<P>, Outcome), Refusal> {
         let spec = &P::SPEC;
         let roles = &spec.layout.roles;
         let now = now_ms.div_euclid(1000);
-        let message = parse_ref::<P>(bytes, &spec.options(now)).map_err(|r| self.rejected(r))?;
+        let message = parse_bytes::<P>(bytes, &spec.options(now)).map_err(|r| self.rejected(r))?;
+        // What a refusal says of the message is read only when one is made.
         let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
             refusal,
             code: spec.refusal_code(refusal),
@@ -262,7 +281,7 @@ impl<P: Profile> Inbox<P> {
         // The body's members, only when the exchanges read them (a deadline, a reply rule's
         // condition).
         let body: Option<Map<String, Value>> = message
-            .body_json()
+            .body()
             .and_then(|b| self.correlator.body_facts(message.kind(), b.get()));
         let sent_at = roles
             .sent_at
@@ -280,7 +299,6 @@ impl<P: Profile> Inbox<P> {
             sent_at,
             body: body.as_ref(),
         };
-        let owned = message.to_message().map_err(|r| self.rejected(r))?;
         // A refused message changes nothing in the tracker, and is not remembered by dedup.
         let outcome = self
             .correlator
@@ -289,7 +307,7 @@ impl<P: Profile> Inbox<P> {
         if direction == Direction::Received {
             self.dedup.insert(from, id, now);
         }
-        Ok((owned, outcome))
+        Ok((message, outcome))
     }
 
     fn rejected(&self, r: Rejection) -> Refusal {

@@ -16,13 +16,26 @@ pub(super) fn scan<'a, P: Profile, K: Kinds>(
     bytes: &'a [u8],
     options: &Options,
 ) -> Option<Accepted<'a, P, K::Entry>> {
-    let spec = spec::<P>();
-    let layout = &spec.layout;
     if bytes.len() > options.max_bytes {
         return None;
     }
     // Only a yes/no is needed here (the exact path reports where UTF-8 breaks).
     let text = simdutf8::basic::from_utf8(bytes).ok()?;
+    scan_text::<P, K>(kinds, text, options)
+}
+
+/// [`scan`] of bytes known to be UTF-8.
+#[inline(always)]
+pub(super) fn scan_text<'a, P: Profile, K: Kinds>(
+    kinds: &K,
+    text: &'a str,
+    options: &Options,
+) -> Option<Accepted<'a, P, K::Entry>> {
+    let spec = spec::<P>();
+    let layout = &spec.layout;
+    if text.len() > options.max_bytes {
+        return None;
+    }
     let max_depth = options.max_depth.min(MAX_SUPPORTED_DEPTH);
     let mut s = Scanner::new(text, max_depth);
     // The body is scanned as it is read when the kind came before it (the usual order). What the

@@ -1,9 +1,12 @@
-//! A profile's valid envelope: borrowed from the bytes ([`MessageRef`]) or owned ([`Message`]).
+//! A profile's valid envelope: borrowed from the bytes ([`MessageRef`]) or owning them
+//! ([`Message`]: the bytes and the spans the parser recorded).
 
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde_json::{Map, Value};
+use bytes::Bytes;
+use bytestring::ByteString;
+use serde_json::Value;
 
 use super::rules::*;
 use super::*;
@@ -18,7 +21,6 @@ pub struct MessageRef<'a, P: Profile> {
     /// The whole envelope's checked text.
     pub(super) text: &'a str,
     pub(super) info: &'static KindInfo<P::Body>,
-    pub(super) respelled: bool,
     /// What the profile's own steps added ([`Profile::admit`]).
     pub(super) extra: P::Extra,
     pub(super) profile: PhantomData<P>,
@@ -30,7 +32,6 @@ impl<P: Profile> Clone for MessageRef<'_, P> {
             envelope: self.envelope.clone(),
             text: self.text,
             info: self.info,
-            respelled: self.respelled,
             extra: self.extra.clone(),
             profile: PhantomData,
         }
@@ -112,13 +113,13 @@ impl<'a, P: Profile> MessageRef<'a, P> {
         head(&self.envelope, &P::SPEC.layout)
     }
 
-    /// The owned message: the typed envelope (every member, unknown ones of an open envelope
-    /// included; its body member left empty) and the typed body.
-    pub fn to_message(&self) -> Result<Message<P>, Rejection> {
-        let body = self.body()?;
+    /// The typed envelope (every member, unknown ones of an open envelope included; its body
+    /// member left empty: the body is typed on its own, [`MessageRef::body`]), built member by
+    /// member from the checked view.
+    pub fn to_envelope(&self) -> Result<P::Envelope, Rejection> {
         // Member by member from the checked text (generated): serde's `flatten` would buffer an
         // open envelope's unknown members and refuse a number beyond 64 bits (issue 30 item 4).
-        let envelope = P::to_envelope(&self.envelope, self.text).map_err(|e| {
+        P::to_envelope(&self.envelope, self.text).map_err(|e| {
             rejection(
                 Problem::new(
                     ReasonCode::Malformed,
@@ -128,118 +129,198 @@ impl<'a, P: Profile> MessageRef<'a, P> {
                 ),
                 self.head(),
             )
-        })?;
-        let respelled = match self.respelled {
-            true => crate::json::respelled_numbers(self.text, ""),
-            false => Vec::new(),
-        };
-        Ok(Message {
-            envelope,
-            body,
-            rules: self.info.rules,
-            respelled,
         })
+    }
+
+    /// The owned [`Message`]: the checked text copied once into its buffer, the view's spans
+    /// recorded (nothing is read again).
+    pub fn to_message(&self) -> Message<P> {
+        let spans = P::spans_of(self.envelope.clone(), self.text);
+        Message::new(
+            ByteString::from(self.text),
+            spans,
+            self.info,
+            self.extra.clone(),
+        )
     }
 }
 
-/// A valid envelope of profile `P`: the typed envelope members and the typed body.
-pub struct Message<P: Profile> {
-    envelope: P::Envelope,
-    body: Option<P::Body>,
-    rules: KindRules,
-    respelled: Vec<(String, String)>,
+/// A valid envelope of profile `P` that owns its bytes: the received (or written) bytes, shared
+/// and never copied ([`Bytes`]), and where the parser found each envelope member in them (the
+/// generated spans, [`Profile::Spans`]). Its accessors give out the borrowed view again
+/// ([`Message::envelope`], the generated `EnvelopeRef`; the body as checked JSON text,
+/// [`Message::body`]) without reading the bytes a second time; the typed, owned forms are
+/// [`Message::to_envelope`] and [`Message::to_owned_body`].
+///
+/// `E` is how the parser's kind table gave the kind ([`KindEntry`]): the profile's generated
+/// kind for [`parse`](super::parse); v0's `Registry` entry for `agh_protocol::Message`.
+/// Cloning copies the spans and counts one more reference to the bytes.
+pub struct Message<P: Profile, E = &'static KindInfo<<P as Profile>::Body>> {
+    spans: P::Spans,
+    /// The text the spans were recorded over (see [`Message::new`], the only constructor).
+    bytes: ByteString,
+    entry: E,
+    extra: P::Extra,
 }
 
-impl<P: Profile> Clone for Message<P> {
+impl<P: Profile, E: Clone> Clone for Message<P, E> {
     fn clone(&self) -> Self {
         Message {
-            envelope: self.envelope.clone(),
-            body: self.body.clone(),
-            rules: self.rules,
-            respelled: self.respelled.clone(),
+            spans: self.spans.clone(),
+            bytes: self.bytes.clone(),
+            entry: self.entry.clone(),
+            extra: self.extra.clone(),
         }
     }
 }
 
-impl<P: Profile> fmt::Debug for Message<P> {
+impl<P: Profile, E> fmt::Debug for Message<P, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Message")
             .field("profile", &P::SPEC.name)
-            .field("envelope", &self.envelope)
-            .field("body", &self.body)
+            .field("envelope", &P::view_of(&self.spans, &self.bytes))
             .finish()
     }
 }
 
-impl<P: Profile> Message<P> {
-    /// The typed envelope members (its body member is left empty: see [`Message::body`]).
-    pub fn envelope(&self) -> &P::Envelope {
-        &self.envelope
-    }
-
-    /// The typed body, `None` when the kind carried none.
-    pub fn body(&self) -> Option<&P::Body> {
-        self.body.as_ref()
-    }
-
-    /// The kind's rules.
-    pub fn rules(&self) -> &KindRules {
-        &self.rules
-    }
-
-    /// The envelope `kind`.
-    pub fn kind(&self) -> &'static str {
-        self.rules.kind
-    }
-
-    /// Splits the message into the typed envelope and body.
-    pub fn into_parts(self) -> (P::Envelope, Option<P::Body>) {
-        (self.envelope, self.body)
-    }
-
-    /// The envelope as JSON: members in schema order, unknown body members preserved, every
-    /// body number as it was written.
-    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
-        let spec = &P::SPEC;
-        let body_member = spec.layout.body_member;
-        let Value::Object(mut members) = serde_json::to_value(&self.envelope)? else {
-            return Err(serde::ser::Error::custom(
-                "the envelope did not serialize to an object",
-            ));
-        };
-        members.remove(body_member);
-        if let Some(body) = &self.body {
-            members.insert(body_member.to_owned(), P::body_to_value(body)?);
-        }
-        let mut ordered = Map::with_capacity(members.len());
-        for name in spec.envelope_members {
-            if let Some(v) = members.remove(*name) {
-                ordered.insert((*name).to_owned(), v);
-            }
-        }
-        ordered.extend(members);
-        let mut value = Value::Object(ordered);
-        restore_spellings(&mut value, &self.respelled);
-        Ok(value)
-    }
-
-    /// The envelope as compact JSON bytes.
-    pub fn to_vec(&self) -> Result<Vec<u8>, serde_json::Error> {
-        serde_json::to_vec(&self.to_value()?)
+/// Two messages are equal when their bytes are.
+impl<P: Profile, E> PartialEq for Message<P, E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes
     }
 }
 
-/// Writes back the spelling of numbers serde_json respells (`1E3` read as `1e+3`), by pointer.
-pub(crate) fn restore_spellings(value: &mut Value, respelled: &[(String, String)]) {
-    for (pointer, written) in respelled {
-        if let Some(v) = value.pointer_mut(pointer) {
-            let differs = matches!(&*v, Value::Number(n) if n.as_str() != written);
-            let same = serde_json::from_str::<Value>(written).is_ok_and(|w| {
-                crate::schema::check::equality_key(&w) == crate::schema::check::equality_key(v)
-            });
-            if differs && same {
-                *v = Value::Number(serde_json::Number::from_string_unchecked(written.clone()));
-            }
+impl<P: Profile, E> Eq for Message<P, E> {}
+
+impl<P: Profile, E: KindEntry> Message<P, E> {
+    /// The message of what the parser accepted: its checked text copied once, the view's spans
+    /// recorded (nothing is read again).
+    pub fn of_accepted(a: &super::Accepted<'_, P, E>) -> Self {
+        let spans = P::spans_of(a.envelope.clone(), a.text);
+        Message::new(ByteString::from(a.text), spans, a.entry, a.extra.clone())
+    }
+
+    /// `bytes` with the spans the parser recorded over them. Callers (this module and
+    /// [`parse_bytes_in`](super::parse_bytes_in)) pass the very text the parser accepted (or a
+    /// copy of it): `spans` were recorded over that text.
+    pub(super) fn new(bytes: ByteString, spans: P::Spans, entry: E, extra: P::Extra) -> Self {
+        Message {
+            spans,
+            bytes,
+            entry,
+            extra,
         }
+    }
+
+    /// The envelope's bytes, exactly as received (or written).
+    pub fn bytes(&self) -> &Bytes {
+        self.bytes.as_bytes()
+    }
+
+    /// The envelope's bytes, without a copy.
+    pub fn into_bytes(self) -> Bytes {
+        self.bytes.into_bytes()
+    }
+
+    /// The whole envelope as the checked JSON text it was read from (`ByteString`: the bytes
+    /// were checked as UTF-8 once, when the message was made).
+    #[inline]
+    pub fn text(&self) -> &str {
+        &self.bytes
+    }
+
+    /// The envelope members: the generated borrowed view, rebuilt from the recorded spans
+    /// (strings borrowed from the bytes; those that had escapes, from their decoded values).
+    #[inline]
+    pub fn envelope(&self) -> P::EnvelopeRef<'_> {
+        P::view_of(&self.spans, self.text())
+    }
+
+    /// The envelope `kind`.
+    #[inline]
+    pub fn kind(&self) -> &'static str {
+        self.entry.rules().kind
+    }
+
+    /// The kind's rules.
+    #[inline]
+    pub fn rules(&self) -> &KindRules {
+        self.entry.rules()
+    }
+
+    /// The kind as the parser's kind table gave it.
+    pub fn entry(&self) -> &E {
+        &self.entry
+    }
+
+    /// What the profile's own steps added ([`Profile::admit`]; `()` for most profiles).
+    pub fn extra(&self) -> &P::Extra {
+        &self.extra
+    }
+
+    /// The string value of a member (`Absent`, `null` and non-strings: `None`).
+    #[inline]
+    pub fn str_of(&self, member: &str) -> Option<&str> {
+        P::str_of(&self.spans, self.text(), member)
+    }
+
+    /// The message id (role `id`), if the profile has one.
+    pub fn id(&self) -> Option<&str> {
+        P::SPEC.layout.roles.id.and_then(|m| self.str_of(m))
+    }
+
+    /// The checked body as the JSON text it was read from (`None`: the kind carried none).
+    #[inline]
+    pub fn body(&self) -> Option<RawJson<'_>> {
+        P::body_of(&self.envelope())
+    }
+
+    /// What a refusal needs to address this message.
+    pub fn head(&self) -> Head {
+        head(&self.envelope(), &P::SPEC.layout)
+    }
+
+    /// The envelope as a JSON value (members as written, numbers as written).
+    pub fn to_value(&self) -> Value {
+        let limits = crate::json::JsonLimits {
+            max_bytes: usize::MAX,
+            max_depth: crate::json::MAX_SUPPORTED_DEPTH,
+        };
+        match crate::json::read_envelope_json(self.bytes.as_bytes(), &limits) {
+            Ok(members) => Value::Object(members),
+            // Checked by the parser already: not reached.
+            Err(_) => Value::Null,
+        }
+    }
+
+    /// The envelope's bytes as a vector (a copy; [`Message::bytes`] shares them).
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.bytes.as_bytes().to_vec()
+    }
+}
+
+impl<P: Profile> Message<P> {
+    /// The message as a view borrowed from it ([`MessageRef`]: what [`parse_ref`](super::parse_ref)
+    /// gives).
+    pub fn as_ref(&self) -> MessageRef<'_, P> {
+        MessageRef {
+            envelope: self.envelope(),
+            text: self.text(),
+            info: self.entry,
+            extra: self.extra.clone(),
+            profile: PhantomData,
+        }
+    }
+
+    /// The typed envelope (every member, unknown ones of an open envelope included; its body
+    /// member left empty: see [`Message::body`]), built member by member from the checked view.
+    pub fn to_envelope(&self) -> Result<P::Envelope, Rejection> {
+        self.as_ref().to_envelope()
+    }
+
+    /// The typed body (decoded now from the checked JSON text); `None` when the kind carried
+    /// none.
+    pub fn to_owned_body(&self) -> Result<Option<P::Body>, Rejection> {
+        self.as_ref().body()
     }
 }

@@ -19,6 +19,8 @@
 
 use std::fmt;
 
+use bytes::Bytes;
+use bytestring::ByteString;
 use serde_json::{Map, Value};
 
 use crate::json::scan::{Member, RawJson, Scanner};
@@ -33,11 +35,12 @@ mod options;
 mod recipe;
 mod rejection;
 pub mod rules;
+pub mod spans;
 
 pub use exact::read_checked_json;
 use exact::{check, diagnose};
 use exact::{head, rejection};
-use fast::scan;
+use fast::{scan, scan_text};
 pub use kinds::{KindEntry, Kinds};
 pub use message::{Message, MessageRef};
 pub use options::Options;
@@ -157,6 +160,9 @@ pub trait Profile: Sized + 'static {
     type EnvelopeRef<'a>: EnvelopeView + Clone + fmt::Debug;
     /// The generated `KnownBody`.
     type Body: Clone + fmt::Debug + 'static;
+    /// The generated `EnvelopeSpans`: where each member of a checked view stands in the text
+    /// (what an owned [`Message`] keeps instead of the view).
+    type Spans: Clone + fmt::Debug + Send + Sync + 'static;
     /// The set's tables.
     const SPEC: Spec<Self::Body>;
     /// The recipes its kinds' `x-agh-kind.verify` name (none by default: a generated profile
@@ -164,7 +170,7 @@ pub trait Profile: Sized + 'static {
     const RECIPES: &'static [Recipe] = &[];
     /// What the profile's own steps after every envelope rule add to a valid envelope (v0: the
     /// trust state); `()` for a profile without such steps.
-    type Extra: Clone + fmt::Debug + Default;
+    type Extra: Clone + fmt::Debug + Default + Send + Sync + 'static;
     /// The profile's own steps on an envelope every other rule accepts (the fast path's last
     /// step): what they add to the message, or the problem that refuses it. None by default.
     #[inline]
@@ -195,6 +201,15 @@ pub trait Profile: Sized + 'static {
             _ => None,
         }
     }
+    /// The spans of `view`, a checked view the scanner read from `text` (generated
+    /// `EnvelopeSpans::of`).
+    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> Self::Spans;
+    /// The checked view again from its spans over `text`, the text they were recorded over
+    /// (generated `EnvelopeSpans::view`): nothing is read or checked again.
+    fn view_of<'s>(spans: &'s Self::Spans, text: &'s str) -> Self::EnvelopeRef<'s>;
+    /// The string value of member `name` from the spans over `text` (`None`: absent, `null` or
+    /// not a string).
+    fn str_of<'s>(spans: &'s Self::Spans, text: &'s str, name: &str) -> Option<&'s str>;
     /// The generated envelope validator.
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems);
     /// The body member of a checked envelope view, as its JSON text (`None`: absent or `null`).
@@ -259,7 +274,6 @@ pub fn parse_ref<'a, P: Profile>(
         envelope: a.envelope,
         text: a.text,
         info: a.entry,
-        respelled: a.respelled,
         extra: a.extra,
         profile: std::marker::PhantomData,
     })
@@ -275,23 +289,67 @@ pub fn parse_ref_in<'a, P: Profile, K: Kinds>(
     options: &Options,
 ) -> Result<Accepted<'a, P, K::Entry>, Rejection> {
     match scan::<P, K>(kinds, bytes, options) {
-        Some(mut accepted) => match P::admit(bytes, &accepted.envelope, options) {
-            Ok(extra) => {
-                accepted.extra = extra;
-                Ok(accepted)
-            }
-            Err(problem) => Err(rejection(
-                problem,
-                head(&accepted.envelope, &spec::<P>().layout),
-            )),
-        },
+        Some(accepted) => admitted::<P, K>(accepted, options),
         None => Err(diagnose::<P, K>(kinds, bytes, options)),
     }
 }
 
-/// Parses and validates one envelope of profile `P` into an owned [`Message`].
+/// The profile's own steps ([`Profile::admit`]) on what the fast path accepted.
+#[inline(always)]
+fn admitted<'a, P: Profile, K: Kinds>(
+    mut accepted: Accepted<'a, P, K::Entry>,
+    options: &Options,
+) -> Result<Accepted<'a, P, K::Entry>, Rejection> {
+    match P::admit(accepted.text.as_bytes(), &accepted.envelope, options) {
+        Ok(extra) => {
+            accepted.extra = extra;
+            Ok(accepted)
+        }
+        Err(problem) => Err(rejection(
+            problem,
+            head(&accepted.envelope, &spec::<P>().layout),
+        )),
+    }
+}
+
+/// Parses and validates one envelope of profile `P` into a [`Message`] owning a copy of `bytes`
+/// (made once the envelope is accepted; [`parse_bytes`] shares a buffer instead).
 pub fn parse<P: Profile>(bytes: &[u8], options: &Options) -> Result<Message<P>, Rejection> {
-    parse_ref::<P>(bytes, options)?.to_message()
+    Ok(parse_ref::<P>(bytes, options)?.to_message())
+}
+
+/// Parses and validates one envelope of profile `P` into a [`Message`] holding `bytes` (shared,
+/// not copied) and the spans the parser found.
+pub fn parse_bytes<P: Profile>(bytes: Bytes, options: &Options) -> Result<Message<P>, Rejection> {
+    parse_bytes_in::<P, _>(spec::<P>(), bytes, options)
+}
+
+/// [`parse_bytes`] with the kinds of `kinds`: [`parse_ref_in`] on `bytes`, then the view's
+/// spans are recorded and the message keeps `bytes` (one reference more, no copy).
+#[inline]
+pub fn parse_bytes_in<P: Profile, K: Kinds>(
+    kinds: &K,
+    bytes: Bytes,
+    options: &Options,
+) -> Result<Message<P, K::Entry>, Rejection> {
+    if bytes.len() > options.max_bytes || simdutf8::basic::from_utf8(&bytes).is_err() {
+        return Err(diagnose::<P, K>(kinds, &bytes, options));
+    }
+    // UTF-8 checked just above (`ByteString` checks again: an ASCII pass for most envelopes);
+    // the text the parser reads is the message's.
+    let text = match ByteString::try_from(bytes) {
+        Ok(text) => text,
+        Err(_) => return Err(diagnose::<P, K>(kinds, &[0xff], options)),
+    };
+    let (spans, entry, extra) = {
+        let a = match scan_text::<P, K>(kinds, &text, options) {
+            Some(a) => admitted::<P, K>(a, options)?,
+            None => return Err(diagnose::<P, K>(kinds, text.as_bytes(), options)),
+        };
+        (P::spans_of(a.envelope, a.text), a.entry, a.extra)
+    };
+    // The spans were recorded over this very text.
+    Ok(Message::new(text, spans, entry, extra))
 }
 
 /// Every problem of one envelope of profile `P`, in the validation order.

@@ -1,0 +1,64 @@
+//! The `Message` owns its bytes without copying them (issue 34 item 1): the buffer it was given
+//! is the one it holds and hands on, its view is the parser's, rebuilt from the recorded spans.
+
+use agh_protocol::{parse, parse_bytes, parse_ref, Bytes, Options, Receiver, ReceiverConfig};
+
+const NOW: i64 = 1_776_366_000;
+
+/// A `say` whose `id` and body text have escapes (their values are not slices of the bytes).
+const ESCAPED: &str = r#"{"protocol":"agh-network/v0","id":"m\u0031","workspace_id":"ws","kind":"say","channel":"c","surface":"thread","thread_id":"t1","from":"a","to":null,"ts":1776366000,"body":{"text":"h\"i","x":[1,{"y":null}]},"ext":{"k":1}}"#;
+
+fn assert_send_sync_static<T: Send + Sync + 'static>() {}
+
+#[test]
+fn messages_are_send_sync_and_static() {
+    assert_send_sync_static::<agh_protocol::Message>();
+}
+
+#[test]
+fn parse_bytes_shares_the_buffer_it_is_given() {
+    let bytes = Bytes::from(ESCAPED.as_bytes().to_vec());
+    let message = parse_bytes(bytes.clone(), &Options::at(NOW)).expect("valid");
+    assert_eq!(message.bytes().as_ptr(), bytes.as_ptr(), "no copy");
+    // A clone shares it too.
+    let clone = message.clone();
+    assert_eq!(clone.bytes().as_ptr(), bytes.as_ptr());
+    assert_eq!(clone, message);
+    assert_eq!(message.into_bytes().as_ptr(), bytes.as_ptr());
+}
+
+#[test]
+fn the_view_is_the_parsers_escapes_included() {
+    let view = parse_ref(ESCAPED.as_bytes(), &Options::at(NOW)).expect("valid");
+    let message = parse(ESCAPED.as_bytes(), &Options::at(NOW)).expect("valid");
+    assert_eq!(&message.envelope(), view.envelope());
+    assert_eq!(message.id(), "m1");
+    assert_eq!(message.str_of("thread_id"), Some("t1"));
+    assert_eq!(message.str_of("to"), None, "null reads as absent");
+    assert_eq!(
+        message.body_json().get(),
+        r#"{"text":"h\"i","x":[1,{"y":null}]}"#
+    );
+    assert_eq!(message.body_str("text").as_deref(), Some("h\"i"));
+    assert_eq!(message.envelope().ext.map(|e| e.get()), Some(r#"{"k":1}"#));
+    // The typed forms, on demand.
+    assert_eq!(message.to_envelope().expect("typed").id.as_str(), "m1");
+    let Some(agh_protocol::KnownBody::Say(say)) = message.known() else {
+        panic!("a say body")
+    };
+    assert_eq!(say.text.as_str(), "h\"i");
+    // What it writes is what it holds.
+    assert_eq!(message.to_vec(), ESCAPED.as_bytes());
+}
+
+#[test]
+fn the_receiver_delivers_the_bytes_it_was_handed() {
+    let mut receiver = Receiver::new(ReceiverConfig::new("ws", "c", "b"));
+    let bytes = Bytes::from(ESCAPED.as_bytes().to_vec());
+    match receiver.receive_bytes(bytes.clone(), NOW) {
+        agh_protocol::Delivery::Delivered { message, .. } => {
+            assert_eq!(message.bytes().as_ptr(), bytes.as_ptr());
+        }
+        other => panic!("not delivered: {other:?}"),
+    }
+}
