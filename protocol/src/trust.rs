@@ -480,18 +480,9 @@ pub fn evaluate_bytes(bytes: &[u8]) -> TrustState {
 /// The trust state of envelope bytes, read strictly within `limits` (unreadable JSON leaves no
 /// envelope to canonicalize: `rejected` at [`Step::Canonical`]).
 pub fn evaluate_bytes_with(bytes: &[u8], limits: &crate::json::JsonLimits) -> TrustState {
-    evaluate_received(bytes, limits).0
-}
-
-/// [`evaluate_bytes_with`], and the envelope it read (for the parser, which keeps what a
-/// forward must write back as received).
-pub(crate) fn evaluate_received(
-    bytes: &[u8],
-    limits: &crate::json::JsonLimits,
-) -> (TrustState, Option<Map<String, Value>>) {
     match crate::json::read_envelope_json(bytes, limits) {
-        Ok(map) => (evaluate(&map), Some(map)),
-        Err(e) => (TrustState::rejected(Step::Canonical, e.message), None),
+        Ok(map) => evaluate(&map),
+        Err(e) => TrustState::rejected(Step::Canonical, e.message),
     }
 }
 

@@ -27,16 +27,12 @@ pub struct V0;
 pub struct Trust {
     /// `verified` or `unverified` (a `rejected` envelope is refused).
     pub state: TrustState,
-    /// Of an envelope carrying a proof: the members a forward writes as received (absent,
-    /// `null`, `{}`; `None`: absent).
-    pub as_received: Vec<(&'static str, Option<Value>)>,
 }
 
 impl Default for Trust {
     fn default() -> Self {
         Trust {
             state: TrustState::Unverified { reason: "".into() },
-            as_received: Vec::new(),
         }
     }
 }
@@ -97,8 +93,8 @@ impl p::Profile for V0 {
 
     /// The trust step (after freshness, before routing): `unverified` without a proof or a
     /// verified-form `from` (no second look at the bytes), else the profile's steps on the
-    /// envelope as received (read within the caller's limits), with the members a forward must
-    /// write as received.
+    /// envelope as received (read within the caller's limits). A forward needs nothing from it:
+    /// the message keeps the bytes it was given.
     #[inline]
     fn admit<'a>(
         bytes: &'a [u8],
@@ -109,33 +105,17 @@ impl p::Profile for V0 {
             let state = TrustState::Unverified {
                 reason: "no proof".into(),
             };
-            return Ok(Trust {
-                state,
-                as_received: Vec::new(),
-            });
+            return Ok(Trust { state });
         }
         let limits = JsonLimits {
             max_bytes: options.max_bytes,
             max_depth: options.max_depth,
         };
-        let (state, map) = crate::trust::evaluate_received(bytes, &limits);
+        let state = crate::trust::evaluate_bytes_with(bytes, &limits);
         if let TrustState::Rejected { step, message } = state {
             return Err(trust_problem(step, &message));
         }
-        let mut as_received = Vec::new();
-        if let Some(map) = map {
-            for name in crate::generated::ENVELOPE_MEMBERS {
-                match map.get(*name) {
-                    None => as_received.push((*name, None)),
-                    Some(v @ Value::Null) => as_received.push((*name, Some(v.clone()))),
-                    Some(v @ Value::Object(o)) if o.is_empty() => {
-                        as_received.push((*name, Some(v.clone())));
-                    }
-                    Some(_) => {}
-                }
-            }
-        }
-        Ok(Trust { state, as_received })
+        Ok(Trust { state })
     }
 
     fn check_admit(envelope: &Map<String, Value>, _options: &Options, out: &mut Problems) {
