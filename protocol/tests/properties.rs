@@ -127,6 +127,32 @@ proptest! {
     }
 
     #[test]
+    fn idle_before_is_every_idle_active_unit_oldest_first(
+        steps in prop::collection::vec((event(), 0i64..6, 0u8..8), 1..80),
+        cut in 0i64..8,
+    ) {
+        let mut tracker = WorkTracker::new();
+        for (mut e, ts, action) in steps {
+            if action == 0 {
+                // Forget a unit now and then (the idle expiry's fallback).
+                tracker.forget(&key_of(&e));
+                continue;
+            }
+            e.ts = ts;
+            tracker.apply(&e);
+        }
+        // Brute force: every active unit, filtered and sorted by (last_ts, key).
+        let mut want: Vec<(WorkKey, _)> = tracker
+            .units()
+            .filter(|(_, u)| !LIFECYCLE.is_terminal(u.state) && u.last_ts < cut)
+            .map(|(k, u)| (k.clone(), u.clone()))
+            .collect();
+        want.sort_by(|a, b| a.1.last_ts.cmp(&b.1.last_ts).then_with(|| a.0.cmp(&b.0)));
+        prop_assert_eq!(tracker.idle_before(cut), want);
+        prop_assert_eq!(tracker.idle_before(i64::MAX).len(), tracker.open_len());
+    }
+
+    #[test]
     fn dedup_window_is_bounded_and_exact(
         cap in 1usize..20,
         ops in prop::collection::vec((0u32..3, 0u32..40, 0i64..5), 1..300),

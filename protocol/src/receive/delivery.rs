@@ -26,10 +26,11 @@ use crate::generated::EnvelopeParts;
 use crate::message::build::{place, write_checked, write_signed};
 use crate::message::parse::{Head, Message, Options, Registry, Rejection};
 use crate::problem::ReasonCode;
-use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkTracker};
+use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkKey, WorkTracker, WorkUnit};
 use crate::recipes::identity::is_direct_room_of;
 use crate::ReceiptBody;
 use bytes::Bytes;
+use std::sync::Arc;
 
 /// How a [`Receiver`] is set up.
 #[derive(Clone, Debug)]
@@ -195,11 +196,17 @@ impl Receiver {
         if idle == 0 {
             return Vec::new();
         }
+        // Only the idle units this peer is the target of are copied out (the timeline finds
+        // the idle ones without a scan).
+        let local = self.config.local_peer.as_str();
+        let due: Vec<(Arc<WorkKey>, WorkUnit)> = self
+            .work
+            .idle_iter(now.saturating_sub(idle))
+            .filter(|(_, unit)| unit.target == local)
+            .map(|(key, unit)| (Arc::clone(key), unit.clone()))
+            .collect();
         let mut out = Vec::new();
-        for (key, unit) in self.work.idle_before(now.saturating_sub(idle)) {
-            if unit.target != self.config.local_peer {
-                continue;
-            }
+        for (key, unit) in due {
             self.receipts_sent += 1;
             let id = format!(
                 "idle_{}_{}_{}",

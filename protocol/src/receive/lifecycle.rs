@@ -35,7 +35,7 @@
 //! an outcome shares its unit's key (`Arc<WorkKey>`): a message that opens work pays for the
 //! unit's entry and nothing else; one that moves or continues it allocates nothing.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 use std::hash::RandomState;
 use std::sync::Arc;
@@ -467,6 +467,10 @@ pub struct WorkTracker {
     active: Table<ChannelWork, Arc<WorkKey>>,
     /// Initiator -> how many of its units are active (non-terminal).
     open_by: Table<String, usize>,
+    /// The active units by `(last_ts, key)`, oldest first: one entry per entry of `active`,
+    /// moved when a unit's `last_ts` grows, so that [`WorkTracker::idle_before`] reads only
+    /// the idle units instead of scanning and sorting every active one.
+    timeline: BTreeSet<(i64, Arc<WorkKey>)>,
     /// Terminal units, in the order they closed (oldest first); some may have been removed.
     closed: VecDeque<Arc<WorkKey>>,
     /// Most terminal units remembered (the oldest closed is forgotten first).
@@ -492,6 +496,7 @@ impl WorkTracker {
             units: Table::default(),
             active: Table::default(),
             open_by: Table::default(),
+            timeline: BTreeSet::new(),
             closed: VecDeque::new(),
             closed_cap: Self::DEFAULT_CLOSED_CAP,
         }
@@ -540,16 +545,20 @@ impl WorkTracker {
     }
 
     /// The active units whose last accepted message is older than `ts`, oldest first.
+    /// (Ties in `last_ts` in key order.)
     pub fn idle_before(&self, ts: i64) -> Vec<(WorkKey, WorkUnit)> {
-        let mut out: Vec<(WorkKey, WorkUnit)> = self
-            .active
-            .values()
-            .filter_map(|k| self.units.get(k).map(|u| (k, u)))
-            .filter(|(_, u)| u.last_ts < ts)
+        self.idle_iter(ts)
             .map(|(k, u)| (WorkKey::clone(k), u.clone()))
-            .collect();
-        out.sort_by(|a, b| a.1.last_ts.cmp(&b.1.last_ts).then_with(|| a.0.cmp(&b.0)));
-        out
+            .collect()
+    }
+
+    /// [`WorkTracker::idle_before`], borrowed: reads the timeline up to the first unit that
+    /// is not idle, copying nothing.
+    pub(crate) fn idle_iter(&self, ts: i64) -> impl Iterator<Item = (&Arc<WorkKey>, &WorkUnit)> {
+        self.timeline
+            .iter()
+            .take_while(move |(last, _)| *last < ts)
+            .filter_map(|(_, k)| self.units.get(k).map(|u| (k, u)))
     }
 
     /// Forgets one unit, active or not; whether it was known.
@@ -559,7 +568,9 @@ impl WorkTracker {
         };
         let cw = KeyRef::of(key).channel_work();
         if self.active.get(&cw).is_some_and(|a| **a == *key) {
-            self.active.remove(&cw);
+            if let Some(k) = self.active.remove(&cw) {
+                self.timeline.remove(&(unit.last_ts, k));
+            }
             self.release(&unit.initiator);
         }
         true
@@ -679,7 +690,13 @@ impl WorkTracker {
                 };
                 let terminal = self.lifecycle.is_terminal(state);
                 if !terminal {
-                    self.active.insert(channel_work(&key), Arc::clone(&key));
+                    if let Some(old) = self.active.insert(channel_work(&key), Arc::clone(&key)) {
+                        // (`decide` opens nothing over an active unit; keep the timeline exact.)
+                        if let Some(u) = self.units.get(&old) {
+                            self.timeline.remove(&(u.last_ts, old));
+                        }
+                    }
+                    self.timeline.insert((facts.ts, Arc::clone(&key)));
                     match self.open_by.get_mut(facts.from) {
                         Some(n) => *n += 1,
                         None => {
@@ -700,17 +717,29 @@ impl WorkTracker {
         {
             let terminal = self.lifecycle.is_terminal(to);
             let mut initiator = None;
+            let mut last = None;
             if let Some(unit) = self.units.get_mut(&KeyRef::of(key)) {
                 unit.state = to;
-                unit.last_ts = unit.last_ts.max(facts.ts);
+                let was = unit.last_ts;
+                unit.last_ts = was.max(facts.ts);
+                last = Some((was, unit.last_ts));
                 if terminal {
                     initiator = Some(unit.initiator.clone());
+                }
+            }
+            // The timeline follows `last_ts` (only active units are on it).
+            if let Some((was, now)) = last {
+                if was != now && self.timeline.remove(&(was, Arc::clone(key))) {
+                    self.timeline.insert((now, Arc::clone(key)));
                 }
             }
             if terminal {
                 let cw = KeyRef::of(key).channel_work();
                 if self.active.get(&cw).is_some_and(|a| a == key) {
                     self.active.remove(&cw);
+                    if let Some((_, now)) = last {
+                        self.timeline.remove(&(now, Arc::clone(key)));
+                    }
                     if let Some(i) = initiator {
                         self.release(&i);
                     }
@@ -855,4 +884,116 @@ fn body_value(lifecycle: &Lifecycle, facts: &Facts<'_>) -> String {
         .filter_map(|m| facts.body.preview(m).map(|v| format!("{m} {v}")))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A small deterministic generator (xorshift): no dependency, reproducible sequences.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn event(rng: &mut Rng, n: usize, ts: i64) -> WorkEvent {
+        const PEERS: [&str; 2] = ["a.s1", "b.s2"];
+        let (kind, body) = match rng.below(4) {
+            0 | 1 => ("say", serde_json::json!({"text": "hi"})),
+            2 => {
+                let state = ["working", "completed", "failed"][rng.below(3) as usize];
+                ("trace", serde_json::json!({"state": state}))
+            }
+            _ => {
+                let status = ["accepted", "rejected"][rng.below(2) as usize];
+                let body = serde_json::json!({"for_id": "m", "status": status});
+                ("receipt", body)
+            }
+        };
+        let from = rng.below(2) as usize;
+        WorkEvent {
+            id: format!("m{n}"),
+            kind: kind.to_owned(),
+            from: PEERS[from].to_owned(),
+            to: Some(PEERS[1 - from].to_owned()),
+            workspace_id: "ws".to_owned(),
+            channel: "c".to_owned(),
+            surface: Some("thread".to_owned()),
+            container_id: Some(format!("t{}", rng.below(3))),
+            work_id: Some(format!("w{}", rng.below(12))),
+            body,
+            ts,
+        }
+    }
+
+    /// What `idle_before` returned before the timeline: every active unit scanned, sorted.
+    fn scanned(t: &WorkTracker, ts: i64) -> Vec<(WorkKey, WorkUnit)> {
+        let mut out: Vec<(WorkKey, WorkUnit)> = t
+            .active
+            .values()
+            .filter_map(|k| t.units.get(k).map(|u| (WorkKey::clone(k), u.clone())))
+            .filter(|(_, u)| u.last_ts < ts)
+            .collect();
+        out.sort_by(|a, b| a.1.last_ts.cmp(&b.1.last_ts).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+
+    /// The timeline holds exactly the active units, each at its `last_ts`.
+    fn assert_timeline_exact(t: &WorkTracker) {
+        assert_eq!(t.timeline.len(), t.active.len());
+        for (ts, key) in &t.timeline {
+            let cw = KeyRef::of(key).channel_work();
+            assert!(
+                t.active.get(&cw).is_some_and(|a| a == key),
+                "{key} is not active"
+            );
+            assert_eq!(t.units.get(key).map(|u| u.last_ts), Some(*ts), "{key}");
+        }
+    }
+
+    #[test]
+    fn idle_before_reads_the_timeline_as_the_old_scan_did() {
+        for seed in 1..=40u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let mut t = WorkTracker::new().with_closed_cap(1 + rng.below(8) as usize);
+            let mut ts = 1_000;
+            for n in 0..400 {
+                // Time sometimes stands still (ties in last_ts), sometimes runs back (late).
+                ts += [0, 0, 1, 2, -1][rng.below(5) as usize];
+                match rng.below(10) {
+                    0 => {
+                        // Forget a unit, active or not.
+                        let keys: Vec<WorkKey> = t.units().map(|(k, _)| k.clone()).collect();
+                        if !keys.is_empty() {
+                            let key = &keys[rng.below(keys.len() as u64) as usize];
+                            assert!(t.forget(key));
+                        }
+                    }
+                    1 => {
+                        t.remove_terminal_before(ts - rng.below(4) as i64);
+                    }
+                    _ => {
+                        t.apply(&event(&mut rng, n, ts));
+                    }
+                }
+                assert_timeline_exact(&t);
+                for cut in [ts - 3, ts - 1, ts, ts + 1, i64::MAX] {
+                    assert_eq!(t.idle_before(cut), scanned(&t, cut), "seed {seed} step {n}");
+                }
+            }
+            // Close or forget everything: nothing is left behind on the timeline.
+            let keys: Vec<WorkKey> = t.units().map(|(k, _)| k.clone()).collect();
+            for key in &keys {
+                t.forget(key);
+            }
+            assert!(t.timeline.is_empty() && t.active.is_empty() && t.is_empty());
+        }
+    }
 }
