@@ -79,17 +79,24 @@ pub type Verdict = agh_runtime::inbox::Verdict<Acp>;
 pub fn new_id() -> Result<String, getrandom::Error> {
     let mut b = [0u8; 16];
     getrandom::fill(&mut b)?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Ok(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    ))
+    Ok(uuid_v4_text(b))
+}
+
+/// The canonical lowercase text of a version 4 UUID made of `bits` (the version and variant bits
+/// set over theirs).
+fn uuid_v4_text(mut bits: [u8; 16]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    bits[6] = (bits[6] & 0x0f) | 0x40;
+    bits[8] = (bits[8] & 0x3f) | 0x80;
+    let mut text = String::with_capacity(36);
+    for (i, byte) in bits.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            text.push('-');
+        }
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    text
 }
 
 /// Message ids from one random seed and a counter, for an agent that sends many: each id is a
@@ -120,23 +127,11 @@ impl Ids {
 
     /// The next id.
     pub fn next_id(&self) -> String {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // Version 4 in the high word's 13th nibble, variant 10 in the low word's top bits.
-        let high = (self.high & !0xf000) | 0x4000;
-        let low = (self.low.wrapping_add(n) & !(0b11 << 62)) | (0b10 << 62);
         let mut bits = [0u8; 16];
-        bits[..8].copy_from_slice(&high.to_be_bytes());
-        bits[8..].copy_from_slice(&low.to_be_bytes());
-        let mut text = String::with_capacity(36);
-        for (i, byte) in bits.iter().enumerate() {
-            if matches!(i, 4 | 6 | 8 | 10) {
-                text.push('-');
-            }
-            text.push(char::from(HEX[usize::from(byte >> 4)]));
-            text.push(char::from(HEX[usize::from(byte & 0xf)]));
-        }
-        text
+        bits[..8].copy_from_slice(&self.high.to_be_bytes());
+        bits[8..].copy_from_slice(&self.low.wrapping_add(n).to_be_bytes());
+        uuid_v4_text(bits)
     }
 }
 
