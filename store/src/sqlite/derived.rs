@@ -7,18 +7,16 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection};
 
-/// A conversation's activity in one transaction.
+/// A conversation's activity in one transaction: when, and how many messages.
 #[derive(Debug, Clone, Copy)]
 struct Activity {
-    first_ms: i64,
-    last_ms: i64,
+    seen: Seen,
     messages: i64,
 }
 
 impl Activity {
     fn add(&mut self, other: Activity) {
-        self.first_ms = self.first_ms.min(other.first_ms);
-        self.last_ms = self.last_ms.max(other.last_ms);
+        self.seen.add(other.seen);
         self.messages += other.messages;
     }
 }
@@ -63,8 +61,7 @@ impl Derived {
     /// A message in conversation `(surface, id)` at `at`.
     pub(super) fn message(&mut self, surface: &str, id: &str, at: i64) {
         let a = Activity {
-            first_ms: at,
-            last_ms: at,
+            seen: Seen::at(at),
             messages: 1,
         };
         self.conversations
@@ -125,7 +122,13 @@ impl Derived {
                      messages = messages + excluded.messages",
             )?;
             for ((surface, id), a) in self.conversations.drain() {
-                statement.execute(params![surface, id, a.first_ms, a.last_ms, a.messages])?;
+                statement.execute(params![
+                    surface,
+                    id,
+                    a.seen.first_ms,
+                    a.seen.last_ms,
+                    a.messages
+                ])?;
             }
         }
         if !self.participants.is_empty() {
