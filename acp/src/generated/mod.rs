@@ -17,8 +17,10 @@ pub mod profile;
 pub mod rules;
 pub mod scan;
 pub mod types;
+pub mod view;
 pub mod write;
 pub use self::checks::KnownBody;
+pub use self::view::BodyRef;
 pub use self::write::EnvelopeParts;
 pub use self::rules::{
     AGENT_STATUS_VALUES, ANSWERS_ANY, BODY_MEMBER, DEFAULT_REPLAY_AGE_SECS,

@@ -13,6 +13,7 @@ pub mod rust;
 pub mod scan;
 pub mod stance;
 pub mod standalone;
+pub mod view;
 pub mod write;
 
 use std::collections::BTreeSet;
@@ -50,7 +51,7 @@ fn parse_file(tokens: proc_macro2::TokenStream, what: &str) -> Result<syn::File>
 }
 
 /// The Rust files of a set (`checks.rs`, `mod.rs`, `profile.rs`, `rules.rs`, `scan.rs`,
-/// `types.rs`, `write.rs`), in path order, byte-identical across runs.
+/// `types.rs`, `view.rs`, `write.rs`), in path order, byte-identical across runs.
 pub fn emit_code(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
     emit_profile_code(set, model, false)
 }
@@ -99,6 +100,7 @@ pub fn emit_profile_code(
     let rules = parse_file(rules::emit_rules_with(model, reference), "rules.rs")?;
     let profile = parse_file(profile::emit_profile(model), "profile.rs")?;
     let write = parse_file(write::emit_write(model)?, "write.rs")?;
+    let view = parse_file(view::emit_view(model)?, "view.rs")?;
 
     let item_names = |file: &syn::File| -> BTreeSet<String> {
         file.items
@@ -154,9 +156,11 @@ pub fn emit_profile_code(
             pub mod rules;
             pub mod scan;
             pub mod types;
+            pub mod view;
             pub mod write;
 
             pub use self::checks::KnownBody;
+            pub use self::view::BodyRef;
             pub use self::write::EnvelopeParts;
             pub use self::rules::{#(#rule_idents),*};
             pub use self::types::{#(#type_names),*};
@@ -188,6 +192,10 @@ pub fn emit_profile_code(
         GeneratedFile {
             path: "types.rs".into(),
             contents: unparse(&header, &types),
+        },
+        GeneratedFile {
+            path: "view.rs".into(),
+            contents: unparse(&header, &view),
         },
         GeneratedFile {
             path: "write.rs".into(),

@@ -120,6 +120,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             type EnvelopeRef<'a> = super::scan::#envelope_ref<'a>;
             type Spans = EnvelopeSpans;
             type Body = super::checks::KnownBody;
+            type BodyRef<'a> = super::view::BodyRef<'a>;
             type Extra = ();
             const SPEC: p::Spec<Self::Body> = SPEC;
 
@@ -155,6 +156,11 @@ pub fn emit_profile(model: &Model) -> TokenStream {
 
             fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
                 body.to_value()
+            }
+
+            #[inline]
+            fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a> {
+                super::view::BodyRef::of(kind, body)
             }
 
             fn to_envelope(

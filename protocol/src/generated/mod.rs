@@ -17,8 +17,10 @@ pub mod profile;
 pub mod rules;
 pub mod scan;
 pub mod types;
+pub mod view;
 pub mod write;
 pub use self::checks::KnownBody;
+pub use self::view::BodyRef;
 pub use self::write::EnvelopeParts;
 pub use self::rules::{
     BODY_MEMBER, CONTAINERS, DEFAULT_REPLAY_AGE_SECS, ENVELOPE_MEMBERS, FORBIDDEN_KINDS,

@@ -75,6 +75,7 @@ impl p::Profile for Profile {
     type EnvelopeRef<'a> = super::scan::EnvelopeRef<'a>;
     type Spans = EnvelopeSpans;
     type Body = super::checks::KnownBody;
+    type BodyRef<'a> = super::view::BodyRef<'a>;
     type Extra = ();
     const SPEC: p::Spec<Self::Body> = SPEC;
     fn scan_envelope<'a>(
@@ -107,6 +108,10 @@ impl p::Profile for Profile {
     }
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
         body.to_value()
+    }
+    #[inline]
+    fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a> {
+        super::view::BodyRef::of(kind, body)
     }
     fn to_envelope(
         view: &Self::EnvelopeRef<'_>,

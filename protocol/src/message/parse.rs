@@ -393,8 +393,16 @@ impl<'a> MessageRef<'a> {
         self.inner.envelope.body
     }
 
+    /// The body as the kind's generated view borrowed from the bytes (see
+    /// [`Message::body`](super::typed::Message::body)): read from the checked body text now,
+    /// nothing validated again.
+    #[inline]
+    pub fn body(&self) -> crate::generated::view::BodyRef<'a> {
+        crate::generated::view::BodyRef::of(self.kind(), self.inner.envelope.body)
+    }
+
     /// The typed body (decoded now from the checked JSON text).
-    pub fn body(&self) -> Result<MessageBody, Rejection> {
+    pub fn to_owned_body(&self) -> Result<MessageBody, Rejection> {
         decode_body(&self.inner.entry, self.inner.envelope.body, || self.head())
     }
 

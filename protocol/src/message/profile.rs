@@ -41,6 +41,7 @@ impl p::Profile for V0 {
     type Envelope = <Generated as p::Profile>::Envelope;
     type EnvelopeRef<'a> = EnvelopeRef<'a>;
     type Body = <Generated as p::Profile>::Body;
+    type BodyRef<'a> = <Generated as p::Profile>::BodyRef<'a>;
     type Spans = <Generated as p::Profile>::Spans;
     type Extra = Trust;
     const SPEC: p::Spec<Self::Body> = <Generated as p::Profile>::SPEC;
@@ -70,6 +71,11 @@ impl p::Profile for V0 {
 
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
         <Generated as p::Profile>::body_to_value(body)
+    }
+
+    #[inline]
+    fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a> {
+        <Generated as p::Profile>::body_ref(kind, body)
     }
 
     fn to_envelope(view: &Self::EnvelopeRef<'_>, text: &str) -> Result<Self::Envelope, String> {

@@ -13,6 +13,7 @@ use super::parse::{Entry, Head, MessageRef, Rejection};
 use super::profile::V0;
 use crate::generated::checks::KnownBody;
 use crate::generated::scan::EnvelopeRef;
+use crate::generated::view::BodyRef;
 use crate::generated::Envelope;
 use crate::kind::KindRules;
 use crate::scan::RawJson;
@@ -98,16 +99,18 @@ impl MessageBody {
 /// A valid envelope that owns its bytes (see [`Registry::parse`](super::parse::Registry::parse)):
 /// the bytes as received or written ([`Bytes`]: shared, never copied) and the spans the parser
 /// recorded. [`Message::envelope`] gives the borrowed envelope view again (`EnvelopeRef`, as
-/// [`MessageRef::envelope`]) without reading the bytes a second time; [`Message::body_json`] the
-/// checked body text; [`Message::body`] the typed body, decoded on first use and kept. The typed,
-/// owned forms: [`Message::to_envelope`], [`Message::to_owned_body`].
+/// [`MessageRef::envelope`]) without reading the bytes a second time; [`Message::body`] the
+/// kind's generated body view ([`BodyRef`]) over the same bytes; [`Message::body_json`] the
+/// checked body text. The typed, owned forms: [`Message::to_envelope`],
+/// [`Message::to_owned_body`]; [`Message::known`] / [`Message::extension`] the typed body,
+/// decoded on first use and kept.
 ///
 /// `Send + Sync + 'static`; a clone counts one more reference to the bytes and copies the spans
 /// (and the typed body, once decoded).
 #[derive(Clone)]
 pub struct Message {
     pub(crate) inner: agh_runtime::profile::Message<V0, Entry>,
-    pub(crate) body: OnceLock<MessageBody>,
+    pub(crate) body: OnceLock<Box<MessageBody>>,
 }
 
 impl fmt::Debug for Message {
@@ -188,7 +191,18 @@ impl Message {
     /// The checked body, as the JSON text it was read from.
     #[inline]
     pub fn body_json(&self) -> RawJson<'_> {
-        self.inner.body().unwrap_or_else(|| RawJson::checked("{}"))
+        self.inner.body_json().unwrap_or_else(|| RawJson::checked("{}"))
+    }
+
+    /// The body as the kind's generated view borrowed from the bytes ([`BodyRef`]: for `say`
+    /// a `SayBodyRef` whose `text` is borrowed unless it had escapes, nested objects their own
+    /// views, arrays read when iterated, open content as [`RawJson`]; a registered extension
+    /// kind: [`BodyRef::Unknown`] with its checked text, typed by [`Message::extension`]).
+    /// Read from the checked body text each time it is asked for: nothing is validated again,
+    /// nothing allocated but a string with escapes.
+    #[inline]
+    pub fn body(&self) -> BodyRef<'_> {
+        BodyRef::of(self.kind(), self.body_json())
     }
 
     /// The value of a top-level string member of the body, by its JSON name, read from the
@@ -204,25 +218,27 @@ impl Message {
         v
     }
 
-    /// The typed body: decoded from the checked body text on first use (no second validation),
-    /// then kept.
-    pub fn body(&self) -> Result<&MessageBody, Rejection> {
+    /// The typed body, decoded from the checked body text on first use (no second validation)
+    /// and kept (boxed: the message stays small to move).
+    fn typed_body(&self) -> Result<&MessageBody, Rejection> {
         if let Some(body) = self.body.get() {
             return Ok(body);
         }
         let body = super::parse::decode_body(self.inner.entry(), self.body_json(), || self.head())?;
-        Ok(self.body.get_or_init(|| body))
+        Ok(self.body.get_or_init(|| Box::new(body)))
     }
 
-    /// The typed body as an owned value.
+    /// The typed body as an owned value (the generated type of a schema-set kind, or the
+    /// registered type of an extension kind), decoded from the checked body text (no second
+    /// validation).
     pub fn to_owned_body(&self) -> Result<MessageBody, Rejection> {
-        self.body().cloned()
+        self.typed_body().cloned()
     }
 
     /// The body of a schema-set kind, if it is one (and reads as its type, as every checked body
     /// does).
     pub fn known(&self) -> Option<&KnownBody> {
-        match self.body() {
+        match self.typed_body() {
             Ok(MessageBody::Known(b)) => Some(b),
             _ => None,
         }
@@ -230,14 +246,14 @@ impl Message {
 
     /// The body of an extension kind, if it is a `T`.
     pub fn extension<T: 'static>(&self) -> Option<&T> {
-        match self.body() {
+        match self.typed_body() {
             Ok(MessageBody::Extension(b)) => b.downcast_ref::<T>(),
             _ => None,
         }
     }
 
     /// The typed envelope (generated `Envelope`; its `body` map empty: the body is
-    /// [`Message::body`]), built member by member from the checked view.
+    /// [`Message::to_owned_body`]), built member by member from the checked view.
     pub fn to_envelope(&self) -> Result<Envelope, Rejection> {
         super::parse::typed_envelope(&self.envelope(), || self.head())
     }

@@ -281,7 +281,7 @@ impl<P: Profile> Inbox<P> {
         // The body's members, only when the exchanges read them (a deadline, a reply rule's
         // condition).
         let body: Option<Map<String, Value>> = message
-            .body()
+            .body_json()
             .and_then(|b| self.correlator.body_facts(message.kind(), b.get()));
         let sent_at = roles
             .sent_at

@@ -48,6 +48,7 @@ pub mod decimal;
 pub mod equality;
 pub mod jcs;
 pub mod scan;
+pub mod view;
 pub mod write;
 
 use std::borrow::Cow;

@@ -88,9 +88,18 @@ impl<'a, P: Profile> MessageRef<'a, P> {
         P::body_of(&self.envelope)
     }
 
+    /// The body as the kind's generated view borrowed from the checked text (`BodyRef`:
+    /// strings borrowed unless they had escapes, nested objects their own views, arrays read
+    /// when iterated, open content as [`RawJson`]); `None` when the kind carried none. Read from
+    /// the checked text now, nothing validated again.
+    #[inline]
+    pub fn body(&self) -> Option<P::BodyRef<'a>> {
+        Some(P::body_ref(self.kind(), self.body_json()?))
+    }
+
     /// The typed body (decoded now from the checked JSON text); `None` when the kind carried
     /// none.
-    pub fn body(&self) -> Result<Option<P::Body>, Rejection> {
+    pub fn to_owned_body(&self) -> Result<Option<P::Body>, Rejection> {
         let body_member = P::SPEC.layout.body_member;
         let Some(raw) = self.body_json() else {
             return Ok(None);
@@ -114,7 +123,7 @@ impl<'a, P: Profile> MessageRef<'a, P> {
     }
 
     /// The typed envelope (every member, unknown ones of an open envelope included; its body
-    /// member left empty: the body is typed on its own, [`MessageRef::body`]), built member by
+    /// member left empty: the body is typed on its own, [`MessageRef::to_owned_body`]), built member by
     /// member from the checked view.
     pub fn to_envelope(&self) -> Result<P::Envelope, Rejection> {
         // Member by member from the checked text (generated): serde's `flatten` would buffer an
@@ -148,8 +157,9 @@ impl<'a, P: Profile> MessageRef<'a, P> {
 /// A valid envelope of profile `P` that owns its bytes: the received (or written) bytes, shared
 /// and never copied ([`Bytes`]), and where the parser found each envelope member in them (the
 /// generated spans, [`Profile::Spans`]). Its accessors give out the borrowed view again
-/// ([`Message::envelope`], the generated `EnvelopeRef`; the body as checked JSON text,
-/// [`Message::body`]) without reading the bytes a second time; the typed, owned forms are
+/// ([`Message::envelope`], the generated `EnvelopeRef`; the body as the kind's generated view,
+/// [`Message::body`], or its checked JSON text, [`Message::body_json`]) without reading the
+/// envelope a second time; the typed, owned forms are
 /// [`Message::to_envelope`] and [`Message::to_owned_body`].
 ///
 /// `E` is how the parser's kind table gave the kind ([`KindEntry`]): the profile's generated
@@ -271,8 +281,19 @@ impl<P: Profile, E: KindEntry> Message<P, E> {
 
     /// The checked body as the JSON text it was read from (`None`: the kind carried none).
     #[inline]
-    pub fn body(&self) -> Option<RawJson<'_>> {
+    pub fn body_json(&self) -> Option<RawJson<'_>> {
         P::body_of(&self.envelope())
+    }
+
+    /// The body as the kind's generated view borrowed from the bytes (`BodyRef`: strings
+    /// borrowed unless they had escapes, nested objects their own views, arrays read when
+    /// iterated, open content as [`RawJson`]; a kind the profile does not declare:
+    /// `BodyRef::Unknown` with its text); `None` when the kind carried none. Read from the
+    /// checked body text when asked for, nothing validated again; the typed, owned form is
+    /// [`Message::to_owned_body`].
+    #[inline]
+    pub fn body(&self) -> Option<P::BodyRef<'_>> {
+        Some(P::body_ref(self.kind(), self.body_json()?))
     }
 
     /// What a refusal needs to address this message.
@@ -313,7 +334,7 @@ impl<P: Profile> Message<P> {
     }
 
     /// The typed envelope (every member, unknown ones of an open envelope included; its body
-    /// member left empty: see [`Message::body`]), built member by member from the checked view.
+    /// member left empty: see [`Message::to_owned_body`]), built member by member from the checked view.
     pub fn to_envelope(&self) -> Result<P::Envelope, Rejection> {
         self.as_ref().to_envelope()
     }
@@ -321,6 +342,6 @@ impl<P: Profile> Message<P> {
     /// The typed body (decoded now from the checked JSON text); `None` when the kind carried
     /// none.
     pub fn to_owned_body(&self) -> Result<Option<P::Body>, Rejection> {
-        self.as_ref().body()
+        self.as_ref().to_owned_body()
     }
 }

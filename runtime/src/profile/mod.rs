@@ -160,6 +160,9 @@ pub trait Profile: Sized + 'static {
     type EnvelopeRef<'a>: EnvelopeView + Clone + fmt::Debug;
     /// The generated `KnownBody`.
     type Body: Clone + fmt::Debug + 'static;
+    /// The generated `BodyRef`: a checked body as a view borrowed from its text, by kind
+    /// (`Unknown` for a kind the set does not declare).
+    type BodyRef<'a>: Clone + fmt::Debug + serde::Serialize;
     /// The generated `EnvelopeSpans`: where each member of a checked view stands in the text
     /// (what an owned [`Message`] keeps instead of the view).
     type Spans: Clone + fmt::Debug + Send + Sync + 'static;
@@ -214,6 +217,8 @@ pub trait Profile: Sized + 'static {
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems);
     /// The body member of a checked envelope view, as its JSON text (`None`: absent or `null`).
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>>;
+    /// The view of `body`, the checked body of an envelope of `kind` (generated `BodyRef::of`).
+    fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a>;
     /// A typed body as JSON.
     fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error>;
     /// The owned envelope of a checked view over the checked envelope text `text`, built member
