@@ -110,7 +110,20 @@ fn same_message(name: &str, bytes: &[u8], now: i64) {
     // The message holds the bytes it was parsed from, and its view is the parser's.
     assert_eq!(owned.bytes().as_ref(), bytes, "{name}");
     assert_eq!(&owned.envelope(), view.envelope(), "{name}");
-    assert_eq!(owned.body(), view.body_json(), "{name}");
+    assert_eq!(owned.body_json(), view.body_json(), "{name}");
+    // The borrowed payload view (generated `BodyRef`) reads the same values as the typed
+    // payload, from the borrowed parse and from the owned message.
+    assert_eq!(owned.body(), view.body(), "{name}");
+    if let Some(body_view) = owned.body() {
+        assert!(body_view.kind().is_some(), "{name}");
+        assert_eq!(Some(body_view.raw()), owned.body_json(), "{name}");
+        let typed = owned.to_owned_body().unwrap().expect("a payload");
+        assert_eq!(
+            serde_json::to_value(&body_view).unwrap(),
+            typed.to_value().unwrap(),
+            "{name}: payload view"
+        );
+    }
     let input: Value = serde_json::from_slice(bytes).unwrap();
     let a = typed_value(&owned);
     let b = typed_value(&converted);

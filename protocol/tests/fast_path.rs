@@ -191,10 +191,23 @@ fn parse_equals_serde_on_every_accepted_stored_input() {
             "{name}"
         );
         // The body, by serde from its text.
+        let typed_body = owned.to_owned_body().unwrap().to_value().unwrap();
         assert_eq!(
             serde_body(view.kind(), &body_text),
-            owned.body().unwrap().to_value().unwrap(),
+            typed_body,
             "{name}: body"
+        );
+        // The borrowed body view (generated `BodyRef`) reads the same values as the typed body:
+        // from the borrowed parse, the copied message and the message over shared bytes.
+        let body_view = view.body();
+        assert!(body_view.kind().is_some(), "{name}: a schema kind's view");
+        assert_eq!(body_view, owned.body(), "{name}");
+        assert_eq!(body_view, parsed.body(), "{name}");
+        assert_eq!(body_view.raw().get(), body_text, "{name}");
+        assert_eq!(
+            serde_json::to_value(&body_view).unwrap(),
+            typed_body,
+            "{name}: body view"
         );
         checked += 1;
     }

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use agh_protocol::generated::write::{write_receipt, write_say};
 use agh_protocol::json::write as w;
 use agh_protocol::{
+    BodyRef,
     build, parse_ref, EnvelopeParts, KnownBody, MessageBody, Options, ReceiptBody, ReceiptStatus,
     SayBody,
 };
@@ -167,11 +168,22 @@ proptest! {
         };
         envelope.assert_read_back(message.envelope());
         prop_assert_eq!(message.kind(), "say");
-        let Ok(MessageBody::Known(KnownBody::Say(read))) = message.body() else {
+        let Ok(MessageBody::Known(KnownBody::Say(read))) = message.to_owned_body() else {
             panic!("a say body");
         };
         prop_assert_eq!(read.text.as_str(), text.as_str());
-        prop_assert_eq!(read.intent, intent);
+        prop_assert_eq!(&read.intent, &intent);
+        // The borrowed view reads the same values (borrowed unless the text had escapes), and
+        // serializes as the typed body does.
+        let BodyRef::Say(view) = message.body() else { panic!("a say view") };
+        prop_assert_eq!(&*view.text, text.as_str());
+        prop_assert_eq!(view.intent.as_deref(), intent.as_deref());
+        let escaped = bytes.windows(2).any(|w| w[0] == b'\\');
+        prop_assert!(escaped || matches!(view.text, Cow::Borrowed(_)));
+        prop_assert_eq!(
+            serde_json::to_value(&view).expect("serializes"),
+            serde_json::to_value(&read).expect("serializes")
+        );
         // The same bytes as the parsed message writes.
         let owned = message.to_message();
         prop_assert_eq!(owned.to_vec(), bytes);
@@ -206,6 +218,15 @@ proptest! {
         prop_assert_eq!(read.reason_code.as_ref().map(|c| c.as_str()), reason_code);
         prop_assert_eq!(&read.detail, &detail);
         prop_assert!(owned.known().is_some_and(|b| b.member_is("status", status)));
+        let BodyRef::Receipt(view) = owned.body() else { panic!("a receipt view") };
+        prop_assert_eq!(&*view.for_id, for_id.as_str());
+        prop_assert_eq!(&*view.status, status);
+        prop_assert_eq!(view.reason_code.as_deref(), reason_code);
+        prop_assert_eq!(view.detail.as_deref(), detail.as_deref());
+        prop_assert_eq!(
+            serde_json::to_value(owned.body()).expect("serializes"),
+            serde_json::to_value(read).expect("serializes")
+        );
         prop_assert_eq!(owned.to_vec(), bytes);
     }
 }

@@ -336,9 +336,9 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for DelegatePayloadRef<'a> {
                 str,
             > as ::agh_runtime::json::view::CheckedView>::required(m_task),
             context: m_context
-                .map(
-                    <::agh_runtime::scan::RawJson<
-                        'a,
+                .and_then(
+                    <Option<
+                        ::agh_runtime::scan::RawJson<'a>,
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             priority: m_priority
@@ -546,9 +546,9 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for NotifyPayloadRef<'a> {
                 str,
             > as ::agh_runtime::json::view::CheckedView>::required(m_topic),
             data: m_data
-                .map(
-                    <::agh_runtime::scan::RawJson<
-                        'a,
+                .and_then(
+                    <Option<
+                        ::agh_runtime::scan::RawJson<'a>,
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             importance: m_importance
@@ -936,9 +936,9 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for ResponsePayloadRef<'a> {
         );
         ResponsePayloadRef {
             data: m_data
-                .map(
-                    <::agh_runtime::scan::RawJson<
-                        'a,
+                .and_then(
+                    <Option<
+                        ::agh_runtime::scan::RawJson<'a>,
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             summary: <::std::borrow::Cow<
@@ -1033,9 +1033,9 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for ResultPayloadRef<'a> {
                 str,
             > as ::agh_runtime::json::view::CheckedView>::required(m_outcome),
             data: m_data
-                .map(
-                    <::agh_runtime::scan::RawJson<
-                        'a,
+                .and_then(
+                    <Option<
+                        ::agh_runtime::scan::RawJson<'a>,
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             error: m_error

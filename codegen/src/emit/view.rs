@@ -288,7 +288,9 @@ fn emit_struct(
                 quote!(m.serialize_entry(#json, &self.#field)?;),
             )
         } else {
-            let build = match nullable {
+            // `null` reads as absent (as the typed form's `Option` reads it): for a member of
+            // any type (`{}`) it is a value the schema allows.
+            let build = match nullable || vt == ViewTy::Raw {
                 true => quote!(#slot.and_then(<Option<#base> as #rt::json::view::CheckedView>::of_checked)),
                 false => quote!(#slot.map(<#base as #rt::json::view::CheckedView>::of_checked)),
             };

@@ -289,9 +289,9 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PingBodyRef<'a> {
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             meta: m_meta
-                .map(
-                    <::agh_runtime::scan::RawJson<
-                        'a,
+                .and_then(
+                    <Option<
+                        ::agh_runtime::scan::RawJson<'a>,
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             nick: m_nick
@@ -309,23 +309,23 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PingBodyRef<'a> {
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             counts: m_counts
-                .map(
-                    <::agh_runtime::scan::RawJson<
-                        'a,
+                .and_then(
+                    <Option<
+                        ::agh_runtime::scan::RawJson<'a>,
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             price: m_price
                 .map(<f64 as ::agh_runtime::json::view::CheckedView>::of_checked),
             ratio: m_ratio
-                .map(
-                    <::agh_runtime::scan::RawJson<
-                        'a,
+                .and_then(
+                    <Option<
+                        ::agh_runtime::scan::RawJson<'a>,
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             total: m_total
-                .map(
-                    <::agh_runtime::scan::RawJson<
-                        'a,
+                .and_then(
+                    <Option<
+                        ::agh_runtime::scan::RawJson<'a>,
                     > as ::agh_runtime::json::view::CheckedView>::of_checked,
                 ),
             step: m_step
