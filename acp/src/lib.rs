@@ -14,6 +14,16 @@
 //! assert_eq!(message.kind(), "ping");
 //! // A `ping` carries no payload (`x-agh-kind` and the dispatch say it may be absent).
 //! assert!(message.body().is_none());
+//!
+//! // A payload reads as its kind's generated view, borrowed from the bytes (`BodyRef`).
+//! let text = br#"{"v":1,"id":"0f8fad5b-d9cb-469f-a165-70867728950f","from":"a1b2c3d4e5f60718",
+//!   "to":"0123456789abcdef","ts":1771108000000,"kind":"notify","ref":null,
+//!   "payload":{"topic":"hans.location","data":{"eta":"2h"}}}"#;
+//! let message = agh_acp::parse(text, &agh_acp::options(1_771_108_000)).expect("valid");
+//! let Some(agh_acp::BodyRef::Notify(notify)) = message.body() else { panic!("a notify") };
+//! assert_eq!(notify.topic, "hans.location");
+//! assert_eq!(notify.importance, "medium"); // the schema's default, as the typed form has it
+//! assert_eq!(notify.data.map(|d| d.get()), Some(r#"{"eta":"2h"}"#));
 //! ```
 
 #[rustfmt::skip]
@@ -31,8 +41,9 @@ pub use agh_runtime::correlation::{Outcome as Correlation, RefusalKind, TimedOut
 pub use agh_runtime::inbox::Refusal;
 
 /// A valid ACP envelope that owns its bytes (shared, never copied) and the spans the parser found:
-/// `envelope()` the borrowed view, `body()` the payload's checked text, `to_envelope()` /
-/// `to_owned_body()` the typed forms.
+/// `envelope()` the borrowed view, `body()` the payload as its kind's generated view
+/// ([`BodyRef`]), `body_json()` its checked text, `to_envelope()` / `to_owned_body()` the typed
+/// forms.
 pub type Message = runtime::Message<Acp>;
 
 /// A valid ACP envelope borrowed from the bytes it was parsed from.

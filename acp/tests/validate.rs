@@ -466,11 +466,30 @@ fn borrowed_view_reads_members_without_copying() {
     assert_eq!(m.envelope().ts, common::TS);
     let body = m.body_json().unwrap();
     assert!(body.get().starts_with(r#"{"topic":"hans.location""#));
-    match m.body().unwrap() {
+    match m.to_owned_body().unwrap() {
         Some(agh_acp::KnownBody::Notify(n)) => {
             assert_eq!(&*n.topic, "hans.location");
             assert_eq!(n.importance, agh_acp::Importance::Low);
         }
         other => panic!("{other:?}"),
     }
+    // The payload's view: strings borrowed from the bytes, the default applied as the typed
+    // form applies it, open content as its text.
+    let Some(agh_acp::BodyRef::Notify(n)) = m.body() else {
+        panic!("a notify view")
+    };
+    assert!(matches!(n.topic, std::borrow::Cow::Borrowed("hans.location")));
+    assert_eq!(n.importance, "low");
+    assert_eq!(
+        n.data.map(|d| d.get()),
+        Some(r#"{"location":"heading to gym","eta_back":"2h"}"#)
+    );
+    let mut defaulted = e.clone();
+    defaulted["payload"].as_object_mut().unwrap().remove("importance");
+    let bytes = serde_json::to_vec(&defaulted).unwrap();
+    let m = agh_acp::parse_ref(&bytes, &agh_acp::options(NOW)).unwrap();
+    let Some(agh_acp::BodyRef::Notify(n)) = m.body() else {
+        panic!("a notify view")
+    };
+    assert_eq!(n.importance, "medium");
 }

@@ -12,7 +12,7 @@
 use std::time::Duration;
 
 use agh_peer::{Container, Event, NatsTransport, Peer, PeerConfig};
-use agh_protocol::{ReceiptStatus, WorkState};
+use agh_protocol::{BodyRef, ReceiptStatus, WorkState};
 
 const WS: &str = "ws_demo";
 const CHANNEL: &str = "builders";
@@ -20,12 +20,12 @@ const CHANNEL: &str = "builders";
 fn show(who: &str, e: &Event) {
     match e {
         Event::Message(m) if m.kind() == "greet" => {}
-        Event::Message(m) => println!(
-            "[{who}] {} from {}: {}",
-            m.kind(),
-            m.from(),
-            m.body_json().get()
-        ),
+        Event::Message(m) => match m.body() {
+            // The body as its generated view, borrowed from the message's bytes.
+            BodyRef::Say(say) => println!("[{who}] say from {}: {}", m.from(), say.text),
+            BodyRef::Trace(t) => println!("[{who}] trace from {}: {}", m.from(), t.state),
+            body => println!("[{who}] {} from {}: {}", m.kind(), m.from(), body.raw()),
+        },
         Event::PeerJoined(c) => println!("[{who}] + {} joined", *c.peer_id),
         Event::PeerLeft(p) => println!("[{who}] - {p} left"),
         Event::Work { outcome, local, .. } => println!(

@@ -48,6 +48,12 @@ fn registered_kind_parses_and_serializes() {
     assert_eq!(m.kind(), "acme.poll");
     let body: &PollBody = m.extension().unwrap();
     assert_eq!(body.options, ["yes", "no"]);
+    // A downstream kind is no kind of the schema set: its view is its checked text.
+    assert!(
+        matches!(m.body(), agh_protocol::BodyRef::Unknown(raw) if raw == m.body_json()),
+        "{:?}",
+        m.body()
+    );
     let back = m.to_value();
     // The message is what was received: unknown ext keys and body members included.
     assert_eq!(back["ext"], poll_envelope()["ext"]);

@@ -608,11 +608,85 @@ fn bench_receiver(c: &mut Criterion) {
     group.finish();
 }
 
+/// One body field as a user reads it: from the borrowed view (`BodyRef`) ...
+fn view_field(body: &agh_protocol::BodyRef<'_>) -> usize {
+    use agh_protocol::BodyRef as B;
+    match body {
+        B::Greet(b) => b.peer_card.peer_id.len(),
+        B::Whois(b) => b.type_.len(),
+        B::Say(b) => b.text.len(),
+        B::Capability(b) => b.capability.digest.len(),
+        B::Receipt(b) => b.status.len(),
+        B::Trace(b) => b.state.len(),
+        B::Unknown(raw) => raw.get().len(),
+    }
+}
+
+/// ... and from the typed, owned body (typify types).
+fn typed_field(body: &agh_protocol::KnownBody) -> usize {
+    use agh_protocol::KnownBody as K;
+    match body {
+        K::Greet(b) => b.peer_card.peer_id.len(),
+        K::Whois(b) => b.type_.to_string().len(),
+        K::Say(b) => b.text.len(),
+        K::Capability(b) => b.capability.digest.len(),
+        K::Receipt(b) => b.status.to_string().len(),
+        K::Trace(b) => b.state.to_string().len(),
+    }
+}
+
+/// Issue 34 item 1: reading a body field through the generated borrowed view
+/// (`parse_bytes` + `body()`) against the typed body (`parse` + the typify decode), on every
+/// corpus envelope; and the two reads alone on a parsed message.
+fn bench_body_view(c: &mut Criterion) {
+    let options = Options::at(NOW);
+    let mut group = c.benchmark_group("body_view");
+    for (name, bytes) in corpus() {
+        let shared = agh_protocol::Bytes::from(bytes.clone());
+        let message = parse(&bytes, &options).expect("valid");
+        let typed = match message.to_owned_body().expect("typed") {
+            agh_protocol::MessageBody::Known(k) => k,
+            agh_protocol::MessageBody::Extension(_) => unreachable!("a schema kind"),
+        };
+        assert_eq!(view_field(&message.body()), typed_field(&typed), "{name}");
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(BenchmarkId::new("parse_bytes_body_view", &name), |b| {
+            b.iter(|| {
+                let m = agh_protocol::parse_bytes(black_box(shared.clone()), &options)
+                    .expect("valid");
+                view_field(&m.body())
+            })
+        });
+        group.bench_function(BenchmarkId::new("parse_typed_body", &name), |b| {
+            b.iter(|| {
+                let m = parse(black_box(&bytes), &options).expect("valid");
+                match m.to_owned_body().expect("typed") {
+                    agh_protocol::MessageBody::Known(k) => typed_field(&k),
+                    agh_protocol::MessageBody::Extension(_) => 0,
+                }
+            })
+        });
+        group.bench_function(BenchmarkId::new("body_view_only", &name), |b| {
+            b.iter(|| view_field(&black_box(&message).body()))
+        });
+        group.bench_function(BenchmarkId::new("typed_body_only", &name), |b| {
+            // `as_ref().to_owned_body()` decodes every time (`Message::to_owned_body` clones
+            // the body kept after the first decode).
+            b.iter(|| match black_box(&message).as_ref().to_owned_body().expect("typed") {
+                agh_protocol::MessageBody::Known(k) => typed_field(&k),
+                agh_protocol::MessageBody::Extension(_) => 0,
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     interleaved_ratios,
     bench_parse,
     bench_recipe,
-    bench_receiver
+    bench_receiver,
+    bench_body_view
 );
 criterion_main!(benches);
