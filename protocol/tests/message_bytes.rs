@@ -15,6 +15,42 @@ fn messages_are_send_sync_and_static() {
     assert_send_sync_static::<agh_protocol::Message>();
 }
 
+/// Small enough to move by value (an event, a channel) rather than box: the spans 8 bytes a
+/// member, the escaped strings' values in one buffer, the kind entry's rules `'static`, the
+/// typed body (once decoded) boxed.
+#[test]
+fn a_message_is_small_to_move() {
+    let size = std::mem::size_of::<agh_protocol::Message>();
+    assert!(size <= 320, "{size} bytes");
+}
+
+#[test]
+fn the_body_view_reads_escaped_and_open_members() {
+    let message = parse(ESCAPED.as_bytes(), &Options::at(NOW)).expect("valid");
+    let agh_protocol::BodyRef::Say(say) = message.body() else {
+        panic!("a say view")
+    };
+    // An escaped string: its decoded value; the open member `x`: its text.
+    assert!(matches!(say.text, std::borrow::Cow::Owned(_)));
+    assert_eq!(say.text, "h\"i");
+    assert_eq!(say.intent, None);
+    assert!(say.artifacts.is_none());
+    let undeclared: Vec<_> = say.undeclared().map(|(n, v)| (n, v.get())).collect();
+    assert_eq!(undeclared, [("x".into(), r#"[1,{"y":null}]"#)]);
+    assert_eq!(say.raw(), message.body_json());
+    // A body without escapes: borrowed from the message's bytes.
+    let plain = ESCAPED.replace(r#"h\"i"#, "hi");
+    let message = parse(plain.as_bytes(), &Options::at(NOW)).expect("valid");
+    let agh_protocol::BodyRef::Say(say) = message.body() else {
+        panic!("a say view")
+    };
+    let std::borrow::Cow::Borrowed(text) = say.text else {
+        panic!("borrowed")
+    };
+    let at = text.as_ptr() as usize - message.bytes().as_ptr() as usize;
+    assert_eq!(&message.bytes()[at..at + 2], b"hi");
+}
+
 #[test]
 fn parse_bytes_shares_the_buffer_it_is_given() {
     let bytes = Bytes::from(ESCAPED.as_bytes().to_vec());

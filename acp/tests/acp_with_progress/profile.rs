@@ -99,8 +99,8 @@ impl p::Profile for Profile {
     }
 }
 /// Where each member of a checked envelope stands in its text (strings with escapes: their
-/// value): what an owned message keeps to give out the borrowed view again without reading
-/// its bytes a second time.
+/// value, in one buffer): what an owned message keeps to give out the borrowed view again
+/// without reading its bytes a second time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeSpans {
     /// `v`.
@@ -119,46 +119,62 @@ pub struct EnvelopeSpans {
     pub ref_: Option<::agh_runtime::profile::spans::StrSpan>,
     /// `payload`.
     pub payload: Option<::agh_runtime::profile::spans::RawSpan>,
+    /// The decoded values of the strings that had escapes, one after the other.
+    pub __decoded: Box<str>,
 }
 impl EnvelopeSpans {
     /// The spans of `view`, a view the scanner read from `text`.
     pub fn of(view: super::scan::EnvelopeRef<'_>, text: &str) -> Self {
+        let mut decoded = String::new();
+        let v = {
+            let v = view.v;
+            v
+        };
+        let id = {
+            let v = view.id;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let from = {
+            let v = view.from;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let to = view
+            .to
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let ts = {
+            let v = view.ts;
+            v
+        };
+        let kind = {
+            let v = view.kind;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let ref_ = view
+            .ref_
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let payload = view
+            .payload
+            .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v));
         EnvelopeSpans {
-            v: {
-                let v = view.v;
-                v
-            },
-            id: {
-                let v = view.id;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            from: {
-                let v = view.from;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            to: view.to.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            ts: {
-                let v = view.ts;
-                v
-            },
-            kind: {
-                let v = view.kind;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            ref_: view.ref_.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            payload: view
-                .payload
-                .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v)),
+            v,
+            id,
+            from,
+            to,
+            ts,
+            kind,
+            ref_,
+            payload,
+            __decoded: decoded.into_boxed_str(),
         }
     }
     /// The string member `name` over `text` (`None`: absent, `null` or no string).
     pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
         match name {
-            "id" => Some(self.id.str(text)),
-            "from" => Some(self.from.str(text)),
-            "to" => self.to.as_ref().map(|v| v.str(text)),
-            "kind" => Some(self.kind.str(text)),
-            "ref" => self.ref_.as_ref().map(|v| v.str(text)),
+            "id" => Some(self.id.str(text, &self.__decoded)),
+            "from" => Some(self.from.str(text, &self.__decoded)),
+            "to" => self.to.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "kind" => Some(self.kind.str(text, &self.__decoded)),
+            "ref" => self.ref_.as_ref().map(|v| v.str(text, &self.__decoded)),
             _ => None,
         }
     }
@@ -171,22 +187,22 @@ impl EnvelopeSpans {
             },
             id: {
                 let v = &self.id;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             from: {
                 let v = &self.from;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
-            to: self.to.as_ref().map(|v| v.get(text)),
+            to: self.to.as_ref().map(|v| v.get(text, &self.__decoded)),
             ts: {
                 let v = &self.ts;
                 *v
             },
             kind: {
                 let v = &self.kind;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
-            ref_: self.ref_.as_ref().map(|v| v.get(text)),
+            ref_: self.ref_.as_ref().map(|v| v.get(text, &self.__decoded)),
             payload: self.payload.as_ref().map(|v| v.get(text)),
         }
     }

@@ -52,21 +52,24 @@ pub(crate) fn member_optional(model: &Model, f: &Field) -> bool {
 
 /// `EnvelopeSpans` (in `profile.rs`): where each member of a checked `EnvelopeRef` stands in the
 /// envelope text, so that an owned message rebuilds the view from its bytes without scanning them
-/// again (`Profile::spans_of` / `Profile::view_of`); one field per envelope member, as the view.
+/// again (`Profile::spans_of` / `Profile::view_of`); one field per envelope member, as the view,
+/// 8 bytes a string or raw member (`StrSpan`, `RawSpan`), and the decoded values of the strings
+/// that had escapes in one buffer beside them (empty, not allocated, for most envelopes): the
+/// owned message stays small to move.
 pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
     use quote::{format_ident, quote};
     let rt = &crate::emit::paths::runtime();
     let env = &model.envelope;
     let ref_ty = format_ident!("{}Ref", env.type_name);
-    let (mut fields, mut ofs, mut views) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut fields, mut ofs, mut views, mut idents) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut strs = Vec::new();
     for f in &env.members {
         let ident = format_ident!("{}", f.rust_name);
         let (ty, of, view) = match member_repr(model, f) {
             MemberRepr::Str => (
                 quote!(#rt::profile::spans::StrSpan),
-                quote!(#rt::profile::spans::StrSpan::of(text, v)),
-                quote!(v.get(text)),
+                quote!(#rt::profile::spans::StrSpan::of(text, v, &mut decoded)),
+                quote!(v.get(text, &self.__decoded)),
             ),
             MemberRepr::Body | MemberRepr::Raw => (
                 quote!(#rt::profile::spans::RawSpan),
@@ -81,33 +84,38 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
         let optional = member_optional(model, f);
         if member_repr(model, f) == MemberRepr::Str {
             strs.push(match optional {
-                true => quote!(#name => self.#ident.as_ref().map(|v| v.str(text)),),
-                false => quote!(#name => Some(self.#ident.str(text)),),
+                true => quote!(#name => self.#ident.as_ref().map(|v| v.str(text, &self.__decoded)),),
+                false => quote!(#name => Some(self.#ident.str(text, &self.__decoded)),),
             });
         }
         if optional {
             fields.push(quote!(#[doc = #doc] pub #ident: Option<#ty>,));
-            ofs.push(quote!(#ident: view.#ident.map(|v| #of),));
+            ofs.push(quote!(let #ident = view.#ident.map(|v| #of);));
             views.push(quote!(#ident: self.#ident.as_ref().map(|v| #view),));
         } else {
             fields.push(quote!(#[doc = #doc] pub #ident: #ty,));
-            ofs.push(quote!(#ident: { let v = view.#ident; #of },));
+            ofs.push(quote!(let #ident = { let v = view.#ident; #of };));
             views.push(quote!(#ident: { let v = &self.#ident; #view },));
         }
+        idents.push(ident);
     }
     quote! {
         /// Where each member of a checked envelope stands in its text (strings with escapes: their
-        /// value): what an owned message keeps to give out the borrowed view again without reading
-        /// its bytes a second time.
+        /// value, in one buffer): what an owned message keeps to give out the borrowed view again
+        /// without reading its bytes a second time.
         #[derive(Clone, Debug, PartialEq)]
         pub struct EnvelopeSpans {
             #(#fields)*
+            /// The decoded values of the strings that had escapes, one after the other.
+            pub __decoded: Box<str>,
         }
 
         impl EnvelopeSpans {
             /// The spans of `view`, a view the scanner read from `text`.
             pub fn of(view: super::scan::#ref_ty<'_>, text: &str) -> Self {
-                EnvelopeSpans { #(#ofs)* }
+                let mut decoded = String::new();
+                #(#ofs)*
+                EnvelopeSpans { #(#idents,)* __decoded: decoded.into_boxed_str() }
             }
 
             /// The string member `name` over `text` (`None`: absent, `null` or no string).

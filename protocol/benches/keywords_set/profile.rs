@@ -82,8 +82,8 @@ impl p::Profile for Profile {
     }
 }
 /// Where each member of a checked envelope stands in its text (strings with escapes: their
-/// value): what an owned message keeps to give out the borrowed view again without reading
-/// its bytes a second time.
+/// value, in one buffer): what an owned message keeps to give out the borrowed view again
+/// without reading its bytes a second time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeSpans {
     /// `protocol`.
@@ -102,50 +102,64 @@ pub struct EnvelopeSpans {
     pub reply_to: Option<::agh_runtime::profile::spans::StrSpan>,
     /// `body`.
     pub body: ::agh_runtime::profile::spans::RawSpan,
+    /// The decoded values of the strings that had escapes, one after the other.
+    pub __decoded: Box<str>,
 }
 impl EnvelopeSpans {
     /// The spans of `view`, a view the scanner read from `text`.
     pub fn of(view: super::scan::CiEnvelopeRef<'_>, text: &str) -> Self {
+        let mut decoded = String::new();
+        let protocol = {
+            let v = view.protocol;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let id = {
+            let v = view.id;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let kind = {
+            let v = view.kind;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let from = {
+            let v = view.from;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let to = view
+            .to
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let ts = {
+            let v = view.ts;
+            v
+        };
+        let reply_to = view
+            .reply_to
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let body = {
+            let v = view.body;
+            ::agh_runtime::profile::spans::RawSpan::of(text, v)
+        };
         EnvelopeSpans {
-            protocol: {
-                let v = view.protocol;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            id: {
-                let v = view.id;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            kind: {
-                let v = view.kind;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            from: {
-                let v = view.from;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            to: view.to.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            ts: {
-                let v = view.ts;
-                v
-            },
-            reply_to: view
-                .reply_to
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            body: {
-                let v = view.body;
-                ::agh_runtime::profile::spans::RawSpan::of(text, v)
-            },
+            protocol,
+            id,
+            kind,
+            from,
+            to,
+            ts,
+            reply_to,
+            body,
+            __decoded: decoded.into_boxed_str(),
         }
     }
     /// The string member `name` over `text` (`None`: absent, `null` or no string).
     pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
         match name {
-            "protocol" => Some(self.protocol.str(text)),
-            "id" => Some(self.id.str(text)),
-            "kind" => Some(self.kind.str(text)),
-            "from" => Some(self.from.str(text)),
-            "to" => self.to.as_ref().map(|v| v.str(text)),
-            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text)),
+            "protocol" => Some(self.protocol.str(text, &self.__decoded)),
+            "id" => Some(self.id.str(text, &self.__decoded)),
+            "kind" => Some(self.kind.str(text, &self.__decoded)),
+            "from" => Some(self.from.str(text, &self.__decoded)),
+            "to" => self.to.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text, &self.__decoded)),
             _ => None,
         }
     }
@@ -154,26 +168,26 @@ impl EnvelopeSpans {
         super::scan::CiEnvelopeRef {
             protocol: {
                 let v = &self.protocol;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             id: {
                 let v = &self.id;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             kind: {
                 let v = &self.kind;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             from: {
                 let v = &self.from;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
-            to: self.to.as_ref().map(|v| v.get(text)),
+            to: self.to.as_ref().map(|v| v.get(text, &self.__decoded)),
             ts: {
                 let v = &self.ts;
                 *v
             },
-            reply_to: self.reply_to.as_ref().map(|v| v.get(text)),
+            reply_to: self.reply_to.as_ref().map(|v| v.get(text, &self.__decoded)),
             body: {
                 let v = &self.body;
                 v.get(text)

@@ -121,8 +121,8 @@ impl p::Profile for Profile {
     }
 }
 /// Where each member of a checked envelope stands in its text (strings with escapes: their
-/// value): what an owned message keeps to give out the borrowed view again without reading
-/// its bytes a second time.
+/// value, in one buffer): what an owned message keeps to give out the borrowed view again
+/// without reading its bytes a second time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeSpans {
     /// `protocol`.
@@ -163,89 +163,116 @@ pub struct EnvelopeSpans {
     pub proof: Option<::agh_runtime::profile::spans::RawSpan>,
     /// `ext`.
     pub ext: Option<::agh_runtime::profile::spans::RawSpan>,
+    /// The decoded values of the strings that had escapes, one after the other.
+    pub __decoded: Box<str>,
 }
 impl EnvelopeSpans {
     /// The spans of `view`, a view the scanner read from `text`.
     pub fn of(view: super::scan::EnvelopeRef<'_>, text: &str) -> Self {
+        let mut decoded = String::new();
+        let protocol = {
+            let v = view.protocol;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let id = {
+            let v = view.id;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let workspace_id = {
+            let v = view.workspace_id;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let kind = {
+            let v = view.kind;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let channel = {
+            let v = view.channel;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let surface = view
+            .surface
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let thread_id = view
+            .thread_id
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let direct_id = view
+            .direct_id
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let from = {
+            let v = view.from;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let to = view
+            .to
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let work_id = view
+            .work_id
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let reply_to = view
+            .reply_to
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let trace_id = view
+            .trace_id
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let causation_id = view
+            .causation_id
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let ts = {
+            let v = view.ts;
+            v
+        };
+        let expires_at = view.expires_at.map(|v| v);
+        let body = {
+            let v = view.body;
+            ::agh_runtime::profile::spans::RawSpan::of(text, v)
+        };
+        let proof = view
+            .proof
+            .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v));
+        let ext = view.ext.map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v));
         EnvelopeSpans {
-            protocol: {
-                let v = view.protocol;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            id: {
-                let v = view.id;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            workspace_id: {
-                let v = view.workspace_id;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            kind: {
-                let v = view.kind;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            channel: {
-                let v = view.channel;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            surface: view
-                .surface
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            thread_id: view
-                .thread_id
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            direct_id: view
-                .direct_id
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            from: {
-                let v = view.from;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            to: view.to.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            work_id: view
-                .work_id
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            reply_to: view
-                .reply_to
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            trace_id: view
-                .trace_id
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            causation_id: view
-                .causation_id
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            ts: {
-                let v = view.ts;
-                v
-            },
-            expires_at: view.expires_at.map(|v| v),
-            body: {
-                let v = view.body;
-                ::agh_runtime::profile::spans::RawSpan::of(text, v)
-            },
-            proof: view
-                .proof
-                .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v)),
-            ext: view.ext.map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v)),
+            protocol,
+            id,
+            workspace_id,
+            kind,
+            channel,
+            surface,
+            thread_id,
+            direct_id,
+            from,
+            to,
+            work_id,
+            reply_to,
+            trace_id,
+            causation_id,
+            ts,
+            expires_at,
+            body,
+            proof,
+            ext,
+            __decoded: decoded.into_boxed_str(),
         }
     }
     /// The string member `name` over `text` (`None`: absent, `null` or no string).
     pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
         match name {
-            "protocol" => Some(self.protocol.str(text)),
-            "id" => Some(self.id.str(text)),
-            "workspace_id" => Some(self.workspace_id.str(text)),
-            "kind" => Some(self.kind.str(text)),
-            "channel" => Some(self.channel.str(text)),
-            "surface" => self.surface.as_ref().map(|v| v.str(text)),
-            "thread_id" => self.thread_id.as_ref().map(|v| v.str(text)),
-            "direct_id" => self.direct_id.as_ref().map(|v| v.str(text)),
-            "from" => Some(self.from.str(text)),
-            "to" => self.to.as_ref().map(|v| v.str(text)),
-            "work_id" => self.work_id.as_ref().map(|v| v.str(text)),
-            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text)),
-            "trace_id" => self.trace_id.as_ref().map(|v| v.str(text)),
-            "causation_id" => self.causation_id.as_ref().map(|v| v.str(text)),
+            "protocol" => Some(self.protocol.str(text, &self.__decoded)),
+            "id" => Some(self.id.str(text, &self.__decoded)),
+            "workspace_id" => Some(self.workspace_id.str(text, &self.__decoded)),
+            "kind" => Some(self.kind.str(text, &self.__decoded)),
+            "channel" => Some(self.channel.str(text, &self.__decoded)),
+            "surface" => self.surface.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "thread_id" => self.thread_id.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "direct_id" => self.direct_id.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "from" => Some(self.from.str(text, &self.__decoded)),
+            "to" => self.to.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "work_id" => self.work_id.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "trace_id" => self.trace_id.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "causation_id" => {
+                self.causation_id.as_ref().map(|v| v.str(text, &self.__decoded))
+            }
             _ => None,
         }
     }
@@ -254,36 +281,39 @@ impl EnvelopeSpans {
         super::scan::EnvelopeRef {
             protocol: {
                 let v = &self.protocol;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             id: {
                 let v = &self.id;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             workspace_id: {
                 let v = &self.workspace_id;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             kind: {
                 let v = &self.kind;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             channel: {
                 let v = &self.channel;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
-            surface: self.surface.as_ref().map(|v| v.get(text)),
-            thread_id: self.thread_id.as_ref().map(|v| v.get(text)),
-            direct_id: self.direct_id.as_ref().map(|v| v.get(text)),
+            surface: self.surface.as_ref().map(|v| v.get(text, &self.__decoded)),
+            thread_id: self.thread_id.as_ref().map(|v| v.get(text, &self.__decoded)),
+            direct_id: self.direct_id.as_ref().map(|v| v.get(text, &self.__decoded)),
             from: {
                 let v = &self.from;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
-            to: self.to.as_ref().map(|v| v.get(text)),
-            work_id: self.work_id.as_ref().map(|v| v.get(text)),
-            reply_to: self.reply_to.as_ref().map(|v| v.get(text)),
-            trace_id: self.trace_id.as_ref().map(|v| v.get(text)),
-            causation_id: self.causation_id.as_ref().map(|v| v.get(text)),
+            to: self.to.as_ref().map(|v| v.get(text, &self.__decoded)),
+            work_id: self.work_id.as_ref().map(|v| v.get(text, &self.__decoded)),
+            reply_to: self.reply_to.as_ref().map(|v| v.get(text, &self.__decoded)),
+            trace_id: self.trace_id.as_ref().map(|v| v.get(text, &self.__decoded)),
+            causation_id: self
+                .causation_id
+                .as_ref()
+                .map(|v| v.get(text, &self.__decoded)),
             ts: {
                 let v = &self.ts;
                 *v

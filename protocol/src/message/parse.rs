@@ -87,7 +87,9 @@ enum Decoder {
 /// One kind a [`Registry`] accepts, as the runtime's parser reads it ([`KindEntry`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
-    rules: KindRules,
+    /// The kind's rules (`'static`: the schema set's table, or the registered type's constant),
+    /// so that the entry, which every `Message` holds, stays small.
+    rules: &'static KindRules,
     /// The exact body check (schema kinds: generated; extension kinds: optional).
     check: Option<BodyCheck>,
     /// The fast path's body scanner (schema kinds only).
@@ -98,7 +100,7 @@ pub struct Entry {
 impl KindEntry for Entry {
     #[inline]
     fn rules(&self) -> &KindRules {
-        &self.rules
+        self.rules
     }
 
     #[inline]
@@ -188,7 +190,7 @@ static V0_KINDS: LazyLock<Registry> = LazyLock::new(|| Registry {
     entries: KINDS
         .iter()
         .map(|k| Entry {
-            rules: k.rules,
+            rules: &k.rules,
             check: Some(k.check),
             scan: Some(k.scan),
             decode: Decoder::Known(k.decode),
@@ -233,12 +235,12 @@ impl Registry {
 
     /// The registered kinds' rules.
     pub fn kinds(&self) -> impl Iterator<Item = &KindRules> {
-        self.entries.iter().map(|e| &e.rules)
+        self.entries.iter().map(|e| e.rules)
     }
 
     /// The rules of `kind`, if registered.
     pub fn rules(&self, kind: &str) -> Option<&KindRules> {
-        self.entry(kind).map(|e| &e.rules)
+        self.entry(kind).map(|e| e.rules)
     }
 
     fn entry(&self, kind: &str) -> Option<&Entry> {
@@ -265,7 +267,7 @@ impl Registry {
         &mut self,
         check: Option<BodyCheck>,
     ) -> Result<(), RegisterError> {
-        let rules = T::RULES;
+        let rules: &'static KindRules = const { &T::RULES };
         if FORBIDDEN_KINDS.iter().any(|f| f.name == rules.kind) {
             return Err(RegisterError::Forbidden(rules.kind));
         }
@@ -385,7 +387,7 @@ impl<'a> MessageRef<'a> {
 
     /// The kind's rules.
     pub fn rules(&self) -> &KindRules {
-        &self.inner.entry.rules
+        self.inner.entry.rules
     }
 
     /// The checked body, as the JSON text it was read from.

@@ -82,8 +82,8 @@ impl p::Profile for Profile {
     }
 }
 /// Where each member of a checked envelope stands in its text (strings with escapes: their
-/// value): what an owned message keeps to give out the borrowed view again without reading
-/// its bytes a second time.
+/// value, in one buffer): what an owned message keeps to give out the borrowed view again
+/// without reading its bytes a second time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvelopeSpans {
     /// `protocol`.
@@ -98,41 +98,53 @@ pub struct EnvelopeSpans {
     pub reply_to: Option<::agh_runtime::profile::spans::StrSpan>,
     /// `body`.
     pub body: ::agh_runtime::profile::spans::RawSpan,
+    /// The decoded values of the strings that had escapes, one after the other.
+    pub __decoded: Box<str>,
 }
 impl EnvelopeSpans {
     /// The spans of `view`, a view the scanner read from `text`.
     pub fn of(view: super::scan::RefsEnvelopeRef<'_>, text: &str) -> Self {
+        let mut decoded = String::new();
+        let protocol = {
+            let v = view.protocol;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let kind = {
+            let v = view.kind;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let from = {
+            let v = view.from;
+            ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
+        };
+        let to = view
+            .to
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let reply_to = view
+            .reply_to
+            .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
+        let body = {
+            let v = view.body;
+            ::agh_runtime::profile::spans::RawSpan::of(text, v)
+        };
         EnvelopeSpans {
-            protocol: {
-                let v = view.protocol;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            kind: {
-                let v = view.kind;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            from: {
-                let v = view.from;
-                ::agh_runtime::profile::spans::StrSpan::of(text, v)
-            },
-            to: view.to.map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            reply_to: view
-                .reply_to
-                .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v)),
-            body: {
-                let v = view.body;
-                ::agh_runtime::profile::spans::RawSpan::of(text, v)
-            },
+            protocol,
+            kind,
+            from,
+            to,
+            reply_to,
+            body,
+            __decoded: decoded.into_boxed_str(),
         }
     }
     /// The string member `name` over `text` (`None`: absent, `null` or no string).
     pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
         match name {
-            "protocol" => Some(self.protocol.str(text)),
-            "kind" => Some(self.kind.str(text)),
-            "from" => Some(self.from.str(text)),
-            "to" => self.to.as_ref().map(|v| v.str(text)),
-            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text)),
+            "protocol" => Some(self.protocol.str(text, &self.__decoded)),
+            "kind" => Some(self.kind.str(text, &self.__decoded)),
+            "from" => Some(self.from.str(text, &self.__decoded)),
+            "to" => self.to.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text, &self.__decoded)),
             _ => None,
         }
     }
@@ -141,18 +153,18 @@ impl EnvelopeSpans {
         super::scan::RefsEnvelopeRef {
             protocol: {
                 let v = &self.protocol;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             kind: {
                 let v = &self.kind;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
             from: {
                 let v = &self.from;
-                v.get(text)
+                v.get(text, &self.__decoded)
             },
-            to: self.to.as_ref().map(|v| v.get(text)),
-            reply_to: self.reply_to.as_ref().map(|v| v.get(text)),
+            to: self.to.as_ref().map(|v| v.get(text, &self.__decoded)),
+            reply_to: self.reply_to.as_ref().map(|v| v.get(text, &self.__decoded)),
             body: {
                 let v = &self.body;
                 v.get(text)

@@ -8,6 +8,7 @@
 //! strings and [`RawJson`].
 
 use std::borrow::Cow;
+use std::num::NonZeroU32;
 
 use crate::json::scan::RawJson;
 
@@ -23,62 +24,105 @@ fn offsets(text: &str, part: &str) -> Option<(u32, u32)> {
         .flatten()
 }
 
-/// A checked string member of an envelope's text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StrSpan {
-    /// The string had no escapes: its value is this range of the text.
-    At(u32, u32),
-    /// The string had escapes: its decoded value.
-    Decoded(Box<str>),
+/// The flag of a [`StrSpan`] whose range is in the spans' decoded strings, not in the text.
+const DECODED: u32 = 1 << 31;
+
+/// A checked string member of an envelope's text, in 8 bytes (an `Option` of it too): the range
+/// of its value in the text, or, when it had escapes, the range of its decoded value in the
+/// decoded strings its spans keep beside them (one buffer for all of them, empty for most
+/// envelopes: see [`StrSpan::of`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrSpan {
+    /// Where the value starts; with [`DECODED`], in the decoded strings.
+    start: u32,
+    /// Where it ends, plus one (never zero: what gives `Option<StrSpan>` its niche).
+    end: NonZeroU32,
 }
 
 impl StrSpan {
-    /// Where the scanner's string `value` stands in `text` (its value when it had escapes).
+    fn new(start: u32, end: u32) -> Option<StrSpan> {
+        Some(StrSpan {
+            start,
+            end: NonZeroU32::new(end.checked_add(1)?)?,
+        })
+    }
+
+    /// Where the scanner's string `value` stands in `text`; a value that had escapes (or, not
+    /// reached, stands elsewhere or beyond 2 GiB) is appended to `decoded`, the decoded strings
+    /// the spans keep.
     #[inline]
-    pub fn of(text: &str, value: Cow<'_, str>) -> StrSpan {
-        match value {
-            Cow::Borrowed(v) => match offsets(text, v) {
-                Some((start, end)) => StrSpan::At(start, end),
-                None => StrSpan::Decoded(v.into()),
+    pub fn of(text: &str, value: Cow<'_, str>, decoded: &mut String) -> StrSpan {
+        if let Cow::Borrowed(v) = &value {
+            if let Some(span) = offsets(text, v)
+                .filter(|(_, end)| *end < DECODED)
+                .and_then(|(start, end)| StrSpan::new(start, end))
+            {
+                return span;
+            }
+        }
+        let start = decoded.len();
+        decoded.push_str(&value);
+        let range = u32::try_from(start)
+            .ok()
+            .zip(u32::try_from(decoded.len()).ok())
+            .filter(|(_, end)| *end < DECODED);
+        match range.and_then(|(start, end)| StrSpan::new(start | DECODED, end)) {
+            Some(span) => span,
+            // Beyond 2 GiB of decoded strings (not reached: an envelope is far smaller): empty.
+            None => StrSpan {
+                start: DECODED,
+                end: NonZeroU32::MIN,
             },
-            Cow::Owned(v) => StrSpan::Decoded(v.into_boxed_str()),
         }
     }
 
-    /// The string, borrowed from `text` (the text it was recorded over) or from the span.
+    /// The string, borrowed from `text` (the text it was recorded over) or from `decoded` (the
+    /// decoded strings recorded with it).
     #[inline]
-    pub fn str<'s>(&'s self, text: &'s str) -> &'s str {
-        match self {
-            StrSpan::At(start, end) => text.get(*start as usize..*end as usize).unwrap_or_default(),
-            StrSpan::Decoded(v) => v,
-        }
+    pub fn str<'s>(&self, text: &'s str, decoded: &'s str) -> &'s str {
+        let (from, start) = match self.start & DECODED {
+            0 => (text, self.start),
+            _ => (decoded, self.start & !DECODED),
+        };
+        from.get(start as usize..self.end.get() as usize - 1)
+            .unwrap_or_default()
     }
 
     /// [`StrSpan::str`] as the view holds strings.
     #[inline]
-    pub fn get<'s>(&'s self, text: &'s str) -> Cow<'s, str> {
-        Cow::Borrowed(self.str(text))
+    pub fn get<'s>(&self, text: &'s str, decoded: &'s str) -> Cow<'s, str> {
+        Cow::Borrowed(self.str(text, decoded))
     }
 }
 
-/// A checked JSON value of an envelope's text (an open member, the body).
+/// A checked JSON value of an envelope's text (an open member, the body), in 8 bytes (an
+/// `Option` of it too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RawSpan(u32, u32);
+pub struct RawSpan {
+    start: u32,
+    /// Where it ends, plus one.
+    end: NonZeroU32,
+}
 
 impl RawSpan {
     /// Where the scanner's `value` stands in `text` (an empty span when it stands elsewhere,
     /// which a scanner over `text` never gives).
     #[inline]
     pub fn of(text: &str, value: RawJson<'_>) -> RawSpan {
-        let (start, end) = offsets(text, value.get()).unwrap_or((0, 0));
-        RawSpan(start, end)
+        let (start, end) = offsets(text, value.get())
+            .filter(|(_, end)| *end < u32::MAX)
+            .unwrap_or((0, 0));
+        RawSpan {
+            start,
+            end: NonZeroU32::new(end + 1).unwrap_or(NonZeroU32::MIN),
+        }
     }
 
     /// The value, borrowed from `text` (the checked text it was recorded over).
     #[inline]
     pub fn get<'s>(&self, text: &'s str) -> RawJson<'s> {
         RawJson::checked(
-            text.get(self.0 as usize..self.1 as usize)
+            text.get(self.start as usize..self.end.get() as usize - 1)
                 .unwrap_or_default(),
         )
     }
@@ -89,19 +133,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_borrowed_string_is_a_range_and_an_escaped_one_its_value() {
-        let text = r#"{"a":"xy","b":"\u0041"}"#;
-        let s = StrSpan::of(text, Cow::Borrowed(&text[6..8]));
-        assert_eq!(s, StrSpan::At(6, 8));
-        assert_eq!(s.get(text), "xy");
-        let d = StrSpan::of(text, Cow::Owned("A".to_owned()));
-        assert_eq!(d.get(text), "A");
+    fn a_borrowed_string_is_a_range_and_an_escaped_one_its_decoded_value() {
+        let text = r#"{"a":"xy","b":"\u0041","c":""}"#;
+        let mut decoded = String::new();
+        let s = StrSpan::of(text, Cow::Borrowed(&text[6..8]), &mut decoded);
+        assert_eq!(s, StrSpan::new(6, 8).unwrap());
+        let d = StrSpan::of(text, Cow::Owned("A".to_owned()), &mut decoded);
+        let empty = StrSpan::of(text, Cow::Borrowed(&text[28..28]), &mut decoded);
         // A string that is not a slice of the text is kept as its value.
         let elsewhere = String::from("xy");
-        assert_eq!(
-            StrSpan::of(text, Cow::Borrowed(&elsewhere)),
-            StrSpan::Decoded("xy".into())
-        );
+        let e = StrSpan::of(text, Cow::Borrowed(&elsewhere), &mut decoded);
+        assert_eq!(decoded, "Axy");
+        assert_eq!(s.get(text, &decoded), "xy");
+        assert_eq!(d.get(text, &decoded), "A");
+        assert_eq!(empty.get(text, &decoded), "");
+        assert_eq!(e.get(text, &decoded), "xy");
+        assert_eq!(std::mem::size_of::<Option<StrSpan>>(), 8);
     }
 
     #[test]
@@ -110,5 +157,6 @@ mod tests {
         let raw = RawJson::parse(&text[8..19]).expect("checked");
         let span = RawSpan::of(text, raw);
         assert_eq!(span.get(text).get(), r#"{"x":[1,2]}"#);
+        assert_eq!(std::mem::size_of::<Option<RawSpan>>(), 8);
     }
 }
