@@ -145,13 +145,14 @@ fn the_edited_set_generates_the_new_kind_and_nothing_else() {
     // Nothing else changed but what the new kind brings.
     for f in &files {
         let old = before.iter().find(|b| b.path == f.path).unwrap();
-        // (`write.rs`: the new kind's writer.)
+        // (`write.rs`: the new kind's writer; `view.rs`: its body view.)
         let kind_files = [
             "types.rs",
             "checks.rs",
             "scan.rs",
             "rules.rs",
             "mod.rs",
+            "view.rs",
             "write.rs",
         ];
         if !kind_files.contains(&f.path.as_str()) {
