@@ -478,14 +478,20 @@ fn borrowed_view_reads_members_without_copying() {
     let Some(agh_acp::BodyRef::Notify(n)) = m.body() else {
         panic!("a notify view")
     };
-    assert!(matches!(n.topic, std::borrow::Cow::Borrowed("hans.location")));
+    assert!(matches!(
+        n.topic,
+        std::borrow::Cow::Borrowed("hans.location")
+    ));
     assert_eq!(n.importance, "low");
     assert_eq!(
         n.data.map(|d| d.get()),
         Some(r#"{"location":"heading to gym","eta_back":"2h"}"#)
     );
     let mut defaulted = e.clone();
-    defaulted["payload"].as_object_mut().unwrap().remove("importance");
+    defaulted["payload"]
+        .as_object_mut()
+        .unwrap()
+        .remove("importance");
     let bytes = serde_json::to_vec(&defaulted).unwrap();
     let m = agh_acp::parse_ref(&bytes, &agh_acp::options(NOW)).unwrap();
     let Some(agh_acp::BodyRef::Notify(n)) = m.body() else {

@@ -652,8 +652,8 @@ fn bench_body_view(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(bytes.len() as u64));
         group.bench_function(BenchmarkId::new("parse_bytes_body_view", &name), |b| {
             b.iter(|| {
-                let m = agh_protocol::parse_bytes(black_box(shared.clone()), &options)
-                    .expect("valid");
+                let m =
+                    agh_protocol::parse_bytes(black_box(shared.clone()), &options).expect("valid");
                 view_field(&m.body())
             })
         });
@@ -672,10 +672,12 @@ fn bench_body_view(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("typed_body_only", &name), |b| {
             // `as_ref().to_owned_body()` decodes every time (`Message::to_owned_body` clones
             // the body kept after the first decode).
-            b.iter(|| match black_box(&message).as_ref().to_owned_body().expect("typed") {
-                agh_protocol::MessageBody::Known(k) => typed_field(&k),
-                agh_protocol::MessageBody::Extension(_) => 0,
-            })
+            b.iter(
+                || match black_box(&message).as_ref().to_owned_body().expect("typed") {
+                    agh_protocol::MessageBody::Known(k) => typed_field(&k),
+                    agh_protocol::MessageBody::Extension(_) => 0,
+                },
+            )
         });
     }
     group.finish();

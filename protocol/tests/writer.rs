@@ -8,9 +8,8 @@ use std::borrow::Cow;
 use agh_protocol::generated::write::{write_receipt, write_say};
 use agh_protocol::json::write as w;
 use agh_protocol::{
-    BodyRef,
-    build, parse_ref, EnvelopeParts, KnownBody, MessageBody, Options, ReceiptBody, ReceiptStatus,
-    SayBody,
+    build, parse_ref, BodyRef, EnvelopeParts, KnownBody, MessageBody, Options, ReceiptBody,
+    ReceiptStatus, SayBody,
 };
 use proptest::prelude::*;
 

@@ -61,7 +61,8 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
     let rt = &crate::emit::paths::runtime();
     let env = &model.envelope;
     let ref_ty = format_ident!("{}Ref", env.type_name);
-    let (mut fields, mut ofs, mut views, mut idents) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut fields, mut ofs, mut views, mut idents) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut strs = Vec::new();
     for f in &env.members {
         let ident = format_ident!("{}", f.rust_name);
@@ -84,7 +85,9 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
         let optional = member_optional(model, f);
         if member_repr(model, f) == MemberRepr::Str {
             strs.push(match optional {
-                true => quote!(#name => self.#ident.as_ref().map(|v| v.str(text, &self.__decoded)),),
+                true => {
+                    quote!(#name => self.#ident.as_ref().map(|v| v.str(text, &self.__decoded)),)
+                }
                 false => quote!(#name => Some(self.#ident.str(text, &self.__decoded)),),
             });
         }

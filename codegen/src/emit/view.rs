@@ -148,7 +148,9 @@ fn ty_tokens(t: &ViewTy) -> TokenStream {
 /// A scalar `default` as the view's value (`None`: the member stays an `Option`).
 fn default_tokens(t: &ViewTy, v: &serde_json::Value) -> Option<TokenStream> {
     match (t, v) {
-        (ViewTy::Str, serde_json::Value::String(s)) => Some(quote!(::std::borrow::Cow::Borrowed(#s))),
+        (ViewTy::Str, serde_json::Value::String(s)) => {
+            Some(quote!(::std::borrow::Cow::Borrowed(#s)))
+        }
         (ViewTy::Bool, serde_json::Value::Bool(b)) => Some(quote!(#b)),
         (ViewTy::U64, serde_json::Value::Number(n)) => {
             let n: u64 = n.as_str().parse().ok()?;
@@ -170,7 +172,9 @@ fn reachable(model: &Model) -> BTreeSet<String> {
                 if !out.insert(n.clone()) {
                     return;
                 }
-                let Some(o) = model.named(n).and_then(|t| target(model, &t.shape).1.object.as_ref())
+                let Some(o) = model
+                    .named(n)
+                    .and_then(|t| target(model, &t.shape).1.object.as_ref())
                 else {
                     return;
                 };
@@ -270,7 +274,10 @@ fn emit_struct(
         // The typed form leaves out an absent-able inline array or object when it is empty
         // (typify: `Vec`/`Map` with `default` and `skip_serializing_if = "..::is_empty"`).
         let inline_container = f.shape.ref_type.is_none()
-            && matches!(f.shape.types.as_slice(), [JsonType::Array] | [JsonType::Object]);
+            && matches!(
+                f.shape.types.as_slice(),
+                [JsonType::Array] | [JsonType::Object]
+            );
         let (decl_ty, build, ser) = if let Some(d) = default {
             (
                 base.clone(),
@@ -291,7 +298,9 @@ fn emit_struct(
             // `null` reads as absent (as the typed form's `Option` reads it): for a member of
             // any type (`{}`) it is a value the schema allows.
             let build = match nullable || vt == ViewTy::Raw {
-                true => quote!(#slot.and_then(<Option<#base> as #rt::json::view::CheckedView>::of_checked)),
+                true => {
+                    quote!(#slot.and_then(<Option<#base> as #rt::json::view::CheckedView>::of_checked))
+                }
                 false => quote!(#slot.map(<#base as #rt::json::view::CheckedView>::of_checked)),
             };
             let raw = match &vt {
@@ -438,7 +447,8 @@ pub fn emit_view(model: &Model) -> Result<TokenStream> {
         ofs.push(quote!(#name => BodyRef::#var(#rt::json::view::CheckedView::of_checked(raw)),));
         kinds.push(quote!(BodyRef::#var(_) => Some(#name),));
         raws.push(quote!(BodyRef::#var(b) => #raw,));
-        owned.push(quote!(BodyRef::#var(b) => Some(#to_owned.map(super::checks::KnownBody::#var)),));
+        owned
+            .push(quote!(BodyRef::#var(b) => Some(#to_owned.map(super::checks::KnownBody::#var)),));
         sers.push(quote!(BodyRef::#var(b) => b.serialize(s),));
     }
     Ok(quote! {

@@ -191,7 +191,9 @@ impl Message {
     /// The checked body, as the JSON text it was read from.
     #[inline]
     pub fn body_json(&self) -> RawJson<'_> {
-        self.inner.body_json().unwrap_or_else(|| RawJson::checked("{}"))
+        self.inner
+            .body_json()
+            .unwrap_or_else(|| RawJson::checked("{}"))
     }
 
     /// The body as the kind's generated view borrowed from the bytes ([`BodyRef`]: for `say`

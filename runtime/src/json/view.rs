@@ -342,7 +342,10 @@ mod tests {
         assert!(!bool::of_checked(raw("false")));
         assert_eq!(u64::of_checked(raw("18446744073709551615")), u64::MAX);
         assert_eq!(u64::of_checked(raw("1.0e1")), 10);
-        assert_eq!(i128::of_checked(raw("-9223372036854775809")), -9223372036854775809);
+        assert_eq!(
+            i128::of_checked(raw("-9223372036854775809")),
+            -9223372036854775809
+        );
         assert_eq!(f64::of_checked(raw("2.5")), 2.5);
         assert_eq!(Option::<u64>::of_checked(raw("null")), None);
         assert_eq!(Option::<u64>::of_checked(raw("3")), Some(3));
@@ -373,10 +376,7 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [
-                ("xA".to_owned(), r#"{"y":[1]}"#),
-                ("z".to_owned(), "null")
-            ]
+            [("xA".to_owned(), r#"{"y":[1]}"#), ("z".to_owned(), "null")]
         );
     }
 

@@ -137,7 +137,7 @@ mod tests {
         let text = r#"{"a":"xy","b":"\u0041","c":""}"#;
         let mut decoded = String::new();
         let s = StrSpan::of(text, Cow::Borrowed(&text[6..8]), &mut decoded);
-        assert_eq!(s, StrSpan::new(6, 8).unwrap());
+        assert_eq!(s, StrSpan::new(6, 8).expect("a span"));
         let d = StrSpan::of(text, Cow::Owned("A".to_owned()), &mut decoded);
         let empty = StrSpan::of(text, Cow::Borrowed(&text[28..28]), &mut decoded);
         // A string that is not a slice of the text is kept as its value.
