@@ -33,29 +33,41 @@ impl<'a> AckPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for AckPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_accepted = None;
         let mut m_estimated_ms = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "accepted" => &mut m_accepted,
-                    "estimated_ms" => &mut m_estimated_ms,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        AckPayloadRef {
-            accepted: <bool as ::agh_runtime::json::view::CheckedView>::required(
-                m_accepted,
-            ),
-            estimated_ms: m_estimated_ms
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "accepted" => {
+                    m_accepted = Some(
+                        <bool as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "estimated_ms" => {
+                    m_estimated_ms = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(AckPayloadRef {
+            accepted: m_accepted
+                .unwrap_or_else(
+                    <bool as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            estimated_ms: m_estimated_ms.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -98,29 +110,33 @@ impl<'a> CancelPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for CancelPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_reason = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "reason" => &mut m_reason,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        CancelPayloadRef {
-            reason: m_reason
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "reason" => {
+                    m_reason = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(CancelPayloadRef {
+            reason: m_reason.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -181,66 +197,89 @@ impl<'a> CapabilitiesPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for CapabilitiesPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_agent_name = None;
         let mut m_domains = None;
         let mut m_channels = None;
         let mut m_tools = None;
         let mut m_max_concurrent_tasks = None;
         let mut m_model = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "agent_name" => &mut m_agent_name,
-                    "domains" => &mut m_domains,
-                    "channels" => &mut m_channels,
-                    "tools" => &mut m_tools,
-                    "max_concurrent_tasks" => &mut m_max_concurrent_tasks,
-                    "model" => &mut m_model,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        CapabilitiesPayloadRef {
-            agent_name: m_agent_name
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            domains: <::agh_runtime::json::view::Items<
-                'a,
-                ::std::borrow::Cow<'a, str>,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_domains),
-            channels: m_channels
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            tools: m_tools
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            max_concurrent_tasks: m_max_concurrent_tasks
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            model: m_model
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "agent_name" => {
+                    m_agent_name = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "domains" => {
+                    m_domains = Some(
+                        <::agh_runtime::json::view::Items<
+                            'a,
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "channels" => {
+                    m_channels = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "tools" => {
+                    m_tools = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "max_concurrent_tasks" => {
+                    m_max_concurrent_tasks = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "model" => {
+                    m_model = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(CapabilitiesPayloadRef {
+            agent_name: m_agent_name.flatten(),
+            domains: m_domains
+                .unwrap_or_else(
+                    <::agh_runtime::json::view::Items<
+                        'a,
+                        ::std::borrow::Cow<'a, str>,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            channels: m_channels.flatten(),
+            tools: m_tools.flatten(),
+            max_concurrent_tasks: m_max_concurrent_tasks.flatten(),
+            model: m_model.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -309,53 +348,76 @@ impl<'a> DelegatePayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for DelegatePayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_task = None;
         let mut m_context = None;
         let mut m_priority = None;
         let mut m_report_back = None;
         let mut m_deadline_ms = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "task" => &mut m_task,
-                    "context" => &mut m_context,
-                    "priority" => &mut m_priority,
-                    "report_back" => &mut m_report_back,
-                    "deadline_ms" => &mut m_deadline_ms,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        DelegatePayloadRef {
-            task: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_task),
-            context: m_context
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            priority: m_priority
-                .map(
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "task" => {
+                    m_task = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "context" => {
+                    m_context = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "priority" => {
+                    m_priority = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "report_back" => {
+                    m_report_back = Some(
+                        <Option<
+                            bool,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "deadline_ms" => {
+                    m_deadline_ms = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
+        }
+        Some(DelegatePayloadRef {
+            task: m_task
+                .unwrap_or_else(
                     <::std::borrow::Cow<
                         'a,
                         str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                )
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            context: m_context.flatten(),
+            priority: m_priority
+                .flatten()
                 .unwrap_or(::std::borrow::Cow::Borrowed("normal")),
-            report_back: m_report_back
-                .map(<bool as ::agh_runtime::json::view::CheckedView>::of_checked)
-                .unwrap_or(false),
-            deadline_ms: m_deadline_ms
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            __raw: raw,
-        }
+            report_back: m_report_back.flatten().unwrap_or(false),
+            deadline_ms: m_deadline_ms.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -403,8 +465,14 @@ impl<'a> DiscoverPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for DiscoverPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
-        DiscoverPayloadRef { __raw: raw }
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let raw = s.raw_checked()?;
+        Some(DiscoverPayloadRef { __raw: raw })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -447,37 +515,65 @@ impl<'a> ErrorPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for ErrorPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_code = None;
         let mut m_message = None;
         let mut m_retryable = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "code" => &mut m_code,
-                    "message" => &mut m_message,
-                    "retryable" => &mut m_retryable,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        ErrorPayloadRef {
-            code: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_code),
-            message: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_message),
-            retryable: m_retryable
-                .map(<bool as ::agh_runtime::json::view::CheckedView>::of_checked)
-                .unwrap_or(false),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "code" => {
+                    m_code = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "message" => {
+                    m_message = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "retryable" => {
+                    m_retryable = Some(
+                        <Option<
+                            bool,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(ErrorPayloadRef {
+            code: m_code
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            message: m_message
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            retryable: m_retryable.flatten().unwrap_or(false),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -523,44 +619,60 @@ impl<'a> NotifyPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for NotifyPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_topic = None;
         let mut m_data = None;
         let mut m_importance = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "topic" => &mut m_topic,
-                    "data" => &mut m_data,
-                    "importance" => &mut m_importance,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        NotifyPayloadRef {
-            topic: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_topic),
-            data: m_data
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            importance: m_importance
-                .map(
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "topic" => {
+                    m_topic = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "data" => {
+                    m_data = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "importance" => {
+                    m_importance = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
+        }
+        Some(NotifyPayloadRef {
+            topic: m_topic
+                .unwrap_or_else(
                     <::std::borrow::Cow<
                         'a,
                         str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                )
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            data: m_data.flatten(),
+            importance: m_importance
+                .flatten()
                 .unwrap_or(::std::borrow::Cow::Borrowed("medium")),
-            __raw: raw,
-        }
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -602,8 +714,14 @@ impl<'a> PingPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PingPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
-        PingPayloadRef { __raw: raw }
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let raw = s.raw_checked()?;
+        Some(PingPayloadRef { __raw: raw })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -653,43 +771,63 @@ impl<'a> PongPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PongPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_status = None;
         let mut m_uptime_secs = None;
         let mut m_active_tasks = None;
         let mut m_agent_name = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "status" => &mut m_status,
-                    "uptime_secs" => &mut m_uptime_secs,
-                    "active_tasks" => &mut m_active_tasks,
-                    "agent_name" => &mut m_agent_name,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        PongPayloadRef {
-            status: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_status),
-            uptime_secs: m_uptime_secs
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            active_tasks: m_active_tasks
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            agent_name: m_agent_name
-                .map(
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "status" => {
+                    m_status = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "uptime_secs" => {
+                    m_uptime_secs = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "active_tasks" => {
+                    m_active_tasks = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "agent_name" => {
+                    m_agent_name = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
+        }
+        Some(PongPayloadRef {
+            status: m_status
+                .unwrap_or_else(
                     <::std::borrow::Cow<
                         'a,
                         str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
                 ),
-            __raw: raw,
-        }
+            uptime_secs: m_uptime_secs.flatten(),
+            active_tasks: m_active_tasks.flatten(),
+            agent_name: m_agent_name.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -749,43 +887,61 @@ impl<'a> QueryPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for QueryPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_question = None;
         let mut m_domain = None;
         let mut m_max_tokens = None;
         let mut m_deadline_ms = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "question" => &mut m_question,
-                    "domain" => &mut m_domain,
-                    "max_tokens" => &mut m_max_tokens,
-                    "deadline_ms" => &mut m_deadline_ms,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        QueryPayloadRef {
-            question: <::agh_runtime::scan::RawJson<
-                'a,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_question),
-            domain: m_domain
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            max_tokens: m_max_tokens
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            deadline_ms: m_deadline_ms
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked)
-                .unwrap_or(30000u64),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "question" => {
+                    m_question = Some(
+                        <::agh_runtime::scan::RawJson<
+                            'a,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "domain" => {
+                    m_domain = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "max_tokens" => {
+                    m_max_tokens = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "deadline_ms" => {
+                    m_deadline_ms = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(QueryPayloadRef {
+            question: m_question
+                .unwrap_or_else(
+                    <::agh_runtime::scan::RawJson<
+                        'a,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            domain: m_domain.flatten(),
+            max_tokens: m_max_tokens.flatten(),
+            deadline_ms: m_deadline_ms.flatten().unwrap_or(30000u64),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -843,43 +999,65 @@ impl<'a> ResponsePayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for ResponsePayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_data = None;
         let mut m_summary = None;
         let mut m_tokens_used = None;
         let mut m_truncated = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "data" => &mut m_data,
-                    "summary" => &mut m_summary,
-                    "tokens_used" => &mut m_tokens_used,
-                    "truncated" => &mut m_truncated,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        ResponsePayloadRef {
-            data: m_data
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            summary: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_summary),
-            tokens_used: m_tokens_used
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            truncated: m_truncated
-                .map(<bool as ::agh_runtime::json::view::CheckedView>::of_checked)
-                .unwrap_or(false),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "data" => {
+                    m_data = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "summary" => {
+                    m_summary = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "tokens_used" => {
+                    m_tokens_used = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "truncated" => {
+                    m_truncated = Some(
+                        <Option<
+                            bool,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(ResponsePayloadRef {
+            data: m_data.flatten(),
+            summary: m_summary
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            tokens_used: m_tokens_used.flatten(),
+            truncated: m_truncated.flatten().unwrap_or(false),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -932,48 +1110,74 @@ impl<'a> ResultPayloadRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for ResultPayloadRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_status = None;
         let mut m_outcome = None;
         let mut m_data = None;
         let mut m_error = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "status" => &mut m_status,
-                    "outcome" => &mut m_outcome,
-                    "data" => &mut m_data,
-                    "error" => &mut m_error,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        ResultPayloadRef {
-            status: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_status),
-            outcome: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_outcome),
-            data: m_data
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            error: m_error
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "status" => {
+                    m_status = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "outcome" => {
+                    m_outcome = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "data" => {
+                    m_data = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "error" => {
+                    m_error = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(ResultPayloadRef {
+            status: m_status
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            outcome: m_outcome
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            data: m_data.flatten(),
+            error: m_error.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.

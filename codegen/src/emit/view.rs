@@ -2,8 +2,9 @@
 //! `<Type>Ref<'a>` read from the checked body text, and `BodyRef<'a>` (one variant per kind, and
 //! `Unknown` for a kind the set does not declare) that `Message::body()` gives.
 //!
-//! A view reads what the fast path has checked already: one walk over the object's members
-//! (`scan::each_member`), nothing validated again, nothing allocated but a string with escapes.
+//! A view reads what the fast path has checked already: one walk over the body's text, nested
+//! views read in place (`json::view::CheckedView::read`), nothing validated again, nothing
+//! allocated but a string with escapes.
 //! How each member is held (one decision, [`member_view`]):
 //! - a string: `Cow<'a, str>` (borrowed unless it had escapes: as `EnvelopeRef` holds strings);
 //! - an integer: `u64` (a non-negative minimum) or `i128`; of any size (no 64-bit stance,
@@ -278,31 +279,32 @@ fn emit_struct(
                 f.shape.types.as_slice(),
                 [JsonType::Array] | [JsonType::Object]
             );
-        let (decl_ty, build, ser) = if let Some(d) = default {
+        let cv = quote!(#rt::json::view::CheckedView);
+        // Each member is read in place by its view (`CheckedView::read`): a required one as its
+        // type, the others as an `Option` of it (`null` reads as absent, as the typed form's
+        // `Option` reads it: for a member of any type, `{}`, it is a value the schema allows).
+        let (decl_ty, read, build, ser) = if let Some(d) = default {
             (
                 base.clone(),
-                quote!(#slot.map(<#base as #rt::json::view::CheckedView>::of_checked).unwrap_or(#d)),
+                quote!(<Option<#base> as #cv>::read(s)?),
+                quote!(#slot.flatten().unwrap_or(#d)),
+                quote!(m.serialize_entry(#json, &self.#field)?;),
+            )
+        } else if f.required && !nullable {
+            (
+                base.clone(),
+                quote!(<#base as #cv>::read(s)?),
+                quote!(#slot.unwrap_or_else(<#base as #cv>::absent)),
                 quote!(m.serialize_entry(#json, &self.#field)?;),
             )
         } else if f.required {
-            let t = match nullable {
-                true => quote!(Option<#base>),
-                false => base.clone(),
-            };
             (
-                t.clone(),
-                quote!(<#t as #rt::json::view::CheckedView>::required(#slot)),
+                quote!(Option<#base>),
+                quote!(<Option<#base> as #cv>::read(s)?),
+                quote!(#slot.flatten()),
                 quote!(m.serialize_entry(#json, &self.#field)?;),
             )
         } else {
-            // `null` reads as absent (as the typed form's `Option` reads it): for a member of
-            // any type (`{}`) it is a value the schema allows.
-            let build = match nullable || vt == ViewTy::Raw {
-                true => {
-                    quote!(#slot.and_then(<Option<#base> as #rt::json::view::CheckedView>::of_checked))
-                }
-                false => quote!(#slot.map(<#base as #rt::json::view::CheckedView>::of_checked)),
-            };
             let raw = match &vt {
                 ViewTy::Items(..) => quote!(v.raw()),
                 _ => quote!(*v),
@@ -321,27 +323,41 @@ fn emit_struct(
                     }
                 },
             };
-            (quote!(Option<#base>), build, ser)
+            (
+                quote!(Option<#base>),
+                quote!(<Option<#base> as #cv>::read(s)?),
+                quote!(#slot.flatten()),
+                ser,
+            )
         };
         decls.push(quote!(#[doc = #doc] pub #field: #decl_ty,));
         slots.push(quote!(let mut #slot = None;));
-        arms.push(quote!(#json => &mut #slot,));
+        arms.push(quote!(#json => #slot = Some(#read),));
         builds.push(quote!(#field: #build,));
         sers.push(ser);
         names.push(json.clone());
     }
-    let walk = match fields.is_empty() {
-        true => quote!(),
+    let read = match fields.is_empty() {
+        true => quote! {
+            let raw = s.raw_checked()?;
+            Some(#ident { __raw: raw })
+        },
         false => quote! {
+            let mark = s.mark();
+            let mut obj = s.object()?;
             #(#slots)*
-            #rt::scan::each_member(raw, |name, s| {
-                let slot = match name {
+            while let Some(name) = s.key(&mut obj)? {
+                match &*name {
                     #(#arms)*
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            });
+                    _ => {
+                        s.raw_checked()?;
+                    }
+                }
+            }
+            Some(#ident {
+                #(#builds)*
+                __raw: s.since(mark),
+            })
         },
     };
     let doc = format!(
@@ -384,12 +400,14 @@ fn emit_struct(
         impl<'a> #rt::json::view::CheckedView<'a> for #ident<'a> {
             const ABSENT: &'static str = "{}";
 
+            #[inline]
             fn of_checked(raw: #rt::scan::RawJson<'a>) -> Self {
-                #walk
-                #ident {
-                    #(#builds)*
-                    __raw: raw,
-                }
+                #rt::json::view::of_text(raw)
+            }
+
+            /// The members in one walk, nested views read in the same walk.
+            fn read(s: &mut #rt::scan::Scanner<'a>) -> Option<Self> {
+                #read
             }
         }
 

@@ -48,48 +48,94 @@ impl<'a> ReportBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for ReportBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_run = None;
         let mut m_summary = None;
         let mut m_counters = None;
         let mut m_coverage = None;
         let mut m_artifacts = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "run" => &mut m_run,
-                    "summary" => &mut m_summary,
-                    "counters" => &mut m_counters,
-                    "coverage" => &mut m_coverage,
-                    "artifacts" => &mut m_artifacts,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        ReportBodyRef {
-            run: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_run),
-            summary: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_summary),
-            counters: <::agh_runtime::scan::RawJson<
-                'a,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_counters),
-            coverage: <f64 as ::agh_runtime::json::view::CheckedView>::required(
-                m_coverage,
-            ),
-            artifacts: <::agh_runtime::json::view::Items<
-                'a,
-                ::agh_runtime::scan::RawJson<'a>,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_artifacts),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "run" => {
+                    m_run = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "summary" => {
+                    m_summary = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "counters" => {
+                    m_counters = Some(
+                        <::agh_runtime::scan::RawJson<
+                            'a,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "coverage" => {
+                    m_coverage = Some(
+                        <f64 as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "artifacts" => {
+                    m_artifacts = Some(
+                        <::agh_runtime::json::view::Items<
+                            'a,
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(ReportBodyRef {
+            run: m_run
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            summary: m_summary
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            counters: m_counters
+                .unwrap_or_else(
+                    <::agh_runtime::scan::RawJson<
+                        'a,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            coverage: m_coverage
+                .unwrap_or_else(<f64 as ::agh_runtime::json::view::CheckedView>::absent),
+            artifacts: m_artifacts
+                .unwrap_or_else(
+                    <::agh_runtime::json::view::Items<
+                        'a,
+                        ::agh_runtime::scan::RawJson<'a>,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.

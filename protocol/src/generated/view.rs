@@ -27,36 +27,42 @@ impl<'a> ArtifactDescriptorRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for ArtifactDescriptorRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_type_ = None;
         let mut m_uri = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "type" => &mut m_type_,
-                    "uri" => &mut m_uri,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        ArtifactDescriptorRef {
-            type_: m_type_
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            uri: m_uri
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "type" => {
+                    m_type_ = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "uri" => {
+                    m_uri = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(ArtifactDescriptorRef {
+            type_: m_type_.flatten(),
+            uri: m_uri.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -101,25 +107,38 @@ impl<'a> CapabilityBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for CapabilityBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_capability = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "capability" => &mut m_capability,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        CapabilityBodyRef {
-            capability: <CapabilityDocumentRef<
-                'a,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_capability),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "capability" => {
+                    m_capability = Some(
+                        <CapabilityDocumentRef<
+                            'a,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(CapabilityBodyRef {
+            capability: m_capability
+                .unwrap_or_else(
+                    <CapabilityDocumentRef<
+                        'a,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -155,32 +174,56 @@ impl<'a> CapabilityBriefEntryRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for CapabilityBriefEntryRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_id = None;
         let mut m_summary = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "id" => &mut m_id,
-                    "summary" => &mut m_summary,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        CapabilityBriefEntryRef {
-            id: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_id),
-            summary: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_summary),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "id" => {
+                    m_id = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "summary" => {
+                    m_summary = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(CapabilityBriefEntryRef {
+            id: m_id
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            summary: m_summary
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -259,7 +302,14 @@ impl<'a> CapabilityDocumentRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for CapabilityDocumentRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_id = None;
         let mut m_summary = None;
         let mut m_outcome = None;
@@ -271,88 +321,150 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for CapabilityDocumentRef<'a
         let mut m_constraints = None;
         let mut m_examples = None;
         let mut m_requirements = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "id" => &mut m_id,
-                    "summary" => &mut m_summary,
-                    "outcome" => &mut m_outcome,
-                    "digest" => &mut m_digest,
-                    "version" => &mut m_version,
-                    "context_needed" => &mut m_context_needed,
-                    "artifacts_expected" => &mut m_artifacts_expected,
-                    "execution_outline" => &mut m_execution_outline,
-                    "constraints" => &mut m_constraints,
-                    "examples" => &mut m_examples,
-                    "requirements" => &mut m_requirements,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        CapabilityDocumentRef {
-            id: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_id),
-            summary: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_summary),
-            outcome: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_outcome),
-            digest: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_digest),
-            version: m_version
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            context_needed: m_context_needed
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<'a, ::std::borrow::Cow<'a, str>>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            artifacts_expected: m_artifacts_expected
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<'a, ::std::borrow::Cow<'a, str>>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            execution_outline: m_execution_outline
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<'a, ::std::borrow::Cow<'a, str>>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            constraints: m_constraints
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<'a, ::std::borrow::Cow<'a, str>>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            examples: m_examples
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<'a, ::std::borrow::Cow<'a, str>>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            requirements: m_requirements
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<'a, ::std::borrow::Cow<'a, str>>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "id" => {
+                    m_id = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "summary" => {
+                    m_summary = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "outcome" => {
+                    m_outcome = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "digest" => {
+                    m_digest = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "version" => {
+                    m_version = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "context_needed" => {
+                    m_context_needed = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "artifacts_expected" => {
+                    m_artifacts_expected = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "execution_outline" => {
+                    m_execution_outline = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "constraints" => {
+                    m_constraints = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "examples" => {
+                    m_examples = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "requirements" => {
+                    m_requirements = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(CapabilityDocumentRef {
+            id: m_id
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            summary: m_summary
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            outcome: m_outcome
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            digest: m_digest
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            version: m_version.flatten(),
+            context_needed: m_context_needed.flatten(),
+            artifacts_expected: m_artifacts_expected.flatten(),
+            execution_outline: m_execution_outline.flatten(),
+            constraints: m_constraints.flatten(),
+            examples: m_examples.flatten(),
+            requirements: m_requirements.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -416,33 +528,45 @@ impl<'a> GreetBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for GreetBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_peer_card = None;
         let mut m_summary = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "peer_card" => &mut m_peer_card,
-                    "summary" => &mut m_summary,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        GreetBodyRef {
-            peer_card: <PeerCardRef<
-                'a,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_peer_card),
-            summary: m_summary
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "peer_card" => {
+                    m_peer_card = Some(
+                        <PeerCardRef<
+                            'a,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "summary" => {
+                    m_summary = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(GreetBodyRef {
+            peer_card: m_peer_card
+                .unwrap_or_else(
+                    <PeerCardRef<'a> as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            summary: m_summary.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -508,7 +632,14 @@ impl<'a> PeerCardRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PeerCardRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_peer_id = None;
         let mut m_display_name = None;
         let mut m_profiles_supported = None;
@@ -516,62 +647,107 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PeerCardRef<'a> {
         let mut m_artifacts_supported = None;
         let mut m_trust_modes_supported = None;
         let mut m_ext = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "peer_id" => &mut m_peer_id,
-                    "display_name" => &mut m_display_name,
-                    "profiles_supported" => &mut m_profiles_supported,
-                    "capabilities" => &mut m_capabilities,
-                    "artifacts_supported" => &mut m_artifacts_supported,
-                    "trust_modes_supported" => &mut m_trust_modes_supported,
-                    "ext" => &mut m_ext,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        PeerCardRef {
-            peer_id: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_peer_id),
-            display_name: m_display_name
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            profiles_supported: <::agh_runtime::json::view::Items<
-                'a,
-                ::std::borrow::Cow<'a, str>,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_profiles_supported),
-            capabilities: <::agh_runtime::json::view::Items<
-                'a,
-                ::std::borrow::Cow<'a, str>,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_capabilities),
-            artifacts_supported: <::agh_runtime::json::view::Items<
-                'a,
-                ::std::borrow::Cow<'a, str>,
-            > as ::agh_runtime::json::view::CheckedView>::required(
-                m_artifacts_supported,
-            ),
-            trust_modes_supported: <::agh_runtime::json::view::Items<
-                'a,
-                ::std::borrow::Cow<'a, str>,
-            > as ::agh_runtime::json::view::CheckedView>::required(
-                m_trust_modes_supported,
-            ),
-            ext: m_ext
-                .and_then(
-                    <Option<
-                        PeerCardExtRef<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "peer_id" => {
+                    m_peer_id = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "display_name" => {
+                    m_display_name = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "profiles_supported" => {
+                    m_profiles_supported = Some(
+                        <::agh_runtime::json::view::Items<
+                            'a,
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "capabilities" => {
+                    m_capabilities = Some(
+                        <::agh_runtime::json::view::Items<
+                            'a,
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "artifacts_supported" => {
+                    m_artifacts_supported = Some(
+                        <::agh_runtime::json::view::Items<
+                            'a,
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "trust_modes_supported" => {
+                    m_trust_modes_supported = Some(
+                        <::agh_runtime::json::view::Items<
+                            'a,
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "ext" => {
+                    m_ext = Some(
+                        <Option<
+                            PeerCardExtRef<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(PeerCardRef {
+            peer_id: m_peer_id
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            display_name: m_display_name.flatten(),
+            profiles_supported: m_profiles_supported
+                .unwrap_or_else(
+                    <::agh_runtime::json::view::Items<
+                        'a,
+                        ::std::borrow::Cow<'a, str>,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            capabilities: m_capabilities
+                .unwrap_or_else(
+                    <::agh_runtime::json::view::Items<
+                        'a,
+                        ::std::borrow::Cow<'a, str>,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            artifacts_supported: m_artifacts_supported
+                .unwrap_or_else(
+                    <::agh_runtime::json::view::Items<
+                        'a,
+                        ::std::borrow::Cow<'a, str>,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            trust_modes_supported: m_trust_modes_supported
+                .unwrap_or_else(
+                    <::agh_runtime::json::view::Items<
+                        'a,
+                        ::std::borrow::Cow<'a, str>,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            ext: m_ext.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -617,29 +793,36 @@ impl<'a> PeerCardExtRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PeerCardExtRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_agh_capabilities_brief = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "agh.capabilities_brief" => &mut m_agh_capabilities_brief,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        PeerCardExtRef {
-            agh_capabilities_brief: m_agh_capabilities_brief
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        CapabilityBriefEntryRef<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "agh.capabilities_brief" => {
+                    m_agh_capabilities_brief = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                CapabilityBriefEntryRef<'a>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(PeerCardExtRef {
+            agh_capabilities_brief: m_agh_capabilities_brief.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -694,48 +877,74 @@ impl<'a> ReceiptBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for ReceiptBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_for_id = None;
         let mut m_status = None;
         let mut m_reason_code = None;
         let mut m_detail = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "for_id" => &mut m_for_id,
-                    "status" => &mut m_status,
-                    "reason_code" => &mut m_reason_code,
-                    "detail" => &mut m_detail,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        ReceiptBodyRef {
-            for_id: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_for_id),
-            status: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_status),
-            reason_code: m_reason_code
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            detail: m_detail
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "for_id" => {
+                    m_for_id = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "status" => {
+                    m_status = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "reason_code" => {
+                    m_reason_code = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "detail" => {
+                    m_detail = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(ReceiptBodyRef {
+            for_id: m_for_id
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            status: m_status
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            reason_code: m_reason_code.flatten(),
+            detail: m_detail.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -786,42 +995,61 @@ impl<'a> SayBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for SayBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_text = None;
         let mut m_intent = None;
         let mut m_artifacts = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "text" => &mut m_text,
-                    "intent" => &mut m_intent,
-                    "artifacts" => &mut m_artifacts,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        SayBodyRef {
-            text: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_text),
-            intent: m_intent
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            artifacts: m_artifacts
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<'a, ArtifactDescriptorRef<'a>>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "text" => {
+                    m_text = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "intent" => {
+                    m_intent = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "artifacts" => {
+                    m_artifacts = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ArtifactDescriptorRef<'a>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(SayBodyRef {
+            text: m_text
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            intent: m_intent.flatten(),
+            artifacts: m_artifacts.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -878,50 +1106,70 @@ impl<'a> TraceBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for TraceBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_state = None;
         let mut m_message = None;
         let mut m_result = None;
         let mut m_artifact_refs = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "state" => &mut m_state,
-                    "message" => &mut m_message,
-                    "result" => &mut m_result,
-                    "artifact_refs" => &mut m_artifact_refs,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        TraceBodyRef {
-            state: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_state),
-            message: m_message
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            result: m_result
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            artifact_refs: m_artifact_refs
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<'a, ArtifactDescriptorRef<'a>>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "state" => {
+                    m_state = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "message" => {
+                    m_message = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "result" => {
+                    m_result = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "artifact_refs" => {
+                    m_artifact_refs = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ArtifactDescriptorRef<'a>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(TraceBodyRef {
+            state: m_state
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            message: m_message.flatten(),
+            result: m_result.flatten(),
+            artifact_refs: m_artifact_refs.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -972,42 +1220,58 @@ impl<'a> WhoisBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for WhoisBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_type_ = None;
         let mut m_query = None;
         let mut m_peer_card = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "type" => &mut m_type_,
-                    "query" => &mut m_query,
-                    "peer_card" => &mut m_peer_card,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        WhoisBodyRef {
-            type_: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_type_),
-            query: m_query
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            peer_card: m_peer_card
-                .and_then(
-                    <Option<
-                        PeerCardRef<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "type" => {
+                    m_type_ = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "query" => {
+                    m_query = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "peer_card" => {
+                    m_peer_card = Some(
+                        <Option<
+                            PeerCardRef<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(WhoisBodyRef {
+            type_: m_type_
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            query: m_query.flatten(),
+            peer_card: m_peer_card.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.

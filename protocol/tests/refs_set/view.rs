@@ -46,60 +46,80 @@ impl<'a> DocBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for DocBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_outline = None;
         let mut m_count = None;
         let mut m_code = None;
         let mut m_share = None;
         let mut m_pair = None;
         let mut m_first = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "outline" => &mut m_outline,
-                    "count" => &mut m_count,
-                    "code" => &mut m_code,
-                    "share" => &mut m_share,
-                    "pair" => &mut m_pair,
-                    "first" => &mut m_first,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        DocBodyRef {
-            outline: <OutlineRef<
-                'a,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_outline),
-            count: m_count
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            code: m_code
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            share: m_share
-                .map(<f64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            pair: m_pair
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            first: m_first
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "outline" => {
+                    m_outline = Some(
+                        <OutlineRef<
+                            'a,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "count" => {
+                    m_count = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "code" => {
+                    m_code = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "share" => {
+                    m_share = Some(
+                        <Option<f64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "pair" => {
+                    m_pair = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "first" => {
+                    m_first = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(DocBodyRef {
+            outline: m_outline
+                .unwrap_or_else(
+                    <OutlineRef<'a> as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            count: m_count.flatten(),
+            code: m_code.flatten(),
+            share: m_share.flatten(),
+            pair: m_pair.flatten(),
+            first: m_first.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -156,50 +176,61 @@ impl<'a> NodeRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for NodeRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_value = None;
         let mut m_kids = None;
         let mut m_tag = None;
         let mut m_mark = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "value" => &mut m_value,
-                    "kids" => &mut m_kids,
-                    "tag" => &mut m_tag,
-                    "mark" => &mut m_mark,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        NodeRef {
-            value: <i128 as ::agh_runtime::json::view::CheckedView>::required(m_value),
-            kids: m_kids
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        NodeRef<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            tag: m_tag
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            mark: m_mark
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "value" => {
+                    m_value = Some(
+                        <i128 as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "kids" => {
+                    m_kids = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<'a, NodeRef<'a>>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "tag" => {
+                    m_tag = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "mark" => {
+                    m_mark = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(NodeRef {
+            value: m_value
+                .unwrap_or_else(
+                    <i128 as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            kids: m_kids.flatten(),
+            tag: m_tag.flatten(),
+            mark: m_mark.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -246,35 +277,49 @@ impl<'a> OutlineRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for OutlineRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_title = None;
         let mut m_parts = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "title" => &mut m_title,
-                    "parts" => &mut m_parts,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        OutlineRef {
-            title: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_title),
-            parts: m_parts
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        PartRef<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "title" => {
+                    m_title = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "parts" => {
+                    m_parts = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<'a, PartRef<'a>>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(OutlineRef {
+            title: m_title
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            parts: m_parts.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -315,37 +360,42 @@ impl<'a> PartRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PartRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_text = None;
         let mut m_outline = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "text" => &mut m_text,
-                    "outline" => &mut m_outline,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        PartRef {
-            text: m_text
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            outline: m_outline
-                .map(
-                    <OutlineRef<
-                        'a,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "text" => {
+                    m_text = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "outline" => {
+                    m_outline = Some(
+                        <Option<
+                            OutlineRef<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(PartRef {
+            text: m_text.flatten(),
+            outline: m_outline.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -411,7 +461,14 @@ impl<'a> TreeBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for TreeBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_label = None;
         let mut m_children = None;
         let mut m_next = None;
@@ -420,66 +477,85 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for TreeBodyRef<'a> {
         let mut m_node = None;
         let mut m_level = None;
         let mut m_tag = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "label" => &mut m_label,
-                    "children" => &mut m_children,
-                    "next" => &mut m_next,
-                    "alias" => &mut m_alias,
-                    "weight" => &mut m_weight,
-                    "node" => &mut m_node,
-                    "level" => &mut m_level,
-                    "tag" => &mut m_tag,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        TreeBodyRef {
-            label: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_label),
-            children: m_children
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        TreeBodyRef<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            next: m_next
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            alias: m_alias
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            weight: m_weight
-                .map(<u64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            node: m_node
-                .map(
-                    <NodeRef<'a> as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            level: m_level
-                .map(<i128 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            tag: m_tag
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "label" => {
+                    m_label = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "children" => {
+                    m_children = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<'a, TreeBodyRef<'a>>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "next" => {
+                    m_next = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "alias" => {
+                    m_alias = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "weight" => {
+                    m_weight = Some(
+                        <Option<u64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "node" => {
+                    m_node = Some(
+                        <Option<
+                            NodeRef<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "level" => {
+                    m_level = Some(
+                        <Option<
+                            i128,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "tag" => {
+                    m_tag = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(TreeBodyRef {
+            label: m_label
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            children: m_children.flatten(),
+            next: m_next.flatten(),
+            alias: m_alias.flatten(),
+            weight: m_weight.flatten(),
+            node: m_node.flatten(),
+            level: m_level.flatten(),
+            tag: m_tag.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.

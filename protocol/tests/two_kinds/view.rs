@@ -27,26 +27,36 @@ impl<'a> MiniPointRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for MiniPointRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_x = None;
         let mut m_y = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "x" => &mut m_x,
-                    "y" => &mut m_y,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        MiniPointRef {
-            x: <u64 as ::agh_runtime::json::view::CheckedView>::required(m_x),
-            y: <u64 as ::agh_runtime::json::view::CheckedView>::required(m_y),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "x" => {
+                    m_x = Some(<u64 as ::agh_runtime::json::view::CheckedView>::read(s)?);
+                }
+                "y" => {
+                    m_y = Some(<u64 as ::agh_runtime::json::view::CheckedView>::read(s)?);
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(MiniPointRef {
+            x: m_x
+                .unwrap_or_else(<u64 as ::agh_runtime::json::view::CheckedView>::absent),
+            y: m_y
+                .unwrap_or_else(<u64 as ::agh_runtime::json::view::CheckedView>::absent),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -87,32 +97,56 @@ impl<'a> NoteBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for NoteBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_text = None;
         let mut m_mode = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "text" => &mut m_text,
-                    "mode" => &mut m_mode,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        NoteBodyRef {
-            text: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_text),
-            mode: <::std::borrow::Cow<
-                'a,
-                str,
-            > as ::agh_runtime::json::view::CheckedView>::required(m_mode),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "text" => {
+                    m_text = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "mode" => {
+                    m_mode = Some(
+                        <::std::borrow::Cow<
+                            'a,
+                            str,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(NoteBodyRef {
+            text: m_text
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            mode: m_mode
+                .unwrap_or_else(
+                    <::std::borrow::Cow<
+                        'a,
+                        str,
+                    > as ::agh_runtime::json::view::CheckedView>::absent,
+                ),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.
@@ -201,7 +235,14 @@ impl<'a> PingBodyRef<'a> {
 }
 impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PingBodyRef<'a> {
     const ABSENT: &'static str = "{}";
+    #[inline]
     fn of_checked(raw: ::agh_runtime::scan::RawJson<'a>) -> Self {
+        ::agh_runtime::json::view::of_text(raw)
+    }
+    /// The members in one walk, nested views read in the same walk.
+    fn read(s: &mut ::agh_runtime::scan::Scanner<'a>) -> Option<Self> {
+        let mark = s.mark();
+        let mut obj = s.object()?;
         let mut m_nonce = None;
         let mut m_grid = None;
         let mut m_tags = None;
@@ -217,123 +258,149 @@ impl<'a> ::agh_runtime::json::view::CheckedView<'a> for PingBodyRef<'a> {
         let mut m_ratio = None;
         let mut m_total = None;
         let mut m_step = None;
-        ::agh_runtime::scan::each_member(
-            raw,
-            |name, s| {
-                let slot = match name {
-                    "nonce" => &mut m_nonce,
-                    "grid" => &mut m_grid,
-                    "tags" => &mut m_tags,
-                    "weights" => &mut m_weights,
-                    "spots" => &mut m_spots,
-                    "urgent" => &mut m_urgent,
-                    "route" => &mut m_route,
-                    "meta" => &mut m_meta,
-                    "nick" => &mut m_nick,
-                    "stops" => &mut m_stops,
-                    "counts" => &mut m_counts,
-                    "price" => &mut m_price,
-                    "ratio" => &mut m_ratio,
-                    "total" => &mut m_total,
-                    "step" => &mut m_step,
-                    _ => return None,
-                };
-                *slot = s.raw_checked();
-                Some(slot.is_some())
-            },
-        );
-        PingBodyRef {
-            nonce: m_nonce
-                .and_then(
-                    <Option<
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            grid: m_grid
-                .and_then(
-                    <Option<
-                        ::agh_runtime::json::view::Items<
-                            'a,
-                            ::agh_runtime::json::view::Items<'a, u64>,
-                        >,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            tags: m_tags
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            weights: m_weights
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            spots: m_spots
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        MiniPointRef<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            urgent: m_urgent
-                .map(<bool as ::agh_runtime::json::view::CheckedView>::of_checked),
-            route: m_route
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        ::std::borrow::Cow<'a, str>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            meta: m_meta
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            nick: m_nick
-                .map(
-                    <::std::borrow::Cow<
-                        'a,
-                        str,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            stops: m_stops
-                .map(
-                    <::agh_runtime::json::view::Items<
-                        'a,
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            counts: m_counts
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            price: m_price
-                .map(<f64 as ::agh_runtime::json::view::CheckedView>::of_checked),
-            ratio: m_ratio
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            total: m_total
-                .and_then(
-                    <Option<
-                        ::agh_runtime::scan::RawJson<'a>,
-                    > as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            step: m_step
-                .and_then(
-                    <Option<i128> as ::agh_runtime::json::view::CheckedView>::of_checked,
-                ),
-            __raw: raw,
+        while let Some(name) = s.key(&mut obj)? {
+            match &*name {
+                "nonce" => {
+                    m_nonce = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "grid" => {
+                    m_grid = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::agh_runtime::json::view::Items<'a, u64>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "tags" => {
+                    m_tags = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "weights" => {
+                    m_weights = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::agh_runtime::scan::RawJson<'a>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "spots" => {
+                    m_spots = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<'a, MiniPointRef<'a>>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "urgent" => {
+                    m_urgent = Some(
+                        <Option<
+                            bool,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "route" => {
+                    m_route = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::std::borrow::Cow<'a, str>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "meta" => {
+                    m_meta = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "nick" => {
+                    m_nick = Some(
+                        <Option<
+                            ::std::borrow::Cow<'a, str>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "stops" => {
+                    m_stops = Some(
+                        <Option<
+                            ::agh_runtime::json::view::Items<
+                                'a,
+                                ::agh_runtime::scan::RawJson<'a>,
+                            >,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "counts" => {
+                    m_counts = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "price" => {
+                    m_price = Some(
+                        <Option<f64> as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "ratio" => {
+                    m_ratio = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "total" => {
+                    m_total = Some(
+                        <Option<
+                            ::agh_runtime::scan::RawJson<'a>,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                "step" => {
+                    m_step = Some(
+                        <Option<
+                            i128,
+                        > as ::agh_runtime::json::view::CheckedView>::read(s)?,
+                    );
+                }
+                _ => {
+                    s.raw_checked()?;
+                }
+            }
         }
+        Some(PingBodyRef {
+            nonce: m_nonce.flatten(),
+            grid: m_grid.flatten(),
+            tags: m_tags.flatten(),
+            weights: m_weights.flatten(),
+            spots: m_spots.flatten(),
+            urgent: m_urgent.flatten(),
+            route: m_route.flatten(),
+            meta: m_meta.flatten(),
+            nick: m_nick.flatten(),
+            stops: m_stops.flatten(),
+            counts: m_counts.flatten(),
+            price: m_price.flatten(),
+            ratio: m_ratio.flatten(),
+            total: m_total.flatten(),
+            step: m_step.flatten(),
+            __raw: s.since(mark),
+        })
     }
 }
 /// As the typed form serializes: the declared members, then the others.

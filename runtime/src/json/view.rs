@@ -26,11 +26,26 @@ pub trait CheckedView<'a>: Sized {
     /// The view of `raw`, a value the generated scanner checked against this view's schema.
     fn of_checked(raw: RawJson<'a>) -> Self;
 
-    /// The view of a required member: `raw`, or (not reached on checked text) [`Self::ABSENT`].
+    /// The view of the value `s` stands before (checked text), read in place: a generated
+    /// object view reads its members, nested views included, in the same walk (`None`: the
+    /// text ended early, not reached on checked text).
     #[inline]
-    fn required(raw: Option<RawJson<'a>>) -> Self {
-        Self::of_checked(raw.unwrap_or(RawJson::checked(Self::ABSENT)))
+    fn read(s: &mut Scanner<'a>) -> Option<Self> {
+        Some(Self::of_checked(s.raw_checked()?))
     }
+
+    /// The view of an absent required member (not reached on checked text: it is there).
+    #[inline]
+    fn absent() -> Self {
+        Self::of_checked(RawJson::checked(Self::ABSENT))
+    }
+}
+
+/// The view of a checked value, read with [`CheckedView::read`] (an empty view if the text
+/// ended early, which checked text does not).
+#[inline]
+pub fn of_text<'a, T: CheckedView<'a>>(raw: RawJson<'a>) -> T {
+    T::read(&mut Scanner::new(raw.get(), usize::MAX)).unwrap_or_else(T::absent)
 }
 
 impl<'a> CheckedView<'a> for Cow<'a, str> {
@@ -40,6 +55,11 @@ impl<'a> CheckedView<'a> for Cow<'a, str> {
     fn of_checked(raw: RawJson<'a>) -> Self {
         raw.string_value().unwrap_or_default()
     }
+
+    #[inline]
+    fn read(s: &mut Scanner<'a>) -> Option<Self> {
+        s.string()
+    }
 }
 
 impl<'a> CheckedView<'a> for bool {
@@ -48,6 +68,11 @@ impl<'a> CheckedView<'a> for bool {
     #[inline]
     fn of_checked(raw: RawJson<'a>) -> Self {
         raw.get() == "true"
+    }
+
+    #[inline]
+    fn read(s: &mut Scanner<'a>) -> Option<Self> {
+        s.boolean()
     }
 }
 
@@ -107,6 +132,14 @@ impl<'a, T: CheckedView<'a>> CheckedView<'a> for Option<T> {
     #[inline]
     fn of_checked(raw: RawJson<'a>) -> Self {
         (!raw.is_null()).then(|| T::of_checked(raw))
+    }
+
+    #[inline]
+    fn read(s: &mut Scanner<'a>) -> Option<Self> {
+        match s.null() {
+            true => Some(None),
+            false => T::read(s).map(Some),
+        }
     }
 }
 
@@ -245,8 +278,8 @@ impl<'a, T: CheckedView<'a>> Iterator for ItemsIter<'a, T> {
     fn next(&mut self) -> Option<T> {
         let arr = self.arr.as_mut()?;
         match self.s.item(arr) {
-            Some(true) => match self.s.raw_checked() {
-                Some(raw) => Some(T::of_checked(raw)),
+            Some(true) => match T::read(&mut self.s) {
+                Some(item) => Some(item),
                 None => {
                     self.arr = None;
                     None
@@ -349,7 +382,9 @@ mod tests {
         assert_eq!(f64::of_checked(raw("2.5")), 2.5);
         assert_eq!(Option::<u64>::of_checked(raw("null")), None);
         assert_eq!(Option::<u64>::of_checked(raw("3")), Some(3));
-        assert_eq!(Cow::<str>::required(None), "");
+        assert_eq!(Cow::<str>::absent(), "");
+        assert_eq!(of_text::<Option<u64>>(raw(" 7 ")), Some(7));
+        assert_eq!(of_text::<Cow<'_, str>>(raw(r#""a\u0041""#)), "aA");
     }
 
     #[test]
