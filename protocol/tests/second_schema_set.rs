@@ -365,6 +365,17 @@ fn body_scanners_and_checks_of_the_test_set_agree_and_decode() {
                 // The same conditional overrides from both paths (note `answer`: `reply_to`).
                 assert_eq!(overrides, exact, "{} {text}", kind.rules.kind);
                 let typed = (kind.decode)(&text).expect("a checked body decodes");
+                // The set's borrowed body view reads the same values as its typed body (nested
+                // arrays and objects of shapes v0 lacks included).
+                let raw = agh_protocol::RawJson::parse(&text).expect("JSON");
+                let view = two_kinds::BodyRef::of(kind.rules.kind, raw);
+                assert_eq!(view.kind(), Some(kind.rules.kind));
+                assert_eq!(
+                    serde_json::to_value(&view).expect("serializes"),
+                    typed.to_value().expect("serializes"),
+                    "{} {text}",
+                    kind.rules.kind
+                );
                 match (kind.rules.kind, typed) {
                     ("ping", KnownBody::Ping(ping)) => {
                         let rows = body["grid"].as_array().map(Vec::len);
