@@ -432,9 +432,14 @@ impl PeerCore {
         detail: Option<&str>,
         now: i64,
     ) -> Result<Message, PeerError> {
-        let head = agh_protocol::Head::of_message(message);
+        // Surface, container and `work_id` borrowed from the message (as `Head` finds them).
+        let member = |name| message.str_of(name);
+        let surface = member(agh_protocol::SURFACE_MEMBER);
+        let container = surface
+            .and_then(|s| agh_protocol::CONTAINERS.iter().find(|c| c.surface == s))
+            .and_then(|c| member(c.member));
         let (Some(surface), Some(container), Some(work_id)) =
-            (head.surface, head.container_id, head.work_id)
+            (surface, container, member("work_id"))
         else {
             return Err(PeerError::Config(format!(
                 "`{}` has no surface, container or work_id: a receipt cannot answer it",
@@ -462,13 +467,13 @@ impl PeerCore {
             workspace_id: Some(&self.config.workspace_id),
             channel: Some(&self.config.channel),
             from: Some(&self.config.peer_id),
-            to: Some(&message.envelope().from),
-            work_id: Some(&work_id),
+            to: Some(message.from()),
+            work_id: Some(work_id),
             reply_to: Some(message.id()),
             ts: Some(now),
             ..EnvelopeParts::default()
         };
-        build::place(&mut parts, &surface, &container);
+        build::place(&mut parts, surface, container);
         Ok(match &self.config.key {
             Some(key) => build::write_signed(&parts, &body, key, None)?,
             None => build::write_checked(&parts, &body)?,
@@ -518,18 +523,18 @@ impl PeerCore {
             )));
         }
         let subject = self.subject_for(env.to.as_deref())?;
-        let check = self.receiver.work().check_message(message);
-        if let Outcome::Refused { code, message: m } = check {
+        let payload = self.wire(message)?;
+        // What goes out must fit the size limit too (a received envelope was checked already).
+        agh_protocol::discovery::check_encoded_size(payload.len())
+            .map_err(|p| PeerError::Invalid(agh_protocol::Rejection::from_problem(p)))?;
+        // Checked and recorded in one pass: a refused message changes nothing in the lifecycle.
+        let outcome = self.receiver.record_sent(message);
+        if let Outcome::Refused { code, message: m } = outcome {
             return Err(PeerError::Refused {
                 code,
                 message: format!("not sent: {m}"),
             });
         }
-        let payload = self.wire(message)?;
-        // What goes out must fit the size limit too (a received envelope was checked already).
-        agh_protocol::discovery::check_encoded_size(payload.len())
-            .map_err(|p| PeerError::Invalid(agh_protocol::Rejection::from_problem(p)))?;
-        let outcome = self.receiver.record_sent(message);
         Ok((
             Publish {
                 subject,

@@ -180,7 +180,8 @@ impl Receiver {
     }
 
     /// Records a message the local peer sent, so that the lifecycle knows the work it opens or
-    /// moves (the receiver sees only what others send).
+    /// moves (the receiver sees only what others send). A message the lifecycle refuses
+    /// ([`Outcome::Refused`]) changes nothing: this is the check before sending as well.
     pub fn record_sent(&mut self, message: &Message) -> Outcome {
         self.work.apply_message(message)
     }
