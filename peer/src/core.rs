@@ -185,7 +185,13 @@ pub struct PeerCore {
     subscriptions: Vec<String>,
     seq: u64,
     counters: Counters,
+    /// Peer subjects rendered for `prepare`, by target (at most [`SUBJECT_CACHE`]; emptied
+    /// when full): a receipt goes to the peer that sent the request, usually one seen before.
+    subjects: std::collections::HashMap<String, String>,
 }
+
+/// Most peer subjects [`PeerCore`] keeps rendered.
+const SUBJECT_CACHE: usize = 1024;
 
 impl PeerCore {
     /// A core for `config`; checks the identifiers and builds the Peer Card.
@@ -252,6 +258,7 @@ impl PeerCore {
             subscriptions,
             seq: 0,
             counters: Counters::default(),
+            subjects: std::collections::HashMap::new(),
             config,
         })
     }
@@ -480,6 +487,22 @@ impl PeerCore {
         })
     }
 
+    /// [`PeerCore::subject_for`], a peer's subject rendered once and kept.
+    fn subject_to(&mut self, to: Option<&str>) -> Result<String, PeerError> {
+        let Some(to) = to else {
+            return Ok(self.broadcast.clone());
+        };
+        if let Some(subject) = self.subjects.get(to) {
+            return Ok(subject.clone());
+        }
+        let subject = self.subject_for(Some(to))?;
+        if self.subjects.len() >= SUBJECT_CACHE {
+            self.subjects.clear();
+        }
+        self.subjects.insert(to.to_owned(), subject.clone());
+        Ok(subject)
+    }
+
     /// The subject of a message by its `to` (NOTES 9).
     pub fn subject_for(&self, to: Option<&str>) -> Result<String, PeerError> {
         let config_err =
@@ -522,7 +545,7 @@ impl PeerCore {
                 self.config.channel
             )));
         }
-        let subject = self.subject_for(env.to.as_deref())?;
+        let subject = self.subject_to(env.to.as_deref())?;
         let payload = self.wire(message)?;
         // What goes out must fit the size limit too (a received envelope was checked already).
         agh_protocol::discovery::check_encoded_size(payload.len())
@@ -634,6 +657,10 @@ impl PeerCore {
 
     /// Presence and whois answering for a delivered message of `bytes` bytes.
     fn observe(&mut self, message: &Message, now: i64, bytes: usize, out: &mut Outputs) {
+        // Only greets and whois traffic are read here (the typed body is decoded for them only).
+        if !matches!(message.kind(), "greet" | "whois") {
+            return;
+        }
         let card = match message.known() {
             Some(KnownBody::Greet(g)) => Some(g.peer_card.clone()),
             Some(KnownBody::Whois(w)) if w.type_ == WhoisBodyType::Response => w.peer_card.clone(),
@@ -874,5 +901,19 @@ mod tests {
             .body(&body)
             .unwrap();
         assert!(matches!(a.prepare(&m), Err(PeerError::Config(_))));
+    }
+
+    #[test]
+    fn kept_subjects_are_the_rendered_ones_and_stay_bounded() {
+        let mut a = core("ops.a");
+        for i in 0..(SUBJECT_CACHE + 10) {
+            let to = format!("peer.p{}", i % (SUBJECT_CACHE + 5));
+            let want = a.subject_for(Some(&to)).unwrap();
+            assert_eq!(a.subject_to(Some(&to)).unwrap(), want);
+            assert_eq!(a.subject_to(Some(&to)).unwrap(), want, "kept");
+            assert!(a.subjects.len() <= SUBJECT_CACHE);
+        }
+        assert_eq!(a.subject_to(None).unwrap(), a.subject_for(None).unwrap());
+        assert!(a.subject_to(Some("not a peer id")).is_err());
     }
 }
