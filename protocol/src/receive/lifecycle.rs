@@ -467,15 +467,20 @@ enum Decision<'a> {
 /// A parsed message's lifecycle facts and what applying it would do, decided once: the
 /// receiver checks its caps between deciding ([`WorkTracker::pending`]) and applying
 /// ([`WorkTracker::apply_pending`], with nothing changed in between).
-pub(crate) struct Pending<'a> {
-    facts: Facts<'a>,
-    decision: Decision<'a>,
+pub(crate) struct Pending<'a>(Decided<'a>);
+
+/// What [`Pending`] holds.
+enum Decided<'a> {
+    /// The message takes no part in the lifecycle (its other facts were not read).
+    Outside(IgnoreReason),
+    /// Its facts and the decision.
+    Decided(Facts<'a>, Decision<'a>),
 }
 
 impl Pending<'_> {
     /// Whether applying it opens a unit.
     pub(crate) fn opens(&self) -> bool {
-        matches!(self.decision, Decision::Open(_))
+        matches!(self.0, Decided::Decided(_, Decision::Open(_)))
     }
 }
 
@@ -684,14 +689,28 @@ impl WorkTracker {
     /// What applying a parsed message would do, decided now; [`WorkTracker::apply_pending`]
     /// applies it.
     pub(crate) fn pending<'a>(&self, message: &'a Message) -> Pending<'a> {
+        // What `decide` answers first, without reading the other facts.
+        let early = if !self.moves(message.kind()) {
+            Some(IgnoreReason::NotLifecycleKind)
+        } else if message.str_of("work_id").is_none() {
+            Some(IgnoreReason::NoWorkId)
+        } else {
+            None
+        };
+        if let Some(why) = early {
+            return Pending(Decided::Outside(why));
+        }
         let facts = Facts::of_message(message);
         let decision = self.decide(&facts);
-        Pending { facts, decision }
+        Pending(Decided::Decided(facts, decision))
     }
 
     /// Applies what [`WorkTracker::pending`] decided (the tracker unchanged since).
     pub(crate) fn apply_pending(&mut self, pending: Pending<'_>) -> Outcome {
-        self.apply_decision(&pending.facts, pending.decision)
+        match pending.0 {
+            Decided::Outside(why) => Outcome::Ignored(why),
+            Decided::Decided(facts, decision) => self.apply_decision(&facts, decision),
+        }
     }
 
     fn outcome(&self, decision: Decision<'_>) -> Outcome {
@@ -707,7 +726,8 @@ impl WorkTracker {
     /// Applies a parsed message (nothing copied to find its unit; a new unit's entry is the
     /// only allocation).
     pub fn apply_message(&mut self, message: &Message) -> Outcome {
-        self.apply_facts(&Facts::of_message(message))
+        let pending = self.pending(message);
+        self.apply_pending(pending)
     }
 
     /// Applies one message.
