@@ -357,11 +357,16 @@ impl PeerCore {
 
     /// A fresh envelope id (`<prefix>-<peer>-<nonce>-<seq>`).
     pub fn next_id(&mut self, prefix: &str) -> String {
+        use std::fmt::Write;
         self.seq += 1;
-        format!(
-            "{prefix}-{}-{:x}-{}",
-            self.config.peer_id, self.config.nonce, self.seq
-        )
+        // One allocation of the right size (ids are written for every receipt).
+        let mut id = String::with_capacity(prefix.len() + self.config.peer_id.len() + 40);
+        id.push_str(prefix);
+        id.push('-');
+        id.push_str(&self.config.peer_id);
+        // (Writing to a `String` cannot fail.)
+        let _ = write!(id, "-{:x}-{}", self.config.nonce, self.seq);
+        id
     }
 
     /// A builder for an envelope from this peer at `now`, with a fresh id.

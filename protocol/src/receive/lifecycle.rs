@@ -488,6 +488,8 @@ impl Pending<'_> {
 #[derive(Clone, Debug)]
 pub struct WorkTracker {
     lifecycle: &'static Lifecycle,
+    /// The kinds that open or move work (`opened_by` and every trigger's kind), once each.
+    moving: Vec<&'static str>,
     units: Table<Arc<WorkKey>, WorkUnit>,
     /// `(workspace, channel, work_id)` -> the key of its active (non-terminal) unit and its
     /// timeline sequence number.
@@ -521,8 +523,15 @@ impl WorkTracker {
 
     /// An empty tracker over another lifecycle table.
     pub fn with_lifecycle(lifecycle: &'static Lifecycle) -> Self {
+        let mut moving: Vec<&'static str> = lifecycle.opened_by.to_vec();
+        for kind in lifecycle.transitions.iter().flat_map(|t| t.on.iter().map(|g| g.kind)) {
+            if !moving.contains(&kind) {
+                moving.push(kind);
+            }
+        }
         WorkTracker {
             lifecycle,
+            moving,
             units: Table::default(),
             active: ActiveIndex::default(),
             open_by: Table::default(),
@@ -843,12 +852,7 @@ impl WorkTracker {
     }
 
     fn moves(&self, kind: &str) -> bool {
-        self.lifecycle.opened_by.contains(&kind)
-            || self
-                .lifecycle
-                .transitions
-                .iter()
-                .any(|t| t.on.iter().any(|g| g.kind == kind))
+        self.moving.contains(&kind)
     }
 
     fn decide<'a>(&self, facts: &Facts<'a>) -> Decision<'a> {
