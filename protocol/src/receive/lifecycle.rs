@@ -524,7 +524,11 @@ impl WorkTracker {
     /// An empty tracker over another lifecycle table.
     pub fn with_lifecycle(lifecycle: &'static Lifecycle) -> Self {
         let mut moving: Vec<&'static str> = lifecycle.opened_by.to_vec();
-        for kind in lifecycle.transitions.iter().flat_map(|t| t.on.iter().map(|g| g.kind)) {
+        for kind in lifecycle
+            .transitions
+            .iter()
+            .flat_map(|t| t.on.iter().map(|g| g.kind))
+        {
             if !moving.contains(&kind) {
                 moving.push(kind);
             }
