@@ -470,6 +470,8 @@ enum Decision<'a> {
 pub(crate) struct Pending<'a>(Decided<'a>);
 
 /// What [`Pending`] holds.
+// A value on the stack for one message: boxing the large variant would allocate per message.
+#[allow(clippy::large_enum_variant)]
 enum Decided<'a> {
     /// The message takes no part in the lifecycle (its other facts were not read).
     Outside(IgnoreReason),
