@@ -7,7 +7,8 @@
 //! Every request has its own id and `work_id` (the peer would refuse a repeat as `duplicate`), so
 //! requests are made in chunks outside the timed loop, each chunk received by a fresh core.
 //!
-//! Run: `cargo bench -p agh-peer --bench core_work`.
+//! Run: `cargo bench -p agh-peer --bench core_work` (criterion's measurements, then the
+//! interleaved rounds' ratios); `-- interleaved` for the rounds alone.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -160,5 +161,70 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The same two functions in interleaved rounds (each round times a batch of `parse_ref` and a
+/// batch of `PeerCore` on the same new requests, in alternating order), so that a busy machine
+/// slows both alike: prints the median of the rounds' ratios. One core per size serves every
+/// round, as a long-running peer does (warmed first with [`WARM`] requests: its tables grown).
+/// Run with the filter `interleaved` to skip criterion's own measurements.
+fn interleaved(_c: &mut Criterion) {
+    const ROUNDS: usize = 201;
+    const BATCH: u64 = 500;
+    const WARM: u64 = 10_000;
+    let mut next = 1_000_000_000u64;
+    println!("\ninterleaved rounds ({ROUNDS}, {BATCH} requests each; medians):");
+    println!("| size | parse_ref ns | PeerCore ns | PeerCore / parse_ref |");
+    println!("| --- | ---: | ---: | ---: |");
+    for size in [200usize, 1024] {
+        let ts = now();
+        let template = template(size, ts);
+        let options = Options::at(ts);
+        let (mut refs, mut cores, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let mut core = core();
+        for r in requests(&template, next, WARM) {
+            serve(&mut core, bytes::Bytes::from(r), ts);
+        }
+        next += WARM;
+        for round in 0..ROUNDS {
+            let reqs = requests(&template, next, BATCH);
+            next += BATCH;
+            let wire: Vec<bytes::Bytes> = reqs.iter().cloned().map(bytes::Bytes::from).collect();
+            let time_ref = |reqs: &[Vec<u8>]| {
+                let start = Instant::now();
+                for r in reqs {
+                    black_box(agh_protocol::parse_ref(black_box(r), &options).expect("valid"));
+                }
+                start.elapsed().as_nanos() as f64 / BATCH as f64
+            };
+            let mut time_core = |wire: Vec<bytes::Bytes>| {
+                let start = Instant::now();
+                for r in wire {
+                    black_box(serve(&mut core, black_box(r), ts));
+                }
+                start.elapsed().as_nanos() as f64 / BATCH as f64
+            };
+            let (r, c) = if round % 2 == 0 {
+                let r = time_ref(&reqs);
+                (r, time_core(wire))
+            } else {
+                let c = time_core(wire);
+                (time_ref(&reqs), c)
+            };
+            refs.push(r);
+            cores.push(c);
+            ratios.push(c / r);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "| {size} B | {:.0} | {:.0} | {:.2}x |",
+            median(&mut refs),
+            median(&mut cores),
+            median(&mut ratios)
+        );
+    }
+}
+
+criterion_group!(benches, bench, interleaved);
 criterion_main!(benches);

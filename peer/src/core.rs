@@ -185,7 +185,13 @@ pub struct PeerCore {
     subscriptions: Vec<String>,
     seq: u64,
     counters: Counters,
+    /// Peer subjects rendered for `prepare`, by target (at most [`SUBJECT_CACHE`]; emptied
+    /// when full): a receipt goes to the peer that sent the request, usually one seen before.
+    subjects: std::collections::HashMap<String, String>,
 }
+
+/// Most peer subjects [`PeerCore`] keeps rendered.
+const SUBJECT_CACHE: usize = 1024;
 
 impl PeerCore {
     /// A core for `config`; checks the identifiers and builds the Peer Card.
@@ -252,6 +258,7 @@ impl PeerCore {
             subscriptions,
             seq: 0,
             counters: Counters::default(),
+            subjects: std::collections::HashMap::new(),
             config,
         })
     }
@@ -350,11 +357,16 @@ impl PeerCore {
 
     /// A fresh envelope id (`<prefix>-<peer>-<nonce>-<seq>`).
     pub fn next_id(&mut self, prefix: &str) -> String {
+        use std::fmt::Write;
         self.seq += 1;
-        format!(
-            "{prefix}-{}-{:x}-{}",
-            self.config.peer_id, self.config.nonce, self.seq
-        )
+        // One allocation of the right size (ids are written for every receipt).
+        let mut id = String::with_capacity(prefix.len() + self.config.peer_id.len() + 40);
+        id.push_str(prefix);
+        id.push('-');
+        id.push_str(&self.config.peer_id);
+        // (Writing to a `String` cannot fail.)
+        let _ = write!(id, "-{:x}-{}", self.config.nonce, self.seq);
+        id
     }
 
     /// A builder for an envelope from this peer at `now`, with a fresh id.
@@ -432,9 +444,14 @@ impl PeerCore {
         detail: Option<&str>,
         now: i64,
     ) -> Result<Message, PeerError> {
-        let head = agh_protocol::Head::of_message(message);
+        // Surface, container and `work_id` borrowed from the message (as `Head` finds them).
+        let member = |name| message.str_of(name);
+        let surface = member(agh_protocol::SURFACE_MEMBER);
+        let container = surface
+            .and_then(|s| agh_protocol::CONTAINERS.iter().find(|c| c.surface == s))
+            .and_then(|c| member(c.member));
         let (Some(surface), Some(container), Some(work_id)) =
-            (head.surface, head.container_id, head.work_id)
+            (surface, container, member("work_id"))
         else {
             return Err(PeerError::Config(format!(
                 "`{}` has no surface, container or work_id: a receipt cannot answer it",
@@ -462,17 +479,33 @@ impl PeerCore {
             workspace_id: Some(&self.config.workspace_id),
             channel: Some(&self.config.channel),
             from: Some(&self.config.peer_id),
-            to: Some(&message.envelope().from),
-            work_id: Some(&work_id),
+            to: Some(message.from()),
+            work_id: Some(work_id),
             reply_to: Some(message.id()),
             ts: Some(now),
             ..EnvelopeParts::default()
         };
-        build::place(&mut parts, &surface, &container);
+        build::place(&mut parts, surface, container);
         Ok(match &self.config.key {
             Some(key) => build::write_signed(&parts, &body, key, None)?,
             None => build::write_checked(&parts, &body)?,
         })
+    }
+
+    /// [`PeerCore::subject_for`], a peer's subject rendered once and kept.
+    fn subject_to(&mut self, to: Option<&str>) -> Result<String, PeerError> {
+        let Some(to) = to else {
+            return Ok(self.broadcast.clone());
+        };
+        if let Some(subject) = self.subjects.get(to) {
+            return Ok(subject.clone());
+        }
+        let subject = self.subject_for(Some(to))?;
+        if self.subjects.len() >= SUBJECT_CACHE {
+            self.subjects.clear();
+        }
+        self.subjects.insert(to.to_owned(), subject.clone());
+        Ok(subject)
     }
 
     /// The subject of a message by its `to` (NOTES 9).
@@ -517,19 +550,19 @@ impl PeerCore {
                 self.config.channel
             )));
         }
-        let subject = self.subject_for(env.to.as_deref())?;
-        let check = self.receiver.work().check_message(message);
-        if let Outcome::Refused { code, message: m } = check {
+        let subject = self.subject_to(env.to.as_deref())?;
+        let payload = self.wire(message)?;
+        // What goes out must fit the size limit too (a received envelope was checked already).
+        agh_protocol::discovery::check_encoded_size(payload.len())
+            .map_err(|p| PeerError::Invalid(agh_protocol::Rejection::from_problem(p)))?;
+        // Checked and recorded in one pass: a refused message changes nothing in the lifecycle.
+        let outcome = self.receiver.record_sent(message);
+        if let Outcome::Refused { code, message: m } = outcome {
             return Err(PeerError::Refused {
                 code,
                 message: format!("not sent: {m}"),
             });
         }
-        let payload = self.wire(message)?;
-        // What goes out must fit the size limit too (a received envelope was checked already).
-        agh_protocol::discovery::check_encoded_size(payload.len())
-            .map_err(|p| PeerError::Invalid(agh_protocol::Rejection::from_problem(p)))?;
-        let outcome = self.receiver.record_sent(message);
         Ok((
             Publish {
                 subject,
@@ -629,6 +662,10 @@ impl PeerCore {
 
     /// Presence and whois answering for a delivered message of `bytes` bytes.
     fn observe(&mut self, message: &Message, now: i64, bytes: usize, out: &mut Outputs) {
+        // Only greets and whois traffic are read here (the typed body is decoded for them only).
+        if !matches!(message.kind(), "greet" | "whois") {
+            return;
+        }
         let card = match message.known() {
             Some(KnownBody::Greet(g)) => Some(g.peer_card.clone()),
             Some(KnownBody::Whois(w)) if w.type_ == WhoisBodyType::Response => w.peer_card.clone(),
@@ -869,5 +906,19 @@ mod tests {
             .body(&body)
             .unwrap();
         assert!(matches!(a.prepare(&m), Err(PeerError::Config(_))));
+    }
+
+    #[test]
+    fn kept_subjects_are_the_rendered_ones_and_stay_bounded() {
+        let mut a = core("ops.a");
+        for i in 0..(SUBJECT_CACHE + 10) {
+            let to = format!("peer.p{}", i % (SUBJECT_CACHE + 5));
+            let want = a.subject_for(Some(&to)).unwrap();
+            assert_eq!(a.subject_to(Some(&to)).unwrap(), want);
+            assert_eq!(a.subject_to(Some(&to)).unwrap(), want, "kept");
+            assert!(a.subjects.len() <= SUBJECT_CACHE);
+        }
+        assert_eq!(a.subject_to(None).unwrap(), a.subject_for(None).unwrap());
+        assert!(a.subject_to(Some("not a peer id")).is_err());
     }
 }

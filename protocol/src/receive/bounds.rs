@@ -34,25 +34,16 @@ pub const DEFAULT_MAX_OPEN_WORK_PER_INITIATOR: usize = 1_000;
 /// (seconds, one day) is expired as `failed`.
 pub const DEFAULT_WORK_IDLE_SECS: u64 = 24 * 60 * 60;
 
-/// Why `message` may not open work now (the `busy` refusal's text), or `None` when it may, or
-/// opens nothing.
+/// Why a message from `from` that `opens` a unit (the lifecycle's decision) may not open it now
+/// (the `busy` refusal's text), or `None` when it may, or opens nothing.
 pub(crate) fn over_work_cap(
     work: &WorkTracker,
     config: &ReceiverConfig,
-    message: &Message,
+    from: &str,
+    opens: bool,
 ) -> Option<String> {
-    let env = message.envelope();
-    if env.to.is_none()
-        || env.work_id.is_none()
-        || !work.lifecycle().opened_by.contains(&message.kind())
-    {
-        return None;
-    }
-    let from = message.from();
-    if from == config.local_peer {
-        return None;
-    }
-    if !work.would_open(message) {
+    // Units this peer opened are its application's own (not counted).
+    if !opens || from == config.local_peer {
         return None;
     }
     let per = work.open_by(from);

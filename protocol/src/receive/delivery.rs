@@ -180,7 +180,8 @@ impl Receiver {
     }
 
     /// Records a message the local peer sent, so that the lifecycle knows the work it opens or
-    /// moves (the receiver sees only what others send).
+    /// moves (the receiver sees only what others send). A message the lifecycle refuses
+    /// ([`Outcome::Refused`]) changes nothing: this is the check before sending as well.
     pub fn record_sent(&mut self, message: &Message) -> Outcome {
         self.work.apply_message(message)
     }
@@ -289,22 +290,27 @@ impl Receiver {
                 return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
             }
         }
-        // Past a work cap: `busy`, and nothing is recorded (not even by dedup). A repeat of an
-        // envelope already received skips this and is refused as `duplicate` below.
+        // A repeat of an envelope already received is `duplicate`. The pair is hashed once:
+        // probed here, recorded below.
         self.dedup.expire(now);
-        if !self.dedup.contains(&env.from, &env.id) {
-            if let Some(m) = crate::bounds::over_work_cap(&self.work, &self.config, &message) {
-                return self.refuse(&message, ReasonCode::Busy, "", m, now);
-            }
-        }
-        if !self.dedup.insert(&env.from, &env.id, now) {
+        let probe = self.dedup.probe(&env.from, &env.id);
+        if probe.seen() {
             let m = format!(
                 "envelope `{}` from `{}` was already received",
                 &*env.id, &*env.from
             );
             return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
         }
-        match self.work.apply_message(&message) {
+        // The lifecycle decides once; past a work cap: `busy`, and nothing is recorded (not
+        // even by dedup).
+        let pending = self.work.pending(&message);
+        if let Some(m) =
+            crate::bounds::over_work_cap(&self.work, &self.config, &env.from, pending.opens())
+        {
+            return self.refuse(&message, ReasonCode::Busy, "", m, now);
+        }
+        self.dedup.record(probe, &env.from, &env.id, now);
+        match self.work.apply_pending(pending) {
             Outcome::Refused { code, message: m } => self.refuse(&message, code, "", m, now),
             Outcome::Ignored(why @ (IgnoreReason::NotParticipant | IgnoreReason::NeverOpened)) => {
                 Delivery::Ignored {

@@ -35,9 +35,10 @@
 //! an outcome shares its unit's key (`Arc<WorkKey>`): a message that opens work pays for the
 //! unit's entry and nothing else; one that moves or continues it allocates nothing.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::hash::RandomState;
 use std::sync::Arc;
 
 use hashbrown::{Equivalent, HashMap};
@@ -48,8 +49,15 @@ use crate::model::{Lifecycle, Sender, Trigger};
 use crate::problem::ReasonCode;
 use crate::scan::RawJson;
 
-/// The tracker's tables: looked up with borrowed keys ([`KeyRef`], [`ChannelRef`]).
-type Table<K, V> = HashMap<K, V, RandomState>;
+mod active;
+use active::{ActiveIndex, ChannelRef};
+
+/// The tracker's hasher: foldhash, seeded per table from a per-process random seed (a sender
+/// cannot aim its keys at one bucket without knowing the seed).
+type Hasher = foldhash::fast::RandomState;
+
+/// The tracker's tables: looked up with borrowed keys ([`KeyRef`]).
+type Table<K, V> = HashMap<K, V, Hasher>;
 
 /// The generated work lifecycle (`x-agh-lifecycle` on `defs#/$defs/work_state`).
 pub const LIFECYCLE: &Lifecycle = &crate::generated::rules::LIFECYCLE;
@@ -126,43 +134,52 @@ impl Equivalent<Arc<WorkKey>> for KeyRef<'_> {
     }
 }
 
-/// A [`ChannelWork`] borrowed (same hash as the owned tuple).
-#[derive(Clone, Copy, Debug, Hash)]
-struct ChannelRef<'a>(&'a str, &'a str, &'a str);
-
-impl Equivalent<ChannelWork> for ChannelRef<'_> {
-    fn equivalent(&self, key: &ChannelWork) -> bool {
-        *self.2 == *key.2 && *self.1 == *key.1 && *self.0 == *key.0
-    }
-}
-
 /// The body members the triggers read, borrowed.
-#[derive(Clone, Copy)]
 enum BodyRef<'a> {
     /// A [`WorkEvent`]'s body.
     Json(&'a Value),
-    /// A parsed message's checked body text.
-    Message(RawJson<'a>),
+    /// A parsed message's checked body text, and the first member a trigger asked for with its
+    /// string value, read once (every trigger of a kind reads the same member: a trace's
+    /// `state`, a receipt's `status`; a 4 KiB trace result is then walked once, not per trigger).
+    Message(RawJson<'a>, OnceCell<(&'static str, Option<Cow<'a, str>>)>),
+}
+
+/// The string value of the top-level member `member` of the checked object `body`: the walk
+/// stops at it (a checked object names each member once).
+fn member_string<'a>(body: RawJson<'a>, member: &str) -> Option<Cow<'a, str>> {
+    let mut found = None;
+    crate::scan::each_member(body, |name, s| {
+        if name != member {
+            return None;
+        }
+        found = s.raw_checked();
+        Some(false)
+    });
+    found.and_then(|v| v.string_value())
 }
 
 impl BodyRef<'_> {
     /// Whether the top-level string member `member` is `value`.
-    fn is(self, member: &str, value: &str) -> bool {
+    fn is(&self, member: &'static str, value: &str) -> bool {
         match self {
             BodyRef::Json(v) => v.get(member).and_then(Value::as_str) == Some(value),
-            BodyRef::Message(b) => {
-                let [v] = crate::scan::members(b, [member]);
-                v.and_then(|v| v.string_value()).as_deref() == Some(value)
+            BodyRef::Message(b, read) => {
+                let (first, v) = read.get_or_init(|| (member, member_string(*b, member)));
+                if *first == member {
+                    v.as_deref() == Some(value)
+                } else {
+                    member_string(*b, member).as_deref() == Some(value)
+                }
             }
         }
     }
 
     /// The member's value as a refusal shows it.
-    fn preview(self, member: &str) -> Option<String> {
+    fn preview(&self, member: &str) -> Option<String> {
         match self {
             BodyRef::Json(v) => v.get(member).map(crate::check::preview),
-            BodyRef::Message(b) => {
-                let [v] = crate::scan::members(b, [member]);
+            BodyRef::Message(b, _) => {
+                let [v] = crate::scan::members(*b, [member]);
                 v.map(|v| crate::check::preview(&v.to_value()))
             }
         }
@@ -171,7 +188,6 @@ impl BodyRef<'_> {
 
 /// The lifecycle facts of one message, borrowed from it (a parsed [`Message`] or a
 /// [`WorkEvent`]).
-#[derive(Clone, Copy)]
 struct Facts<'a> {
     id: &'a str,
     kind: &'a str,
@@ -221,7 +237,7 @@ impl<'a> Facts<'a> {
             surface: container.map(|c| c.surface),
             container_id: container.and_then(|c| m(c.member)),
             work_id: m("work_id"),
-            body: BodyRef::Message(message.body_json()),
+            body: BodyRef::Message(message.body_json(), OnceCell::new()),
             ts: i64::try_from(message.envelope().ts).unwrap_or(i64::MAX),
         }
     }
@@ -436,16 +452,6 @@ impl WorkUnit {
     }
 }
 
-type ChannelWork = (String, String, String);
-
-fn channel_work(key: &WorkKey) -> ChannelWork {
-    (
-        key.workspace_id.clone(),
-        key.channel.clone(),
-        key.work_id.clone(),
-    )
-}
-
 fn trigger_matches(t: &Trigger, facts: &Facts<'_>, sender: Sender) -> bool {
     t.kind == facts.kind
         && t.body.is_none_or(|b| facts.body.is(b.member, b.value))
@@ -458,19 +464,47 @@ enum Decision<'a> {
     Outcome(Outcome),
 }
 
+/// A parsed message's lifecycle facts and what applying it would do, decided once: the
+/// receiver checks its caps between deciding ([`WorkTracker::pending`]) and applying
+/// ([`WorkTracker::apply_pending`], with nothing changed in between).
+pub(crate) struct Pending<'a>(Decided<'a>);
+
+/// What [`Pending`] holds.
+// A value on the stack for one message: boxing the large variant would allocate per message.
+#[allow(clippy::large_enum_variant)]
+enum Decided<'a> {
+    /// The message takes no part in the lifecycle (its other facts were not read).
+    Outside(IgnoreReason),
+    /// Its facts and the decision.
+    Decided(Facts<'a>, Decision<'a>),
+}
+
+impl Pending<'_> {
+    /// Whether applying it opens a unit.
+    pub(crate) fn opens(&self) -> bool {
+        matches!(self.0, Decided::Decided(_, Decision::Open(_)))
+    }
+}
+
 /// Tracks work units through a lifecycle table (by default the generated [`LIFECYCLE`]).
 #[derive(Clone, Debug)]
 pub struct WorkTracker {
     lifecycle: &'static Lifecycle,
+    /// The kinds that open or move work (`opened_by` and every trigger's kind), once each.
+    moving: Vec<&'static str>,
     units: Table<Arc<WorkKey>, WorkUnit>,
-    /// `(workspace, channel, work_id)` -> the key of its active (non-terminal) unit.
-    active: Table<ChannelWork, Arc<WorkKey>>,
+    /// `(workspace, channel, work_id)` -> the key of its active (non-terminal) unit and its
+    /// timeline sequence number.
+    active: ActiveIndex,
     /// Initiator -> how many of its units are active (non-terminal).
     open_by: Table<String, usize>,
-    /// The active units by `(last_ts, key)`, oldest first: one entry per entry of `active`,
-    /// moved when a unit's `last_ts` grows, so that [`WorkTracker::idle_before`] reads only
-    /// the idle units instead of scanning and sorting every active one.
-    timeline: BTreeSet<(i64, Arc<WorkKey>)>,
+    /// The active units by `(last_ts, seq)`, oldest first (`seq`: the order they opened): one
+    /// entry per entry of `active`, moved when a unit's `last_ts` grows, so that
+    /// [`WorkTracker::idle_before`] reads only the idle units instead of scanning and sorting
+    /// every active one. (Keyed by a number, not the key: an insert compares integers.)
+    timeline: BTreeMap<(i64, u64), Arc<WorkKey>>,
+    /// The next unit's `seq`.
+    next_seq: u64,
     /// Terminal units, in the order they closed (oldest first); some may have been removed.
     closed: VecDeque<Arc<WorkKey>>,
     /// Most terminal units remembered (the oldest closed is forgotten first).
@@ -491,12 +525,24 @@ impl WorkTracker {
 
     /// An empty tracker over another lifecycle table.
     pub fn with_lifecycle(lifecycle: &'static Lifecycle) -> Self {
+        let mut moving: Vec<&'static str> = lifecycle.opened_by.to_vec();
+        for kind in lifecycle
+            .transitions
+            .iter()
+            .flat_map(|t| t.on.iter().map(|g| g.kind))
+        {
+            if !moving.contains(&kind) {
+                moving.push(kind);
+            }
+        }
         WorkTracker {
             lifecycle,
+            moving,
             units: Table::default(),
-            active: Table::default(),
+            active: ActiveIndex::default(),
             open_by: Table::default(),
-            timeline: BTreeSet::new(),
+            timeline: BTreeMap::new(),
+            next_seq: 0,
             closed: VecDeque::new(),
             closed_cap: Self::DEFAULT_CLOSED_CAP,
         }
@@ -547,17 +593,22 @@ impl WorkTracker {
     /// The active units whose last accepted message is older than `ts`, oldest first.
     /// (Ties in `last_ts` in key order.)
     pub fn idle_before(&self, ts: i64) -> Vec<(WorkKey, WorkUnit)> {
-        self.idle_iter(ts)
+        let mut idle: Vec<(WorkKey, WorkUnit)> = self
+            .idle_iter(ts)
             .map(|(k, u)| (WorkKey::clone(k), u.clone()))
-            .collect()
+            .collect();
+        // The timeline holds ties in the order the units opened; sorted (stable) by key.
+        idle.sort_by(|a, b| a.1.last_ts.cmp(&b.1.last_ts).then_with(|| a.0.cmp(&b.0)));
+        idle
     }
 
-    /// [`WorkTracker::idle_before`], borrowed: reads the timeline up to the first unit that
-    /// is not idle, copying nothing.
+    /// The idle units as [`WorkTracker::idle_before`] finds them, borrowed (ties in `last_ts`
+    /// in the order the units opened): reads the timeline up to the first unit that is not
+    /// idle, copying nothing.
     pub(crate) fn idle_iter(&self, ts: i64) -> impl Iterator<Item = (&Arc<WorkKey>, &WorkUnit)> {
         self.timeline
             .iter()
-            .take_while(move |(last, _)| *last < ts)
+            .take_while(move |((last, _), _)| *last < ts)
             .filter_map(|(_, k)| self.units.get(k).map(|u| (k, u)))
     }
 
@@ -567,9 +618,9 @@ impl WorkTracker {
             return false;
         };
         let cw = KeyRef::of(key).channel_work();
-        if self.active.get(&cw).is_some_and(|a| **a == *key) {
-            if let Some(k) = self.active.remove(&cw) {
-                self.timeline.remove(&(unit.last_ts, k));
+        if self.active.get(cw).is_some_and(|a| *a.key == *key) {
+            if let Some(a) = self.active.remove(cw) {
+                self.timeline.remove(&(unit.last_ts, a.seq));
             }
             self.release(&unit.initiator);
         }
@@ -650,9 +701,31 @@ impl WorkTracker {
         self.outcome(self.decide(&Facts::of_message(message)))
     }
 
-    /// Whether a parsed message would open a unit.
-    pub(crate) fn would_open(&self, message: &Message) -> bool {
-        matches!(self.decide(&Facts::of_message(message)), Decision::Open(_))
+    /// What applying a parsed message would do, decided now; [`WorkTracker::apply_pending`]
+    /// applies it.
+    pub(crate) fn pending<'a>(&self, message: &'a Message) -> Pending<'a> {
+        // What `decide` answers first, without reading the other facts.
+        let early = if !self.moves(message.kind()) {
+            Some(IgnoreReason::NotLifecycleKind)
+        } else if message.str_of("work_id").is_none() {
+            Some(IgnoreReason::NoWorkId)
+        } else {
+            None
+        };
+        if let Some(why) = early {
+            return Pending(Decided::Outside(why));
+        }
+        let facts = Facts::of_message(message);
+        let decision = self.decide(&facts);
+        Pending(Decided::Decided(facts, decision))
+    }
+
+    /// Applies what [`WorkTracker::pending`] decided (the tracker unchanged since).
+    pub(crate) fn apply_pending(&mut self, pending: Pending<'_>) -> Outcome {
+        match pending.0 {
+            Decided::Outside(why) => Outcome::Ignored(why),
+            Decided::Decided(facts, decision) => self.apply_decision(&facts, decision),
+        }
     }
 
     fn outcome(&self, decision: Decision<'_>) -> Outcome {
@@ -668,7 +741,8 @@ impl WorkTracker {
     /// Applies a parsed message (nothing copied to find its unit; a new unit's entry is the
     /// only allocation).
     pub fn apply_message(&mut self, message: &Message) -> Outcome {
-        self.apply_facts(&Facts::of_message(message))
+        let pending = self.pending(message);
+        self.apply_pending(pending)
     }
 
     /// Applies one message.
@@ -677,7 +751,12 @@ impl WorkTracker {
     }
 
     fn apply_facts(&mut self, facts: &Facts<'_>) -> Outcome {
-        let outcome = match self.decide(facts) {
+        let decision = self.decide(facts);
+        self.apply_decision(facts, decision)
+    }
+
+    fn apply_decision(&mut self, facts: &Facts<'_>, decision: Decision<'_>) -> Outcome {
+        let outcome = match decision {
             Decision::Open(key) => {
                 let key = Arc::new(key.to_key());
                 let state = self.lifecycle.initial;
@@ -690,13 +769,15 @@ impl WorkTracker {
                 };
                 let terminal = self.lifecycle.is_terminal(state);
                 if !terminal {
-                    if let Some(old) = self.active.insert(channel_work(&key), Arc::clone(&key)) {
+                    let seq = self.next_seq;
+                    self.next_seq += 1;
+                    if let Some(old) = self.active.insert(Arc::clone(&key), seq) {
                         // (`decide` opens nothing over an active unit; keep the timeline exact.)
-                        if let Some(u) = self.units.get(&old) {
-                            self.timeline.remove(&(u.last_ts, old));
+                        if let Some(u) = self.units.get(&old.key) {
+                            self.timeline.remove(&(u.last_ts, old.seq));
                         }
                     }
-                    self.timeline.insert((facts.ts, Arc::clone(&key)));
+                    self.timeline.insert((facts.ts, seq), Arc::clone(&key));
                     match self.open_by.get_mut(facts.from) {
                         Some(n) => *n += 1,
                         None => {
@@ -728,17 +809,28 @@ impl WorkTracker {
                 }
             }
             // The timeline follows `last_ts` (only active units are on it).
-            if let Some((was, now)) = last {
-                if was != now && self.timeline.remove(&(was, Arc::clone(key))) {
-                    self.timeline.insert((now, Arc::clone(key)));
+            let cw = KeyRef::of(key).channel_work();
+            let moved = last.is_some_and(|(was, now)| was != now);
+            let seq = if moved || terminal {
+                self.active
+                    .get(cw)
+                    .filter(|a| Arc::ptr_eq(&a.key, key) || a.key == *key)
+                    .map(|a| a.seq)
+            } else {
+                None
+            };
+            if let (Some((was, now)), Some(seq)) = (last, seq) {
+                if was != now {
+                    if let Some(k) = self.timeline.remove(&(was, seq)) {
+                        self.timeline.insert((now, seq), k);
+                    }
                 }
             }
             if terminal {
-                let cw = KeyRef::of(key).channel_work();
-                if self.active.get(&cw).is_some_and(|a| a == key) {
-                    self.active.remove(&cw);
+                if let Some(seq) = seq {
+                    self.active.remove(cw);
                     if let Some((_, now)) = last {
-                        self.timeline.remove(&(now, Arc::clone(key)));
+                        self.timeline.remove(&(now, seq));
                     }
                     if let Some(i) = initiator {
                         self.release(&i);
@@ -766,12 +858,7 @@ impl WorkTracker {
     }
 
     fn moves(&self, kind: &str) -> bool {
-        self.lifecycle.opened_by.contains(&kind)
-            || self
-                .lifecycle
-                .transitions
-                .iter()
-                .any(|t| t.on.iter().any(|g| g.kind == kind))
+        self.moving.contains(&kind)
     }
 
     fn decide<'a>(&self, facts: &Facts<'a>) -> Decision<'a> {
@@ -798,7 +885,7 @@ impl WorkTracker {
 
         let Some((stored, unit)) = self.units.get_key_value(&key) else {
             // Not known in this container: a continuation of an active unit elsewhere?
-            if let Some(other) = self.active.get(&key.channel_work()) {
+            if let Some(other) = self.active.get(key.channel_work()).map(|a| &a.key) {
                 let participant = self
                     .units
                     .get(&KeyRef::of(other))
@@ -937,8 +1024,12 @@ mod tests {
     fn scanned(t: &WorkTracker, ts: i64) -> Vec<(WorkKey, WorkUnit)> {
         let mut out: Vec<(WorkKey, WorkUnit)> = t
             .active
-            .values()
-            .filter_map(|k| t.units.get(k).map(|u| (WorkKey::clone(k), u.clone())))
+            .iter()
+            .filter_map(|a| {
+                t.units
+                    .get(&a.key)
+                    .map(|u| (WorkKey::clone(&a.key), u.clone()))
+            })
             .filter(|(_, u)| u.last_ts < ts)
             .collect();
         out.sort_by(|a, b| a.1.last_ts.cmp(&b.1.last_ts).then_with(|| a.0.cmp(&b.0)));
@@ -948,10 +1039,12 @@ mod tests {
     /// The timeline holds exactly the active units, each at its `last_ts`.
     fn assert_timeline_exact(t: &WorkTracker) {
         assert_eq!(t.timeline.len(), t.active.len());
-        for (ts, key) in &t.timeline {
+        for ((ts, seq), key) in &t.timeline {
             let cw = KeyRef::of(key).channel_work();
             assert!(
-                t.active.get(&cw).is_some_and(|a| a == key),
+                t.active
+                    .get(cw)
+                    .is_some_and(|a| a.key == *key && a.seq == *seq),
                 "{key} is not active"
             );
             assert_eq!(t.units.get(key).map(|u| u.last_ts), Some(*ts), "{key}");
@@ -993,7 +1086,7 @@ mod tests {
             for key in &keys {
                 t.forget(key);
             }
-            assert!(t.timeline.is_empty() && t.active.is_empty() && t.is_empty());
+            assert!(t.timeline.is_empty() && t.active.len() == 0 && t.is_empty());
         }
     }
 }
