@@ -31,6 +31,7 @@ pub mod core;
 mod error;
 pub mod limits;
 mod record;
+mod runtime;
 mod shell;
 pub mod stats;
 pub mod transport;

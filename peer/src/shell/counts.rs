@@ -20,10 +20,7 @@ impl Peer {
             self.shared.pending_whois.load(Ordering::Relaxed),
             limits.pending_whois,
         );
-        let queued = self
-            .shared
-            .events_tx()
-            .map_or(0, |tx| tx.max_capacity() - tx.capacity());
+        let queued = self.shared.events.queued();
         tables.events = Gauge::new(queued, limits.events.max(1));
         Ok(Stats {
             received: counters.received,
@@ -39,7 +36,7 @@ impl Peer {
             expired_work: counters.expired_work,
             evicted_peers: counters.evicted_peers,
             inbound_dropped: self.shared.transport.dropped(),
-            events_dropped: self.shared.events_dropped.load(Ordering::Relaxed),
+            events_dropped: self.shared.events.dropped(),
             tables,
         })
     }

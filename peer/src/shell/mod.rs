@@ -1,11 +1,12 @@
-//! The tokio shell around the sans-I/O core: [`Peer`] (join, the greet loop, presence, whois,
-//! receipts, the event stream, the sending API, shutdown) and the state its tasks share.
+//! The v0 profile on the generic runtime (`crate::runtime`): [`Peer`], a typed front over a
+//! `Runtime` of the state its tasks share ([`Shared`]: the sans-I/O core, the store pipeline,
+//! the event queue), which is the v0 [`PeerProfile`]: join (greet, discover), the greet and
+//! presence timers, re-greet on reconnect, receipts, whois, the sending API, shutdown.
 
 mod counts;
 mod events;
 mod pipeline;
 
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,19 +17,17 @@ use agh_protocol::{
     TraceBody, WhoisBody, WhoisBodyType, WorkState,
 };
 use bytes::Bytes;
-use futures_util::future::FutureExt;
-use futures_util::stream::StreamExt;
 use serde_json::{json, Value};
-use tokio::sync::{broadcast, mpsc, watch};
-use tokio::task::JoinHandle;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::core::{self as peer_core, Container, Event, Publish};
 use crate::error::PeerError;
 use crate::limits::Limits;
 use crate::record;
-use crate::transport::{self, LinkEvent, Transport, TransportError};
+use crate::runtime::{self, EventSink, Link, PeerProfile, Runtime, Subjects};
+use crate::transport::{Inbound, Transport, TransportError};
 
-pub use events::Events;
+pub use crate::runtime::{Events, SHUTDOWN_DRAIN};
 
 /// The clock: Unix seconds.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -218,10 +217,6 @@ pub struct WhoisQuery {
 /// The longest greet interval [`Peer::join`] accepts: one day.
 pub const MAX_GREET_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// How long [`Peer::shutdown`] processes the inbound messages already received when it
-/// unsubscribes (the drain).
-pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(2);
-
 /// How long [`Peer::shutdown`] waits for its tasks (the drain included) before aborting them,
 /// and then again for the transport's flush.
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
@@ -237,8 +232,8 @@ fn deadline_after(wait: Duration) -> tokio::time::Instant {
 struct Shared {
     core: Mutex<peer_core::PeerCore>,
     transport: Arc<dyn Transport>,
-    /// `None` once the stream was ended (the inbound loop stopped).
-    events: Mutex<Option<mpsc::Sender<Event>>>,
+    /// The application's event queue (ended once the inbound loop stopped).
+    events: EventSink<Event>,
     delivered: broadcast::Sender<Message>,
     clock: Clock,
     store: Option<Arc<dyn agh_store::Store>>,
@@ -246,8 +241,7 @@ struct Shared {
     limits: Limits,
     sent: AtomicU64,
     send_failed: AtomicU64,
-    events_dropped: AtomicU64,
-    /// How many of `events_dropped` / the transport's drops were reported as events.
+    /// How many of the events dropped / the transport's drops were reported as events.
     events_dropped_reported: AtomicU64,
     inbound_dropped_reported: AtomicU64,
     pending_whois: AtomicUsize,
@@ -262,9 +256,7 @@ impl Shared {
 
     /// Ends the event stream after the events already queued.
     fn end_events(&self) {
-        if let Ok(mut events) = self.events.lock() {
-            events.take();
-        }
+        self.events.end();
     }
 
     fn core(&self) -> Result<std::sync::MutexGuard<'_, peer_core::PeerCore>, PeerError> {
@@ -333,8 +325,8 @@ impl Shared {
 /// A running local peer. Cheap to share behind an `Arc`; every method takes `&self`.
 pub struct Peer {
     shared: Arc<Shared>,
-    stop: watch::Sender<bool>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The loops; dropping it stops them.
+    runtime: Runtime<Shared>,
     peer_id: String,
 }
 
@@ -395,14 +387,22 @@ impl Peer {
                 config.replay_age_secs,
             )?;
         }
-        let links = transport.link_events();
-        let mut streams = Vec::new();
-        for subject in core.subscriptions() {
-            streams.push(transport.subscribe(subject.clone()).await?);
-        }
-        let subs = futures_util::stream::select_all(streams);
-        transport.flush().await?;
-        let (events_tx, events_rx) = mpsc::channel(config.limits.events.max(1));
+        // The binding's own and broadcast subjects, and any other the core listens on (a
+        // Verified Peer: the v1 pair too, TRUST.md).
+        let subjects = Subjects::<agh_protocol::V0>::new(
+            &config.peer_id,
+            &[
+                ("workspace_id", &config.workspace_id),
+                ("channel", &config.channel),
+            ],
+        )?;
+        let listen = subjects
+            .listen()
+            .map(str::to_owned)
+            .chain(core.subscriptions().iter().cloned())
+            .collect();
+        let subscribed = runtime::subscribe(&*transport, listen).await?;
+        let (events, events_rx) = EventSink::new(config.limits.events);
         let (delivered, _) = broadcast::channel(4096);
         let (outbox, sends) = match &config.store {
             Some(_) => {
@@ -414,7 +414,7 @@ impl Peer {
         let shared = Arc::new(Shared {
             core: Mutex::new(core),
             transport,
-            events: Mutex::new(Some(events_tx)),
+            events,
             delivered,
             clock: config.clock.clone(),
             store: config.store.clone(),
@@ -422,7 +422,6 @@ impl Peer {
             limits: config.limits.clone(),
             sent: AtomicU64::new(0),
             send_failed: AtomicU64::new(0),
-            events_dropped: AtomicU64::new(0),
             events_dropped_reported: AtomicU64::new(0),
             inbound_dropped_reported: AtomicU64::new(0),
             pending_whois: AtomicUsize::new(0),
@@ -432,8 +431,6 @@ impl Peer {
             let shared = shared.clone();
             tokio::spawn(async move { pipeline::outbox_loop(&shared, rx).await })
         });
-        let (stop, stop_rx) = watch::channel(false);
-
         // With a store, a delivery task finishes the inbound loop's steps (`pipeline.rs`) and
         // ends the event stream after the last one.
         let (sink, delivery) = match &shared.store {
@@ -448,101 +445,22 @@ impl Peer {
                 (pipeline::Sink::Pipeline(tx), Some(task))
             }
         };
-        let inbound = {
-            let shared = shared.clone();
-            let stop_rx = stop_rx.clone();
-            let ends_events = delivery.is_none();
-            tokio::spawn(async move {
-                let run = AssertUnwindSafe(inbound_loop(&shared, subs, stop_rx, &sink));
-                let why = match run.catch_unwind().await {
-                    Ok(why) => why,
-                    Err(panic) => {
-                        let what = panic
-                            .downcast_ref::<&str>()
-                            .map(|s| (*s).to_owned())
-                            .or_else(|| panic.downcast_ref::<String>().cloned())
-                            .unwrap_or_else(|| "a panic".to_owned());
-                        Some(format!(
-                            "the inbound loop failed ({what}): nothing more will be received"
-                        ))
-                    }
-                };
-                if let Some(why) = why {
-                    sink.put(&shared, pipeline::Step::event(internal(why)))
-                        .await;
-                }
-                if ends_events {
-                    shared.end_events();
-                }
-            })
-        };
-        let timer = {
-            let shared = shared.clone();
-            let mut stop_rx = stop_rx.clone();
-            let mut links = links;
-            tokio::spawn(async move {
-                let mut greet = tokio::time::interval(interval);
-                greet.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                greet.tick().await; // the first tick is immediate: join greets below
-                let mut expiry = tokio::time::interval(interval.min(Duration::from_secs(1)));
-                let mut down = false;
-                loop {
-                    // `Some(Some(event))`, `Some(None)` when events were missed (greet to be
-                    // safe), `None` when the transport reports no more.
-                    let link = async {
-                        match links.as_mut() {
-                            Some(l) => match l.recv().await {
-                                Ok(e) => Some(Some(e)),
-                                Err(broadcast::error::RecvError::Lagged(_)) => Some(None),
-                                Err(broadcast::error::RecvError::Closed) => None,
-                            },
-                            None => std::future::pending().await,
-                        }
-                    };
-                    tokio::select! {
-                        _ = stop_rx.changed() => break,
-                        _ = greet.tick() => { let _ = shared.greet().await; }
-                        _ = expiry.tick() => shared.tick().await,
-                        event = link => match event {
-                            Some(Some(LinkEvent::Disconnected)) => {
-                                if !down {
-                                    shared.emit(Event::Disconnected);
-                                }
-                                down = true;
-                            }
-                            Some(Some(LinkEvent::Connected)) => {
-                                if down {
-                                    shared.emit(Event::Reconnected);
-                                    let _ = shared.greet().await;
-                                }
-                                down = false;
-                            }
-                            Some(None) => {
-                                let _ = shared.greet().await;
-                            }
-                            None => links = None,
-                        },
-                    }
-                }
-            })
-        };
+        // Timer 0 greets (the heartbeat), timer 1 expires presence and idle work.
+        let periods = [interval, interval.min(Duration::from_secs(1))];
+        let runtime = Runtime::start(shared.clone(), subscribed, Inlet(sink), &periods);
+        for task in delivery.into_iter().chain(outbox) {
+            runtime.add_task(task);
+        }
         shared.greet().await?;
         if config.discover_on_join {
             shared.discover().await?;
         }
         let peer = Peer {
             shared,
-            stop,
-            tasks: Mutex::new(
-                [inbound, timer]
-                    .into_iter()
-                    .chain(delivery)
-                    .chain(outbox)
-                    .collect(),
-            ),
+            runtime,
             peer_id: config.peer_id,
         };
-        Ok((peer, Events { rx: events_rx }))
+        Ok((peer, events_rx))
     }
 
     /// The local peer id.
@@ -888,21 +806,12 @@ impl Peer {
     /// within [`SHUTDOWN_WAIT`] (the server is unreachable) is reported as an error. The event
     /// stream ends after the events already queued.
     pub async fn shutdown(self) -> Result<(), PeerError> {
-        let _ = self.stop.send(true);
+        self.runtime.stop();
         // The outbox task ends once it has published what was sent before.
         if let Ok(mut outbox) = self.shared.outbox.lock() {
             outbox.take();
         }
-        let tasks = match self.tasks.lock() {
-            Ok(mut t) => std::mem::take(&mut *t),
-            Err(_) => Vec::new(),
-        };
-        let deadline = deadline_after(SHUTDOWN_WAIT);
-        for mut t in tasks {
-            if tokio::time::timeout_at(deadline, &mut t).await.is_err() {
-                t.abort();
-            }
-        }
+        self.runtime.shutdown(deadline_after(SHUTDOWN_WAIT)).await;
         self.shared.end_events();
         match tokio::time::timeout(SHUTDOWN_WAIT, self.shared.transport.flush()).await {
             Ok(flushed) => flushed.map_err(PeerError::from),
@@ -916,54 +825,59 @@ impl Peer {
     }
 }
 
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
-    }
-}
+/// What the v0 inbound loop owns: where its steps go (`pipeline.rs`). Dropped when the loop
+/// ends, which ends the delivery task (with a store).
+pub(crate) struct Inlet(pipeline::Sink);
 
-/// The inbound loop: every message of the subscriptions through the core until `stop`. Then
-/// it unsubscribes and processes what was already received, for at most [`SHUTDOWN_DRAIN`].
-/// Returns why it stopped when that was not `stop`.
-async fn inbound_loop(
-    shared: &Shared,
-    mut subs: futures_util::stream::SelectAll<transport::Subscription>,
-    mut stop: watch::Receiver<bool>,
-    sink: &pipeline::Sink,
-) -> Option<String> {
-    let on_inbound = |payload: bytes::Bytes| {
-        let step = shared.step(payload);
-        async move {
-            if let Some(step) = step {
-                sink.put(shared, step).await;
+impl PeerProfile for Shared {
+    type Inlet = Inlet;
+
+    fn transport(&self) -> &dyn Transport {
+        &*self.transport
+    }
+
+    async fn on_inbound(state: &Arc<Shared>, inlet: &Inlet, message: Inbound) {
+        if let Some(step) = state.step(message.payload) {
+            inlet.0.put(state, step).await;
+        }
+    }
+
+    async fn on_tick(state: &Arc<Shared>, timer: usize) {
+        match timer {
+            0 => {
+                let _ = state.greet().await;
+            }
+            _ => state.tick().await,
+        }
+    }
+
+    async fn on_link(state: &Arc<Shared>, link: Link) {
+        match link {
+            Link::Lost => state.emit(Event::Disconnected),
+            Link::Back => {
+                state.emit(Event::Reconnected);
+                let _ = state.greet().await;
+            }
+            // Events were missed: greet to be safe.
+            Link::Missed => {
+                let _ = state.greet().await;
             }
         }
-    };
-    loop {
-        tokio::select! {
-            _ = stop.changed() => break,
-            next = subs.next() => match next {
-                Some(m) => on_inbound(m.payload).await,
-                None => {
-                    return Some(
-                        "the transport ended the subscriptions: nothing more will be received"
-                            .to_owned(),
-                    )
-                }
-            },
+    }
+
+    async fn on_stop(state: &Arc<Shared>, inlet: Inlet, why: Option<String>) {
+        if let Some(why) = why {
+            inlet
+                .0
+                .put(state, pipeline::Step::event(internal(why)))
+                .await;
+        }
+        // Without a store the loop ends the stream; with one, the delivery task does once the
+        // inlet (its sender) is gone.
+        if matches!(inlet.0, pipeline::Sink::Direct) {
+            state.end_events();
         }
     }
-    let drain = async {
-        for s in subs.iter_mut() {
-            let _ = s.unsubscribe().await;
-        }
-        while let Some(m) = subs.next().await {
-            on_inbound(m.payload).await;
-        }
-    };
-    let _ = tokio::time::timeout(SHUTDOWN_DRAIN, drain).await;
-    // Dropping `subs` unsubscribes whatever the drain did not reach.
-    None
 }
 
 /// An `internal` event: the runtime itself stopped working.
