@@ -88,11 +88,13 @@ impl<P: Bound> Subjects<P> {
     }
 
     /// This party's own subject (direct to it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn own(&self) -> &str {
         &self.own
     }
 
     /// The broadcast subject, if the profile has one.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn broadcast(&self) -> Option<&str> {
         self.broadcast.as_deref()
     }

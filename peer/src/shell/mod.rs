@@ -324,8 +324,7 @@ impl Shared {
 
 /// A running local peer. Cheap to share behind an `Arc`; every method takes `&self`.
 pub struct Peer {
-    shared: Arc<Shared>,
-    /// The loops; dropping it stops them.
+    /// The v0 profile's state and the loops; dropping it stops them.
     runtime: Runtime<Shared>,
     peer_id: String,
 }
@@ -456,11 +455,14 @@ impl Peer {
             shared.discover().await?;
         }
         let peer = Peer {
-            shared,
             runtime,
             peer_id: config.peer_id,
         };
         Ok((peer, events_rx))
+    }
+
+    fn shared(&self) -> &Shared {
+        self.runtime.state()
     }
 
     /// The local peer id.
@@ -470,18 +472,18 @@ impl Peer {
 
     /// The clock's current time, Unix seconds.
     pub fn now(&self) -> i64 {
-        self.shared.now()
+        self.shared().now()
     }
 
     /// This peer's card.
     pub fn card(&self) -> Result<PeerCard, PeerError> {
-        Ok(self.shared.core()?.card().clone())
+        Ok(self.shared().core()?.card().clone())
     }
 
     /// Remote peers present now, by peer id.
     pub fn peers(&self) -> Result<Vec<PeerCard>, PeerError> {
         let now = self.now();
-        Ok(self.shared.core()?.peers(now))
+        Ok(self.shared().core()?.peers(now))
     }
 
     /// The state of a work unit, if known (`submitted`, `working`, ...).
@@ -489,13 +491,13 @@ impl Peer {
         &self,
         key: &agh_protocol::WorkKey,
     ) -> Result<Option<&'static str>, PeerError> {
-        Ok(self.shared.core()?.work().get(key).map(|u| u.state))
+        Ok(self.shared().core()?.work().get(key).map(|u| u.state))
     }
 
     /// All known work units and their states.
     pub fn work_units(&self) -> Result<Vec<(agh_protocol::WorkKey, &'static str)>, PeerError> {
         Ok(self
-            .shared
+            .shared()
             .core()?
             .work()
             .units()
@@ -507,7 +509,7 @@ impl Peer {
     /// helpers below do not cover); send the result with [`Peer::send`].
     pub fn builder(&self, prefix: &str) -> Result<MessageBuilder, PeerError> {
         let now = self.now();
-        Ok(self.shared.core()?.builder(prefix, now))
+        Ok(self.shared().core()?.builder(prefix, now))
     }
 
     /// Sends a built message: to the broadcast subject when `to` is null, to the target's
@@ -517,10 +519,10 @@ impl Peer {
     /// an `internal` [`Event::Refused`] ("not sent") and counted in `send_failed`.
     pub async fn send(&self, message: Message) -> Result<Sent, PeerError> {
         let (publish, outcome, writes) = {
-            let mut core = self.shared.core()?;
+            let mut core = self.shared().core()?;
             let (publish, outcome) = core.prepare(&message)?;
             let writes = self
-                .shared
+                .shared()
                 .store
                 .as_ref()
                 .map(|_| record::sent(&core, &message, &publish, &outcome));
@@ -531,15 +533,15 @@ impl Peer {
             outcome: outcome.clone(),
             local: true,
         });
-        match (&self.shared.store, writes) {
+        match (&self.shared().store, writes) {
             (Some(store), Some(writes)) => {
                 let ticket = store.submit(writes);
-                self.shared.post(ticket, publish.clone(), work).await?;
+                self.shared().post(ticket, publish.clone(), work).await?;
             }
             _ => {
-                self.shared.publish(&publish).await?;
+                self.shared().publish(&publish).await?;
                 if let Some(work) = work {
-                    self.shared.emit(work);
+                    self.shared().emit(work);
                 }
             }
         }
@@ -552,7 +554,7 @@ impl Peer {
 
     /// Publishes a sent message again, byte for byte (same `id`: receivers deduplicate it).
     pub async fn resend(&self, sent: &Sent) -> Result<(), PeerError> {
-        self.shared.publish(&sent.publish).await
+        self.shared().publish(&sent.publish).await
     }
 
     fn build<B: agh_protocol::Body + Send + Sync + 'static>(
@@ -564,7 +566,10 @@ impl Peer {
         body: &B,
     ) -> Result<Message, PeerError> {
         let now = self.now();
-        let mut b = self.shared.core()?.builder_in(prefix, container, to, now)?;
+        let mut b = self
+            .shared()
+            .core()?
+            .builder_in(prefix, container, to, now)?;
         if let Some(w) = work_id {
             b = b.work_id(w);
         }
@@ -607,7 +612,7 @@ impl Peer {
     ) -> Result<Sent, PeerError> {
         let now = self.now();
         let m = self
-            .shared
+            .shared()
             .core()?
             .receipt(message, status, reason_code, detail, now)?;
         self.send(m).await
@@ -625,7 +630,7 @@ impl Peer {
             PeerError::Config(format!("`{}` belongs to no work unit", message.id()))
         })?;
         let other = {
-            let core = self.shared.core()?;
+            let core = self.shared().core()?;
             let unit = core.work().get(&key).ok_or_else(|| {
                 PeerError::Config(format!("work unit {key} is not known to this peer"))
             })?;
@@ -642,7 +647,7 @@ impl Peer {
         let body: TraceBody = body_of(body)?;
         let now = self.now();
         let m = self
-            .shared
+            .shared()
             .core()?
             .builder("trace", now)
             .to(&other)
@@ -678,8 +683,8 @@ impl Peer {
         query: &WhoisQuery,
         wait: Duration,
     ) -> Result<Vec<WhoisAnswer>, PeerError> {
-        let cap = self.shared.limits.pending_whois;
-        let pending = &self.shared.pending_whois;
+        let cap = self.shared().limits.pending_whois;
+        let pending = &self.shared().pending_whois;
         if pending
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < cap).then_some(n + 1)
@@ -698,7 +703,7 @@ impl Peer {
             }
         }
         let _pending = Pending(pending);
-        let most = self.shared.limits.whois_answers.max(1);
+        let most = self.shared().limits.whois_answers.max(1);
         let mut body = json!({ "type": "request" });
         if let Some(q) = &query.query {
             body["query"] = q.clone().into();
@@ -715,7 +720,7 @@ impl Peer {
             }
         }
         let m = b.body(&body)?;
-        let mut rx = self.shared.delivered.subscribe();
+        let mut rx = self.shared().delivered.subscribe();
         let sent = self.send(m).await?;
         let id = sent.message.id().to_owned();
         let deadline = deadline_after(wait);
@@ -779,7 +784,7 @@ impl Peer {
         attempts: usize,
         per_try: Duration,
     ) -> Result<(Sent, Option<Message>), PeerError> {
-        let mut rx = self.shared.delivered.subscribe();
+        let mut rx = self.shared().delivered.subscribe();
         let sent = self.send(message).await?;
         let id = sent.message.id().to_owned();
         for attempt in 0..attempts.max(1) {
@@ -808,12 +813,12 @@ impl Peer {
     pub async fn shutdown(self) -> Result<(), PeerError> {
         self.runtime.stop();
         // The outbox task ends once it has published what was sent before.
-        if let Ok(mut outbox) = self.shared.outbox.lock() {
+        if let Ok(mut outbox) = self.shared().outbox.lock() {
             outbox.take();
         }
         self.runtime.shutdown(deadline_after(SHUTDOWN_WAIT)).await;
-        self.shared.end_events();
-        match tokio::time::timeout(SHUTDOWN_WAIT, self.shared.transport.flush()).await {
+        self.shared().end_events();
+        match tokio::time::timeout(SHUTDOWN_WAIT, self.shared().transport.flush()).await {
             Ok(flushed) => flushed.map_err(PeerError::from),
             Err(_) => Err(PeerError::Transport(TransportError {
                 message: format!(
