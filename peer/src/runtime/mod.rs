@@ -313,3 +313,6 @@ async fn timer_loop<P: PeerProfile>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
