@@ -492,7 +492,7 @@ impl Agent {
             started: Instant::now(),
         });
         let handler: Arc<dyn Handler> = Arc::new(handler);
-        let runtime = Runtime::start(shared.clone(), subscribed, handler, &[serve::EXPIRY]);
+        let runtime = Runtime::start(shared, subscribed, handler, &[serve::EXPIRY]).await?;
         Ok(Agent {
             runtime: Arc::new(runtime),
         })

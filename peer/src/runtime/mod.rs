@@ -45,6 +45,12 @@ pub(crate) trait PeerProfile: Send + Sync + Sized + 'static {
     /// The transport the peer runs on.
     fn transport(&self) -> &dyn Transport;
 
+    /// The join steps, once the loops run (v0: the join greet and whois); none by default.
+    fn on_join(state: &Arc<Self>) -> impl Future<Output = Result<(), PeerError>> + Send {
+        let _ = state;
+        std::future::ready(Ok(()))
+    }
+
     /// One inbound message (on the own or the broadcast subject), in arrival order: the next is
     /// read when this one's future is done.
     fn on_inbound(
@@ -139,13 +145,13 @@ pub(crate) struct Runtime<P: PeerProfile> {
 impl<P: PeerProfile> Runtime<P> {
     /// Starts the loops over `subscribed`: the inbound loop (owning `inlet`) and the timer loop
     /// (a timer per period in `periods`, each first due one period from now, and the link
-    /// events).
-    pub(crate) fn start(
+    /// events); then takes the profile's join steps. When they fail, the loops are stopped.
+    pub(crate) async fn start(
         state: Arc<P>,
         subscribed: Subscribed,
         inlet: P::Inlet,
         periods: &[Duration],
-    ) -> Runtime<P> {
+    ) -> Result<Runtime<P>, PeerError> {
         let (stop, stopped) = Stop::new();
         let inbound = {
             let state = state.clone();
@@ -174,11 +180,13 @@ impl<P: PeerProfile> Runtime<P> {
             subscribed.links,
             stopped,
         ));
-        Runtime {
+        let runtime = Runtime {
             state,
             stop,
             tasks: Mutex::new(vec![inbound, timers]),
-        }
+        };
+        P::on_join(&runtime.state).await?;
+        Ok(runtime)
     }
 
     /// The profile's state.

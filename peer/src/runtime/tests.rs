@@ -84,7 +84,9 @@ async fn start(
     let subscribed = subscribe(&*transport, listen).await.unwrap();
     let (seen, rx) = mpsc::unbounded_channel();
     let state = Arc::new(Tally { transport, seen });
-    let runtime = Runtime::start(state, subscribed, Default::default(), periods);
+    let runtime = Runtime::start(state, subscribed, Default::default(), periods)
+        .await
+        .unwrap();
     (runtime, subjects, rx)
 }
 

@@ -245,6 +245,8 @@ struct Shared {
     events_dropped_reported: AtomicU64,
     inbound_dropped_reported: AtomicU64,
     pending_whois: AtomicUsize,
+    /// Whether joining broadcasts a whois request after the greet.
+    discover_on_join: bool,
     /// With a store: where sends wait for their records (`None` once shut down).
     outbox: Mutex<Option<mpsc::Sender<pipeline::Outgoing>>>,
 }
@@ -424,6 +426,7 @@ impl Peer {
             events_dropped_reported: AtomicU64::new(0),
             inbound_dropped_reported: AtomicU64::new(0),
             pending_whois: AtomicUsize::new(0),
+            discover_on_join: config.discover_on_join,
             outbox: Mutex::new(outbox),
         });
         let outbox = sends.map(|rx| {
@@ -446,13 +449,9 @@ impl Peer {
         };
         // Timer 0 greets (the heartbeat), timer 1 expires presence and idle work.
         let periods = [interval, interval.min(Duration::from_secs(1))];
-        let runtime = Runtime::start(shared.clone(), subscribed, Inlet(sink), &periods);
+        let runtime = Runtime::start(shared, subscribed, Inlet(sink), &periods).await?;
         for task in delivery.into_iter().chain(outbox) {
             runtime.add_task(task);
-        }
-        shared.greet().await?;
-        if config.discover_on_join {
-            shared.discover().await?;
         }
         let peer = Peer {
             runtime,
@@ -839,6 +838,15 @@ impl PeerProfile for Shared {
 
     fn transport(&self) -> &dyn Transport {
         &*self.transport
+    }
+
+    /// Greets, then broadcasts a whois request (unless [`PeerConfig::discover_on_join`] is off).
+    async fn on_join(state: &Arc<Shared>) -> Result<(), PeerError> {
+        state.greet().await?;
+        if state.discover_on_join {
+            state.discover().await?;
+        }
+        Ok(())
     }
 
     async fn on_inbound(state: &Arc<Shared>, inlet: &Inlet, message: Inbound) {
