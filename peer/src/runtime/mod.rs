@@ -323,4 +323,5 @@ async fn timer_loop<P: PeerProfile>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests;

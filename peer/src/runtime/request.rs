@@ -68,6 +68,7 @@ impl<F: FnOnce()> Drop for Abandon<F> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

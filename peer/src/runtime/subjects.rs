@@ -139,6 +139,7 @@ impl<P: Bound> Subjects<P> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use agh_protocol::identity::{broadcast_subject, peer_subject, route_token};
