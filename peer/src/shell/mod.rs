@@ -449,7 +449,17 @@ impl Peer {
         };
         // Timer 0 greets (the heartbeat), timer 1 expires presence and idle work.
         let periods = [interval, interval.min(Duration::from_secs(1))];
-        let runtime = Runtime::start(shared, subscribed, Inlet(sink), &periods).await?;
+        let runtime = match Runtime::start(shared.clone(), subscribed, Inlet(sink), &periods).await
+        {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                // The join greet failed: the loops are stopped; the outbox task ends too.
+                if let Ok(mut outbox) = shared.outbox.lock() {
+                    outbox.take();
+                }
+                return Err(e);
+            }
+        };
         for task in delivery.into_iter().chain(outbox) {
             runtime.add_task(task);
         }
