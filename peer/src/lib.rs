@@ -8,9 +8,12 @@
 //! application a [`Stream`](futures_util::Stream) of [`Event`]s. Sending goes through
 //! [`agh_protocol::MessageBuilder`], so nothing invalid leaves.
 //!
-//! The design is a sans-I/O core ([`core::PeerCore`]: bytes + clock in, envelopes and events
-//! out) driven by a thin tokio shell ([`Peer`], `src/shell/`), over a [`Transport`]: [`NatsTransport`]
-//! (the real binding) or [`Bus`] (in-process, for single-process use and examples).
+//! The design is one runtime for every profile (`src/runtime/`: the subjects from the
+//! profile's generated binding, the subscription loop, timers, reconnects, stop on drop, drain,
+//! request/reply, the bounded [`Events`] queue) over a [`Transport`]: [`NatsTransport`] (the
+//! real binding) or [`Bus`] (in-process, for single-process use and examples). Two profiles run
+//! on it: v0, whose sans-I/O core ([`core::PeerCore`]: bytes + clock in, envelopes and events
+//! out) is driven by the [`Peer`] front (`src/shell/`), and ACP ([`acp::Agent`]).
 //!
 //! ```no_run
 //! use agh_peer::{Container, NatsTransport, Peer, PeerConfig};
@@ -31,6 +34,7 @@ pub mod core;
 mod error;
 pub mod limits;
 mod record;
+mod runtime;
 mod shell;
 pub mod stats;
 pub mod transport;

@@ -1,5 +1,7 @@
-//! ACP v0.2 agents over NATS: the second profile on the same transport, its subjects and its
-//! request/reply kinds read from the generated binding (`x-agh-binding`, `agh_acp::SPEC`).
+//! ACP v0.2 agents over NATS: the second profile on the one peer runtime (`crate::runtime`,
+//! shared with the v0 [`Peer`](crate::Peer)), its subjects and its request/reply kinds read from
+//! the generated binding (`x-agh-binding`, `agh_acp::SPEC`). [`Agent`] is a typed front over a
+//! runtime of the agent's state (its inbox, delegation tables and [`Handler`]: the ACP profile).
 //!
 //! [`Agent::start`] subscribes to the agent's own subject and the broadcast subject and runs
 //! every inbound envelope through the generic `agh_runtime::inbox::Inbox<Acp>` (strict parse,
@@ -70,7 +72,6 @@ use agh_acp::{
     AckPayload, CapabilitiesPayload, Correlation, DelegatePayload, ErrorPayload, KnownBody,
     NotifyPayload, PongPayload, QueryPayload, ResponsePayload, ResultPayload, Verdict,
 };
-use agh_runtime::binding::{Binding, SubjectError};
 use agh_runtime::correlation::{Correlator, Exchanged};
 use bytes::Bytes;
 use serde_json::Value;
@@ -79,6 +80,7 @@ use tokio::task::JoinHandle;
 
 pub use handler::{error, no_capabilities, payload, Decision, Echo, Handler, Sender, Silent};
 
+use crate::runtime::{self, Abandon, Runtime, Subjects};
 use crate::transport::{RequestError, Transport};
 
 /// How an ACP agent runs.
@@ -211,7 +213,8 @@ type Composed = (String, Vec<u8>, Option<serde_json::Map<String, Value>>);
 struct Shared {
     config: AgentConfig,
     transport: Arc<dyn Transport>,
-    binding: Binding,
+    /// The agent's subjects, from the binding.
+    subjects: Subjects<agh_acp::Acp>,
     inbox: Mutex<agh_acp::Inbox>,
     /// Where the ids of the messages this agent writes come from.
     ids: agh_acp::Ids,
@@ -230,16 +233,14 @@ struct Shared {
 /// aborted).
 #[derive(Clone)]
 pub struct Agent {
-    shared: Arc<Shared>,
-    tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
-    /// Dropped with the last clone: the inbound loop then stops.
-    _stop: Arc<oneshot::Sender<()>>,
+    /// The ACP profile's state and the loops; dropped with the last clone, which stops them.
+    runtime: Arc<Runtime<Shared>>,
 }
 
 impl fmt::Debug for Agent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Agent")
-            .field("id", &self.shared.config.id)
+            .field("id", &self.shared().config.id)
             .finish_non_exhaustive()
     }
 }
@@ -254,14 +255,6 @@ fn now_ms() -> i64 {
 impl Shared {
     fn id(&self) -> &str {
         &self.config.id
-    }
-
-    /// The subject of messages to `to`.
-    fn direct(&self, to: &str) -> Result<String, SubjectError> {
-        let to_member = agh_acp::SPEC.layout.roles.to;
-        self.binding
-            .direct
-            .render(|m| (Some(m) == to_member).then_some(to), &[])
     }
 
     /// Writes one envelope with the generated writer (the typed payload serialized straight
@@ -350,23 +343,17 @@ impl Shared {
         payload: Option<&T>,
         before_send: impl FnOnce(&str, Option<i64>),
     ) -> Result<(String, Option<KnownBody>), Failure> {
-        let subject = self
-            .direct(to)
-            .map_err(|e| Failure::local("malformed", e.to_string()))?;
         let (id, bytes, outcome) = self.write(kind, Some(to), reference, payload)?;
-        let mut waiting = Abandon {
-            shared: self,
-            id: Some(&id),
-        };
+        // Armed until the answer moves the exchange: the caller gone, no answer, or one the
+        // inbox refuses, and the request leaves the tracker at once.
+        let mut waiting = Abandon::new(|| self.abandon(&id));
         let deadline = match outcome {
             Correlation::Opened { deadline_ms, .. } => deadline_ms,
             _ => None,
         };
-        let timeout = deadline
-            .map(|d| Duration::from_millis(u64::try_from(d - now_ms()).unwrap_or(0)))
-            .unwrap_or(self.config.request_timeout);
+        let timeout = runtime::wait_until(deadline, now_ms(), self.config.request_timeout);
         before_send(&id, deadline);
-        let answer = self.request(to, subject, bytes, timeout).await?;
+        let answer = self.request(kind, to, bytes, timeout).await?;
         let verdict = self
             .inbox
             .lock()
@@ -382,7 +369,7 @@ impl Shared {
                 correlation,
             } => {
                 if matches!(correlation, Correlation::Answered { .. }) {
-                    waiting.id = None;
+                    waiting.disarm();
                 }
                 match owned_body(&message)? {
                     Some(KnownBody::Error(e)) => Err(Failure::remote(&e)),
@@ -393,43 +380,36 @@ impl Shared {
     }
 }
 
-/// Abandons its request when dropped armed: the caller stopped waiting for the answer.
-struct Abandon<'a> {
-    shared: &'a Shared,
-    id: Option<&'a str>,
-}
-
-impl Drop for Abandon<'_> {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            self.shared.abandon(id);
-        }
-    }
-}
-
 impl Shared {
-    /// One NATS request; no answer in time or nobody listening is ACP's `timeout`, locally.
+    /// One NATS request (the runtime's: only for the binding's request/reply kinds); no answer
+    /// in time or nobody listening is ACP's `timeout`, locally.
     async fn request(
         &self,
+        kind: &str,
         to: &str,
-        subject: String,
         bytes: Vec<u8>,
         timeout: Duration,
     ) -> Result<Bytes, Failure> {
-        self.transport
-            .request(subject, Bytes::from(bytes), timeout)
-            .await
-            .map_err(|e| match e {
-                RequestError::NoResponders => Failure::local(
-                    "timeout",
-                    format!("no agent `{to}` is listening (NATS: no responders)"),
-                ),
-                RequestError::TimedOut => Failure::local(
-                    "timeout",
-                    format!("`{to}` did not answer within {} ms", timeout.as_millis()),
-                ),
-                RequestError::Failed(t) => Failure::local("internal", t.to_string()),
-            })
+        runtime::request(
+            &*self.transport,
+            &self.subjects,
+            kind,
+            to,
+            Bytes::from(bytes),
+            timeout,
+        )
+        .await
+        .map_err(|e| match e {
+            RequestError::NoResponders => Failure::local(
+                "timeout",
+                format!("no agent `{to}` is listening (NATS: no responders)"),
+            ),
+            RequestError::TimedOut => Failure::local(
+                "timeout",
+                format!("`{to}` did not answer within {} ms", timeout.as_millis()),
+            ),
+            RequestError::Failed(t) => Failure::local("internal", t.to_string()),
+        })
     }
 
     /// A request whose `ref` names a message this agent's tracker does not hold (a `cancel`
@@ -443,12 +423,9 @@ impl Shared {
         reference: &str,
         payload: Option<&T>,
     ) -> Result<Option<KnownBody>, Failure> {
-        let subject = self
-            .direct(to)
-            .map_err(|e| Failure::local("malformed", e.to_string()))?;
         let (id, bytes, _) = self.compose(kind, Some(to), Some(reference), payload, now_ms())?;
         let answer = self
-            .request(to, subject, bytes, self.config.request_timeout)
+            .request(kind, to, bytes, self.config.request_timeout)
             .await?;
         let options = agh_acp::options(now_ms().div_euclid(1000));
         let m = agh_acp::parse(&answer, &options)
@@ -491,15 +468,16 @@ impl Agent {
         transport: impl Transport,
         handler: impl Handler,
     ) -> Result<Agent, crate::PeerError> {
-        let binding = agh_acp::SPEC.binding.ok_or_else(|| {
-            crate::PeerError::Config("the ACP schemas declare no x-agh-binding".into())
-        })?;
         if config.id.parse::<agh_acp::AgentId>().is_err() {
             return Err(crate::PeerError::Config(format!(
                 "`{}` is not an agent id (16 to 128 lowercase hex digits)",
                 config.id
             )));
         }
+        let subjects = Subjects::<agh_acp::Acp>::new(&config.id, &[])?;
+        let transport: Arc<dyn Transport> = Arc::new(transport);
+        let listen = subjects.listen().map(str::to_owned).collect();
+        let subscribed = runtime::subscribe(&*transport, listen).await?;
         let shared = Arc::new(Shared {
             inbox: Mutex::new(agh_acp::Inbox::new(config.id.clone())),
             ids: agh_acp::Ids::new().map_err(|e| {
@@ -507,36 +485,41 @@ impl Agent {
             })?,
             correlator: Correlator::for_spec(&agh_acp::SPEC),
             config,
-            transport: Arc::new(transport),
-            binding,
+            transport,
+            subjects,
             waiting: Mutex::new(HashMap::new()),
             running: Mutex::new(HashMap::new()),
             started: Instant::now(),
         });
-        let (stop, stopped) = oneshot::channel();
-        let tasks = serve::spawn(shared.clone(), Arc::new(handler), stopped).await?;
+        let handler: Arc<dyn Handler> = Arc::new(handler);
+        let runtime = Runtime::start(shared, subscribed, handler, &[serve::EXPIRY]).await?;
         Ok(Agent {
-            shared,
-            tasks: Arc::new(Mutex::new(tasks)),
-            _stop: Arc::new(stop),
+            runtime: Arc::new(runtime),
         })
+    }
+
+    fn shared(&self) -> &Shared {
+        self.runtime.state()
     }
 
     /// The agent's id.
     pub fn id(&self) -> &str {
-        self.shared.id()
+        self.shared().id()
     }
 
     /// How many exchanges the agent's correlation tracker holds (those it awaits a reply to,
     /// and settled ones for their retention; bounded by the tracker's cap).
     pub fn tracked(&self) -> usize {
-        self.shared.inbox.lock().map_or(0, |i| i.correlator().len())
+        self.shared()
+            .inbox
+            .lock()
+            .map_or(0, |i| i.correlator().len())
     }
 
     /// `ping` -> `pong`.
     pub async fn ping(&self, to: &str) -> Result<PongPayload, Failure> {
         match self
-            .shared
+            .shared()
             .ask::<()>("ping", to, None, None, |_, _| ())
             .await?
         {
@@ -548,7 +531,7 @@ impl Agent {
     /// `query` -> `response`, waiting its `deadline_ms` (30 s by default).
     pub async fn query(&self, to: &str, query: &QueryPayload) -> Result<ResponsePayload, Failure> {
         match self
-            .shared
+            .shared()
             .ask("query", to, None, Some(query), |_, _| ())
             .await?
         {
@@ -560,7 +543,7 @@ impl Agent {
     /// `discover` -> `capabilities`.
     pub async fn discover(&self, to: &str) -> Result<CapabilitiesPayload, Failure> {
         match self
-            .shared
+            .shared()
             .ask::<()>("discover", to, None, None, |_, _| ())
             .await?
         {
@@ -572,7 +555,7 @@ impl Agent {
     /// `delegate` -> `ack` (and, with `report_back` and an accepting ack, a
     /// [`PendingResult`]). A refusal comes as `Err` (the other agent's `error`).
     pub async fn delegate(&self, to: &str, task: &DelegatePayload) -> Result<Delegation, Failure> {
-        let shared = &self.shared;
+        let shared = &self.shared();
         let mut pending = None;
         let mut registered = None;
         // The waiter is registered before the request leaves: the `result` travels on another
@@ -641,13 +624,13 @@ impl Agent {
             None => None,
         };
         let answer = match self
-            .shared
+            .shared()
             .ask("cancel", to, Some(delegation), payload.as_ref(), |_, _| ())
             .await
         {
             // Not a delegation this process sent: best-effort, as the draft's cancel is.
             Err(f) if f.code == self.unknown_request() => {
-                self.shared
+                self.shared()
                     .ask_untracked("cancel", to, delegation, payload.as_ref())
                     .await?
             }
@@ -657,7 +640,7 @@ impl Agent {
             Some(KnownBody::Ack(ack)) => {
                 if ack.accepted {
                     let waiter = self
-                        .shared
+                        .shared()
                         .waiting
                         .lock()
                         .ok()
@@ -685,35 +668,26 @@ impl Agent {
     /// `notify` (a publish; nothing is awaited): to `to`, or to every agent (the broadcast
     /// subject) when `to` is `None`.
     pub async fn notify(&self, to: Option<&str>, note: &NotifyPayload) -> Result<(), Failure> {
-        let subject = match to {
-            Some(t) => self.shared.direct(t),
-            None => match &self.shared.binding.broadcast {
-                Some(b) => b.render(|_| None, &[]),
-                None => return Err(Failure::local("malformed", "the binding has no broadcast")),
-            },
-        }
-        .map_err(|e| Failure::local("malformed", e.to_string()))?;
-        let (_, bytes, _) = self.shared.write("notify", to, None, Some(note))?;
-        self.shared
+        let subject = self
+            .shared()
+            .subjects
+            .for_to(to)
+            .map_err(|e| Failure::local("malformed", e.to_string()))?;
+        let (_, bytes, _) = self.shared().write("notify", to, None, Some(note))?;
+        self.shared()
             .transport
             .publish(subject, Bytes::from(bytes))
             .await
             .map_err(|e| Failure::local("internal", e.to_string()))
     }
 
-    /// Stops the agent: its subscriptions end (NATS then has no responder for it), running
+    /// Stops the agent: its subscriptions end (NATS then has no responder for it; what they
+    /// had already received is still answered, for at most [`crate::SHUTDOWN_DRAIN`]), running
     /// delegations are aborted, waiting results resolve with an error.
     pub async fn shutdown(&self) {
-        let tasks: Vec<_> = self
-            .tasks
-            .lock()
-            .map(|mut t| t.drain(..).collect())
-            .unwrap_or_default();
-        for t in tasks {
-            t.abort();
-            let _ = t.await;
-        }
-        self.shared.stop_work();
-        let _ = self.shared.transport.flush().await;
+        let deadline = tokio::time::Instant::now() + crate::SHUTDOWN_WAIT;
+        self.runtime.shutdown(deadline).await;
+        self.shared().stop_work();
+        let _ = self.shared().transport.flush().await;
     }
 }

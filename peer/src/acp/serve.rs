@@ -7,52 +7,43 @@ use agh_acp::{
     AckPayload, AgentStatus, Correlation, Count, ErrorPayload, KnownBody, PongPayload, Verdict,
 };
 use bytes::Bytes;
-use futures_util::{FutureExt, StreamExt};
+use futures_util::FutureExt;
 use serde_json::Map;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use super::handler::{Decision, Handler, Sender};
 use super::{error, now_ms, Failure, Shared};
-use crate::transport::Inbound;
-use crate::PeerError;
+use crate::runtime::{Link, PeerProfile};
+use crate::transport::{Inbound, Transport};
 
-/// Subscribes (own subject, broadcast) and starts the inbound loop.
-/// The loop ends when `stop` resolves (the last [`super::Agent`] clone was dropped) or the
-/// subscriptions end: it unsubscribes and aborts the delegations the agent runs.
-pub(super) async fn spawn(
-    shared: Arc<Shared>,
-    handler: Arc<dyn Handler>,
-    mut stop: oneshot::Receiver<()>,
-) -> Result<Vec<JoinHandle<()>>, PeerError> {
-    let config = |e: agh_runtime::binding::SubjectError| PeerError::Config(e.to_string());
-    let own = shared.direct(shared.id()).map_err(config)?;
-    let mut subscriptions = vec![shared.transport.subscribe(own).await?];
-    if let Some(b) = &shared.binding.broadcast {
-        let subject = b.render(|_| None, &[]).map_err(config)?;
-        subscriptions.push(shared.transport.subscribe(subject).await?);
+/// How often exchanges past their deadline are expired (the runtime's timer 0).
+pub(super) const EXPIRY: Duration = Duration::from_millis(500);
+
+/// The ACP profile: the runtime hands the agent's state every inbound message (through the
+/// inbox, answered by the runtime or the [`Handler`]), the expiry tick, and the end of the loop
+/// (the last [`super::Agent`] clone dropped, a shutdown, or the subscriptions ended), which
+/// aborts the delegations the agent runs.
+impl PeerProfile for Shared {
+    type Inlet = Arc<dyn Handler>;
+
+    fn transport(&self) -> &dyn Transport {
+        &*self.transport
     }
-    shared.transport.flush().await?;
-    let mut inbound = futures_util::stream::select_all(subscriptions);
-    let run = tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_millis(500));
-        loop {
-            tokio::select! {
-                m = inbound.next() => match m {
-                    Some(m) => on_inbound(&shared, &handler, m).await,
-                    None => break,
-                },
-                _ = tick.tick() => expire(&shared),
-                _ = &mut stop => break,
-            }
-        }
-        for subscription in inbound.iter_mut() {
-            let _ = subscription.unsubscribe().await;
-        }
-        let _ = shared.transport.flush().await;
-        shared.stop_work();
-    });
-    Ok(vec![run])
+
+    async fn on_inbound(state: &Arc<Shared>, handler: &Arc<dyn Handler>, message: Inbound) {
+        on_inbound(state, handler, message).await;
+    }
+
+    async fn on_tick(state: &Arc<Shared>, _timer: usize) {
+        expire(state);
+    }
+
+    /// Nothing to do: the transport restores the subscriptions, and an ACP agent does not
+    /// announce itself.
+    async fn on_link(_state: &Arc<Shared>, _link: Link) {}
+
+    async fn on_stop(state: &Arc<Shared>, _handler: Arc<dyn Handler>, _why: Option<String>) {
+        state.stop_work();
+    }
 }
 
 /// Exchanges past their deadline: a delegation's waiter resolves with `timeout`.
@@ -104,7 +95,7 @@ async fn answer<T: serde::Serialize + ?Sized>(
     };
     let subject = match &route.reply {
         Some(r) => Ok(r.clone()),
-        None => shared.direct(&route.to),
+        None => shared.subjects.direct(&route.to),
     };
     if let Ok(subject) = subject {
         let _ = shared.transport.publish(subject, Bytes::from(bytes)).await;
@@ -133,7 +124,7 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
                     .then_some(bytes);
                 let subject = match (&m.reply, &to) {
                     (Some(r), _) => Some(r.clone()),
-                    (None, Some(to)) => shared.direct(to).ok(),
+                    (None, Some(to)) => shared.subjects.direct(to).ok(),
                     (None, None) => None,
                 };
                 if let (Some(bytes), Some(subject)) = (recorded, subject) {

@@ -12,18 +12,15 @@ impl Peer {
     /// cap ([`Limits`](crate::Limits)).
     pub fn stats(&self) -> Result<Stats, PeerError> {
         let (counters, mut tables) = {
-            let core = self.shared.core()?;
+            let core = self.shared().core()?;
             (core.counters().clone(), core.tables())
         };
-        let limits = &self.shared.limits;
+        let limits = &self.shared().limits;
         tables.pending_whois = Gauge::new(
-            self.shared.pending_whois.load(Ordering::Relaxed),
+            self.shared().pending_whois.load(Ordering::Relaxed),
             limits.pending_whois,
         );
-        let queued = self
-            .shared
-            .events_tx()
-            .map_or(0, |tx| tx.max_capacity() - tx.capacity());
+        let queued = self.shared().events.queued();
         tables.events = Gauge::new(queued, limits.events.max(1));
         Ok(Stats {
             received: counters.received,
@@ -34,12 +31,12 @@ impl Peer {
                 .map(|(code, n)| ((*code).to_owned(), *n))
                 .collect(),
             ignored: counters.ignored,
-            sent: self.shared.sent.load(Ordering::Relaxed),
-            send_failed: self.shared.send_failed.load(Ordering::Relaxed),
+            sent: self.shared().sent.load(Ordering::Relaxed),
+            send_failed: self.shared().send_failed.load(Ordering::Relaxed),
             expired_work: counters.expired_work,
             evicted_peers: counters.evicted_peers,
-            inbound_dropped: self.shared.transport.dropped(),
-            events_dropped: self.shared.events_dropped.load(Ordering::Relaxed),
+            inbound_dropped: self.shared().transport.dropped(),
+            events_dropped: self.shared().events.dropped(),
             tables,
         })
     }

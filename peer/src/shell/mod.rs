@@ -1,11 +1,12 @@
-//! The tokio shell around the sans-I/O core: [`Peer`] (join, the greet loop, presence, whois,
-//! receipts, the event stream, the sending API, shutdown) and the state its tasks share.
+//! The v0 profile on the generic runtime (`crate::runtime`): [`Peer`], a typed front over a
+//! `Runtime` of the state its tasks share ([`Shared`]: the sans-I/O core, the store pipeline,
+//! the event queue), which is the v0 [`PeerProfile`]: join (greet, discover), the greet and
+//! presence timers, re-greet on reconnect, receipts, whois, the sending API, shutdown.
 
 mod counts;
 mod events;
 mod pipeline;
 
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,19 +17,17 @@ use agh_protocol::{
     TraceBody, WhoisBody, WhoisBodyType, WorkState,
 };
 use bytes::Bytes;
-use futures_util::future::FutureExt;
-use futures_util::stream::StreamExt;
 use serde_json::{json, Value};
-use tokio::sync::{broadcast, mpsc, watch};
-use tokio::task::JoinHandle;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::core::{self as peer_core, Container, Event, Publish};
 use crate::error::PeerError;
 use crate::limits::Limits;
 use crate::record;
-use crate::transport::{self, LinkEvent, Transport, TransportError};
+use crate::runtime::{self, EventSink, Link, PeerProfile, Runtime, Subjects};
+use crate::transport::{Inbound, Transport, TransportError};
 
-pub use events::Events;
+pub use crate::runtime::{Events, SHUTDOWN_DRAIN};
 
 /// The clock: Unix seconds.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -218,10 +217,6 @@ pub struct WhoisQuery {
 /// The longest greet interval [`Peer::join`] accepts: one day.
 pub const MAX_GREET_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// How long [`Peer::shutdown`] processes the inbound messages already received when it
-/// unsubscribes (the drain).
-pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(2);
-
 /// How long [`Peer::shutdown`] waits for its tasks (the drain included) before aborting them,
 /// and then again for the transport's flush.
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
@@ -237,8 +232,8 @@ fn deadline_after(wait: Duration) -> tokio::time::Instant {
 struct Shared {
     core: Mutex<peer_core::PeerCore>,
     transport: Arc<dyn Transport>,
-    /// `None` once the stream was ended (the inbound loop stopped).
-    events: Mutex<Option<mpsc::Sender<Event>>>,
+    /// The application's event queue (ended once the inbound loop stopped).
+    events: EventSink<Event>,
     delivered: broadcast::Sender<Message>,
     clock: Clock,
     store: Option<Arc<dyn agh_store::Store>>,
@@ -246,11 +241,12 @@ struct Shared {
     limits: Limits,
     sent: AtomicU64,
     send_failed: AtomicU64,
-    events_dropped: AtomicU64,
-    /// How many of `events_dropped` / the transport's drops were reported as events.
+    /// How many of the events dropped / the transport's drops were reported as events.
     events_dropped_reported: AtomicU64,
     inbound_dropped_reported: AtomicU64,
     pending_whois: AtomicUsize,
+    /// Whether joining broadcasts a whois request after the greet.
+    discover_on_join: bool,
     /// With a store: where sends wait for their records (`None` once shut down).
     outbox: Mutex<Option<mpsc::Sender<pipeline::Outgoing>>>,
 }
@@ -262,9 +258,7 @@ impl Shared {
 
     /// Ends the event stream after the events already queued.
     fn end_events(&self) {
-        if let Ok(mut events) = self.events.lock() {
-            events.take();
-        }
+        self.events.end();
     }
 
     fn core(&self) -> Result<std::sync::MutexGuard<'_, peer_core::PeerCore>, PeerError> {
@@ -332,9 +326,8 @@ impl Shared {
 
 /// A running local peer. Cheap to share behind an `Arc`; every method takes `&self`.
 pub struct Peer {
-    shared: Arc<Shared>,
-    stop: watch::Sender<bool>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The v0 profile's state and the loops; dropping it stops them.
+    runtime: Runtime<Shared>,
     peer_id: String,
 }
 
@@ -395,14 +388,22 @@ impl Peer {
                 config.replay_age_secs,
             )?;
         }
-        let links = transport.link_events();
-        let mut streams = Vec::new();
-        for subject in core.subscriptions() {
-            streams.push(transport.subscribe(subject.clone()).await?);
-        }
-        let subs = futures_util::stream::select_all(streams);
-        transport.flush().await?;
-        let (events_tx, events_rx) = mpsc::channel(config.limits.events.max(1));
+        // The binding's own and broadcast subjects, and any other the core listens on (a
+        // Verified Peer: the v1 pair too, TRUST.md).
+        let subjects = Subjects::<agh_protocol::V0>::new(
+            &config.peer_id,
+            &[
+                ("workspace_id", &config.workspace_id),
+                ("channel", &config.channel),
+            ],
+        )?;
+        let listen = subjects
+            .listen()
+            .map(str::to_owned)
+            .chain(core.subscriptions().iter().cloned())
+            .collect();
+        let subscribed = runtime::subscribe(&*transport, listen).await?;
+        let (events, events_rx) = EventSink::new(config.limits.events);
         let (delivered, _) = broadcast::channel(4096);
         let (outbox, sends) = match &config.store {
             Some(_) => {
@@ -414,7 +415,7 @@ impl Peer {
         let shared = Arc::new(Shared {
             core: Mutex::new(core),
             transport,
-            events: Mutex::new(Some(events_tx)),
+            events,
             delivered,
             clock: config.clock.clone(),
             store: config.store.clone(),
@@ -422,18 +423,16 @@ impl Peer {
             limits: config.limits.clone(),
             sent: AtomicU64::new(0),
             send_failed: AtomicU64::new(0),
-            events_dropped: AtomicU64::new(0),
             events_dropped_reported: AtomicU64::new(0),
             inbound_dropped_reported: AtomicU64::new(0),
             pending_whois: AtomicUsize::new(0),
+            discover_on_join: config.discover_on_join,
             outbox: Mutex::new(outbox),
         });
         let outbox = sends.map(|rx| {
             let shared = shared.clone();
             tokio::spawn(async move { pipeline::outbox_loop(&shared, rx).await })
         });
-        let (stop, stop_rx) = watch::channel(false);
-
         // With a store, a delivery task finishes the inbound loop's steps (`pipeline.rs`) and
         // ends the event stream after the last one.
         let (sink, delivery) = match &shared.store {
@@ -448,101 +447,31 @@ impl Peer {
                 (pipeline::Sink::Pipeline(tx), Some(task))
             }
         };
-        let inbound = {
-            let shared = shared.clone();
-            let stop_rx = stop_rx.clone();
-            let ends_events = delivery.is_none();
-            tokio::spawn(async move {
-                let run = AssertUnwindSafe(inbound_loop(&shared, subs, stop_rx, &sink));
-                let why = match run.catch_unwind().await {
-                    Ok(why) => why,
-                    Err(panic) => {
-                        let what = panic
-                            .downcast_ref::<&str>()
-                            .map(|s| (*s).to_owned())
-                            .or_else(|| panic.downcast_ref::<String>().cloned())
-                            .unwrap_or_else(|| "a panic".to_owned());
-                        Some(format!(
-                            "the inbound loop failed ({what}): nothing more will be received"
-                        ))
-                    }
-                };
-                if let Some(why) = why {
-                    sink.put(&shared, pipeline::Step::event(internal(why)))
-                        .await;
+        // Timer 0 greets (the heartbeat), timer 1 expires presence and idle work.
+        let periods = [interval, interval.min(Duration::from_secs(1))];
+        let runtime = match Runtime::start(shared.clone(), subscribed, Inlet(sink), &periods).await
+        {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                // The join greet failed: the loops are stopped; the outbox task ends too.
+                if let Ok(mut outbox) = shared.outbox.lock() {
+                    outbox.take();
                 }
-                if ends_events {
-                    shared.end_events();
-                }
-            })
+                return Err(e);
+            }
         };
-        let timer = {
-            let shared = shared.clone();
-            let mut stop_rx = stop_rx.clone();
-            let mut links = links;
-            tokio::spawn(async move {
-                let mut greet = tokio::time::interval(interval);
-                greet.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                greet.tick().await; // the first tick is immediate: join greets below
-                let mut expiry = tokio::time::interval(interval.min(Duration::from_secs(1)));
-                let mut down = false;
-                loop {
-                    // `Some(Some(event))`, `Some(None)` when events were missed (greet to be
-                    // safe), `None` when the transport reports no more.
-                    let link = async {
-                        match links.as_mut() {
-                            Some(l) => match l.recv().await {
-                                Ok(e) => Some(Some(e)),
-                                Err(broadcast::error::RecvError::Lagged(_)) => Some(None),
-                                Err(broadcast::error::RecvError::Closed) => None,
-                            },
-                            None => std::future::pending().await,
-                        }
-                    };
-                    tokio::select! {
-                        _ = stop_rx.changed() => break,
-                        _ = greet.tick() => { let _ = shared.greet().await; }
-                        _ = expiry.tick() => shared.tick().await,
-                        event = link => match event {
-                            Some(Some(LinkEvent::Disconnected)) => {
-                                if !down {
-                                    shared.emit(Event::Disconnected);
-                                }
-                                down = true;
-                            }
-                            Some(Some(LinkEvent::Connected)) => {
-                                if down {
-                                    shared.emit(Event::Reconnected);
-                                    let _ = shared.greet().await;
-                                }
-                                down = false;
-                            }
-                            Some(None) => {
-                                let _ = shared.greet().await;
-                            }
-                            None => links = None,
-                        },
-                    }
-                }
-            })
-        };
-        shared.greet().await?;
-        if config.discover_on_join {
-            shared.discover().await?;
+        for task in delivery.into_iter().chain(outbox) {
+            runtime.add_task(task);
         }
         let peer = Peer {
-            shared,
-            stop,
-            tasks: Mutex::new(
-                [inbound, timer]
-                    .into_iter()
-                    .chain(delivery)
-                    .chain(outbox)
-                    .collect(),
-            ),
+            runtime,
             peer_id: config.peer_id,
         };
-        Ok((peer, Events { rx: events_rx }))
+        Ok((peer, events_rx))
+    }
+
+    fn shared(&self) -> &Shared {
+        self.runtime.state()
     }
 
     /// The local peer id.
@@ -552,18 +481,18 @@ impl Peer {
 
     /// The clock's current time, Unix seconds.
     pub fn now(&self) -> i64 {
-        self.shared.now()
+        self.shared().now()
     }
 
     /// This peer's card.
     pub fn card(&self) -> Result<PeerCard, PeerError> {
-        Ok(self.shared.core()?.card().clone())
+        Ok(self.shared().core()?.card().clone())
     }
 
     /// Remote peers present now, by peer id.
     pub fn peers(&self) -> Result<Vec<PeerCard>, PeerError> {
         let now = self.now();
-        Ok(self.shared.core()?.peers(now))
+        Ok(self.shared().core()?.peers(now))
     }
 
     /// The state of a work unit, if known (`submitted`, `working`, ...).
@@ -571,13 +500,13 @@ impl Peer {
         &self,
         key: &agh_protocol::WorkKey,
     ) -> Result<Option<&'static str>, PeerError> {
-        Ok(self.shared.core()?.work().get(key).map(|u| u.state))
+        Ok(self.shared().core()?.work().get(key).map(|u| u.state))
     }
 
     /// All known work units and their states.
     pub fn work_units(&self) -> Result<Vec<(agh_protocol::WorkKey, &'static str)>, PeerError> {
         Ok(self
-            .shared
+            .shared()
             .core()?
             .work()
             .units()
@@ -589,7 +518,7 @@ impl Peer {
     /// helpers below do not cover); send the result with [`Peer::send`].
     pub fn builder(&self, prefix: &str) -> Result<MessageBuilder, PeerError> {
         let now = self.now();
-        Ok(self.shared.core()?.builder(prefix, now))
+        Ok(self.shared().core()?.builder(prefix, now))
     }
 
     /// Sends a built message: to the broadcast subject when `to` is null, to the target's
@@ -599,10 +528,10 @@ impl Peer {
     /// an `internal` [`Event::Refused`] ("not sent") and counted in `send_failed`.
     pub async fn send(&self, message: Message) -> Result<Sent, PeerError> {
         let (publish, outcome, writes) = {
-            let mut core = self.shared.core()?;
+            let mut core = self.shared().core()?;
             let (publish, outcome) = core.prepare(&message)?;
             let writes = self
-                .shared
+                .shared()
                 .store
                 .as_ref()
                 .map(|_| record::sent(&core, &message, &publish, &outcome));
@@ -613,15 +542,15 @@ impl Peer {
             outcome: outcome.clone(),
             local: true,
         });
-        match (&self.shared.store, writes) {
+        match (&self.shared().store, writes) {
             (Some(store), Some(writes)) => {
                 let ticket = store.submit(writes);
-                self.shared.post(ticket, publish.clone(), work).await?;
+                self.shared().post(ticket, publish.clone(), work).await?;
             }
             _ => {
-                self.shared.publish(&publish).await?;
+                self.shared().publish(&publish).await?;
                 if let Some(work) = work {
-                    self.shared.emit(work);
+                    self.shared().emit(work);
                 }
             }
         }
@@ -634,7 +563,7 @@ impl Peer {
 
     /// Publishes a sent message again, byte for byte (same `id`: receivers deduplicate it).
     pub async fn resend(&self, sent: &Sent) -> Result<(), PeerError> {
-        self.shared.publish(&sent.publish).await
+        self.shared().publish(&sent.publish).await
     }
 
     fn build<B: agh_protocol::Body + Send + Sync + 'static>(
@@ -646,7 +575,10 @@ impl Peer {
         body: &B,
     ) -> Result<Message, PeerError> {
         let now = self.now();
-        let mut b = self.shared.core()?.builder_in(prefix, container, to, now)?;
+        let mut b = self
+            .shared()
+            .core()?
+            .builder_in(prefix, container, to, now)?;
         if let Some(w) = work_id {
             b = b.work_id(w);
         }
@@ -689,7 +621,7 @@ impl Peer {
     ) -> Result<Sent, PeerError> {
         let now = self.now();
         let m = self
-            .shared
+            .shared()
             .core()?
             .receipt(message, status, reason_code, detail, now)?;
         self.send(m).await
@@ -707,7 +639,7 @@ impl Peer {
             PeerError::Config(format!("`{}` belongs to no work unit", message.id()))
         })?;
         let other = {
-            let core = self.shared.core()?;
+            let core = self.shared().core()?;
             let unit = core.work().get(&key).ok_or_else(|| {
                 PeerError::Config(format!("work unit {key} is not known to this peer"))
             })?;
@@ -724,7 +656,7 @@ impl Peer {
         let body: TraceBody = body_of(body)?;
         let now = self.now();
         let m = self
-            .shared
+            .shared()
             .core()?
             .builder("trace", now)
             .to(&other)
@@ -760,8 +692,8 @@ impl Peer {
         query: &WhoisQuery,
         wait: Duration,
     ) -> Result<Vec<WhoisAnswer>, PeerError> {
-        let cap = self.shared.limits.pending_whois;
-        let pending = &self.shared.pending_whois;
+        let cap = self.shared().limits.pending_whois;
+        let pending = &self.shared().pending_whois;
         if pending
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < cap).then_some(n + 1)
@@ -780,7 +712,7 @@ impl Peer {
             }
         }
         let _pending = Pending(pending);
-        let most = self.shared.limits.whois_answers.max(1);
+        let most = self.shared().limits.whois_answers.max(1);
         let mut body = json!({ "type": "request" });
         if let Some(q) = &query.query {
             body["query"] = q.clone().into();
@@ -797,7 +729,7 @@ impl Peer {
             }
         }
         let m = b.body(&body)?;
-        let mut rx = self.shared.delivered.subscribe();
+        let mut rx = self.shared().delivered.subscribe();
         let sent = self.send(m).await?;
         let id = sent.message.id().to_owned();
         let deadline = deadline_after(wait);
@@ -861,7 +793,7 @@ impl Peer {
         attempts: usize,
         per_try: Duration,
     ) -> Result<(Sent, Option<Message>), PeerError> {
-        let mut rx = self.shared.delivered.subscribe();
+        let mut rx = self.shared().delivered.subscribe();
         let sent = self.send(message).await?;
         let id = sent.message.id().to_owned();
         for attempt in 0..attempts.max(1) {
@@ -888,23 +820,14 @@ impl Peer {
     /// within [`SHUTDOWN_WAIT`] (the server is unreachable) is reported as an error. The event
     /// stream ends after the events already queued.
     pub async fn shutdown(self) -> Result<(), PeerError> {
-        let _ = self.stop.send(true);
+        self.runtime.stop();
         // The outbox task ends once it has published what was sent before.
-        if let Ok(mut outbox) = self.shared.outbox.lock() {
+        if let Ok(mut outbox) = self.shared().outbox.lock() {
             outbox.take();
         }
-        let tasks = match self.tasks.lock() {
-            Ok(mut t) => std::mem::take(&mut *t),
-            Err(_) => Vec::new(),
-        };
-        let deadline = deadline_after(SHUTDOWN_WAIT);
-        for mut t in tasks {
-            if tokio::time::timeout_at(deadline, &mut t).await.is_err() {
-                t.abort();
-            }
-        }
-        self.shared.end_events();
-        match tokio::time::timeout(SHUTDOWN_WAIT, self.shared.transport.flush()).await {
+        self.runtime.shutdown(deadline_after(SHUTDOWN_WAIT)).await;
+        self.shared().end_events();
+        match tokio::time::timeout(SHUTDOWN_WAIT, self.shared().transport.flush()).await {
             Ok(flushed) => flushed.map_err(PeerError::from),
             Err(_) => Err(PeerError::Transport(TransportError {
                 message: format!(
@@ -916,54 +839,68 @@ impl Peer {
     }
 }
 
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
-    }
-}
+/// What the v0 inbound loop owns: where its steps go (`pipeline.rs`). Dropped when the loop
+/// ends, which ends the delivery task (with a store).
+pub(crate) struct Inlet(pipeline::Sink);
 
-/// The inbound loop: every message of the subscriptions through the core until `stop`. Then
-/// it unsubscribes and processes what was already received, for at most [`SHUTDOWN_DRAIN`].
-/// Returns why it stopped when that was not `stop`.
-async fn inbound_loop(
-    shared: &Shared,
-    mut subs: futures_util::stream::SelectAll<transport::Subscription>,
-    mut stop: watch::Receiver<bool>,
-    sink: &pipeline::Sink,
-) -> Option<String> {
-    let on_inbound = |payload: bytes::Bytes| {
-        let step = shared.step(payload);
-        async move {
-            if let Some(step) = step {
-                sink.put(shared, step).await;
+impl PeerProfile for Shared {
+    type Inlet = Inlet;
+
+    fn transport(&self) -> &dyn Transport {
+        &*self.transport
+    }
+
+    /// Greets, then broadcasts a whois request (unless [`PeerConfig::discover_on_join`] is off).
+    async fn on_join(state: &Arc<Shared>) -> Result<(), PeerError> {
+        state.greet().await?;
+        if state.discover_on_join {
+            state.discover().await?;
+        }
+        Ok(())
+    }
+
+    async fn on_inbound(state: &Arc<Shared>, inlet: &Inlet, message: Inbound) {
+        if let Some(step) = state.step(message.payload) {
+            inlet.0.put(state, step).await;
+        }
+    }
+
+    async fn on_tick(state: &Arc<Shared>, timer: usize) {
+        match timer {
+            0 => {
+                let _ = state.greet().await;
+            }
+            _ => state.tick().await,
+        }
+    }
+
+    async fn on_link(state: &Arc<Shared>, link: Link) {
+        match link {
+            Link::Lost => state.emit(Event::Disconnected),
+            Link::Back => {
+                state.emit(Event::Reconnected);
+                let _ = state.greet().await;
+            }
+            // Events were missed: greet to be safe.
+            Link::Missed => {
+                let _ = state.greet().await;
             }
         }
-    };
-    loop {
-        tokio::select! {
-            _ = stop.changed() => break,
-            next = subs.next() => match next {
-                Some(m) => on_inbound(m.payload).await,
-                None => {
-                    return Some(
-                        "the transport ended the subscriptions: nothing more will be received"
-                            .to_owned(),
-                    )
-                }
-            },
+    }
+
+    async fn on_stop(state: &Arc<Shared>, inlet: Inlet, why: Option<String>) {
+        if let Some(why) = why {
+            inlet
+                .0
+                .put(state, pipeline::Step::event(internal(why)))
+                .await;
+        }
+        // Without a store the loop ends the stream; with one, the delivery task does once the
+        // inlet (its sender) is gone.
+        if matches!(inlet.0, pipeline::Sink::Direct) {
+            state.end_events();
         }
     }
-    let drain = async {
-        for s in subs.iter_mut() {
-            let _ = s.unsubscribe().await;
-        }
-        while let Some(m) = subs.next().await {
-            on_inbound(m.payload).await;
-        }
-    };
-    let _ = tokio::time::timeout(SHUTDOWN_DRAIN, drain).await;
-    // Dropping `subs` unsubscribes whatever the drain did not reach.
-    None
 }
 
 /// An `internal` event: the runtime itself stopped working.

@@ -1,0 +1,327 @@
+//! The one peer runtime, generic over the profile. What does not depend on the profile lives
+//! here: the subjects ([`Subjects`], from the generated binding), the subscription loop (own and
+//! broadcast subjects, a stop signal held by the handle and sent when it is dropped, periodic
+//! ticks, link changes, unsubscribe + drain + flush on stop, a panic guard), request/reply with a
+//! deadline and abandon (`request.rs`), and the bounded event queue ([`Events`]).
+//!
+//! What a profile keeps and does is a [`PeerProfile`], implemented by its receiving state: the v0
+//! peer's (`shell/`: `PeerCore` with lifecycle, receipts, presence, whois, trust, and the store
+//! pipeline) and the ACP agent's (`acp/`: the `Inbox<Acp>`, its delegation tables, the
+//! `Handler`). [`crate::Peer`] and [`crate::acp::Agent`] are typed fronts over a
+//! [`Runtime`] of each.
+
+mod events;
+mod request;
+mod subjects;
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::FutureExt;
+use futures_util::stream::{SelectAll, StreamExt};
+use tokio::sync::{broadcast, watch};
+use tokio::task::JoinHandle;
+
+pub(crate) use events::EventSink;
+pub use events::Events;
+pub(crate) use request::{request, wait_until, Abandon};
+pub(crate) use subjects::Subjects;
+
+use crate::error::PeerError;
+use crate::transport::{Inbound, LinkEvent, Subscription, Transport};
+
+/// How long the inbound loop, once stopped, goes on processing what its subscriptions had
+/// already received (after unsubscribing), and flushing what was published: the drain.
+pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(2);
+
+/// What one profile keeps and does in a running peer; implemented by its receiving state, which
+/// the runtime's tasks share. Every hook is called by the runtime's loops only.
+pub(crate) trait PeerProfile: Send + Sync + Sized + 'static {
+    /// What the inbound loop owns alone, handed back when it ends (v0: where its steps go).
+    type Inlet: Send + Sync + 'static;
+
+    /// The transport the peer runs on.
+    fn transport(&self) -> &dyn Transport;
+
+    /// The join steps, once the loops run (v0: the join greet and whois); none by default.
+    fn on_join(state: &Arc<Self>) -> impl Future<Output = Result<(), PeerError>> + Send {
+        let _ = state;
+        std::future::ready(Ok(()))
+    }
+
+    /// One inbound message (on the own or the broadcast subject), in arrival order: the next is
+    /// read when this one's future is done.
+    fn on_inbound(
+        state: &Arc<Self>,
+        inlet: &Self::Inlet,
+        message: Inbound,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// Timer `timer` (an index into the periods given to [`Runtime::start`]) is due.
+    fn on_tick(state: &Arc<Self>, timer: usize) -> impl Future<Output = ()> + Send;
+
+    /// The connection changed.
+    fn on_link(state: &Arc<Self>, link: Link) -> impl Future<Output = ()> + Send;
+
+    /// The inbound loop ended: stopped (`why` = `None`), or not (the transport ended the
+    /// subscriptions, the loop panicked: `why` says so). Called once, after the drain.
+    fn on_stop(
+        state: &Arc<Self>,
+        inlet: Self::Inlet,
+        why: Option<String>,
+    ) -> impl Future<Output = ()> + Send;
+}
+
+/// A change of the connection, as the runtime reports it to the profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Link {
+    /// The connection was lost (reported once until it is back).
+    Lost,
+    /// It is back after being lost; the transport restored the subscriptions.
+    Back,
+    /// Link events were missed: it may have been lost and come back.
+    Missed,
+}
+
+/// The stop signal: held by the handle; [`Stop::stop`], or dropping it, ends the loops.
+#[derive(Debug)]
+pub(crate) struct Stop(watch::Sender<bool>);
+
+impl Stop {
+    fn new() -> (Stop, watch::Receiver<bool>) {
+        let (tx, rx) = watch::channel(false);
+        (Stop(tx), rx)
+    }
+
+    /// Sends the signal.
+    pub(crate) fn stop(&self) {
+        let _ = self.0.send(true);
+    }
+}
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A peer's subscriptions, made before its state: own and broadcast subjects (and any other
+/// the profile listens on), flushed, and the transport's link events.
+pub(crate) struct Subscribed {
+    subs: SelectAll<Subscription>,
+    links: Option<broadcast::Receiver<LinkEvent>>,
+}
+
+/// Subscribes to `subjects` (each once, in order) and flushes, so that nothing sent after this
+/// returns is missed.
+pub(crate) async fn subscribe(
+    transport: &dyn Transport,
+    subjects: Vec<String>,
+) -> Result<Subscribed, PeerError> {
+    let links = transport.link_events();
+    let mut streams = Vec::with_capacity(subjects.len());
+    for (i, subject) in subjects.iter().enumerate() {
+        if !subjects[..i].contains(subject) {
+            streams.push(transport.subscribe(subject.clone()).await?);
+        }
+    }
+    transport.flush().await?;
+    Ok(Subscribed {
+        subs: futures_util::stream::select_all(streams),
+        links,
+    })
+}
+
+/// A running peer of profile `P`: its state, its loops, and their stop signal (sent when this
+/// is dropped).
+pub(crate) struct Runtime<P: PeerProfile> {
+    state: Arc<P>,
+    stop: Stop,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl<P: PeerProfile> Runtime<P> {
+    /// Starts the loops over `subscribed`: the inbound loop (owning `inlet`) and the timer loop
+    /// (a timer per period in `periods`, each first due one period from now, and the link
+    /// events); then takes the profile's join steps. When they fail, the loops are stopped.
+    pub(crate) async fn start(
+        state: Arc<P>,
+        subscribed: Subscribed,
+        inlet: P::Inlet,
+        periods: &[Duration],
+    ) -> Result<Runtime<P>, PeerError> {
+        let (stop, stopped) = Stop::new();
+        let inbound = {
+            let state = state.clone();
+            let stopped = stopped.clone();
+            tokio::spawn(async move {
+                let run = AssertUnwindSafe(inbound_loop(&state, &inlet, subscribed.subs, stopped));
+                let why = match run.catch_unwind().await {
+                    Ok(why) => why,
+                    Err(panic) => {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| (*s).to_owned())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "a panic".to_owned());
+                        Some(format!(
+                            "the inbound loop failed ({what}): nothing more will be received"
+                        ))
+                    }
+                };
+                P::on_stop(&state, inlet, why).await;
+            })
+        };
+        let timers = tokio::spawn(timer_loop(
+            state.clone(),
+            periods.to_vec(),
+            subscribed.links,
+            stopped,
+        ));
+        let runtime = Runtime {
+            state,
+            stop,
+            tasks: Mutex::new(vec![inbound, timers]),
+        };
+        P::on_join(&runtime.state).await?;
+        Ok(runtime)
+    }
+
+    /// The profile's state.
+    pub(crate) fn state(&self) -> &Arc<P> {
+        &self.state
+    }
+
+    /// Adds a task of the profile's to those [`Runtime::shutdown`] waits for.
+    pub(crate) fn add_task(&self, task: JoinHandle<()>) {
+        if let Ok(mut tasks) = self.tasks.lock() {
+            tasks.push(task);
+        }
+    }
+
+    /// Sends the stop signal.
+    pub(crate) fn stop(&self) {
+        self.stop.stop();
+    }
+
+    /// Stops the loops and waits for the runtime's tasks until `deadline`; those still running
+    /// then are aborted.
+    pub(crate) async fn shutdown(&self, deadline: tokio::time::Instant) {
+        self.stop();
+        let tasks = match self.tasks.lock() {
+            Ok(mut t) => std::mem::take(&mut *t),
+            Err(_) => Vec::new(),
+        };
+        for mut t in tasks {
+            if tokio::time::timeout_at(deadline, &mut t).await.is_err() {
+                t.abort();
+                let _ = t.await;
+            }
+        }
+    }
+}
+
+/// The inbound loop: every message of the subscriptions through the profile until `stop`. Then
+/// it unsubscribes, processes what was already received and flushes, for at most
+/// [`SHUTDOWN_DRAIN`]. Returns why it stopped when that was not `stop`.
+async fn inbound_loop<P: PeerProfile>(
+    state: &Arc<P>,
+    inlet: &P::Inlet,
+    mut subs: SelectAll<Subscription>,
+    mut stop: watch::Receiver<bool>,
+) -> Option<String> {
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            next = subs.next() => match next {
+                Some(m) => P::on_inbound(state, inlet, m).await,
+                None => {
+                    return Some(
+                        "the transport ended the subscriptions: nothing more will be received"
+                            .to_owned(),
+                    )
+                }
+            },
+        }
+    }
+    let drain = async {
+        for s in subs.iter_mut() {
+            let _ = s.unsubscribe().await;
+        }
+        while let Some(m) = subs.next().await {
+            P::on_inbound(state, inlet, m).await;
+        }
+        let _ = state.transport().flush().await;
+    };
+    let _ = tokio::time::timeout(SHUTDOWN_DRAIN, drain).await;
+    // Dropping `subs` unsubscribes whatever the drain did not reach.
+    None
+}
+
+/// The timer loop: each period's tick and the link events, until `stop`.
+async fn timer_loop<P: PeerProfile>(
+    state: Arc<P>,
+    periods: Vec<Duration>,
+    mut links: Option<broadcast::Receiver<LinkEvent>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let start = tokio::time::Instant::now();
+    let mut timers: Vec<_> = periods
+        .iter()
+        .map(|p| {
+            let p = (*p).max(Duration::from_millis(1));
+            let mut t = tokio::time::interval_at(start + p, p);
+            t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            t
+        })
+        .collect();
+    let mut down = false;
+    loop {
+        let due = std::future::poll_fn(|cx| {
+            for (i, t) in timers.iter_mut().enumerate() {
+                if t.poll_tick(cx).is_ready() {
+                    return std::task::Poll::Ready(i);
+                }
+            }
+            std::task::Poll::Pending
+        });
+        // `Some(Some(event))`, `Some(None)` when events were missed, `None` when the
+        // transport reports no more.
+        let link = async {
+            match links.as_mut() {
+                Some(l) => match l.recv().await {
+                    Ok(e) => Some(Some(e)),
+                    Err(broadcast::error::RecvError::Lagged(_)) => Some(None),
+                    Err(broadcast::error::RecvError::Closed) => None,
+                },
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = stop.changed() => break,
+            timer = due => P::on_tick(&state, timer).await,
+            event = link => match event {
+                Some(Some(LinkEvent::Disconnected)) => {
+                    if !down {
+                        P::on_link(&state, Link::Lost).await;
+                    }
+                    down = true;
+                }
+                Some(Some(LinkEvent::Connected)) => {
+                    if down {
+                        P::on_link(&state, Link::Back).await;
+                    }
+                    down = false;
+                }
+                Some(None) => P::on_link(&state, Link::Missed).await,
+                None => links = None,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests;
