@@ -4,7 +4,7 @@
 //! on its timer and [`PeerCore::greet`] on join, every interval and after every reconnect.
 //!
 //! Every protocol rule is `agh-protocol`'s: [`Receiver`] (strict parse, freshness, dedup,
-//! routing, lifecycle, refusal receipts), [`PresenceRegistry`], [`answer_whois`], the subject
+//! routing, lifecycle, refusal receipts), [`PresenceRegistry`], [`answer_whois_signed`], the subject
 //! recipe and [`MessageBuilder`]. This module only wires them.
 
 use std::collections::{BTreeMap, BTreeSet};
