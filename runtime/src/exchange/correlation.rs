@@ -41,8 +41,11 @@
 //! assert_eq!(c.track(&again, Direction::Received).unwrap_err().refusal.as_str(), "already_answered");
 //! ```
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasher, RandomState};
+
+use hashbrown::HashTable;
 
 use serde_json::{Map, Value};
 
@@ -233,7 +236,8 @@ pub struct Tracked {
 struct Pending {
     exchange: &'static Exchange,
     state: &'static str,
-    responder: Option<String>,
+    /// Who sent the request, its id and who it went to: the exchange's key and parties.
+    names: Names,
     sent_here: bool,
     deadline_ms: Option<i64>,
     timed_out: bool,
@@ -241,12 +245,64 @@ struct Pending {
     facts: Vec<(&'static str, Value)>,
     /// When the entry last changed, Unix milliseconds (what retention counts from).
     touched_ms: i64,
-    /// The entry's sequence number in `order`.
+    /// The entry's sequence number: with `hash`, its handle (`order`, `timeline`, a planned
+    /// reply), which a later exchange under the same key never shares.
     seq: u64,
-    /// Its place in the tracker's `timeline` (when [`Correlator::expire`] next looks at it):
-    /// its deadline while it awaits a reply, the end of its retention once it awaits nothing.
-    due: Option<(i64, u64)>,
+    /// The hash of `(requester, request id)`, where the entry sits in the table.
+    hash: u64,
+    /// When [`Correlator::expire`] next looks at it (its place in the tracker's `timeline` is
+    /// `(due, seq, hash)`): its deadline while it awaits a reply, the end of its retention once
+    /// it awaits nothing.
+    due: Option<i64>,
 }
+
+/// The requester, the request id and the responder of one exchange, in one allocation.
+struct Names {
+    /// The requester, the id, then the responder (if any).
+    text: Box<str>,
+    /// Where the id starts.
+    id_at: usize,
+    /// Where the responder starts (`None`: a broadcast request).
+    responder_at: Option<usize>,
+}
+
+impl Names {
+    fn new(requester: &str, id: &str, responder: Option<&str>) -> Self {
+        let mut text = String::with_capacity(requester.len() + id.len() + responder.map_or(0, str::len));
+        text.push_str(requester);
+        text.push_str(id);
+        let responder_at = responder.map(|r| {
+            text.push_str(r);
+            requester.len() + id.len()
+        });
+        Names {
+            text: text.into_boxed_str(),
+            id_at: requester.len(),
+            responder_at,
+        }
+    }
+
+    fn requester(&self) -> &str {
+        self.text.get(..self.id_at).unwrap_or_default()
+    }
+
+    fn id(&self) -> &str {
+        let end = self.responder_at.unwrap_or(self.text.len());
+        self.text.get(self.id_at..end).unwrap_or_default()
+    }
+
+    fn responder(&self) -> Option<&str> {
+        self.text.get(self.responder_at?..)
+    }
+
+    /// Whether this is the exchange `requester` opened with request `id`.
+    fn is(&self, requester: &str, id: &str) -> bool {
+        self.requester() == requester && self.id() == id
+    }
+}
+
+/// An exchange's handle: its key's hash and its sequence number.
+type Handle = (u64, u64);
 
 impl Pending {
     fn awaiting(&self) -> bool {
@@ -281,15 +337,18 @@ pub struct Correlator {
     member: &'static str,
     cap: usize,
     retention_ms: i64,
-    /// (requester, request id) -> the exchange.
-    pending: HashMap<(String, String), Pending>,
-    /// (sequence number, key), oldest first; entries whose number no longer matches are stale.
-    order: VecDeque<(u64, (String, String))>,
+    /// Seeds the hash of `(requester, request id)` (random per tracker).
+    hasher: RandomState,
+    /// The exchanges, by the hash of `(requester, request id)`; an entry found by hash is
+    /// compared with the pair in full (two pairs with one hash are still two), or found by its
+    /// sequence number. A lookup copies nothing; an exchange costs one allocation (`Names`).
+    pending: HashTable<Pending>,
+    /// (hash, sequence number), oldest first; entries whose exchange is gone are stale.
+    order: VecDeque<Handle>,
     next_seq: u64,
-    /// (when, sequence number): every exchange's next look by [`Correlator::expire`] (see
-    /// `Pending::due`), so expiring costs what expires, not what is tracked. The key is found
-    /// in `order` by the sequence number (`order` is sorted by it).
-    timeline: BTreeSet<(i64, u64)>,
+    /// (when, sequence number, hash): every exchange's next look by [`Correlator::expire`] (see
+    /// `Pending::due`), so expiring costs what expires, not what is tracked.
+    timeline: BTreeSet<(i64, u64, u64)>,
 }
 
 impl fmt::Debug for Correlator {
@@ -350,7 +409,8 @@ impl Correlator {
             member: "reply_to",
             cap: cap.max(1),
             retention_ms: retention_ms.max(0),
-            pending: HashMap::new(),
+            hasher: RandomState::new(),
+            pending: HashTable::new(),
             order: VecDeque::new(),
             next_seq: 0,
             timeline: BTreeSet::new(),
@@ -381,12 +441,12 @@ impl Correlator {
 
     /// The exchange `requester` opened with request `id`.
     pub fn get(&self, requester: &str, id: &str) -> Option<Tracked> {
-        let p = self.pending.get(&(requester.to_owned(), id.to_owned()))?;
+        let p = self.find(requester, id)?;
         Some(Tracked {
             kind: p.exchange.kind,
             state: p.state,
             requester: requester.to_owned(),
-            responder: p.responder.clone(),
+            responder: p.names.responder().map(str::to_owned),
             sent_here: p.sent_here,
             deadline_ms: p.deadline_ms,
             timed_out: p.timed_out,
@@ -462,8 +522,8 @@ impl Correlator {
         let now = self.to_ms(message.sent_at);
         Ok(match plan {
             Plan::Unrelated => Outcome::Unrelated,
-            Plan::Reply { key, rule } => {
-                let Some(p) = self.pending.get_mut(&key) else {
+            Plan::Reply { at, rule } => {
+                let Some(p) = self.at_mut(at) else {
                     return Ok(Outcome::Unrelated);
                 };
                 let from = p.state;
@@ -471,9 +531,10 @@ impl Correlator {
                 p.touched_ms = p.touched_ms.max(now);
                 let settled = !p.awaiting();
                 let request_kind = p.exchange.kind;
-                self.schedule(&key);
+                let request_id = p.names.id().to_owned();
+                self.schedule(at);
                 Outcome::Answered {
-                    request_id: key.1,
+                    request_id,
                     request_kind,
                     from,
                     to: rule.to,
@@ -486,25 +547,32 @@ impl Correlator {
             } => {
                 let deadline_ms = self.deadline(exchange, message);
                 let facts = request_facts(exchange, message.body);
-                let key = (message.from.to_owned(), message.id.to_owned());
+                let hash = self.hash(message.from, message.id);
+                // A request id used again by the same requester: the new exchange replaces the
+                // old one.
+                if let Some(old) = self.find(message.from, message.id) {
+                    let old = (old.hash, old.seq);
+                    self.remove(old);
+                }
                 let seq = self.next_seq;
                 self.next_seq += 1;
                 let pending = Pending {
                     exchange,
                     state: OPEN,
-                    responder: message.to.map(str::to_owned),
+                    names: Names::new(message.from, message.id, message.to),
                     sent_here: direction == Direction::Sent,
                     deadline_ms,
                     timed_out: false,
                     facts,
                     touched_ms: now,
                     seq,
+                    hash,
                     due: None,
                 };
                 let awaiting = pending.awaiting();
-                self.pending.insert(key.clone(), pending);
-                self.schedule(&key);
-                self.order.push_back((seq, key));
+                self.pending.insert_unique(hash, pending, |p| p.hash);
+                self.schedule((hash, seq));
+                self.order.push_back((hash, seq));
                 self.enforce_cap();
                 Outcome::Opened {
                     kind: exchange.kind,
@@ -526,18 +594,17 @@ impl Correlator {
                 break;
             }
             self.timeline.remove(&due);
-            let Some(key) = self.key_of(due.1) else {
+            let (when, seq, hash) = due;
+            let at = (hash, seq);
+            let Some(p) = self.at_mut(at) else {
                 continue;
             };
-            let Some(p) = self.pending.get_mut(&key) else {
-                continue;
-            };
-            if p.due != Some(due) {
+            if p.due != Some(when) {
                 continue;
             }
             p.due = None;
             if !p.awaiting() {
-                self.remove(&key);
+                self.remove(at);
                 continue;
             }
             let Some(deadline_ms) = p.deadline_ms else {
@@ -546,10 +613,10 @@ impl Correlator {
             out.push((
                 p.seq,
                 TimedOut {
-                    request_id: key.1.clone(),
+                    request_id: p.names.id().to_owned(),
                     kind: p.exchange.kind,
-                    requester: key.0.clone(),
-                    responder: p.responder.clone(),
+                    requester: p.names.requester().to_owned(),
+                    responder: p.names.responder().map(str::to_owned),
                     state: p.state,
                     deadline_ms,
                 },
@@ -557,7 +624,7 @@ impl Correlator {
             p.state = ANSWERED;
             p.timed_out = true;
             p.touched_ms = now_ms;
-            self.schedule(&key);
+            self.schedule(at);
         }
         self.compact();
         out.sort_by_key(|(seq, _)| *seq);
@@ -572,63 +639,79 @@ impl Correlator {
     /// names no tracked request: `unknown_request`). `false` when no exchange this side sent
     /// awaits a reply under that id.
     pub fn abandon(&mut self, requester: &str, id: &str, now_ms: i64) -> bool {
-        let key = (requester.to_owned(), id.to_owned());
-        let Some(p) = self.pending.get_mut(&key) else {
+        let Some(at) = self.find(requester, id).map(|p| (p.hash, p.seq)) else {
+            return false;
+        };
+        let exchanges = self.exchanges;
+        let Some(p) = self.at_mut(at) else {
             return false;
         };
         if !p.sent_here || !p.awaiting() {
             return false;
         }
         let kind = p.exchange.kind;
-        let named = self.exchanges.iter().any(|e| e.refers_to.contains(&kind));
+        let named = exchanges.iter().any(|e| e.refers_to.contains(&kind));
         match named {
             true => {
                 p.state = ANSWERED;
                 p.timed_out = true;
                 p.touched_ms = p.touched_ms.max(now_ms);
-                self.schedule(&key);
+                self.schedule(at);
             }
             false => {
-                self.remove(&key);
+                self.remove(at);
                 self.compact();
             }
         }
         true
     }
 
-    /// Puts the exchange `key` on the timeline at its next look: its deadline while it awaits a
+    fn hash(&self, requester: &str, id: &str) -> u64 {
+        // Each `str` is hashed with its end marked: ("ab", "c") and ("a", "bc") differ.
+        self.hasher.hash_one((requester, id))
+    }
+
+    /// The exchange `requester` opened with request `id`.
+    fn find(&self, requester: &str, id: &str) -> Option<&Pending> {
+        self.pending
+            .find(self.hash(requester, id), |p| p.names.is(requester, id))
+    }
+
+    /// The exchange of handle `at`.
+    fn at_mut(&mut self, (hash, seq): Handle) -> Option<&mut Pending> {
+        self.pending.find_mut(hash, |p| p.seq == seq)
+    }
+
+    /// Puts the exchange `at` on the timeline at its next look: its deadline while it awaits a
     /// reply (none without a deadline), the end of its retention once it awaits nothing.
-    fn schedule(&mut self, key: &(String, String)) {
+    fn schedule(&mut self, at: Handle) {
         let retention_ms = self.retention_ms;
-        let Some(p) = self.pending.get_mut(key) else {
+        let (hash, seq) = at;
+        let Some(p) = self.pending.find_mut(hash, |p| p.seq == seq) else {
             return;
         };
-        let at = match p.awaiting() {
+        let due = match p.awaiting() {
             true => p.deadline_ms,
             false => Some(p.touched_ms.saturating_add(retention_ms)),
         };
-        let due = at.map(|at| (at, p.seq));
         if p.due == due {
             return;
         }
         if let Some(old) = std::mem::replace(&mut p.due, due) {
-            self.timeline.remove(&old);
+            self.timeline.remove(&(old, seq, hash));
         }
         if let Some(due) = due {
-            self.timeline.insert(due);
+            self.timeline.insert((due, seq, hash));
         }
     }
 
-    /// The key of the exchange with sequence number `seq`, from `order` (sorted by it).
-    fn key_of(&self, seq: u64) -> Option<(String, String)> {
-        let i = self.order.binary_search_by_key(&seq, |(s, _)| *s).ok()?;
-        self.order.get(i).map(|(_, key)| key.clone())
-    }
-
-    /// Forgets the exchange `key` (its place in `order` goes stale: see [`Correlator::compact`]).
-    fn remove(&mut self, key: &(String, String)) {
-        if let Some(due) = self.pending.remove(key).and_then(|p| p.due) {
-            self.timeline.remove(&due);
+    /// Forgets the exchange `at` (its place in `order` goes stale: see [`Correlator::compact`]).
+    fn remove(&mut self, (hash, seq): Handle) {
+        if let Ok(entry) = self.pending.find_entry(hash, |p| p.seq == seq) {
+            let (p, _) = entry.remove();
+            if let Some(due) = p.due {
+                self.timeline.remove(&(due, seq, hash));
+            }
         }
     }
 
@@ -637,18 +720,16 @@ impl Correlator {
         if self.order.len() > 2 * self.pending.len() + 64 {
             let pending = &self.pending;
             self.order
-                .retain(|(seq, key)| pending.get(key).is_some_and(|p| p.seq == *seq));
+                .retain(|&(hash, seq)| pending.find(hash, |p| p.seq == seq).is_some());
         }
     }
 
     fn enforce_cap(&mut self) {
         while self.pending.len() > self.cap {
-            let Some((seq, key)) = self.order.pop_front() else {
+            let Some(at) = self.order.pop_front() else {
                 break;
             };
-            if self.pending.get(&key).is_some_and(|p| p.seq == seq) {
-                self.remove(&key);
-            }
+            self.remove(at);
         }
     }
 
@@ -692,11 +773,11 @@ impl Correlator {
                     ),
                 ));
             };
-            let (key, p) = self.lookup(message, direction, target)?;
+            let p = self.lookup(message, direction, target)?;
             if !exchange.refers_to.contains(&p.exchange.kind) {
                 return Err(Refused {
                     refusal: RefusalKind::UnknownRequest,
-                    request_id: key.1.clone(),
+                    request_id: target.to_owned(),
                     message: format!(
                         "`{target}` is a `{}`; a `{}` refers to one of {}",
                         p.exchange.kind,
@@ -730,10 +811,10 @@ impl Correlator {
         direction: Direction,
         target: &str,
     ) -> Result<Plan, Refused> {
-        let (key, p) = self.lookup(message, direction, target)?;
+        let p = self.lookup(message, direction, target)?;
         let refused = |refusal, text: String| Refused {
             refusal,
-            request_id: key.1.clone(),
+            request_id: target.to_owned(),
             message: text,
         };
         if !p.exchange.replies.iter().any(|r| r.kind == message.kind) {
@@ -759,7 +840,7 @@ impl Correlator {
         });
         match rule {
             Some(rule) => Ok(Plan::Reply {
-                key: key.clone(),
+                at: (p.hash, p.seq),
                 rule,
             }),
             None if p.state == ANSWERED => Err(refused(
@@ -788,7 +869,7 @@ impl Correlator {
         message: &Exchanged<'_>,
         direction: Direction,
         target: &str,
-    ) -> Result<(&'s (String, String), &'s Pending), Refused> {
+    ) -> Result<&'s Pending, Refused> {
         let unknown = |why: &str| Refused {
             refusal: RefusalKind::UnknownRequest,
             request_id: target.to_owned(),
@@ -809,10 +890,7 @@ impl Correlator {
         let Some(requester) = requester else {
             return Err(unknown("(the message names no target to have sent one)"));
         };
-        let Some((key, p)) = self
-            .pending
-            .get_key_value(&(requester.to_owned(), target.to_owned()))
-        else {
+        let Some(p) = self.find(requester, target) else {
             let why = match direction {
                 Direction::Sent => format!("`{requester}` sent this side"),
                 Direction::Received => format!("this side (`{requester}`) sent"),
@@ -831,7 +909,7 @@ impl Correlator {
             true => message.to,
             false => Some(message.from),
         };
-        let authorized = match (&p.responder, answerer) {
+        let authorized = match (p.names.responder(), answerer) {
             (Some(responder), Some(a)) => responder == a,
             // A broadcast request: any party but the requester may answer.
             (None, Some(a)) => a != requester,
@@ -844,12 +922,12 @@ impl Correlator {
                 message: format!(
                     "the `{}` `{target}` went to `{}`, not `{}`",
                     p.exchange.kind,
-                    p.responder.as_deref().unwrap_or("everyone"),
+                    p.names.responder().unwrap_or("everyone"),
                     answerer.unwrap_or("nobody")
                 ),
             });
         }
-        Ok((key, p))
+        Ok(p)
     }
 }
 
@@ -860,7 +938,7 @@ enum Plan {
         refers_to: Option<String>,
     },
     Reply {
-        key: (String, String),
+        at: Handle,
         rule: &'static ReplyRule,
     },
 }
@@ -1258,6 +1336,75 @@ mod tests {
         c.track(&theirs, Direction::Received).expect("opened");
         assert!(!c.abandon("b", "t9", 108_000));
         assert!(!c.abandon("a", "t1", 108_000));
+    }
+
+    #[test]
+    fn exchanges_with_one_hash_are_still_told_apart() {
+        // Every exchange put in the table under one hash: the full comparison of the names
+        // (requester and id, split where the requester ends) keeps them apart.
+        let mut c = tracker();
+        for (requester, id) in [("ab", "c"), ("a", "bc"), ("a", "b"), ("b", "a")] {
+            let seq = c.next_seq;
+            c.next_seq += 1;
+            let pending = Pending {
+                exchange: &EXCHANGES[0],
+                state: OPEN,
+                names: Names::new(requester, id, Some("z")),
+                sent_here: true,
+                deadline_ms: None,
+                timed_out: false,
+                facts: Vec::new(),
+                touched_ms: 0,
+                seq,
+                hash: 7,
+                due: None,
+            };
+            c.pending.insert_unique(7, pending, |p| p.hash);
+            c.order.push_back((7, seq));
+        }
+        let found = |c: &Correlator, requester: &str, id: &str| {
+            c.pending
+                .find(7, |p| p.names.is(requester, id))
+                .map(|p| (p.names.requester().to_owned(), p.names.id().to_owned()))
+        };
+        assert_eq!(found(&c, "ab", "c"), Some(("ab".into(), "c".into())));
+        assert_eq!(found(&c, "a", "bc"), Some(("a".into(), "bc".into())));
+        assert_eq!(found(&c, "b", "a"), Some(("b".into(), "a".into())));
+        assert_eq!(found(&c, "abc", ""), None);
+        // Removing by handle takes exactly that exchange.
+        c.remove((7, 1));
+        assert_eq!(found(&c, "a", "bc"), None);
+        assert!(found(&c, "ab", "c").is_some() && found(&c, "a", "b").is_some());
+        assert_eq!(c.len(), 3);
+    }
+
+    #[test]
+    fn names_keep_the_parties_apart() {
+        let n = Names::new("ab", "c", Some("d"));
+        assert_eq!((n.requester(), n.id(), n.responder()), ("ab", "c", Some("d")));
+        let n = Names::new("a", "bcd", None);
+        assert_eq!((n.requester(), n.id(), n.responder()), ("a", "bcd", None));
+        assert!(n.is("a", "bcd") && !n.is("ab", "cd"));
+        let n = Names::new("", "", Some(""));
+        assert_eq!((n.requester(), n.id(), n.responder()), ("", "", Some("")));
+    }
+
+    #[test]
+    fn a_request_id_used_again_replaces_its_exchange() {
+        let mut c = Correlator::with_limits(EXCHANGES, Clock::Seconds, 100, 1_000);
+        let d = body(serde_json::json!({"deadline_ms": 5_000}));
+        let task = Exchanged::new("task", "t1", "a", Some("b"), None, 100).with_body(Some(&d));
+        c.track(&task, Direction::Sent).expect("opened");
+        let again = Exchanged::new("task", "t1", "a", Some("c"), None, 200).with_body(Some(&d));
+        c.track(&again, Direction::Sent).expect("opened");
+        assert_eq!(c.len(), 1);
+        assert_eq!(c.timeline.len(), 1, "the first exchange's deadline left the timeline");
+        assert_eq!(c.get("a", "t1").and_then(|t| t.responder), Some("c".to_owned()));
+        // Only the second deadline times out.
+        assert!(c.expire(106_000).is_empty());
+        let out = c.expire(205_001);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].responder.as_deref(), Some("c"));
     }
 
     #[test]
