@@ -483,27 +483,31 @@ impl Correlator {
         if !self.reads_body(kind) {
             return None;
         }
-        let mut names: Vec<&'static str> = Vec::new();
-        for e in self.exchanges {
-            if e.kind == kind {
-                names.extend(e.deadline.and_then(|d| d.strip_prefix('/')));
-                names.extend(
-                    e.replies
+        // The members it reads: a request's deadline and the request members its reply rules
+        // test, a reply's members its rules test. The others are skipped, not decoded.
+        let read = |name: &str| {
+            self.exchanges.iter().any(|e| {
+                let request = e.kind == kind
+                    && (e.deadline.and_then(|d| d.strip_prefix('/')) == Some(name)
+                        || e.replies
+                            .iter()
+                            .any(|r| r.request.iter().any(|c| c.member == name)));
+                request
+                    || e.replies
                         .iter()
-                        .flat_map(|r| r.request.iter().map(|c| c.member)),
-                );
+                        .any(|r| r.kind == kind && r.when.iter().any(|c| c.member == name))
+            })
+        };
+        let mut facts = Map::new();
+        crate::json::scan::each_member(crate::json::scan::RawJson::checked(body), |name, s| {
+            if !read(name) {
+                return None;
             }
-            let when = e.replies.iter().filter(|r| r.kind == kind);
-            names.extend(when.flat_map(|r| r.when.iter().map(|c| c.member)));
-        }
-        let read = |name: &str| names.contains(&name);
-        Some(
-            crate::json::scan::checked_members(body)
-                .into_iter()
-                .filter(|(name, _)| read(name))
-                .map(|(name, value)| (name.into_owned(), value.to_value()))
-                .collect(),
-        )
+            let value = s.raw_checked()?;
+            facts.insert(name.to_owned(), value.to_value());
+            Some(true)
+        });
+        Some(facts)
     }
 
     /// Checks `message` against the tracked exchanges without changing them.
@@ -550,7 +554,8 @@ impl Correlator {
                 let hash = self.hash(message.from, message.id);
                 // A request id used again by the same requester: the new exchange replaces the
                 // old one.
-                if let Some(old) = self.find(message.from, message.id) {
+                let (from, id) = (message.from, message.id);
+                if let Some(old) = self.pending.find(hash, |p| p.names.is(from, id)) {
                     let old = (old.hash, old.seq);
                     self.remove(old);
                 }
@@ -1376,6 +1381,21 @@ mod tests {
         assert_eq!(found(&c, "a", "bc"), None);
         assert!(found(&c, "ab", "c").is_some() && found(&c, "a", "b").is_some());
         assert_eq!(c.len(), 3);
+    }
+
+    #[test]
+    fn body_facts_are_the_members_the_rules_read() {
+        let c = tracker();
+        let task = r#"{"x":{"deadline_ms":1,"a":[1,{"b":"}"}]},"deadline_ms":5000,"y":"report_back","report_back":true}"#;
+        let facts = c.body_facts("task", task).expect("a task reads its body");
+        assert_eq!(
+            Value::Object(facts),
+            serde_json::json!({"deadline_ms": 5000, "report_back": true})
+        );
+        let ack = c.body_facts("ack", r#"{"accepted":false,"deadline_ms":3}"#);
+        assert_eq!(ack.map(Value::Object), Some(serde_json::json!({"accepted": false})));
+        assert_eq!(c.body_facts("task", "{}").map(|m| m.len()), Some(0));
+        assert!(c.body_facts("stop", r#"{"deadline_ms":3}"#).is_none(), "reads no body");
     }
 
     #[test]
