@@ -245,13 +245,13 @@ struct Pending {
     facts: Vec<(&'static str, Value)>,
     /// When the entry last changed, Unix milliseconds (what retention counts from).
     touched_ms: i64,
-    /// The entry's sequence number: with `hash`, its handle (`order`, `timeline`, a planned
-    /// reply), which a later exchange under the same key never shares.
+    /// The entry's sequence number: with its slot, its handle (`order`, `timeline`, a planned
+    /// reply), which a later exchange in the same slot never shares.
     seq: u64,
-    /// The hash of `(requester, request id)`, where the entry sits in the table.
+    /// The hash of `(requester, request id)`, by which the table finds its slot.
     hash: u64,
     /// When [`Correlator::expire`] next looks at it (its place in the tracker's `timeline` is
-    /// `(due, seq, hash)`): its deadline while it awaits a reply, the end of its retention once
+    /// `(due, seq, slot)`): its deadline while it awaits a reply, the end of its retention once
     /// it awaits nothing.
     due: Option<i64>,
 }
@@ -301,8 +301,87 @@ impl Names {
     }
 }
 
-/// An exchange's handle: its key's hash and its sequence number.
-type Handle = (u64, u64);
+/// An exchange's handle: its slot and its sequence number.
+type Handle = (usize, u64);
+
+/// The tracked exchanges, each in a slot (a freed slot is taken again first, while its memory is
+/// still warm), found by handle, or by the hash of `(requester, request id)` through a table of
+/// slot numbers (a word a slot, so a lookup touches little memory), compared with the pair in
+/// full (two pairs with one hash are still two). A lookup copies nothing.
+#[derive(Default)]
+struct Slots {
+    /// The slot of every exchange, by the hash of its `(requester, request id)`.
+    table: HashTable<usize>,
+    slots: Vec<Option<Pending>>,
+    /// The free slots, the last freed on top.
+    free: Vec<usize>,
+}
+
+impl Slots {
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The exchange `requester` opened with request `id`, whose pair hashes to `hash`.
+    fn find(&self, hash: u64, requester: &str, id: &str) -> Option<(usize, &Pending)> {
+        let slots = &self.slots;
+        let slot = *self.table.find(hash, |&i| {
+            slots
+                .get(i)
+                .and_then(Option::as_ref)
+                .is_some_and(|p| p.names.is(requester, id))
+        })?;
+        Some((slot, slots.get(slot)?.as_ref()?))
+    }
+
+    fn get(&self, (slot, seq): Handle) -> Option<&Pending> {
+        self.slots
+            .get(slot)?
+            .as_ref()
+            .filter(|p| p.seq == seq)
+    }
+
+    fn get_mut(&mut self, (slot, seq): Handle) -> Option<&mut Pending> {
+        self.slots
+            .get_mut(slot)?
+            .as_mut()
+            .filter(|p| p.seq == seq)
+    }
+
+    /// Puts `p` in a slot (under `p.hash`); its handle.
+    fn insert(&mut self, p: Pending) -> Handle {
+        let (hash, seq) = (p.hash, p.seq);
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+        };
+        if let Some(place) = self.slots.get_mut(slot) {
+            *place = Some(p);
+        }
+        let slots = &self.slots;
+        self.table.insert_unique(hash, slot, |&i| {
+            slots
+                .get(i)
+                .and_then(Option::as_ref)
+                .map_or(0, |p| p.hash)
+        });
+        (slot, seq)
+    }
+
+    /// Takes the exchange `at` out; its slot is free again.
+    fn remove(&mut self, at: Handle) -> Option<Pending> {
+        let hash = self.get(at)?.hash;
+        let p = self.slots.get_mut(at.0)?.take()?;
+        if let Ok(entry) = self.table.find_entry(hash, |&i| i == at.0) {
+            entry.remove();
+        }
+        self.free.push(at.0);
+        Some(p)
+    }
+}
 
 impl Pending {
     fn awaiting(&self) -> bool {
@@ -339,16 +418,14 @@ pub struct Correlator {
     retention_ms: i64,
     /// Seeds the hash of `(requester, request id)` (random per tracker).
     hasher: RandomState,
-    /// The exchanges, by the hash of `(requester, request id)`; an entry found by hash is
-    /// compared with the pair in full (two pairs with one hash are still two), or found by its
-    /// sequence number. A lookup copies nothing; an exchange costs one allocation (`Names`).
-    pending: HashTable<Pending>,
-    /// (hash, sequence number), oldest first; entries whose exchange is gone are stale.
+    /// The exchanges (an exchange costs one allocation: its `Names`).
+    pending: Slots,
+    /// Their handles, oldest first; a handle whose exchange is gone is stale.
     order: VecDeque<Handle>,
     next_seq: u64,
-    /// (when, sequence number, hash): every exchange's next look by [`Correlator::expire`] (see
+    /// (when, sequence number, slot): every exchange's next look by [`Correlator::expire`] (see
     /// `Pending::due`), so expiring costs what expires, not what is tracked.
-    timeline: BTreeSet<(i64, u64, u64)>,
+    timeline: BTreeSet<(i64, u64, usize)>,
 }
 
 impl fmt::Debug for Correlator {
@@ -410,7 +487,7 @@ impl Correlator {
             cap: cap.max(1),
             retention_ms: retention_ms.max(0),
             hasher: RandomState::new(),
-            pending: HashTable::new(),
+            pending: Slots::default(),
             order: VecDeque::new(),
             next_seq: 0,
             timeline: BTreeSet::new(),
@@ -436,12 +513,12 @@ impl Correlator {
 
     /// Whether none is.
     pub fn is_empty(&self) -> bool {
-        self.pending.is_empty()
+        self.pending.len() == 0
     }
 
     /// The exchange `requester` opened with request `id`.
     pub fn get(&self, requester: &str, id: &str) -> Option<Tracked> {
-        let p = self.find(requester, id)?;
+        let (_, p) = self.find(requester, id)?;
         Some(Tracked {
             kind: p.exchange.kind,
             state: p.state,
@@ -554,9 +631,8 @@ impl Correlator {
                 let hash = self.hash(message.from, message.id);
                 // A request id used again by the same requester: the new exchange replaces the
                 // old one.
-                let (from, id) = (message.from, message.id);
-                if let Some(old) = self.pending.find(hash, |p| p.names.is(from, id)) {
-                    let old = (old.hash, old.seq);
+                if let Some((slot, old)) = self.pending.find(hash, message.from, message.id) {
+                    let old = (slot, old.seq);
                     self.remove(old);
                 }
                 let seq = self.next_seq;
@@ -575,9 +651,9 @@ impl Correlator {
                     due: None,
                 };
                 let awaiting = pending.awaiting();
-                self.pending.insert_unique(hash, pending, |p| p.hash);
-                self.schedule((hash, seq));
-                self.order.push_back((hash, seq));
+                let at = self.pending.insert(pending);
+                self.schedule(at);
+                self.order.push_back(at);
                 self.enforce_cap();
                 Outcome::Opened {
                     kind: exchange.kind,
@@ -599,8 +675,8 @@ impl Correlator {
                 break;
             }
             self.timeline.remove(&due);
-            let (when, seq, hash) = due;
-            let at = (hash, seq);
+            let (when, seq, slot) = due;
+            let at = (slot, seq);
             let Some(p) = self.at_mut(at) else {
                 continue;
             };
@@ -644,7 +720,12 @@ impl Correlator {
     /// names no tracked request: `unknown_request`). `false` when no exchange this side sent
     /// awaits a reply under that id.
     pub fn abandon(&mut self, requester: &str, id: &str, now_ms: i64) -> bool {
-        let Some(at) = self.find(requester, id).map(|p| (p.hash, p.seq)) else {
+        let hash = self.hash(requester, id);
+        let Some(at) = self
+            .pending
+            .find(hash, requester, id)
+            .map(|(slot, p)| (slot, p.seq))
+        else {
             return false;
         };
         let exchanges = self.exchanges;
@@ -676,23 +757,23 @@ impl Correlator {
         self.hasher.hash_one((requester, id))
     }
 
-    /// The exchange `requester` opened with request `id`.
-    fn find(&self, requester: &str, id: &str) -> Option<&Pending> {
+    /// The exchange `requester` opened with request `id`, and its slot.
+    fn find(&self, requester: &str, id: &str) -> Option<(usize, &Pending)> {
         self.pending
-            .find(self.hash(requester, id), |p| p.names.is(requester, id))
+            .find(self.hash(requester, id), requester, id)
     }
 
     /// The exchange of handle `at`.
-    fn at_mut(&mut self, (hash, seq): Handle) -> Option<&mut Pending> {
-        self.pending.find_mut(hash, |p| p.seq == seq)
+    fn at_mut(&mut self, at: Handle) -> Option<&mut Pending> {
+        self.pending.get_mut(at)
     }
 
     /// Puts the exchange `at` on the timeline at its next look: its deadline while it awaits a
     /// reply (none without a deadline), the end of its retention once it awaits nothing.
     fn schedule(&mut self, at: Handle) {
         let retention_ms = self.retention_ms;
-        let (hash, seq) = at;
-        let Some(p) = self.pending.find_mut(hash, |p| p.seq == seq) else {
+        let (slot, seq) = at;
+        let Some(p) = self.pending.get_mut(at) else {
             return;
         };
         let due = match p.awaiting() {
@@ -703,20 +784,17 @@ impl Correlator {
             return;
         }
         if let Some(old) = std::mem::replace(&mut p.due, due) {
-            self.timeline.remove(&(old, seq, hash));
+            self.timeline.remove(&(old, seq, slot));
         }
         if let Some(due) = due {
-            self.timeline.insert((due, seq, hash));
+            self.timeline.insert((due, seq, slot));
         }
     }
 
     /// Forgets the exchange `at` (its place in `order` goes stale: see [`Correlator::compact`]).
-    fn remove(&mut self, (hash, seq): Handle) {
-        if let Ok(entry) = self.pending.find_entry(hash, |p| p.seq == seq) {
-            let (p, _) = entry.remove();
-            if let Some(due) = p.due {
-                self.timeline.remove(&(due, seq, hash));
-            }
+    fn remove(&mut self, at: Handle) {
+        if let Some(due) = self.pending.remove(at).and_then(|p| p.due) {
+            self.timeline.remove(&(due, at.1, at.0));
         }
     }
 
@@ -724,8 +802,7 @@ impl Correlator {
     fn compact(&mut self) {
         if self.order.len() > 2 * self.pending.len() + 64 {
             let pending = &self.pending;
-            self.order
-                .retain(|&(hash, seq)| pending.find(hash, |p| p.seq == seq).is_some());
+            self.order.retain(|&at| pending.get(at).is_some());
         }
     }
 
@@ -778,7 +855,7 @@ impl Correlator {
                     ),
                 ));
             };
-            let p = self.lookup(message, direction, target)?;
+            let (_, p) = self.lookup(message, direction, target)?;
             if !exchange.refers_to.contains(&p.exchange.kind) {
                 return Err(Refused {
                     refusal: RefusalKind::UnknownRequest,
@@ -816,7 +893,7 @@ impl Correlator {
         direction: Direction,
         target: &str,
     ) -> Result<Plan, Refused> {
-        let p = self.lookup(message, direction, target)?;
+        let (slot, p) = self.lookup(message, direction, target)?;
         let refused = |refusal, text: String| Refused {
             refusal,
             request_id: target.to_owned(),
@@ -845,7 +922,7 @@ impl Correlator {
         });
         match rule {
             Some(rule) => Ok(Plan::Reply {
-                at: (p.hash, p.seq),
+                at: (slot, p.seq),
                 rule,
             }),
             None if p.state == ANSWERED => Err(refused(
@@ -874,7 +951,7 @@ impl Correlator {
         message: &Exchanged<'_>,
         direction: Direction,
         target: &str,
-    ) -> Result<&'s Pending, Refused> {
+    ) -> Result<(usize, &'s Pending), Refused> {
         let unknown = |why: &str| Refused {
             refusal: RefusalKind::UnknownRequest,
             request_id: target.to_owned(),
@@ -895,7 +972,7 @@ impl Correlator {
         let Some(requester) = requester else {
             return Err(unknown("(the message names no target to have sent one)"));
         };
-        let Some(p) = self.find(requester, target) else {
+        let Some((slot, p)) = self.find(requester, target) else {
             let why = match direction {
                 Direction::Sent => format!("`{requester}` sent this side"),
                 Direction::Received => format!("this side (`{requester}`) sent"),
@@ -932,7 +1009,7 @@ impl Correlator {
                 ),
             });
         }
-        Ok(p)
+        Ok((slot, p))
     }
 }
 
@@ -1308,6 +1385,8 @@ mod tests {
         assert_eq!(c.len(), 3);
         assert!(c.get("a", "t0").is_none());
         assert!(c.get("a", "t9").is_some());
+        // Slots are taken again: one more than the cap at most (the newest before eviction).
+        assert!(c.pending.slots.len() <= 4, "{}", c.pending.slots.len());
     }
 
     #[test]
@@ -1364,23 +1443,31 @@ mod tests {
                 hash: 7,
                 due: None,
             };
-            c.pending.insert_unique(7, pending, |p| p.hash);
-            c.order.push_back((7, seq));
+            let at = c.pending.insert(pending);
+            c.order.push_back(at);
         }
         let found = |c: &Correlator, requester: &str, id: &str| {
             c.pending
-                .find(7, |p| p.names.is(requester, id))
-                .map(|p| (p.names.requester().to_owned(), p.names.id().to_owned()))
+                .find(7, requester, id)
+                .map(|(_, p)| (p.names.requester().to_owned(), p.names.id().to_owned()))
         };
         assert_eq!(found(&c, "ab", "c"), Some(("ab".into(), "c".into())));
         assert_eq!(found(&c, "a", "bc"), Some(("a".into(), "bc".into())));
         assert_eq!(found(&c, "b", "a"), Some(("b".into(), "a".into())));
         assert_eq!(found(&c, "abc", ""), None);
-        // Removing by handle takes exactly that exchange.
-        c.remove((7, 1));
+        // Removing by handle takes exactly that exchange; a stale handle takes nothing.
+        c.remove((1, 1));
         assert_eq!(found(&c, "a", "bc"), None);
         assert!(found(&c, "ab", "c").is_some() && found(&c, "a", "b").is_some());
         assert_eq!(c.len(), 3);
+        c.remove((1, 1));
+        c.remove((2, 7));
+        assert_eq!(c.len(), 3);
+        // The freed slot is taken again, under a new sequence number.
+        let task = Exchanged::new("task", "t9", "q", Some("z"), None, 100);
+        c.track(&task, Direction::Sent).expect("opened");
+        assert_eq!(c.pending.slots.len(), 4);
+        assert!(c.get("q", "t9").is_some() && c.get("a", "bc").is_none());
     }
 
     #[test]
