@@ -159,6 +159,9 @@ impl InboxBench {
 /// Each round times a batch of every function back to back, in a rotating order; ratios are
 /// taken within the round and the median round is reported.
 fn interleaved_ratios(_: &mut Criterion) {
+    if std::env::args().any(|a| a == "inbox-steps") {
+        return;
+    }
     let validator = schema_validator();
     let options = agh_acp::options(NOW);
     println!("| kind | bytes | (a) Value ns | (b) Value+jsonschema ns | parse_ref ns | parse ns | parse_bytes ns | Inbox::receive_bytes ns | parse_ref / (a) | parse / (a) | (b) / parse_ref | parse / parse_ref | parse_bytes / parse_ref | inbox / parse_ref |");
@@ -256,7 +259,98 @@ fn interleaved_ratios(_: &mut Criterion) {
     }
 }
 
+/// Where `Inbox::receive_bytes` spends its time, per message, in a running agent's steady state
+/// (its dedup window and correlator at their caps, each new message pushing the oldest out):
+/// the parser's `parse_ref` and `parse_bytes`, the dedup window's check and insert alone, the
+/// correlator's `track` alone (of what the inbox reads from the message: roles, sent time, body
+/// facts), and the whole `Inbox::receive_bytes`, each step over the same fresh envelopes with its
+/// own state warmed by as many as its cap first. `cargo bench -p agh-acp --bench parse --
+/// inbox-steps`.
+fn inbox_steps() {
+    use agh_runtime::correlation::{Correlator, Direction, Exchanged};
+    use agh_runtime::json::scan::Member;
+    use agh_runtime::DedupWindow;
+
+    const WARM: usize = 110_000;
+    const TIMED: usize = 40_000;
+    let options = agh_acp::options(NOW);
+    let spec = &agh_acp::SPEC;
+    println!("| kind | parse_ref ns | parse_bytes ns | dedup ns | correlator ns | Inbox::receive_bytes ns | inbox / parse_ref |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (kind, bytes) in corpus() {
+        let mut bench = InboxBench::new(&bytes);
+        if !bench.initiating {
+            continue;
+        }
+        bench.refill(WARM + TIMED);
+        let pool = std::mem::take(&mut bench.pool);
+        let messages: Vec<agh_acp::Message> = pool
+            .iter()
+            .map(|b| agh_acp::parse_bytes(b.clone(), &options).expect("valid"))
+            .collect();
+        let tables = Correlator::for_spec(spec);
+        let facts: Vec<_> = messages
+            .iter()
+            .map(|m| m.body().and_then(|b| tables.body_facts(m.kind(), b.get())))
+            .collect();
+        let exchanged = |i: usize| {
+            let m = &messages[i];
+            let sent_at = match m.envelope().member("ts") {
+                Member::Int(v) => i64::try_from(v).expect("ts"),
+                _ => 0,
+            };
+            Exchanged::new(
+                m.kind(),
+                m.id().expect("id"),
+                m.str_of("from").expect("from"),
+                m.str_of("to"),
+                m.str_of("ref"),
+                sent_at,
+            )
+            .with_body(facts[i].as_ref())
+        };
+        // Runs `f` over the warm-up envelopes untimed, then over the timed ones: ns per call.
+        let timed = |f: &mut dyn FnMut(usize)| {
+            (0..WARM).for_each(&mut *f);
+            let t = Instant::now();
+            (WARM..WARM + TIMED).for_each(&mut *f);
+            t.elapsed().as_nanos() as f64 / TIMED as f64
+        };
+        let parse_ref = timed(&mut |i| {
+            black_box(agh_acp::parse_ref(black_box(&pool[i]), &options).expect("valid"));
+        });
+        let parse_bytes = timed(&mut |i| {
+            black_box(agh_acp::parse_bytes(black_box(pool[i].clone()), &options).expect("valid"));
+        });
+        let mut dedup = DedupWindow::new(DedupWindow::DEFAULT_CAP, spec.replay_age_secs);
+        let dedup_ns = timed(&mut |i| {
+            let m = &messages[i];
+            let (from, id) = (m.str_of("from").unwrap_or(""), m.id().unwrap_or(""));
+            assert!(!dedup.contains(from, id));
+            dedup.insert(from, id, NOW);
+        });
+        let mut correlator = Correlator::for_spec(spec);
+        let correlator_ns = timed(&mut |i| {
+            let e = exchanged(i);
+            black_box(correlator.track(&e, Direction::Received).expect("tracked"));
+        });
+        let inbox = &mut bench.inbox;
+        let inbox_ns = timed(&mut |i| {
+            let verdict = inbox.receive_bytes(black_box(pool[i].clone()), NOW * 1000);
+            assert!(verdict.refusal().is_none(), "{kind}: delivered");
+        });
+        println!(
+            "| {kind} | {parse_ref:.0} | {parse_bytes:.0} | {dedup_ns:.0} | {correlator_ns:.0} | {inbox_ns:.0} | {:.2}x |",
+            inbox_ns / parse_ref
+        );
+    }
+}
+
 fn bench_parse(c: &mut Criterion) {
+    if std::env::args().any(|a| a == "inbox-steps") {
+        inbox_steps();
+        return;
+    }
     if std::env::args().any(|a| a == "interleaved-only") {
         return;
     }

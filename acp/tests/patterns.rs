@@ -29,17 +29,49 @@ fn every_acp_pattern_is_compiled() {
 #[test]
 fn edge_cases_agree() {
     let mut cases: Vec<String> = [
-        "", "a", ".", "a.", ".a", "a..b", "a.b", "a.b.c", "0.9", "a-b_c.d-e", "a.-b", "a._",
-        "A", "a.B", "ab.c_d", " ", "\u{85}", "x\u{85}", "é", "a.é", "😀", "x\ny", "x\r", "\u{2028}x",
-        "x\u{2029}", "\u{3000}", "\u{3000}a", "a\u{3000}", "\t\t", "\u{feff}", "\u{180e}",
-        "0123456789abcdef", "0123456789abcdeF", "01234567-89ab-cdef-0123-456789abcdef",
+        "",
+        "a",
+        ".",
+        "a.",
+        ".a",
+        "a..b",
+        "a.b",
+        "a.b.c",
+        "0.9",
+        "a-b_c.d-e",
+        "a.-b",
+        "a._",
+        "A",
+        "a.B",
+        "ab.c_d",
+        " ",
+        "\u{85}",
+        "x\u{85}",
+        "é",
+        "a.é",
+        "😀",
+        "x\ny",
+        "x\r",
+        "\u{2028}x",
+        "x\u{2029}",
+        "\u{3000}",
+        "\u{3000}a",
+        "a\u{3000}",
+        "\t\t",
+        "\u{feff}",
+        "\u{180e}",
+        "0123456789abcdef",
+        "0123456789abcdeF",
+        "01234567-89ab-cdef-0123-456789abcdef",
     ]
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
     // Long ASCII runs with one character of each kind at the start, in the middle, at the end:
     // the second run of the one-line matcher stops at it.
-    for c in ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}', '\u{a0}', 'é', '😀', ' ', '\t', '\u{b}'] {
+    for c in [
+        '\n', '\r', '\u{85}', '\u{2028}', '\u{2029}', '\u{a0}', 'é', '😀', ' ', '\t', '\u{b}',
+    ] {
         let run = "q".repeat(300);
         let blank = " ".repeat(300);
         for s in [

@@ -482,7 +482,8 @@ fn skip_words(set: &Set) -> TokenStream {
 fn all_and_some_bytes(outside: &Set, some: &Set) -> TokenStream {
     let (out_ascii, stop) = (ascii_table(outside, false), ascii_table(outside, true));
     let some_ascii = ascii_table(some, false);
-    let (out_char, some_char, decode) = (test_as(outside, false), test_as(some, false), decode_at());
+    let (out_char, some_char, decode) =
+        (test_as(outside, false), test_as(some, false), decode_at());
     let skip = skip_words(outside);
     quote! {
         const OUT: [bool; 256] = #out_ascii;

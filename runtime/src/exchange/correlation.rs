@@ -268,7 +268,8 @@ struct Names {
 
 impl Names {
     fn new(requester: &str, id: &str, responder: Option<&str>) -> Self {
-        let mut text = String::with_capacity(requester.len() + id.len() + responder.map_or(0, str::len));
+        let mut text =
+            String::with_capacity(requester.len() + id.len() + responder.map_or(0, str::len));
         text.push_str(requester);
         text.push_str(id);
         let responder_at = responder.map(|r| {
@@ -335,17 +336,11 @@ impl Slots {
     }
 
     fn get(&self, (slot, seq): Handle) -> Option<&Pending> {
-        self.slots
-            .get(slot)?
-            .as_ref()
-            .filter(|p| p.seq == seq)
+        self.slots.get(slot)?.as_ref().filter(|p| p.seq == seq)
     }
 
     fn get_mut(&mut self, (slot, seq): Handle) -> Option<&mut Pending> {
-        self.slots
-            .get_mut(slot)?
-            .as_mut()
-            .filter(|p| p.seq == seq)
+        self.slots.get_mut(slot)?.as_mut().filter(|p| p.seq == seq)
     }
 
     /// Puts `p` in a slot (under `p.hash`); its handle.
@@ -363,10 +358,7 @@ impl Slots {
         }
         let slots = &self.slots;
         self.table.insert_unique(hash, slot, |&i| {
-            slots
-                .get(i)
-                .and_then(Option::as_ref)
-                .map_or(0, |p| p.hash)
+            slots.get(i).and_then(Option::as_ref).map_or(0, |p| p.hash)
         });
         (slot, seq)
     }
@@ -759,8 +751,7 @@ impl Correlator {
 
     /// The exchange `requester` opened with request `id`, and its slot.
     fn find(&self, requester: &str, id: &str) -> Option<(usize, &Pending)> {
-        self.pending
-            .find(self.hash(requester, id), requester, id)
+        self.pending.find(self.hash(requester, id), requester, id)
     }
 
     /// The exchange of handle `at`.
@@ -1480,15 +1471,24 @@ mod tests {
             serde_json::json!({"deadline_ms": 5000, "report_back": true})
         );
         let ack = c.body_facts("ack", r#"{"accepted":false,"deadline_ms":3}"#);
-        assert_eq!(ack.map(Value::Object), Some(serde_json::json!({"accepted": false})));
+        assert_eq!(
+            ack.map(Value::Object),
+            Some(serde_json::json!({"accepted": false}))
+        );
         assert_eq!(c.body_facts("task", "{}").map(|m| m.len()), Some(0));
-        assert!(c.body_facts("stop", r#"{"deadline_ms":3}"#).is_none(), "reads no body");
+        assert!(
+            c.body_facts("stop", r#"{"deadline_ms":3}"#).is_none(),
+            "reads no body"
+        );
     }
 
     #[test]
     fn names_keep_the_parties_apart() {
         let n = Names::new("ab", "c", Some("d"));
-        assert_eq!((n.requester(), n.id(), n.responder()), ("ab", "c", Some("d")));
+        assert_eq!(
+            (n.requester(), n.id(), n.responder()),
+            ("ab", "c", Some("d"))
+        );
         let n = Names::new("a", "bcd", None);
         assert_eq!((n.requester(), n.id(), n.responder()), ("a", "bcd", None));
         assert!(n.is("a", "bcd") && !n.is("ab", "cd"));
@@ -1505,8 +1505,15 @@ mod tests {
         let again = Exchanged::new("task", "t1", "a", Some("c"), None, 200).with_body(Some(&d));
         c.track(&again, Direction::Sent).expect("opened");
         assert_eq!(c.len(), 1);
-        assert_eq!(c.timeline.len(), 1, "the first exchange's deadline left the timeline");
-        assert_eq!(c.get("a", "t1").and_then(|t| t.responder), Some("c".to_owned()));
+        assert_eq!(
+            c.timeline.len(),
+            1,
+            "the first exchange's deadline left the timeline"
+        );
+        assert_eq!(
+            c.get("a", "t1").and_then(|t| t.responder),
+            Some("c".to_owned())
+        );
         // Only the second deadline times out.
         assert!(c.expire(106_000).is_empty());
         let out = c.expire(205_001);
