@@ -12,6 +12,12 @@
 //!   `A` and some character is in `B` (the one-line, non-blank text of a capability `summary`).
 //! - One class, unanchored (`[^...]`): some character is in it (non-blank text, with the white
 //!   space set spelled out); and `\S`, the same with ECMA-262's white space.
+//! - `^X(\cX)*$` where no string `^X$` matches holds the escaped punctuation `c` (dotted names):
+//!   every piece of the string split at `c` matches `^X$`.
+//!
+//! The last two shapes read the string byte by byte through ASCII (a table lookup a byte) and
+//! decode a character only where a byte is 0x80 or more; the one-line shape, once it has seen a
+//! character of its inner class, skips 8-byte words holding no byte to stop at.
 
 use proc_macro2::TokenStream;
 use quote::quote;
