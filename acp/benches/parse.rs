@@ -89,11 +89,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// without an exchange before them (requests and notifications); other kinds are not timed
 /// (their call does nothing). Each round's envelopes are prepared before it (a fresh serial
 /// written over the tail of the `id`, the bytes as a transport hands them over), outside the
-/// timing, and a fresh inbox of the envelope's `to` takes them.
+/// timing. One inbox of the envelope's `to` takes them all, round after round, as a running
+/// agent's does (its dedup window and tracked exchanges fill up, well within their caps): a
+/// fresh inbox per round would time the first touch of its freshly allocated dedup table's
+/// pages (a page fault every few messages), not the work per message.
 struct InboxBench {
     bytes: Vec<u8>,
     id: std::ops::Range<usize>,
-    local: String,
     initiating: bool,
     serial: u64,
     inbox: agh_acp::Inbox,
@@ -114,8 +116,7 @@ impl InboxBench {
         InboxBench {
             bytes: bytes.to_vec(),
             id: at..at + id.len(),
-            inbox: agh_acp::Inbox::new(local.clone()),
-            local,
+            inbox: agh_acp::Inbox::new(local),
             initiating,
             serial: 0,
             pool: Vec::new(),
@@ -129,7 +130,6 @@ impl InboxBench {
         if !self.initiating {
             return;
         }
-        self.inbox = agh_acp::Inbox::new(self.local.clone());
         self.pool.clear();
         self.next = 0;
         for _ in 0..calls {
@@ -159,6 +159,9 @@ impl InboxBench {
 /// Each round times a batch of every function back to back, in a rotating order; ratios are
 /// taken within the round and the median round is reported.
 fn interleaved_ratios(_: &mut Criterion) {
+    if std::env::args().any(|a| a == "inbox-steps") {
+        return;
+    }
     let validator = schema_validator();
     let options = agh_acp::options(NOW);
     println!("| kind | bytes | (a) Value ns | (b) Value+jsonschema ns | parse_ref ns | parse ns | parse_bytes ns | Inbox::receive_bytes ns | parse_ref / (a) | parse / (a) | (b) / parse_ref | parse / parse_ref | parse_bytes / parse_ref | inbox / parse_ref |");
@@ -256,7 +259,120 @@ fn interleaved_ratios(_: &mut Criterion) {
     }
 }
 
+/// Where `Inbox::receive_bytes` spends its time, per message, in a running agent's steady state
+/// (its dedup window and correlator at their caps, each new message pushing the oldest out):
+/// the parser's `parse_ref` and `parse_bytes`, the dedup window's check and insert alone, the
+/// correlator's `track` alone (of what the inbox reads from the message: roles, sent time, body
+/// facts), and the whole `Inbox::receive_bytes`, each step over the same fresh envelopes with its
+/// own state warmed by as many as its cap first. `cargo bench -p agh-acp --bench parse --
+/// inbox-steps`.
+fn inbox_steps() {
+    use agh_runtime::correlation::{Correlator, Direction, Exchanged};
+    use agh_runtime::json::scan::Member;
+    use agh_runtime::DedupWindow;
+
+    const WARM: usize = 110_000;
+    const TIMED: usize = 40_000;
+    let options = agh_acp::options(NOW);
+    let spec = &agh_acp::SPEC;
+    println!("| kind | parse_ref ns | parse_bytes ns | dedup ns | correlator ns | Inbox::receive_bytes ns | inbox / parse_ref |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (kind, bytes) in corpus() {
+        let mut bench = InboxBench::new(&bytes);
+        if !bench.initiating {
+            continue;
+        }
+        bench.refill(WARM + TIMED);
+        let pool = std::mem::take(&mut bench.pool);
+        let messages: Vec<agh_acp::Message> = pool
+            .iter()
+            .map(|b| agh_acp::parse_bytes(b.clone(), &options).expect("valid"))
+            .collect();
+        let tables = Correlator::for_spec(spec);
+        let facts: Vec<_> = messages
+            .iter()
+            .map(|m| m.body_json().and_then(|b| tables.body_facts(m.kind(), b.get())))
+            .collect();
+        let exchanged = |i: usize| {
+            let m = &messages[i];
+            let sent_at = match m.envelope().member("ts") {
+                Member::Int(v) => i64::try_from(v).expect("ts"),
+                _ => 0,
+            };
+            Exchanged::new(
+                m.kind(),
+                m.id().expect("id"),
+                m.str_of("from").expect("from"),
+                m.str_of("to"),
+                m.str_of("ref"),
+                sent_at,
+            )
+            .with_body(facts[i].as_ref())
+        };
+        let mut dedup = DedupWindow::new(DedupWindow::DEFAULT_CAP, spec.replay_age_secs);
+        let mut correlator = Correlator::for_spec(spec);
+        let inbox = &mut bench.inbox;
+        let (pool, options) = (&pool, &options);
+        let mut steps: Vec<Box<dyn FnMut(usize) + '_>> = vec![
+            Box::new(move |i| {
+                black_box(agh_acp::parse_ref(black_box(&pool[i]), options).expect("valid"));
+            }),
+            Box::new(move |i| {
+                let b = black_box(pool[i].clone());
+                black_box(agh_acp::parse_bytes(b, options).expect("valid"));
+            }),
+            Box::new(|i| {
+                let m = &messages[i];
+                let (from, id) = (m.str_of("from").unwrap_or(""), m.id().unwrap_or(""));
+                assert!(!dedup.contains(from, id));
+                dedup.insert(from, id, NOW);
+            }),
+            Box::new(|i| {
+                let e = exchanged(i);
+                black_box(correlator.track(&e, Direction::Received).expect("tracked"));
+            }),
+            Box::new(move |i| {
+                let verdict = inbox.receive_bytes(black_box(pool[i].clone()), NOW * 1000);
+                assert!(verdict.refusal().is_none(), "delivered");
+            }),
+        ];
+        // Each step's state filled first (untimed); then the timed envelopes in chunks, every
+        // step over the same chunk in a rotating order; the median chunk is reported.
+        for step in &mut steps {
+            (0..WARM).for_each(&mut **step);
+        }
+        const CHUNK: usize = 500;
+        let n = steps.len();
+        let mut ns: Vec<Vec<f64>> = vec![Vec::new(); n];
+        let mut ratio = Vec::new();
+        for (c, start) in (WARM..WARM + TIMED).step_by(CHUNK).enumerate() {
+            let mut round = vec![0f64; n];
+            for k in 0..n {
+                let f = (c + k) % n;
+                let t = Instant::now();
+                (start..start + CHUNK).for_each(&mut *steps[f]);
+                round[f] = t.elapsed().as_nanos() as f64 / CHUNK as f64;
+            }
+            ratio.push(round[4] / round[0]);
+            for f in 0..n {
+                ns[f].push(round[f]);
+            }
+        }
+        let m: Vec<f64> = ns.into_iter().map(median).collect();
+        let (parse_ref, parse_bytes, dedup_ns, correlator_ns, inbox_ns) =
+            (m[0], m[1], m[2], m[3], m[4]);
+        let inbox_ratio = median(ratio);
+        println!(
+            "| {kind} | {parse_ref:.0} | {parse_bytes:.0} | {dedup_ns:.0} | {correlator_ns:.0} | {inbox_ns:.0} | {inbox_ratio:.2}x |"
+        );
+    }
+}
+
 fn bench_parse(c: &mut Criterion) {
+    if std::env::args().any(|a| a == "inbox-steps") {
+        inbox_steps();
+        return;
+    }
     if std::env::args().any(|a| a == "interleaved-only") {
         return;
     }

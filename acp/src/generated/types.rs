@@ -316,12 +316,7 @@ impl ::std::str::FromStr for DottedName {
     fn from_str(
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-        {
-            ::regress::Regex::new("^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)*$")
-                .unwrap()
-        });
-        if PATTERN.find(value).is_none() {
+        if !super::checks::pattern_1(value) {
             return Err(
                 "doesn't match pattern \"^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)*$\""
                     .into(),

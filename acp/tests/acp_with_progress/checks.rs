@@ -25,10 +25,32 @@ pub fn pattern_0(s: &str) -> bool {
             SET[c as usize]
         })
 }
-static RE_1: OnceLock<Option<regress::Regex>> = OnceLock::new();
-/// Whether a string matches `^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$` (regex compiled on first use).
+/// Whether a string matches `^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$` (compiled to code).
 pub fn pattern_1(s: &str) -> bool {
-    c::matches(&RE_1, "^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)*$", s)
+    s.split('.')
+        .all(|s: &str| -> bool {
+            let mut chars = s.bytes();
+            for _ in 0..1usize {
+                match chars.next() {
+                    Some(
+                        c,
+                    ) if {
+                        const SET: [bool; 256] = ::agh_runtime::check::byte_set(
+                            &[(b'a', b'z'), (b'0', b'9')],
+                        );
+                        SET[c as usize]
+                    } => {}
+                    _ => return false,
+                }
+            }
+            chars
+                .all(|c| {
+                    const SET: [bool; 256] = ::agh_runtime::check::byte_set(
+                        &[(b'a', b'z'), (b'0', b'9'), (b'_', b'_'), (b'-', b'-')],
+                    );
+                    SET[c as usize]
+                })
+        })
 }
 /// Whether a string matches `^[a-z][a-z0-9_]*$` (compiled to code).
 pub fn pattern_2(s: &str) -> bool {
@@ -139,35 +161,108 @@ pub fn pattern_3(s: &str) -> bool {
 }
 /// Whether a string matches `[^\u0009-\u000d\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]` (compiled to code).
 pub fn pattern_4(s: &str) -> bool {
-    s.chars()
-        .any(|c| {
-            !matches!(
-                c, '\t'..= '\r' | ' ' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..=
-                '\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' |
-                '\u{3000}'
-            )
-        })
+    const IN: [bool; 256] = ::agh_runtime::check::byte_set(
+        &[(b'\0', b'\x08'), (b'\x0E', b'\x1F'), (b'!', b'\x7F')],
+    );
+    let b = s.as_bytes();
+    let mut i = 0usize;
+    while let Some(&x) = b.get(i) {
+        if x < 0x80 {
+            if IN[x as usize] {
+                return true;
+            }
+            i += 1;
+            continue;
+        }
+        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
+            return false;
+        };
+        if !matches!(
+            c, '\t'..= '\r' | ' ' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..=
+            '\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
+        ) {
+            return true;
+        }
+        i += c.len_utf8();
+    }
+    false
 }
 /// Whether a string matches `^[^\u000a\u000d\u0085\u2028\u2029]*[^\u0009-\u000d\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u000a\u000d\u0085\u2028\u2029]*$` (compiled to code).
 pub fn pattern_5(s: &str) -> bool {
+    const OUT: [bool; 256] = ::agh_runtime::check::byte_set(
+        &[(b'\n', b'\n'), (b'\r', b'\r')],
+    );
+    const SOME: [bool; 256] = ::agh_runtime::check::byte_set(
+        &[(b'\0', b'\x08'), (b'\x0E', b'\x1F'), (b'!', b'\x7F')],
+    );
+    const STOP: [bool; 256] = ::agh_runtime::check::byte_set(
+        &[(b'\n', b'\n'), (b'\r', b'\r'), (b'\x80', b'\xFF')],
+    );
+    let b = s.as_bytes();
+    let mut i = 0usize;
     let mut some = false;
-    for c in s.chars() {
+    while !some {
+        let Some(&x) = b.get(i) else {
+            return false;
+        };
+        if x < 0x80 {
+            if OUT[x as usize] {
+                return false;
+            }
+            some = SOME[x as usize];
+            i += 1;
+            continue;
+        }
+        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
+            return false;
+        };
         if matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}') {
             return false;
         }
-        some = some
-            || (!matches!(
-                c, '\t'..= '\r' | ' ' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..=
-                '\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' |
-                '\u{3000}'
-            ));
+        some = !matches!(
+            c, '\t'..= '\r' | ' ' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'..=
+            '\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
+        );
+        i += c.len_utf8();
     }
-    some
+    loop {
+        let rest = b.get(i..).unwrap_or_default();
+        const L: u64 = 0x0101_0101_0101_0101;
+        const H: u64 = 0x8080_8080_8080_8080;
+        let zero = |x: u64| x.wrapping_sub(L) & !x & H;
+        let mut n = 0usize;
+        while let Some(Ok(w)) = rest.get(n..n + 8).map(<[u8; 8]>::try_from) {
+            let w = u64::from_le_bytes(w);
+            if (w & H) | zero(w ^ (L * 10u64)) | zero(w ^ (L * 13u64)) != 0 {
+                break;
+            }
+            n += 8;
+        }
+        let Some(k) = rest
+            .get(n..)
+            .unwrap_or_default()
+            .iter()
+            .position(|x| STOP[*x as usize]) else {
+            return true;
+        };
+        i += n + k;
+        if rest[n + k] < 0x80 {
+            return false;
+        }
+        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
+            return false;
+        };
+        if matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}') {
+            return false;
+        }
+        i += c.len_utf8();
+    }
 }
 /// The patterns compiled to code, with their matchers (the tests compare them with the
 /// regex engine).
 pub const COMPILED_PATTERNS: &[(&str, fn(&str) -> bool)] = &[
     ("^[0-9a-f]{16,128}$", pattern_0 as fn(&str) -> bool),
+    ("^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)*$", pattern_1 as fn(&str) -> bool),
     ("^[a-z][a-z0-9_]*$", pattern_2 as fn(&str) -> bool),
     (
         "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",

@@ -12,6 +12,12 @@
 //!   `A` and some character is in `B` (the one-line, non-blank text of a capability `summary`).
 //! - One class, unanchored (`[^...]`): some character is in it (non-blank text, with the white
 //!   space set spelled out); and `\S`, the same with ECMA-262's white space.
+//! - `^X(\cX)*$` where no string `^X$` matches holds the escaped punctuation `c` (dotted names):
+//!   every piece of the string split at `c` matches `^X$`.
+//!
+//! The last two shapes read the string byte by byte through ASCII (a table lookup a byte) and
+//! decode a character only where a byte is 0x80 or more; the one-line shape, once it has seen a
+//! character of its inner class, skips 8-byte words holding no byte to stop at.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -380,6 +386,156 @@ fn test_as(set: &Set, bytes: bool) -> TokenStream {
     }
 }
 
+/// `check::byte_set` of the ASCII characters of `set`, plus every byte from 0x80 up when
+/// `high`: a table a byte-level loop reads for each byte (a byte from 0x80 up starts or
+/// continues a multi-byte character, which the loop decodes instead).
+fn ascii_table(set: &Set, high: bool) -> TokenStream {
+    let rt = &crate::emit::paths::runtime();
+    let mut ranges: Vec<(u8, u8)> = code_points(set)
+        .into_iter()
+        .filter(|(lo, _)| *lo < 0x80)
+        .map(|(lo, hi)| (lo as u8, hi.min(0x7f) as u8))
+        .collect();
+    if high {
+        ranges.push((0x80, 0xff));
+    }
+    let pairs = ranges.iter().map(|(lo, hi)| {
+        let (l, h) = (
+            syn::LitByte::new(*lo, proc_macro2::Span::call_site()),
+            syn::LitByte::new(*hi, proc_macro2::Span::call_site()),
+        );
+        quote!((#l, #h))
+    });
+    quote!(#rt::check::byte_set(&[#(#pairs),*]))
+}
+
+/// The character at byte `i` of `s` (a character boundary: the loops below step over whole
+/// characters), for the tests of the non-ASCII characters; the loop ends the match with
+/// `false` if there is none (never: `i` is inside `s`).
+fn decode_at() -> TokenStream {
+    quote! {
+        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
+            return false;
+        };
+    }
+}
+
+/// Some character of `s` is in `set` (an unanchored one-class pattern): byte by byte through
+/// ASCII, a table lookup each; a character from U+0080 up decoded and tested as a `char`.
+fn some_char_in(set: &Set) -> TokenStream {
+    let (table, test, decode) = (ascii_table(set, false), test_as(set, false), decode_at());
+    quote! {
+        const IN: [bool; 256] = #table;
+        let b = s.as_bytes();
+        let mut i = 0usize;
+        while let Some(&x) = b.get(i) {
+            if x < 0x80 {
+                if IN[x as usize] {
+                    return true;
+                }
+                i += 1;
+                continue;
+            }
+            #decode
+            if #test {
+                return true;
+            }
+            i += c.len_utf8();
+        }
+        false
+    }
+}
+
+/// Where the byte-by-byte search for a stop byte (one of `set`'s ASCII characters, or a byte
+/// from 0x80 up) in `rest` starts: `let n`, past the leading 8-byte words that hold none, each
+/// word tested at once when the set has at most four ASCII characters (a byte from 0x80 up has
+/// its high bit set; a byte equal to `c` is a zero byte of the word xor `c` repeated, which
+/// `(x - 0x01..) & !x & 0x80..` finds exactly); `0` otherwise.
+fn skip_words(set: &Set) -> TokenStream {
+    let ascii: Vec<u8> = code_points(set)
+        .into_iter()
+        .filter(|(lo, _)| *lo < 0x80)
+        .flat_map(|(lo, hi)| lo..=hi.min(0x7f))
+        .filter_map(|c| u8::try_from(c).ok())
+        .collect();
+    if ascii.len() > 4 {
+        return quote!(let n = 0usize;);
+    }
+    let tests = ascii.iter().map(|c| {
+        let c = u64::from(*c);
+        quote!(| zero(w ^ (L * #c)))
+    });
+    quote! {
+        const L: u64 = 0x0101_0101_0101_0101;
+        const H: u64 = 0x8080_8080_8080_8080;
+        let zero = |x: u64| x.wrapping_sub(L) & !x & H;
+        let mut n = 0usize;
+        while let Some(Ok(w)) = rest.get(n..n + 8).map(<[u8; 8]>::try_from) {
+            let w = u64::from_le_bytes(w);
+            if (w & H) #(#tests)* != 0 {
+                break;
+            }
+            n += 8;
+        }
+    }
+}
+
+/// No character of `s` in `outside` and some character in `some`: byte by byte, in two runs.
+/// Until the first character in `some`, each ASCII byte is looked up in both tables; after it,
+/// one table says where the next byte to stop at is (one of `outside`'s ASCII bytes, or any
+/// from 0x80 up), so ASCII text costs one lookup a byte. A character from U+0080 up is
+/// decoded and tested as a `char`.
+fn all_and_some_bytes(outside: &Set, some: &Set) -> TokenStream {
+    let (out_ascii, stop) = (ascii_table(outside, false), ascii_table(outside, true));
+    let some_ascii = ascii_table(some, false);
+    let (out_char, some_char, decode) =
+        (test_as(outside, false), test_as(some, false), decode_at());
+    let skip = skip_words(outside);
+    quote! {
+        const OUT: [bool; 256] = #out_ascii;
+        const SOME: [bool; 256] = #some_ascii;
+        const STOP: [bool; 256] = #stop;
+        let b = s.as_bytes();
+        let mut i = 0usize;
+        let mut some = false;
+        while !some {
+            let Some(&x) = b.get(i) else {
+                return false;
+            };
+            if x < 0x80 {
+                if OUT[x as usize] {
+                    return false;
+                }
+                some = SOME[x as usize];
+                i += 1;
+                continue;
+            }
+            #decode
+            if #out_char {
+                return false;
+            }
+            some = #some_char;
+            i += c.len_utf8();
+        }
+        loop {
+            let rest = b.get(i..).unwrap_or_default();
+            #skip
+            let Some(k) = rest.get(n..).unwrap_or_default().iter().position(|x| STOP[*x as usize]) else {
+                return true;
+            };
+            i += n + k;
+            if rest[n + k] < 0x80 {
+                return false;
+            }
+            #decode
+            if #out_char {
+                return false;
+            }
+            i += c.len_utf8();
+        }
+    }
+}
+
 /// ECMA-262 `\s`: the WhiteSpace (tab, VT, FF, space, NBSP, ZWNBSP and the other `Zs`
 /// characters) and LineTerminator code points.
 const ECMA_SPACE: &[(char, char)] = &[
@@ -451,6 +607,26 @@ fn literal_split(src: &str) -> Option<(char, String, String)> {
     None
 }
 
+/// `^X(\cX)*$` (dot-separated names: `^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$`) whose
+/// items `^X$` never hold the separator `c` (an escaped ASCII punctuation character): the
+/// separator and `^X$`. A string then matches when each piece of it split at `c` matches `^X$`.
+fn separated_items(src: &str) -> Option<(char, String)> {
+    let body = src.strip_prefix('^')?.strip_suffix(")*$")?;
+    let (item, group) = body.split_once('(')?;
+    let rest = group.strip_prefix('\\')?;
+    let c = rest.chars().next().filter(|c| c.is_ascii_punctuation())?;
+    if item.is_empty() || &rest[1..] != item {
+        return None;
+    }
+    let item = format!("^{item}$");
+    let holds_c = parse(&item)?.iter().any(|a| {
+        code_points(&a.set)
+            .iter()
+            .any(|(lo, hi)| (*lo..=*hi).contains(&u32::from(c)))
+    });
+    (!holds_c).then_some((c, item))
+}
+
 /// The body of `fn(s: &str) -> bool` matching `src`, when `src` is in the subset.
 pub fn compile(src: &str) -> Option<TokenStream> {
     // `^` then literal characters, open at the end (`^https://`): a prefix.
@@ -471,6 +647,11 @@ pub fn compile(src: &str) -> Option<TokenStream> {
             });
         }
     }
+    if let Some((c, item)) = separated_items(src) {
+        // Items joined by a separator no item holds: every piece between separators is one.
+        let item = compile(&item)?;
+        return Some(quote!(s.split(#c).all(|s: &str| -> bool { #item })));
+    }
     if let Some(branches) = top_alternation(src) {
         // Each branch anchored on its own; the string matches when one branch does.
         let bodies = branches
@@ -480,18 +661,13 @@ pub fn compile(src: &str) -> Option<TokenStream> {
         return Some(quote!(#((|| -> bool { #bodies })())||*));
     }
     if src == "\\S" {
-        let set = test_as(
-            &Set::Class {
-                negated: true,
-                ranges: ECMA_SPACE.to_vec(),
-            },
-            false,
-        );
-        return Some(quote!(s.chars().any(|c| #set)));
+        return Some(some_char_in(&Set::Class {
+            negated: true,
+            ranges: ECMA_SPACE.to_vec(),
+        }));
     }
     if let Some(set) = unanchored_class(src) {
-        let t = test_as(&set, false);
-        return Some(quote!(s.chars().any(|c| #t)));
+        return Some(some_char_in(&set));
     }
     if let Some((all, some)) = all_and_some(src) {
         // Every character in `all` and one in `some`: as `some` lies inside `all`, the one in
@@ -506,17 +682,7 @@ pub fn compile(src: &str) -> Option<TokenStream> {
                 ranges,
             },
         };
-        let (outside, some) = (test_as(&outside, false), test_as(&some, false));
-        return Some(quote! {
-            let mut some = false;
-            for c in s.chars() {
-                if #outside {
-                    return false;
-                }
-                some = some || (#some);
-            }
-            some
-        });
+        return Some(all_and_some_bytes(&outside, &some));
     }
     let atoms = parse(src)?;
     let (last, fixed) = atoms.split_last()?;
@@ -759,6 +925,40 @@ mod tests {
         );
         assert!(notes[0].starts_with("One line"), "{notes:?}");
         assert!(notes[1].starts_with("Non-blank"), "{notes:?}");
+    }
+
+    #[test]
+    fn dot_separated_names_split_at_their_separator() {
+        let dotted = "^[a-z0-9][a-z0-9_-]*(\\.[a-z0-9][a-z0-9_-]*)*$";
+        assert_eq!(
+            super::separated_items(dotted),
+            Some(('.', "^[a-z0-9][a-z0-9_-]*$".to_owned()))
+        );
+        let code = super::compile(dotted).map(|c| c.to_string());
+        assert!(code.is_some_and(|c| c.contains("split")), "{dotted}");
+        // The items may hold the separator, the group differs from the item, or the separator
+        // is no escaped punctuation: left to the other shapes or the regex engine.
+        for p in [
+            "^[a-z.]+(\\.[a-z.]+)*$",
+            "^[a-z]+(\\.[a-z0-9]+)*$",
+            "^[a-z]+(\\d[a-z]+)*$",
+            "^[a-z]+(\\.[a-z]+)+$",
+            "^(\\.[a-z]+)*$",
+        ] {
+            assert!(super::separated_items(p).is_none(), "{p}");
+        }
+    }
+
+    #[test]
+    fn classes_are_matched_byte_by_byte_through_ascii() {
+        // The one-line text and the non-blank text read bytes by table, chars only past ASCII.
+        let line = "[^\\u000a\\u000d\\u0085\\u2028\\u2029]";
+        let src = format!("^{line}*{NON_BLANK}{line}*$");
+        for p in [src.as_str(), NON_BLANK, "\\S"] {
+            let code = super::compile(p).map(|c| c.to_string()).unwrap_or_default();
+            assert!(code.contains("as_bytes"), "{p}: {code}");
+            assert!(code.contains("len_utf8"), "{p}: {code}");
+        }
     }
 
     #[test]

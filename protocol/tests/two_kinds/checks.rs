@@ -21,14 +21,31 @@ pub fn pattern_0(s: &str) -> bool {
 }
 /// Whether a string matches `\S` (compiled to code).
 pub fn pattern_1(s: &str) -> bool {
-    s.chars()
-        .any(|c| {
-            !matches!(
-                c, '\t'..= '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..= '\u{200a}'
-                | '\u{2028}'..= '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' |
-                '\u{feff}'
-            )
-        })
+    const IN: [bool; 256] = ::agh_runtime::check::byte_set(
+        &[(b'\0', b'\x08'), (b'\x0E', b'\x1F'), (b'!', b'\x7F')],
+    );
+    let b = s.as_bytes();
+    let mut i = 0usize;
+    while let Some(&x) = b.get(i) {
+        if x < 0x80 {
+            if IN[x as usize] {
+                return true;
+            }
+            i += 1;
+            continue;
+        }
+        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
+            return false;
+        };
+        if !matches!(
+            c, '\t'..= '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'..= '\u{200a}' |
+            '\u{2028}'..= '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+        ) {
+            return true;
+        }
+        i += c.len_utf8();
+    }
+    false
 }
 static RE_2: OnceLock<Option<regress::Regex>> = OnceLock::new();
 /// Whether a string matches `^[a-z]` (regex compiled on first use).

@@ -41,8 +41,13 @@
 //! assert_eq!(c.track(&again, Direction::Received).unwrap_err().refusal.as_str(), "already_answered");
 //! ```
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasher, RandomState};
+
+mod slots;
+
+use slots::{Handle, Names, Pending, Slots};
 
 use serde_json::{Map, Value};
 
@@ -230,24 +235,6 @@ pub struct Tracked {
     pub timed_out: bool,
 }
 
-struct Pending {
-    exchange: &'static Exchange,
-    state: &'static str,
-    responder: Option<String>,
-    sent_here: bool,
-    deadline_ms: Option<i64>,
-    timed_out: bool,
-    /// The request body members the exchange's reply rules test, as sent.
-    facts: Vec<(&'static str, Value)>,
-    /// When the entry last changed, Unix milliseconds (what retention counts from).
-    touched_ms: i64,
-    /// The entry's sequence number in `order`.
-    seq: u64,
-    /// Its place in the tracker's `timeline` (when [`Correlator::expire`] next looks at it):
-    /// its deadline while it awaits a reply, the end of its retention once it awaits nothing.
-    due: Option<(i64, u64)>,
-}
-
 impl Pending {
     fn awaiting(&self) -> bool {
         awaiting(self.exchange, self.state)
@@ -281,15 +268,16 @@ pub struct Correlator {
     member: &'static str,
     cap: usize,
     retention_ms: i64,
-    /// (requester, request id) -> the exchange.
-    pending: HashMap<(String, String), Pending>,
-    /// (sequence number, key), oldest first; entries whose number no longer matches are stale.
-    order: VecDeque<(u64, (String, String))>,
+    /// Seeds the hash of `(requester, request id)` (random per tracker).
+    hasher: RandomState,
+    /// The exchanges (an exchange costs one allocation: its `Names`).
+    pending: Slots,
+    /// Their handles, oldest first; a handle whose exchange is gone is stale.
+    order: VecDeque<Handle>,
     next_seq: u64,
-    /// (when, sequence number): every exchange's next look by [`Correlator::expire`] (see
-    /// `Pending::due`), so expiring costs what expires, not what is tracked. The key is found
-    /// in `order` by the sequence number (`order` is sorted by it).
-    timeline: BTreeSet<(i64, u64)>,
+    /// (when, sequence number, slot): every exchange's next look by [`Correlator::expire`] (see
+    /// `Pending::due`), so expiring costs what expires, not what is tracked.
+    timeline: BTreeSet<(i64, u64, usize)>,
 }
 
 impl fmt::Debug for Correlator {
@@ -350,7 +338,8 @@ impl Correlator {
             member: "reply_to",
             cap: cap.max(1),
             retention_ms: retention_ms.max(0),
-            pending: HashMap::new(),
+            hasher: RandomState::new(),
+            pending: Slots::default(),
             order: VecDeque::new(),
             next_seq: 0,
             timeline: BTreeSet::new(),
@@ -376,17 +365,17 @@ impl Correlator {
 
     /// Whether none is.
     pub fn is_empty(&self) -> bool {
-        self.pending.is_empty()
+        self.pending.len() == 0
     }
 
     /// The exchange `requester` opened with request `id`.
     pub fn get(&self, requester: &str, id: &str) -> Option<Tracked> {
-        let p = self.pending.get(&(requester.to_owned(), id.to_owned()))?;
+        let (_, p) = self.find(requester, id)?;
         Some(Tracked {
             kind: p.exchange.kind,
             state: p.state,
             requester: requester.to_owned(),
-            responder: p.responder.clone(),
+            responder: p.names.responder().map(str::to_owned),
             sent_here: p.sent_here,
             deadline_ms: p.deadline_ms,
             timed_out: p.timed_out,
@@ -423,27 +412,31 @@ impl Correlator {
         if !self.reads_body(kind) {
             return None;
         }
-        let mut names: Vec<&'static str> = Vec::new();
-        for e in self.exchanges {
-            if e.kind == kind {
-                names.extend(e.deadline.and_then(|d| d.strip_prefix('/')));
-                names.extend(
-                    e.replies
+        // The members it reads: a request's deadline and the request members its reply rules
+        // test, a reply's members its rules test. The others are skipped, not decoded.
+        let read = |name: &str| {
+            self.exchanges.iter().any(|e| {
+                let request = e.kind == kind
+                    && (e.deadline.and_then(|d| d.strip_prefix('/')) == Some(name)
+                        || e.replies
+                            .iter()
+                            .any(|r| r.request.iter().any(|c| c.member == name)));
+                request
+                    || e.replies
                         .iter()
-                        .flat_map(|r| r.request.iter().map(|c| c.member)),
-                );
+                        .any(|r| r.kind == kind && r.when.iter().any(|c| c.member == name))
+            })
+        };
+        let mut facts = Map::new();
+        crate::json::scan::each_member(crate::json::scan::RawJson::checked(body), |name, s| {
+            if !read(name) {
+                return None;
             }
-            let when = e.replies.iter().filter(|r| r.kind == kind);
-            names.extend(when.flat_map(|r| r.when.iter().map(|c| c.member)));
-        }
-        let read = |name: &str| names.contains(&name);
-        Some(
-            crate::json::scan::checked_members(body)
-                .into_iter()
-                .filter(|(name, _)| read(name))
-                .map(|(name, value)| (name.into_owned(), value.to_value()))
-                .collect(),
-        )
+            let value = s.raw_checked()?;
+            facts.insert(name.to_owned(), value.to_value());
+            Some(true)
+        });
+        Some(facts)
     }
 
     /// Checks `message` against the tracked exchanges without changing them.
@@ -462,8 +455,8 @@ impl Correlator {
         let now = self.to_ms(message.sent_at);
         Ok(match plan {
             Plan::Unrelated => Outcome::Unrelated,
-            Plan::Reply { key, rule } => {
-                let Some(p) = self.pending.get_mut(&key) else {
+            Plan::Reply { at, rule } => {
+                let Some(p) = self.at_mut(at) else {
                     return Ok(Outcome::Unrelated);
                 };
                 let from = p.state;
@@ -471,9 +464,10 @@ impl Correlator {
                 p.touched_ms = p.touched_ms.max(now);
                 let settled = !p.awaiting();
                 let request_kind = p.exchange.kind;
-                self.schedule(&key);
+                let request_id = p.names.id().to_owned();
+                self.schedule(at);
                 Outcome::Answered {
-                    request_id: key.1,
+                    request_id,
                     request_kind,
                     from,
                     to: rule.to,
@@ -486,25 +480,32 @@ impl Correlator {
             } => {
                 let deadline_ms = self.deadline(exchange, message);
                 let facts = request_facts(exchange, message.body);
-                let key = (message.from.to_owned(), message.id.to_owned());
+                let hash = self.hash(message.from, message.id);
+                // A request id used again by the same requester: the new exchange replaces the
+                // old one.
+                if let Some((slot, old)) = self.pending.find(hash, message.from, message.id) {
+                    let old = (slot, old.seq);
+                    self.remove(old);
+                }
                 let seq = self.next_seq;
                 self.next_seq += 1;
                 let pending = Pending {
                     exchange,
                     state: OPEN,
-                    responder: message.to.map(str::to_owned),
+                    names: Names::new(message.from, message.id, message.to),
                     sent_here: direction == Direction::Sent,
                     deadline_ms,
                     timed_out: false,
                     facts,
                     touched_ms: now,
                     seq,
+                    hash,
                     due: None,
                 };
                 let awaiting = pending.awaiting();
-                self.pending.insert(key.clone(), pending);
-                self.schedule(&key);
-                self.order.push_back((seq, key));
+                let at = self.pending.insert(pending);
+                self.schedule(at);
+                self.order.push_back(at);
                 self.enforce_cap();
                 Outcome::Opened {
                     kind: exchange.kind,
@@ -526,18 +527,17 @@ impl Correlator {
                 break;
             }
             self.timeline.remove(&due);
-            let Some(key) = self.key_of(due.1) else {
+            let (when, seq, slot) = due;
+            let at = (slot, seq);
+            let Some(p) = self.at_mut(at) else {
                 continue;
             };
-            let Some(p) = self.pending.get_mut(&key) else {
-                continue;
-            };
-            if p.due != Some(due) {
+            if p.due != Some(when) {
                 continue;
             }
             p.due = None;
             if !p.awaiting() {
-                self.remove(&key);
+                self.remove(at);
                 continue;
             }
             let Some(deadline_ms) = p.deadline_ms else {
@@ -546,10 +546,10 @@ impl Correlator {
             out.push((
                 p.seq,
                 TimedOut {
-                    request_id: key.1.clone(),
+                    request_id: p.names.id().to_owned(),
                     kind: p.exchange.kind,
-                    requester: key.0.clone(),
-                    responder: p.responder.clone(),
+                    requester: p.names.requester().to_owned(),
+                    responder: p.names.responder().map(str::to_owned),
                     state: p.state,
                     deadline_ms,
                 },
@@ -557,7 +557,7 @@ impl Correlator {
             p.state = ANSWERED;
             p.timed_out = true;
             p.touched_ms = now_ms;
-            self.schedule(&key);
+            self.schedule(at);
         }
         self.compact();
         out.sort_by_key(|(seq, _)| *seq);
@@ -572,63 +572,80 @@ impl Correlator {
     /// names no tracked request: `unknown_request`). `false` when no exchange this side sent
     /// awaits a reply under that id.
     pub fn abandon(&mut self, requester: &str, id: &str, now_ms: i64) -> bool {
-        let key = (requester.to_owned(), id.to_owned());
-        let Some(p) = self.pending.get_mut(&key) else {
+        let hash = self.hash(requester, id);
+        let Some(at) = self
+            .pending
+            .find(hash, requester, id)
+            .map(|(slot, p)| (slot, p.seq))
+        else {
+            return false;
+        };
+        let exchanges = self.exchanges;
+        let Some(p) = self.at_mut(at) else {
             return false;
         };
         if !p.sent_here || !p.awaiting() {
             return false;
         }
         let kind = p.exchange.kind;
-        let named = self.exchanges.iter().any(|e| e.refers_to.contains(&kind));
+        let named = exchanges.iter().any(|e| e.refers_to.contains(&kind));
         match named {
             true => {
                 p.state = ANSWERED;
                 p.timed_out = true;
                 p.touched_ms = p.touched_ms.max(now_ms);
-                self.schedule(&key);
+                self.schedule(at);
             }
             false => {
-                self.remove(&key);
+                self.remove(at);
                 self.compact();
             }
         }
         true
     }
 
-    /// Puts the exchange `key` on the timeline at its next look: its deadline while it awaits a
+    fn hash(&self, requester: &str, id: &str) -> u64 {
+        // Each `str` is hashed with its end marked: ("ab", "c") and ("a", "bc") differ.
+        self.hasher.hash_one((requester, id))
+    }
+
+    /// The exchange `requester` opened with request `id`, and its slot.
+    fn find(&self, requester: &str, id: &str) -> Option<(usize, &Pending)> {
+        self.pending.find(self.hash(requester, id), requester, id)
+    }
+
+    /// The exchange of handle `at`.
+    fn at_mut(&mut self, at: Handle) -> Option<&mut Pending> {
+        self.pending.get_mut(at)
+    }
+
+    /// Puts the exchange `at` on the timeline at its next look: its deadline while it awaits a
     /// reply (none without a deadline), the end of its retention once it awaits nothing.
-    fn schedule(&mut self, key: &(String, String)) {
+    fn schedule(&mut self, at: Handle) {
         let retention_ms = self.retention_ms;
-        let Some(p) = self.pending.get_mut(key) else {
+        let (slot, seq) = at;
+        let Some(p) = self.pending.get_mut(at) else {
             return;
         };
-        let at = match p.awaiting() {
+        let due = match p.awaiting() {
             true => p.deadline_ms,
             false => Some(p.touched_ms.saturating_add(retention_ms)),
         };
-        let due = at.map(|at| (at, p.seq));
         if p.due == due {
             return;
         }
         if let Some(old) = std::mem::replace(&mut p.due, due) {
-            self.timeline.remove(&old);
+            self.timeline.remove(&(old, seq, slot));
         }
         if let Some(due) = due {
-            self.timeline.insert(due);
+            self.timeline.insert((due, seq, slot));
         }
     }
 
-    /// The key of the exchange with sequence number `seq`, from `order` (sorted by it).
-    fn key_of(&self, seq: u64) -> Option<(String, String)> {
-        let i = self.order.binary_search_by_key(&seq, |(s, _)| *s).ok()?;
-        self.order.get(i).map(|(_, key)| key.clone())
-    }
-
-    /// Forgets the exchange `key` (its place in `order` goes stale: see [`Correlator::compact`]).
-    fn remove(&mut self, key: &(String, String)) {
-        if let Some(due) = self.pending.remove(key).and_then(|p| p.due) {
-            self.timeline.remove(&due);
+    /// Forgets the exchange `at` (its place in `order` goes stale: see [`Correlator::compact`]).
+    fn remove(&mut self, at: Handle) {
+        if let Some(due) = self.pending.remove(at).and_then(|p| p.due) {
+            self.timeline.remove(&(due, at.1, at.0));
         }
     }
 
@@ -636,19 +653,16 @@ impl Correlator {
     fn compact(&mut self) {
         if self.order.len() > 2 * self.pending.len() + 64 {
             let pending = &self.pending;
-            self.order
-                .retain(|(seq, key)| pending.get(key).is_some_and(|p| p.seq == *seq));
+            self.order.retain(|&at| pending.get(at).is_some());
         }
     }
 
     fn enforce_cap(&mut self) {
         while self.pending.len() > self.cap {
-            let Some((seq, key)) = self.order.pop_front() else {
+            let Some(at) = self.order.pop_front() else {
                 break;
             };
-            if self.pending.get(&key).is_some_and(|p| p.seq == seq) {
-                self.remove(&key);
-            }
+            self.remove(at);
         }
     }
 
@@ -692,11 +706,11 @@ impl Correlator {
                     ),
                 ));
             };
-            let (key, p) = self.lookup(message, direction, target)?;
+            let (_, p) = self.lookup(message, direction, target)?;
             if !exchange.refers_to.contains(&p.exchange.kind) {
                 return Err(Refused {
                     refusal: RefusalKind::UnknownRequest,
-                    request_id: key.1.clone(),
+                    request_id: target.to_owned(),
                     message: format!(
                         "`{target}` is a `{}`; a `{}` refers to one of {}",
                         p.exchange.kind,
@@ -730,10 +744,10 @@ impl Correlator {
         direction: Direction,
         target: &str,
     ) -> Result<Plan, Refused> {
-        let (key, p) = self.lookup(message, direction, target)?;
+        let (slot, p) = self.lookup(message, direction, target)?;
         let refused = |refusal, text: String| Refused {
             refusal,
-            request_id: key.1.clone(),
+            request_id: target.to_owned(),
             message: text,
         };
         if !p.exchange.replies.iter().any(|r| r.kind == message.kind) {
@@ -759,7 +773,7 @@ impl Correlator {
         });
         match rule {
             Some(rule) => Ok(Plan::Reply {
-                key: key.clone(),
+                at: (slot, p.seq),
                 rule,
             }),
             None if p.state == ANSWERED => Err(refused(
@@ -788,7 +802,7 @@ impl Correlator {
         message: &Exchanged<'_>,
         direction: Direction,
         target: &str,
-    ) -> Result<(&'s (String, String), &'s Pending), Refused> {
+    ) -> Result<(usize, &'s Pending), Refused> {
         let unknown = |why: &str| Refused {
             refusal: RefusalKind::UnknownRequest,
             request_id: target.to_owned(),
@@ -809,10 +823,7 @@ impl Correlator {
         let Some(requester) = requester else {
             return Err(unknown("(the message names no target to have sent one)"));
         };
-        let Some((key, p)) = self
-            .pending
-            .get_key_value(&(requester.to_owned(), target.to_owned()))
-        else {
+        let Some((slot, p)) = self.find(requester, target) else {
             let why = match direction {
                 Direction::Sent => format!("`{requester}` sent this side"),
                 Direction::Received => format!("this side (`{requester}`) sent"),
@@ -831,7 +842,7 @@ impl Correlator {
             true => message.to,
             false => Some(message.from),
         };
-        let authorized = match (&p.responder, answerer) {
+        let authorized = match (p.names.responder(), answerer) {
             (Some(responder), Some(a)) => responder == a,
             // A broadcast request: any party but the requester may answer.
             (None, Some(a)) => a != requester,
@@ -844,12 +855,12 @@ impl Correlator {
                 message: format!(
                     "the `{}` `{target}` went to `{}`, not `{}`",
                     p.exchange.kind,
-                    p.responder.as_deref().unwrap_or("everyone"),
+                    p.names.responder().unwrap_or("everyone"),
                     answerer.unwrap_or("nobody")
                 ),
             });
         }
-        Ok((key, p))
+        Ok((slot, p))
     }
 }
 
@@ -860,7 +871,7 @@ enum Plan {
         refers_to: Option<String>,
     },
     Reply {
-        key: (String, String),
+        at: Handle,
         rule: &'static ReplyRule,
     },
 }
@@ -1225,6 +1236,8 @@ mod tests {
         assert_eq!(c.len(), 3);
         assert!(c.get("a", "t0").is_none());
         assert!(c.get("a", "t9").is_some());
+        // Slots are taken again: one more than the cap at most (the newest before eviction).
+        assert!(c.pending.slots.len() <= 4, "{}", c.pending.slots.len());
     }
 
     #[test]
@@ -1258,6 +1271,114 @@ mod tests {
         c.track(&theirs, Direction::Received).expect("opened");
         assert!(!c.abandon("b", "t9", 108_000));
         assert!(!c.abandon("a", "t1", 108_000));
+    }
+
+    #[test]
+    fn exchanges_with_one_hash_are_still_told_apart() {
+        // Every exchange put in the table under one hash: the full comparison of the names
+        // (requester and id, split where the requester ends) keeps them apart.
+        let mut c = tracker();
+        for (requester, id) in [("ab", "c"), ("a", "bc"), ("a", "b"), ("b", "a")] {
+            let seq = c.next_seq;
+            c.next_seq += 1;
+            let pending = Pending {
+                exchange: &EXCHANGES[0],
+                state: OPEN,
+                names: Names::new(requester, id, Some("z")),
+                sent_here: true,
+                deadline_ms: None,
+                timed_out: false,
+                facts: Vec::new(),
+                touched_ms: 0,
+                seq,
+                hash: 7,
+                due: None,
+            };
+            let at = c.pending.insert(pending);
+            c.order.push_back(at);
+        }
+        let found = |c: &Correlator, requester: &str, id: &str| {
+            c.pending
+                .find(7, requester, id)
+                .map(|(_, p)| (p.names.requester().to_owned(), p.names.id().to_owned()))
+        };
+        assert_eq!(found(&c, "ab", "c"), Some(("ab".into(), "c".into())));
+        assert_eq!(found(&c, "a", "bc"), Some(("a".into(), "bc".into())));
+        assert_eq!(found(&c, "b", "a"), Some(("b".into(), "a".into())));
+        assert_eq!(found(&c, "abc", ""), None);
+        // Removing by handle takes exactly that exchange; a stale handle takes nothing.
+        c.remove((1, 1));
+        assert_eq!(found(&c, "a", "bc"), None);
+        assert!(found(&c, "ab", "c").is_some() && found(&c, "a", "b").is_some());
+        assert_eq!(c.len(), 3);
+        c.remove((1, 1));
+        c.remove((2, 7));
+        assert_eq!(c.len(), 3);
+        // The freed slot is taken again, under a new sequence number.
+        let task = Exchanged::new("task", "t9", "q", Some("z"), None, 100);
+        c.track(&task, Direction::Sent).expect("opened");
+        assert_eq!(c.pending.slots.len(), 4);
+        assert!(c.get("q", "t9").is_some() && c.get("a", "bc").is_none());
+    }
+
+    #[test]
+    fn body_facts_are_the_members_the_rules_read() {
+        let c = tracker();
+        let task = r#"{"x":{"deadline_ms":1,"a":[1,{"b":"}"}]},"deadline_ms":5000,"y":"report_back","report_back":true}"#;
+        let facts = c.body_facts("task", task).expect("a task reads its body");
+        assert_eq!(
+            Value::Object(facts),
+            serde_json::json!({"deadline_ms": 5000, "report_back": true})
+        );
+        let ack = c.body_facts("ack", r#"{"accepted":false,"deadline_ms":3}"#);
+        assert_eq!(
+            ack.map(Value::Object),
+            Some(serde_json::json!({"accepted": false}))
+        );
+        assert_eq!(c.body_facts("task", "{}").map(|m| m.len()), Some(0));
+        assert!(
+            c.body_facts("stop", r#"{"deadline_ms":3}"#).is_none(),
+            "reads no body"
+        );
+    }
+
+    #[test]
+    fn names_keep_the_parties_apart() {
+        let n = Names::new("ab", "c", Some("d"));
+        assert_eq!(
+            (n.requester(), n.id(), n.responder()),
+            ("ab", "c", Some("d"))
+        );
+        let n = Names::new("a", "bcd", None);
+        assert_eq!((n.requester(), n.id(), n.responder()), ("a", "bcd", None));
+        assert!(n.is("a", "bcd") && !n.is("ab", "cd"));
+        let n = Names::new("", "", Some(""));
+        assert_eq!((n.requester(), n.id(), n.responder()), ("", "", Some("")));
+    }
+
+    #[test]
+    fn a_request_id_used_again_replaces_its_exchange() {
+        let mut c = Correlator::with_limits(EXCHANGES, Clock::Seconds, 100, 1_000);
+        let d = body(serde_json::json!({"deadline_ms": 5_000}));
+        let task = Exchanged::new("task", "t1", "a", Some("b"), None, 100).with_body(Some(&d));
+        c.track(&task, Direction::Sent).expect("opened");
+        let again = Exchanged::new("task", "t1", "a", Some("c"), None, 200).with_body(Some(&d));
+        c.track(&again, Direction::Sent).expect("opened");
+        assert_eq!(c.len(), 1);
+        assert_eq!(
+            c.timeline.len(),
+            1,
+            "the first exchange's deadline left the timeline"
+        );
+        assert_eq!(
+            c.get("a", "t1").and_then(|t| t.responder),
+            Some("c".to_owned())
+        );
+        // Only the second deadline times out.
+        assert!(c.expire(106_000).is_empty());
+        let out = c.expire(205_001);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].responder.as_deref(), Some("c"));
     }
 
     #[test]
