@@ -1,8 +1,10 @@
 //! The store contract in one SQLite file: WAL, one writer thread fed by a channel (what arrives
-//! together is one transaction), readers on their own connections.
+//! together is one transaction of log rows; the tables the readers read are derived from the log
+//! behind those commits), readers on their own connections.
 
 mod checkpoint;
 mod derived;
+mod log;
 mod open;
 mod read;
 mod write;
@@ -84,6 +86,8 @@ impl Default for SqliteOptions {
 pub(super) enum Job {
     Write(Vec<Write>, Completer<()>),
     Prune(i64, Completer<Pruned>),
+    /// Ready once everything before it is derived.
+    Settle(Completer<()>),
 }
 
 /// A [`Store`] in one SQLite file.
@@ -193,6 +197,10 @@ impl SqliteStore {
             migrate(&conn, &path, &binding, MIGRATIONS)?;
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
         }
+        // What a crash left underived is derived before anything reads or writes the store.
+        let mut log = Writer::new(conn, &path)?;
+        log.derive_all()?;
+        let log = Arc::new(Mutex::new(log));
         let checkpoints = checkpoint::connection(&path, &options, synchronous)?;
         let (signal, signals) = mpsc::sync_channel(1);
         let thread = |name: &str| std::thread::Builder::new().name(name.to_owned());
@@ -206,22 +214,24 @@ impl SqliteStore {
             .spawn(move || checkpoint::run(&checkpoints, &signals, &wal_too_big))
             .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
-        let writer_path = path.clone();
         let max_group = options.max_group.max(1);
         let commits = Arc::new(AtomicU64::new(0));
         let counter = commits.clone();
+        let shared = log.clone();
         let writer = thread("agh-store-writer")
             .spawn(move || {
-                let committed = || {
-                    counter.fetch_add(1, Ordering::Relaxed);
+                let committed = |conn: &Connection, logged: bool| {
+                    if logged {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    }
                     if too_big.swap(false, Ordering::Relaxed) {
                         // Nothing writes meanwhile: this one copies all of the WAL, and the
                         // next transaction starts it over.
-                        let _ = checkpoint::checkpoint(&conn);
+                        let _ = checkpoint::checkpoint(conn);
                     }
                     let _ = signal.try_send(());
                 };
-                run_writer(&conn, &writer_path, &receiver, max_group, committed);
+                run_writer(&shared, &receiver, max_group, committed);
             })
             .map_err(|e| not_started("writer", e))?;
         Ok(SqliteStore {
@@ -384,7 +394,19 @@ impl Store for SqliteStore {
         }
     }
 
+    fn settled(&self) -> Ticket<()> {
+        let (ticket, done) = pair(self.path.clone());
+        match self.send(Job::Settle(done)) {
+            Ok(()) => ticket,
+            Err(e) => Ticket::ready(Err(e)),
+        }
+    }
+
     fn recover(&self, now_secs: i64, closed_since_ms: i64) -> Result<Recovery> {
+        // Recovery reads the derived tables: everything in the log is derived first.
+        if self.jobs.is_some() {
+            self.settled().wait()?;
+        }
         self.read(|conn| {
             let sql = format!(
                 "{WORK_COLUMNS} WHERE closed = 0 OR updated_at_ms >= ?1
