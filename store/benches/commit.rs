@@ -2,8 +2,10 @@
 //! dedup key, presence, the delivery's audit row, the work unit it opens) and of the receipt it
 //! sends back (the message, the work transition), as `agh_peer` writes them, each in a commit of
 //! its own (one request at a time: a closed loop's two commits in series) and 256 requests to
-//! a commit (a window of requests in flight), for two page sizes. Fresh files in a temporary
-//! directory, the default options otherwise (WAL, `synchronous=NORMAL`).
+//! a commit (a window of requests in flight); each until the tickets are ready (the log rows
+//! committed: what a delivery or a publish waits for), then until the readers see it all
+//! (derived). A fresh file in a temporary directory, the default options (WAL,
+//! `synchronous=NORMAL`, 1 KiB pages).
 //!
 //! `cargo bench -p agh-store --bench commit`
 
@@ -97,38 +99,56 @@ fn request() -> (Vec<Write>, Vec<Write>) {
     (inbound, receipt)
 }
 
+/// Waits for every ticket, then (with `derived`) until the readers see everything
+/// (`Store::settled`): the ticket is what a delivery or a publish waits for, the rest is the
+/// writer's work behind it.
+fn finish(store: &SqliteStore, tickets: Vec<agh_store::Ticket<()>>, derived: bool) {
+    for t in tickets {
+        t.wait().expect("recorded");
+    }
+    if derived {
+        store.settled().wait().expect("derived");
+    }
+}
+
 fn commits(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut group = c.benchmark_group("commit");
     group.sample_size(20);
     group.measurement_time(std::time::Duration::from_secs(3));
-    for page_size in [1024u32, 4096] {
+    for (name, commit_on_caller) in [("on the caller", true), ("by the writer", false)] {
+        let path = dir.path().join(format!("bench-{commit_on_caller}.sqlite3"));
         let options = SqliteOptions {
-            page_size,
+            commit_on_caller,
             ..SqliteOptions::default()
         };
-        let path = dir.path().join(format!("p{page_size}.sqlite3"));
-        let store =
-            SqliteStore::open_with(&path, Binding::new("ws_bench", "bench", RECEIVER), options)
-                .expect("store");
-        group.throughput(Throughput::Elements(1));
-        group.bench_function(
-            format!("request then receipt, a commit each, {page_size} B pages"),
-            |b| {
-                b.iter_batched(
-                    request,
-                    |(inbound, receipt)| {
-                        store.write(inbound).expect("request recorded");
-                        store.write(receipt).expect("receipt recorded");
-                    },
-                    BatchSize::SmallInput,
-                )
-            },
-        );
-        group.throughput(Throughput::Elements(256));
-        group.bench_function(
-            format!("256 requests and receipts a commit, {page_size} B pages"),
-            |b| {
+        let store = SqliteStore::open_with(
+            &path,
+            Binding::new("ws_bench", "bench", RECEIVER),
+            options,
+        )
+        .expect("store");
+        for derived in [false, true] {
+            let then = if derived { ", then derived" } else { "" };
+            group.throughput(Throughput::Elements(1));
+            group.bench_function(
+                format!("request then receipt, a commit each {name}{then}"),
+                |b| {
+                    b.iter_batched(
+                        request,
+                        |(inbound, receipt)| {
+                            finish(&store, vec![store.submit(inbound)], false);
+                            finish(&store, vec![store.submit(receipt)], derived);
+                        },
+                        BatchSize::SmallInput,
+                    )
+                },
+            );
+            if !commit_on_caller {
+                continue;
+            }
+            group.throughput(Throughput::Elements(256));
+            group.bench_function(format!("256 requests and receipts a commit{then}"), |b| {
                 b.iter_batched(
                     || (0..256).map(|_| request()).collect::<Vec<_>>(),
                     |requests| {
@@ -138,14 +158,12 @@ fn commits(c: &mut Criterion) {
                                 [store.submit(inbound), store.submit(receipt)]
                             })
                             .collect();
-                        for t in tickets {
-                            t.wait().expect("recorded");
-                        }
+                        finish(&store, tickets, derived);
                     },
                     BatchSize::SmallInput,
                 )
-            },
-        );
+            });
+        }
         store.close();
     }
     group.finish();

@@ -11,7 +11,7 @@ mod write;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -65,6 +65,14 @@ pub struct SqliteOptions {
     /// existing file keeps its own). Every commit writes each page it changed to the WAL, so
     /// smaller pages write fewer bytes per message (`BENCHMARKS.md`).
     pub page_size: u32,
+    /// The readers (and the reading calls of [`Store`]) see a write once it is derived from
+    /// the log, behind the commit that made it durable; past this many groups waiting to be
+    /// derived the writer derives after each commit, so they lag by at most about this many.
+    pub max_lag: usize,
+    /// A group submitted while the writer has nothing else to do is committed on the
+    /// submitting thread (no hand-off to the writer thread and back); `false`: always by the
+    /// writer thread.
+    pub commit_on_caller: bool,
 }
 
 /// The page size of a new store file.
@@ -78,6 +86,8 @@ impl Default for SqliteOptions {
             max_group: 256,
             max_pages: None,
             page_size: DEFAULT_PAGE_SIZE,
+            max_lag: 1024,
+            commit_on_caller: true,
         }
     }
 }
@@ -88,6 +98,8 @@ pub(super) enum Job {
     Prune(i64, Completer<Pruned>),
     /// Ready once everything before it is derived.
     Settle(Completer<()>),
+    /// A submitter committed a group itself: derive behind it.
+    Nudge,
 }
 
 /// A [`Store`] in one SQLite file.
@@ -98,14 +110,15 @@ pub struct SqliteStore {
     options: SqliteOptions,
     /// `None` for a handle opened for reading only.
     jobs: Option<mpsc::Sender<Job>>,
+    /// The writer's connection and state, shared with the writer thread (`None`: reading only,
+    /// or closed).
+    hub: Option<Arc<Hub>>,
     writer: Option<JoinHandle<()>>,
     /// Ends after the writer (its signals stop).
     checkpointer: Option<JoinHandle<()>>,
     /// The writer's `synchronous` setting, read back once set (a reader's: the option).
     synchronous: Synchronous,
     readers: Mutex<Vec<Connection>>,
-    /// Write transactions committed by the writer.
-    commits: Arc<AtomicU64>,
 }
 
 impl SqliteStore {
@@ -200,7 +213,6 @@ impl SqliteStore {
         // What a crash left underived is derived before anything reads or writes the store.
         let mut log = Writer::new(conn, &path)?;
         log.derive_all()?;
-        let log = Arc::new(Mutex::new(log));
         let checkpoints = checkpoint::connection(&path, &options, synchronous)?;
         let (signal, signals) = mpsc::sync_channel(1);
         let thread = |name: &str| std::thread::Builder::new().name(name.to_owned());
@@ -215,24 +227,10 @@ impl SqliteStore {
             .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
         let max_group = options.max_group.max(1);
-        let commits = Arc::new(AtomicU64::new(0));
-        let counter = commits.clone();
-        let shared = log.clone();
+        let hub = Arc::new(Hub::new(log, too_big, signal, options.max_lag));
+        let shared = hub.clone();
         let writer = thread("agh-store-writer")
-            .spawn(move || {
-                let committed = |conn: &Connection, logged: bool| {
-                    if logged {
-                        counter.fetch_add(1, Ordering::Relaxed);
-                    }
-                    if too_big.swap(false, Ordering::Relaxed) {
-                        // Nothing writes meanwhile: this one copies all of the WAL, and the
-                        // next transaction starts it over.
-                        let _ = checkpoint::checkpoint(conn);
-                    }
-                    let _ = signal.try_send(());
-                };
-                run_writer(&shared, &receiver, max_group, committed);
-            })
+            .spawn(move || run_writer(&shared, &receiver, max_group))
             .map_err(|e| not_started("writer", e))?;
         Ok(SqliteStore {
             path,
@@ -240,10 +238,10 @@ impl SqliteStore {
             options,
             synchronous: synchronous_set,
             jobs: Some(jobs),
+            hub: Some(hub),
             writer: Some(writer),
             checkpointer: Some(checkpointer),
             readers: Mutex::new(Vec::new()),
-            commits,
         })
     }
 
@@ -293,17 +291,20 @@ impl SqliteStore {
             synchronous: options.synchronous,
             options,
             jobs: None,
+            hub: None,
             writer: None,
             checkpointer: None,
             readers: Mutex::new(vec![conn]),
-            commits: Arc::new(AtomicU64::new(0)),
         })
     }
 
-    /// How many write transactions this handle's writer has committed (each holds every group
-    /// submitted while the one before was being written).
+    /// How many transactions of log rows this handle has committed (each holds every group
+    /// submitted while the one before was being written; the derivations behind them are not
+    /// counted).
     pub fn transactions(&self) -> u64 {
-        self.commits.load(Ordering::Relaxed)
+        self.hub
+            .as_ref()
+            .map_or(0, |hub| hub.commits.load(Ordering::Relaxed))
     }
 
     /// The writer connection's `synchronous` setting, as SQLite reports it once set (for a
@@ -335,6 +336,9 @@ impl SqliteStore {
             // pending tickets ready with `WriterGone` (their completers were dropped).
             let _ = writer.join();
         }
+        // The last handle on the writer's connection and on the checkpointer's signal: the
+        // checkpointer ends once it is dropped.
+        self.hub = None;
         if let Some(checkpointer) = self.checkpointer.take() {
             let _ = checkpointer.join();
         }
@@ -387,8 +391,26 @@ impl Store for SqliteStore {
         if let Some(e) = writes.iter().find_map(|w| check_write(w).err()) {
             return Ticket::ready(Err(e));
         }
+        let Some(hub) = &self.hub else {
+            return Ticket::ready(Err(Error::ReaderOnly {
+                path: self.path.clone(),
+            }));
+        };
         let (ticket, done) = pair(self.path.clone());
-        match self.send(Job::Write(writes, done)) {
+        let mut group = (writes, done);
+        if self.options.commit_on_caller {
+            match hub.try_inline(group) {
+                Ok(wake) => {
+                    if wake {
+                        let _ = self.send(Job::Nudge);
+                    }
+                    return ticket;
+                }
+                Err(back) => group = back,
+            }
+        }
+        hub.queued.fetch_add(1, Ordering::SeqCst);
+        match self.send(Job::Write(group.0, group.1)) {
             Ok(()) => ticket,
             Err(e) => Ticket::ready(Err(e)),
         }

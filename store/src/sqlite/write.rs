@@ -3,10 +3,13 @@
 //! those commits; pruning.
 
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::checkpoint;
 use super::derived::Derived;
 use super::log::{decode, encode};
 use super::read::bad_value;
@@ -47,6 +50,8 @@ impl Writer {
             Ok((upto, last.unwrap_or(0).max(upto)))
         };
         let (derived_upto, last) = read().map_err(|e| Error::sqlite(path, &e))?;
+        // Every statement the writer runs stays prepared (about two dozen).
+        conn.set_prepared_statement_cache_capacity(64);
         Ok(Writer {
             conn,
             path: path.to_path_buf(),
@@ -132,12 +137,14 @@ impl Writer {
     }
 
     /// Derives up to `limit` log rows in one transaction: applies their writes to the tables
-    /// the readers read, moves `derived_upto` past them and deletes them. The number derived.
-    pub(super) fn derive(&mut self, limit: usize) -> Result<usize> {
+    /// the readers read, moves `derived_upto` past them and deletes them; stops early (and
+    /// commits what it derived) once `yield_now` says a group waits to be committed. The number
+    /// derived.
+    pub(super) fn derive(&mut self, limit: usize, yield_now: &dyn Fn() -> bool) -> Result<usize> {
         if self.pending() <= 0 {
             return Ok(0);
         }
-        let outcome = derive(&self.conn, self.derived_upto, limit);
+        let outcome = derive(&self.conn, self.derived_upto, limit, yield_now);
         match outcome {
             Ok(Some((upto, count))) => {
                 self.derived_upto = upto;
@@ -167,7 +174,7 @@ impl Writer {
     /// Derives every log row committed so far.
     pub(super) fn derive_all(&mut self) -> Result<()> {
         while self.pending() > 0 {
-            self.derive(DERIVE_CHUNK.max(256))?;
+            self.derive(256, &|| false)?;
         }
         Ok(())
     }
@@ -195,85 +202,196 @@ impl From<rusqlite::Error> for Failure {
 }
 
 /// One derivation transaction; `None` when no row is past `from`.
-fn derive(conn: &Connection, from: i64, limit: usize) -> std::result::Result<Option<(i64, usize)>, Failure> {
+fn derive(
+    conn: &Connection,
+    from: i64,
+    limit: usize,
+    yield_now: &dyn Fn() -> bool,
+) -> std::result::Result<Option<(i64, usize)>, Failure> {
     conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
     let rows: Vec<(i64, Vec<u8>)> = conn
         .prepare_cached("SELECT seq, writes FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2")?
-        .query_map(params![from, i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?
+        .query_map(
+            params![from, i64::try_from(limit).unwrap_or(i64::MAX)],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
         .collect::<rusqlite::Result<_>>()?;
-    let Some(&(upto, _)) = rows.last() else {
-        conn.prepare_cached("COMMIT")?.execute([])?;
-        return Ok(None);
-    };
-    // The rows go first: the pages they free hold what is derived from them (a capped or
-    // nearly full file derives what it logged).
-    conn.prepare_cached("DELETE FROM log WHERE seq <= ?1")?
-        .execute([upto])?;
     let mut shared = Derived::default();
+    let mut derived = 0;
     for (seq, row) in &rows {
         let writes = decode(row).map_err(|detail| Failure::Row(*seq, detail))?;
+        // The row goes first: the pages it frees hold what is derived from it (a capped or
+        // nearly full file derives what it logged).
+        conn.prepare_cached("DELETE FROM log WHERE seq = ?1")?
+            .execute([seq])?;
         for write in &writes {
             apply(conn, write, &mut shared)?;
         }
+        derived += 1;
+        if yield_now() {
+            break;
+        }
     }
+    if derived == 0 {
+        conn.prepare_cached("COMMIT")?.execute([])?;
+        return Ok(None);
+    }
+    let upto = rows[derived - 1].0;
     shared.write(conn)?;
     conn.prepare_cached("UPDATE meta SET value = ?1 WHERE key = 'derived_upto'")?
         .execute([upto.to_string()])?;
     conn.prepare_cached("COMMIT")?.execute([])?;
-    Ok(Some((upto, rows.len())))
+    Ok(Some((upto, derived)))
+}
+
+/// The writer and what the threads that submit share with it.
+#[derive(Debug)]
+pub(super) struct Hub {
+    writer: Mutex<Writer>,
+    /// Groups sent to the writer thread and not committed yet. A submitter commits its group
+    /// itself only when there are none (so the groups of one thread stay in order), and a
+    /// derivation yields as soon as there is one.
+    pub(super) queued: AtomicUsize,
+    /// The writer thread waits for a job with nothing left to derive: a submitter that commits
+    /// itself wakes it (`Job::Nudge`) so that it derives behind that commit.
+    asleep: AtomicBool,
+    /// Log transactions committed.
+    pub(super) commits: AtomicU64,
+    /// Set by the checkpointer: the WAL has grown past its cap.
+    too_big: Arc<AtomicBool>,
+    /// Tells the checkpointer that a transaction committed.
+    signal: mpsc::SyncSender<()>,
+    /// Readers may lag by at most about this many log rows.
+    max_lag: i64,
+}
+
+/// How long the writer thread waits for the next group before it derives what is pending:
+/// requests that come one after another commit without waiting for a derivation.
+pub(super) const DERIVE_IDLE: Duration = Duration::from_millis(2);
+
+impl Hub {
+    pub(super) fn new(
+        writer: Writer,
+        too_big: Arc<AtomicBool>,
+        signal: mpsc::SyncSender<()>,
+        max_lag: usize,
+    ) -> Hub {
+        Hub {
+            writer: Mutex::new(writer),
+            queued: AtomicUsize::new(0),
+            asleep: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
+            too_big,
+            signal,
+            max_lag: i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX),
+        }
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, Writer> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// After a transaction: counts it (a log one), checkpoints if the checkpointer asked, and
+    /// signals the checkpointer.
+    fn committed(&self, conn: &Connection, logged: bool) {
+        if logged {
+            self.commits.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.too_big.swap(false, Ordering::Relaxed) {
+            // Nothing writes meanwhile: this one copies all of the WAL, and the next
+            // transaction starts it over.
+            let _ = checkpoint::checkpoint(conn);
+        }
+        let _ = self.signal.try_send(());
+    }
+
+    fn waiting(&self) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0
+    }
+
+    /// Commits `group` on the calling thread when the writer is idle (nothing queued, no
+    /// derivation running); hands it back otherwise. `Ok(true)`: the writer thread must be
+    /// woken to derive behind this commit.
+    pub(super) fn try_inline(
+        &self,
+        group: (Vec<Write>, Completer<()>),
+    ) -> std::result::Result<bool, (Vec<Write>, Completer<()>)> {
+        if self.waiting() {
+            return Err(group);
+        }
+        let mut w = match self.writer.try_lock() {
+            Ok(w) => w,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(group),
+        };
+        // Checked again under the lock: the writer thread takes its jobs under it.
+        if self.waiting() {
+            return Err(group);
+        }
+        if w.append(vec![group]) {
+            self.committed(&w.conn, true);
+        }
+        drop(w);
+        Ok(self.asleep.swap(false, Ordering::SeqCst))
+    }
 }
 
 /// The writer thread: commits what arrives together as one transaction of log rows, derives
-/// behind those commits (when no group waits, or once `max_group` rows wait to be derived), and
-/// answers the jobs that need everything derived (settling, pruning). `committed` runs after
-/// each transaction (`true` for one of log rows).
-pub(super) fn run_writer(
-    writer: &Mutex<Writer>,
-    jobs: &mpsc::Receiver<Job>,
-    max_group: usize,
-    mut committed: impl FnMut(&Connection, bool),
-) {
-    let lock = || writer.lock().unwrap_or_else(PoisonError::into_inner);
+/// behind those commits (once no group has come for [`DERIVE_IDLE`], yielding to the next
+/// group; or, past `max_lag` rows pending, a chunk after each commit), and answers the jobs
+/// that need everything derived (settling, pruning).
+pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize) {
+    let yield_now = || hub.waiting();
     let mut pending = None;
     loop {
         let job = match pending.take() {
             Some(job) => job,
             None => {
-                let idle_work = {
-                    let w = lock();
+                let backlog = {
+                    let w = hub.lock();
                     w.pending() > 0 && !w.stuck()
                 };
-                let next = if idle_work {
-                    jobs.try_recv()
+                let next = if backlog {
+                    jobs.recv_timeout(DERIVE_IDLE)
                 } else {
-                    jobs.recv().map_err(|_| mpsc::TryRecvError::Disconnected)
+                    hub.asleep.store(true, Ordering::SeqCst);
+                    // A submitter may have committed before it could see `asleep`.
+                    let missed = {
+                        let w = hub.lock();
+                        w.pending() > 0 && !w.stuck()
+                    };
+                    if missed {
+                        hub.asleep.store(false, Ordering::SeqCst);
+                        continue;
+                    }
+                    let job = jobs.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected);
+                    hub.asleep.store(false, Ordering::SeqCst);
+                    job
                 };
                 match next {
                     Ok(job) => job,
-                    Err(mpsc::TryRecvError::Empty) => {
-                        // Idle: derive one chunk, then look for jobs again.
-                        let mut w = lock();
-                        if w.derive(DERIVE_CHUNK).is_ok() {
-                            committed(&w.conn, false);
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        let mut w = hub.lock();
+                        if w.derive(DERIVE_CHUNK, &yield_now).is_ok() {
+                            hub.committed(&w.conn, false);
                         }
                         continue;
                     }
-                    Err(mpsc::TryRecvError::Disconnected) => {
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
                         // Closing: leave nothing underived.
-                        let _ = lock().derive_all();
+                        let _ = hub.lock().derive_all();
                         return;
                     }
                 }
             }
         };
         match job {
+            Job::Nudge => {}
             Job::Prune(before_ms, done) => {
                 // Derived first, so that what the log holds is pruned too; a derivation that
                 // fails (a full disk) does not keep the prune from freeing space, after which
                 // it is tried again (what it derives then is pruned next time).
-                let mut w = lock();
+                let mut w = hub.lock();
                 let derived = w.derive_all();
                 let result = prune(&w.conn, w.path(), before_ms);
                 if derived.is_err() {
@@ -282,7 +400,7 @@ pub(super) fn run_writer(
                 done.complete(result);
             }
             Job::Settle(done) => {
-                let mut w = lock();
+                let mut w = hub.lock();
                 done.complete(w.derive_all());
             }
             Job::Write(writes, done) => {
@@ -297,17 +415,16 @@ pub(super) fn run_writer(
                         Err(_) => break,
                     }
                 }
-                let mut w = lock();
+                let taken = group.len();
+                let mut w = hub.lock();
                 w.failed = None;
                 if w.append(group) {
-                    committed(&w.conn, true);
+                    hub.committed(&w.conn, true);
                 }
-                // The readers lag by at most one group's worth of rows.
-                while w.pending() >= max_group as i64 {
-                    if w.derive(DERIVE_CHUNK).is_err() {
-                        break;
-                    }
-                    committed(&w.conn, false);
+                hub.queued.fetch_sub(taken, Ordering::SeqCst);
+                // The readers lag by at most about `max_lag` rows.
+                if w.pending() >= hub.max_lag && w.derive(DERIVE_CHUNK, &|| false).is_ok() {
+                    hub.committed(&w.conn, false);
                 }
             }
         }
