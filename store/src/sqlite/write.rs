@@ -338,7 +338,7 @@ impl Hub {
 
 /// The writer thread: commits what arrives together as one transaction of log rows, derives
 /// behind those commits (once no group has come for [`DERIVE_IDLE`], yielding to the next
-/// group; or, past `max_lag` rows pending, a chunk after each commit), and answers the jobs
+/// group; or, at `max_lag` rows pending, after a commit until fewer are), and answers the jobs
 /// that need everything derived (settling, pruning).
 pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize) {
     let yield_now = || hub.waiting();
@@ -422,8 +422,11 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                     hub.committed(&w.conn, true);
                 }
                 hub.queued.fetch_sub(taken, Ordering::SeqCst);
-                // The readers lag by at most about `max_lag` rows.
-                if w.pending() >= hub.max_lag && w.derive(DERIVE_CHUNK, &|| false).is_ok() {
+                // The readers lag by at most `max_lag` rows (and the groups of one commit).
+                while w.pending() >= hub.max_lag {
+                    if w.derive(DERIVE_CHUNK, &|| false).is_err() {
+                        break;
+                    }
                     hub.committed(&w.conn, false);
                 }
             }
