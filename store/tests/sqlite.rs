@@ -591,3 +591,30 @@ fn the_wal_is_checkpointed_beside_the_writer() {
     }
     assert_eq!(count(&store), 300);
 }
+
+#[test]
+fn a_derivation_that_fails_keeps_the_log_and_says_so_when_settling() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    let store = SqliteStore::open(&path, binding()).expect("create");
+    let other = rusqlite::Connection::open(&path).expect("raw");
+    other
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.id = 'bad'
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+        )
+        .expect("trigger");
+    // Durable (its log row is committed), but it cannot be derived.
+    store
+        .submit(vec![Write::Message(say("bad", "thread_a", 1))])
+        .wait()
+        .expect("durable");
+    let err = store.settled().wait().expect_err("not derivable");
+    assert!(err.to_string().contains("refused by the test"), "{err}");
+    assert_eq!(count(&store), 0, "the readers lag");
+    other
+        .execute_batch("DROP TRIGGER refuse")
+        .expect("trigger gone");
+    store.settled().wait().expect("derived now");
+    assert_eq!(count(&store), 1, "nothing was lost");
+}

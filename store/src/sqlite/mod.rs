@@ -757,4 +757,193 @@ mod tests {
             .expect("columns");
         assert_eq!(columns, 0, "the migration was undone whole");
     }
+
+    /// A received request opening work, in `thread_k`, from `ops.two`.
+    fn request(id: &str, work: &str, at_ms: i64) -> Vec<Write> {
+        let mut m = refused(id);
+        m.direction = crate::Direction::Accepted;
+        m.from = Some("ops.two".to_owned());
+        m.surface = Some("thread".to_owned());
+        m.container_id = Some("thread_k".to_owned());
+        m.work_id = Some(work.to_owned());
+        m.received_at_ms = at_ms;
+        vec![
+            Write::Message(m),
+            Write::Dedup(DedupKey {
+                from: "ops.two".to_owned(),
+                id: id.to_owned(),
+                expires_at: 1_000,
+            }),
+            change(work, "submitted", false, id, at_ms),
+        ]
+    }
+
+    fn change(work: &str, state: &str, closed: bool, id: &str, at_ms: i64) -> Write {
+        Write::Work(crate::WorkChange {
+            key: crate::WorkRef::new("thread", "thread_k", work),
+            initiator: "ops.two".to_owned(),
+            target: Some("worker.one".to_owned()),
+            state: state.to_owned(),
+            closed,
+            message_id: id.to_owned(),
+            at_ms,
+        })
+    }
+
+    fn log_rows(conn: &Connection) -> i64 {
+        conn.query_row("SELECT count(*) FROM log", [], |r| r.get(0))
+            .expect("log")
+    }
+
+    #[test]
+    fn what_a_crash_left_underived_is_derived_on_open_and_recovered() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        SqliteStore::open(&path, binding())
+            .expect("create")
+            .write(request("m0", "work_before", 10))
+            .expect("derived before the crash");
+        {
+            // The writer commits three groups to the log, and the process dies before any
+            // derivation (the writer is dropped without deriving, as under `kill -9`).
+            let conn = Connection::open(&path).expect("open");
+            let mut writer = Writer::new(conn, &path).expect("writer");
+            let mut tickets = Vec::new();
+            let mut groups = Vec::new();
+            for writes in [
+                request("m1", "work_open", 20),
+                request("m2", "work_done", 30),
+                vec![change("work_done", "completed", true, "m3", 40)],
+            ] {
+                let (ticket, done) = pair(path.clone());
+                tickets.push(ticket);
+                groups.push((writes, done));
+            }
+            assert!(writer.append(groups), "committed");
+            for t in tickets {
+                t.wait().expect("durable");
+            }
+            assert_eq!(writer.pending(), 3);
+            assert_eq!(log_rows(&writer.conn), 3);
+            let messages: i64 = writer
+                .conn
+                .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+                .expect("messages");
+            assert_eq!(messages, 1, "only what was derived before");
+        }
+        let store = SqliteStore::open(&path, binding()).expect("reopened");
+        let (rows, upto): (i64, String) = store
+            .read(|conn| {
+                Ok((
+                    log_rows(conn),
+                    conn.query_row(
+                        "SELECT value FROM meta WHERE key = 'derived_upto'",
+                        [],
+                        |r| r.get(0),
+                    )?,
+                ))
+            })
+            .expect("log");
+        assert_eq!((rows, upto.as_str()), (0, "4"), "derived and deleted on open");
+        // The derived tables are complete ...
+        let threads = store.threads(&PageRequest::newest(10)).expect("threads");
+        assert_eq!(threads.items.len(), 1);
+        assert_eq!(threads.items[0].messages, 3);
+        assert_eq!(threads.items[0].open_work, 2, "work_before and work_open");
+        let done = store.work("work_done").expect("work");
+        let path_of: Vec<_> = done[0].transitions.iter().map(|t| t.to_state.as_str()).collect();
+        assert_eq!(path_of, ["submitted", "completed"]);
+        // ... and recovery finds the duplicates' keys, the closed unit and the open ones.
+        let recovery = store.recover(500, 0).expect("recover");
+        let keys: Vec<_> = recovery.dedup.iter().map(|k| k.id.as_str()).collect();
+        assert_eq!(keys, ["m0", "m1", "m2"]);
+        let units: Vec<_> = recovery
+            .work
+            .iter()
+            .map(|w| (w.key.work_id.as_str(), w.closed))
+            .collect();
+        assert_eq!(
+            units,
+            [("work_before", false), ("work_done", true), ("work_open", false)]
+        );
+        // New groups follow the recovered ones.
+        store
+            .write(request("m4", "work_after", 50))
+            .expect("recorded");
+        let all = store
+            .messages(&MessageFilter::new(MessageScope::All), &PageRequest::newest(10))
+            .expect("messages");
+        let order: Vec<_> = all.items.iter().rev().map(|m| m.record.id.clone().unwrap_or_default()).collect();
+        assert_eq!(order, ["m0", "m1", "m2", "m4"]);
+    }
+
+    #[test]
+    fn a_closed_store_leaves_nothing_underived() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        let store = SqliteStore::open(&path, binding()).expect("create");
+        let tickets: Vec<_> = (0..50)
+            .map(|i| store.submit(request(&format!("m{i}"), &format!("w{i}"), i)))
+            .collect();
+        for t in tickets {
+            t.wait().expect("durable");
+        }
+        store.close();
+        let conn = Connection::open(&path).expect("open");
+        assert_eq!(log_rows(&conn), 0);
+        let work: i64 = conn
+            .query_row("SELECT count(*) FROM work", [], |r| r.get(0))
+            .expect("work");
+        assert_eq!(work, 50);
+    }
+
+    #[test]
+    fn a_version_2_store_gets_the_log_and_keeps_its_data() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        {
+            // A store as the second schema wrote it: a message, its work unit.
+            let conn = Connection::open(&path).expect("open");
+            migrate(&conn, &path, &binding(), &MIGRATIONS[..2]).expect("version 2");
+            conn.execute_batch(
+                "INSERT INTO messages (direction, kind, id, from_peer, surface, container_id,
+                                       work_id, received_at_ms, bytes)
+                 VALUES ('accepted', 'say', 'old1', 'ops.two', 'thread', 'thread_k', 'w_old', 5,
+                         x'7b7d');
+                 INSERT INTO work (surface, container_id, work_id, sort_key, initiator, state,
+                                   closed, opened_by, opened_at_ms, updated_at_ms)
+                 VALUES ('thread', 'thread_k', 'w_old', 'thread_k/w_old', 'ops.two',
+                         'submitted', 0, 'old1', 5, 5);",
+            )
+            .expect("rows");
+            assert_eq!(inspect(&conn, &path, MIGRATIONS).expect("ours").version, 2);
+        }
+        let store = SqliteStore::open(&path, binding()).expect("migrated on open");
+        let (version, rows, upto): (i64, i64, String) = store
+            .read(|conn| {
+                Ok((
+                    conn.pragma_query_value(None, "user_version", |r| r.get(0))?,
+                    log_rows(conn),
+                    conn.query_row(
+                        "SELECT value FROM meta WHERE key = 'derived_upto'",
+                        [],
+                        |r| r.get(0),
+                    )?,
+                ))
+            })
+            .expect("schema");
+        assert_eq!((version, rows, upto.as_str()), (SCHEMA_VERSION, 0, "0"));
+        assert_eq!(store.work("w_old").expect("work").len(), 1);
+        // A transition on the old unit goes through the log to the same row.
+        store
+            .write(vec![change("w_old", "completed", true, "new1", 9)])
+            .expect("recorded");
+        let unit = &store.work("w_old").expect("work")[0];
+        assert_eq!(unit.unit.state, "completed");
+        assert_eq!(unit.transitions.len(), 1);
+        let all = store
+            .messages(&MessageFilter::new(MessageScope::All), &PageRequest::newest(10))
+            .expect("messages");
+        assert_eq!(all.items.len(), 1);
+    }
 }
