@@ -22,7 +22,9 @@ const PRESENCE: u8 = 5;
 
 /// A group as one log row.
 pub(super) fn encode(writes: &[Write]) -> Vec<u8> {
-    let mut out = Out(Vec::with_capacity(64 + writes.iter().map(size_hint).sum::<usize>()));
+    let mut out = Out(Vec::with_capacity(
+        64 + writes.iter().map(size_hint).sum::<usize>(),
+    ));
     out.byte(FORM);
     out.uint(writes.len() as u64);
     for write in writes {
@@ -186,12 +188,20 @@ pub(super) fn decode(row: &[u8]) -> Result<Vec<Write>, String> {
                 last_seen_ms: input.int()?,
                 card: input.opt_text()?,
             }),
-            other => return Err(format!("unknown write tag {other} at byte {}", input.at - 1)),
+            other => {
+                return Err(format!(
+                    "unknown write tag {other} at byte {}",
+                    input.at - 1
+                ))
+            }
         };
         writes.push(write);
     }
     if input.at != row.len() {
-        return Err(format!("{} bytes past the last write", row.len() - input.at));
+        return Err(format!(
+            "{} bytes past the last write",
+            row.len() - input.at
+        ));
     }
     Ok(writes)
 }
@@ -287,7 +297,11 @@ impl<'a> In<'a> {
     }
 
     fn opt_int(&mut self) -> Result<Option<i64>, String> {
-        Ok(if self.flag()? { Some(self.int()?) } else { None })
+        Ok(if self.flag()? {
+            Some(self.int()?)
+        } else {
+            None
+        })
     }
 
     fn bytes(&mut self) -> Result<&'a [u8], String> {
@@ -385,10 +399,16 @@ mod tests {
         for end in 0..row.len() {
             assert!(decode(&row[..end]).is_err(), "cut at {end}");
         }
-        assert!(decode(&[FORM + 1]).unwrap_err().contains("form"));
-        assert!(decode(&[FORM, 1, 99]).unwrap_err().contains("tag 99"));
+        assert!(decode(&[FORM + 1])
+            .expect_err("a later form")
+            .contains("form"));
+        assert!(decode(&[FORM, 1, 99])
+            .expect_err("no such tag")
+            .contains("tag 99"));
         let mut longer = row.clone();
         longer.push(0);
-        assert!(decode(&longer).unwrap_err().contains("past the last write"));
+        assert!(decode(&longer)
+            .expect_err("trailing bytes")
+            .contains("past the last write"));
     }
 }

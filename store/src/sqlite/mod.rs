@@ -844,14 +844,22 @@ mod tests {
                 ))
             })
             .expect("log");
-        assert_eq!((rows, upto.as_str()), (0, "4"), "derived and deleted on open");
+        assert_eq!(
+            (rows, upto.as_str()),
+            (0, "4"),
+            "derived and deleted on open"
+        );
         // The derived tables are complete ...
         let threads = store.threads(&PageRequest::newest(10)).expect("threads");
         assert_eq!(threads.items.len(), 1);
         assert_eq!(threads.items[0].messages, 3);
         assert_eq!(threads.items[0].open_work, 2, "work_before and work_open");
         let done = store.work("work_done").expect("work");
-        let path_of: Vec<_> = done[0].transitions.iter().map(|t| t.to_state.as_str()).collect();
+        let path_of: Vec<_> = done[0]
+            .transitions
+            .iter()
+            .map(|t| t.to_state.as_str())
+            .collect();
         assert_eq!(path_of, ["submitted", "completed"]);
         // ... and recovery finds the duplicates' keys, the closed unit and the open ones.
         let recovery = store.recover(500, 0).expect("recover");
@@ -864,16 +872,28 @@ mod tests {
             .collect();
         assert_eq!(
             units,
-            [("work_before", false), ("work_done", true), ("work_open", false)]
+            [
+                ("work_before", false),
+                ("work_done", true),
+                ("work_open", false)
+            ]
         );
         // New groups follow the recovered ones.
         store
             .write(request("m4", "work_after", 50))
             .expect("recorded");
         let all = store
-            .messages(&MessageFilter::new(MessageScope::All), &PageRequest::newest(10))
+            .messages(
+                &MessageFilter::new(MessageScope::All),
+                &PageRequest::newest(10),
+            )
             .expect("messages");
-        let order: Vec<_> = all.items.iter().rev().map(|m| m.record.id.clone().unwrap_or_default()).collect();
+        let order: Vec<_> = all
+            .items
+            .iter()
+            .rev()
+            .map(|m| m.record.id.clone().unwrap_or_default())
+            .collect();
         assert_eq!(order, ["m0", "m1", "m2", "m4"]);
     }
 
@@ -942,7 +962,10 @@ mod tests {
         assert_eq!(unit.unit.state, "completed");
         assert_eq!(unit.transitions.len(), 1);
         let all = store
-            .messages(&MessageFilter::new(MessageScope::All), &PageRequest::newest(10))
+            .messages(
+                &MessageFilter::new(MessageScope::All),
+                &PageRequest::newest(10),
+            )
             .expect("messages");
         assert_eq!(all.items.len(), 1);
     }

@@ -72,7 +72,10 @@ impl Writer {
     pub(super) fn append(&mut self, group: Vec<(Vec<Write>, Completer<()>)>) -> bool {
         let conn = &self.conn;
         let path = &self.path;
-        if let Err(e) = conn.prepare_cached("BEGIN IMMEDIATE").and_then(|mut s| s.execute([])) {
+        if let Err(e) = conn
+            .prepare_cached("BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]))
+        {
             let error = Error::sqlite(path, &e);
             for (_, done) in group {
                 done.complete(Err(error.clone()));
@@ -364,7 +367,9 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                         hub.asleep.store(false, Ordering::SeqCst);
                         continue;
                     }
-                    let job = jobs.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected);
+                    let job = jobs
+                        .recv()
+                        .map_err(|_| mpsc::RecvTimeoutError::Disconnected);
                     hub.asleep.store(false, Ordering::SeqCst);
                     job
                 };
