@@ -32,9 +32,13 @@ pub(super) struct Writer {
     failed: Option<Error>,
 }
 
-/// At most this many log rows are derived in one transaction: the writer looks for new groups
-/// to commit between two such transactions.
+/// At most this many log rows are derived in one transaction when the writer must catch up
+/// (past `max_lag`): it commits the groups that came meanwhile between two such transactions.
 pub(super) const DERIVE_CHUNK: usize = 64;
+
+/// At most this many log rows are derived in one transaction while the writer is idle: a group
+/// that comes meanwhile waits for the row being derived and the commit of those before it.
+pub(super) const IDLE_CHUNK: usize = 8;
 
 impl Writer {
     /// Reads where the log of the (migrated) store on `conn` stands.
@@ -377,7 +381,7 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                     Ok(job) => job,
                     Err(mpsc::RecvTimeoutError::Timeout) => {
                         let mut w = hub.lock();
-                        if w.derive(DERIVE_CHUNK, &yield_now).is_ok() {
+                        if w.derive(IDLE_CHUNK, &yield_now).is_ok() {
                             hub.committed(&w.conn, false);
                         }
                         continue;
