@@ -335,6 +335,8 @@ impl Hub {
         if self.waiting() {
             return Err(group);
         }
+        // A new row: a derivation that failed is tried again behind it.
+        w.failed = None;
         if w.append(vec![group]) {
             self.committed(&w.conn, true);
         }
