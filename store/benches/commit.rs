@@ -5,7 +5,7 @@
 //! a commit (a window of requests in flight); each until the tickets are ready (the log rows
 //! committed: what a delivery or a publish waits for), then until the readers see it all
 //! (derived). A fresh file in a temporary directory, the default options (WAL,
-//! `synchronous=NORMAL`, 1 KiB pages).
+//! `synchronous=NORMAL`, 4 KiB pages).
 //!
 //! `cargo bench -p agh-store --bench commit`
 
@@ -167,7 +167,7 @@ fn commits(c: &mut Criterion) {
 }
 
 /// The floor: the cheapest commit of one log row of a 1 KiB request on this machine, on a bare
-/// connection set up as the store's writer (WAL, `synchronous=NORMAL`, 1 KiB pages, the
+/// connection set up as the store's writer (WAL, `synchronous=NORMAL`, 4 KiB pages, the
 /// automatic checkpoint off as in the store: a checkpoint every 1,000 rows outside the timing
 /// keeps the WAL short), on the calling thread and handed to a thread and back.
 fn floor(c: &mut Criterion) {
@@ -176,7 +176,7 @@ fn floor(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let open = |name: &str| {
         let conn = Connection::open(dir.path().join(name)).expect("open");
-        conn.pragma_update(None, "page_size", 1024)
+        conn.pragma_update(None, "page_size", agh_store::DEFAULT_PAGE_SIZE)
             .expect("page size");
         conn.pragma_update(None, "journal_mode", "WAL")
             .expect("wal");

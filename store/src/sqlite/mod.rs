@@ -62,8 +62,9 @@ pub struct SqliteOptions {
     /// a full disk. `None`: no cap.
     pub max_pages: Option<u32>,
     /// The page size of a file this handle creates (a power of two from 512 to 65536; an
-    /// existing file keeps its own). Every commit writes each page it changed to the WAL, so
-    /// smaller pages write fewer bytes per message (`BENCHMARKS.md`).
+    /// existing file keeps its own). Every commit writes each page it changed to the WAL: with
+    /// the log (schema 3) a commit changes one B-tree, and a log row of a 1 KiB message fits in
+    /// one 4 KiB page where it took overflow pages at 1 KiB (`BENCHMARKS.md`).
     pub page_size: u32,
     /// The readers (and the reading calls of [`Store`]) see a write once it is derived from
     /// the log, behind the commit that made it durable; past this many groups waiting to be
@@ -76,7 +77,7 @@ pub struct SqliteOptions {
 }
 
 /// The page size of a new store file.
-pub const DEFAULT_PAGE_SIZE: u32 = 1024;
+pub const DEFAULT_PAGE_SIZE: u32 = 4096;
 
 impl Default for SqliteOptions {
     fn default() -> Self {
