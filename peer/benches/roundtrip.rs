@@ -210,7 +210,7 @@ async fn main() {
     let app = accept_all(Arc::new(peer), events);
     // The same receiver recording in a SQLite store.
     let dir = tempfile::tempdir().expect("temp dir");
-    // `ROUNDTRIP_PAGE_SIZE=4096`: the store file with another page size than the default.
+    // `ROUNDTRIP_PAGE_SIZE=1024`: the store file with another page size than the default.
     let page_size = std::env::var("ROUNDTRIP_PAGE_SIZE")
         .ok()
         .map(|s| s.parse().expect("ROUNDTRIP_PAGE_SIZE: a number of bytes"));

@@ -47,7 +47,10 @@ async fn next_message(events: &mut agh_peer::Events, kind: &str) -> agh_protocol
     }
 }
 
+/// What `store` holds once everything submitted is derived (a SQLite store's readers may lag
+/// its writes by one batch).
 fn ids(store: &dyn Store, scope: MessageScope) -> Vec<(String, Direction)> {
+    store.settled().wait().unwrap();
     store
         .messages(&MessageFilter::new(scope), &PageRequest::newest(100))
         .unwrap()
@@ -103,6 +106,7 @@ async fn a_work_unit_is_recorded_before_each_event_and_each_publish() {
         assert!(has(&*a_store, trace.id(), Direction::Accepted));
 
         for store in [&a_store, &b_store] {
+            store.settled().wait().unwrap();
             let units = store.work("work_store").unwrap();
             assert_eq!(units.len(), 1, "{:?}", store.binding());
             assert_eq!(units[0].unit.state, "completed");
@@ -140,6 +144,7 @@ async fn a_work_unit_is_recorded_before_each_event_and_each_publish() {
         .unwrap();
         let refused = next_event(&mut be, |e| matches!(e, Event::Refused { .. })).await;
         assert!(matches!(refused, Event::Refused { answered: true, .. }));
+        b_store.settled().wait().unwrap();
         let audit = b_store
             .audit(AuditFilter::Refused, &PageRequest::newest(10))
             .unwrap();

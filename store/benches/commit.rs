@@ -2,8 +2,10 @@
 //! dedup key, presence, the delivery's audit row, the work unit it opens) and of the receipt it
 //! sends back (the message, the work transition), as `agh_peer` writes them, each in a commit of
 //! its own (one request at a time: a closed loop's two commits in series) and 256 requests to
-//! a commit (a window of requests in flight), for two page sizes. Fresh files in a temporary
-//! directory, the default options otherwise (WAL, `synchronous=NORMAL`).
+//! a commit (a window of requests in flight); each until the tickets are ready (the log rows
+//! committed: what a delivery or a publish waits for), then until the readers see it all
+//! (derived). A fresh file in a temporary directory, the default options (WAL,
+//! `synchronous=NORMAL`, 4 KiB pages).
 //!
 //! `cargo bench -p agh-store --bench commit`
 
@@ -97,38 +99,53 @@ fn request() -> (Vec<Write>, Vec<Write>) {
     (inbound, receipt)
 }
 
+/// Waits for every ticket, then (with `derived`) until the readers see everything
+/// (`Store::settled`): the ticket is what a delivery or a publish waits for, the rest is the
+/// writer's work behind it.
+fn finish(store: &SqliteStore, tickets: Vec<agh_store::Ticket<()>>, derived: bool) {
+    for t in tickets {
+        t.wait().expect("recorded");
+    }
+    if derived {
+        store.settled().wait().expect("derived");
+    }
+}
+
 fn commits(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut group = c.benchmark_group("commit");
     group.sample_size(20);
     group.measurement_time(std::time::Duration::from_secs(3));
-    for page_size in [1024u32, 4096] {
+    for (name, commit_on_caller) in [("on the caller", true), ("by the writer", false)] {
+        let path = dir.path().join(format!("bench-{commit_on_caller}.sqlite3"));
         let options = SqliteOptions {
-            page_size,
+            commit_on_caller,
             ..SqliteOptions::default()
         };
-        let path = dir.path().join(format!("p{page_size}.sqlite3"));
         let store =
             SqliteStore::open_with(&path, Binding::new("ws_bench", "bench", RECEIVER), options)
                 .expect("store");
-        group.throughput(Throughput::Elements(1));
-        group.bench_function(
-            format!("request then receipt, a commit each, {page_size} B pages"),
-            |b| {
-                b.iter_batched(
-                    request,
-                    |(inbound, receipt)| {
-                        store.write(inbound).expect("request recorded");
-                        store.write(receipt).expect("receipt recorded");
-                    },
-                    BatchSize::SmallInput,
-                )
-            },
-        );
-        group.throughput(Throughput::Elements(256));
-        group.bench_function(
-            format!("256 requests and receipts a commit, {page_size} B pages"),
-            |b| {
+        for derived in [false, true] {
+            let then = if derived { ", then derived" } else { "" };
+            group.throughput(Throughput::Elements(1));
+            group.bench_function(
+                format!("request then receipt, a commit each {name}{then}"),
+                |b| {
+                    b.iter_batched(
+                        request,
+                        |(inbound, receipt)| {
+                            finish(&store, vec![store.submit(inbound)], false);
+                            finish(&store, vec![store.submit(receipt)], derived);
+                        },
+                        BatchSize::SmallInput,
+                    )
+                },
+            );
+            if !commit_on_caller {
+                continue;
+            }
+            group.throughput(Throughput::Elements(256));
+            group.bench_function(format!("256 requests and receipts a commit{then}"), |b| {
                 b.iter_batched(
                     || (0..256).map(|_| request()).collect::<Vec<_>>(),
                     |requests| {
@@ -138,18 +155,114 @@ fn commits(c: &mut Criterion) {
                                 [store.submit(inbound), store.submit(receipt)]
                             })
                             .collect();
-                        for t in tickets {
-                            t.wait().expect("recorded");
-                        }
+                        finish(&store, tickets, derived);
                     },
                     BatchSize::SmallInput,
                 )
-            },
-        );
+            });
+        }
         store.close();
     }
     group.finish();
 }
 
-criterion_group!(benches, commits);
+/// The floor: the cheapest commit of one log row of a 1 KiB request on this machine, on a bare
+/// connection set up as the store's writer (WAL, `synchronous=NORMAL`, 4 KiB pages, the
+/// automatic checkpoint off as in the store: a checkpoint every 1,000 rows outside the timing
+/// keeps the WAL short), on the calling thread and handed to a thread and back.
+fn floor(c: &mut Criterion) {
+    use rusqlite::{params, Connection};
+    use std::sync::mpsc;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let open = |name: &str| {
+        let conn = Connection::open(dir.path().join(name)).expect("open");
+        conn.pragma_update(None, "page_size", agh_store::DEFAULT_PAGE_SIZE)
+            .expect("page size");
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .expect("wal");
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .expect("sync");
+        conn.pragma_update(None, "wal_autocheckpoint", 0)
+            .expect("no autocheckpoint");
+        conn.execute_batch("CREATE TABLE log (seq INTEGER PRIMARY KEY, writes BLOB NOT NULL)")
+            .expect("table");
+        conn
+    };
+    let row = vec![b'x'; 1100];
+    let commit = |conn: &Connection, seq: i64, row: &[u8]| {
+        conn.prepare_cached("BEGIN IMMEDIATE")
+            .expect("begin")
+            .execute([])
+            .expect("begin");
+        conn.prepare_cached("INSERT INTO log (seq, writes) VALUES (?1, ?2)")
+            .expect("insert")
+            .execute(params![seq, row])
+            .expect("insert");
+        conn.prepare_cached("COMMIT")
+            .expect("commit")
+            .execute([])
+            .expect("commit");
+        if seq % 1000 == 0 {
+            conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)")
+                .expect("checkpoint");
+        }
+    };
+    let mut group = c.benchmark_group("floor");
+    group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(3));
+    group.throughput(Throughput::Elements(1));
+    let conn = open("caller.sqlite3");
+    let mut seq = 0;
+    group.bench_function("one log row, a commit on the caller", |b| {
+        b.iter(|| {
+            seq += 1;
+            commit(&conn, seq, &row);
+        })
+    });
+    let conn = open("grouped.sqlite3");
+    let mut seq = 0;
+    group.throughput(Throughput::Elements(256));
+    group.bench_function("256 log rows a commit, on the caller", |b| {
+        b.iter(|| {
+            conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+            let mut insert = conn
+                .prepare_cached("INSERT INTO log (seq, writes) VALUES (?1, ?2)")
+                .expect("insert");
+            for _ in 0..256 {
+                seq += 1;
+                insert.execute(params![seq, row]).expect("insert");
+            }
+            drop(insert);
+            conn.execute_batch("COMMIT").expect("commit");
+            if seq % 1024 == 0 {
+                conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)")
+                    .expect("checkpoint");
+            }
+        })
+    });
+    group.throughput(Throughput::Elements(1));
+    let (to, jobs) = mpsc::channel::<i64>();
+    let (done, answers) = mpsc::channel::<()>();
+    let thread_row = row.clone();
+    let conn = open("thread.sqlite3");
+    let writer = std::thread::spawn(move || {
+        while let Ok(seq) = jobs.recv() {
+            commit(&conn, seq, &thread_row);
+            done.send(()).expect("answer");
+        }
+    });
+    let mut seq = 0;
+    group.bench_function("one log row, handed to a thread and back", |b| {
+        b.iter(|| {
+            seq += 1;
+            to.send(seq).expect("send");
+            answers.recv().expect("answer");
+        })
+    });
+    drop(to);
+    writer.join().expect("writer");
+    group.finish();
+}
+
+criterion_group!(benches, commits, floor);
 criterion_main!(benches);

@@ -19,9 +19,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// error that kept them out: then none of them is recorded).
     fn submit(&self, writes: Vec<Write>) -> Ticket<()>;
 
-    /// [`Store::submit`], then waits (blocking) for the ticket.
+    /// Ready once everything submitted before it is visible to the reading calls below. A
+    /// store may build what they read behind the commit that makes a write durable
+    /// ([`crate::SqliteStore`] does: its readers lag its writes by at most one batch); this
+    /// waits for that. A handle that only reads fails with [`crate::Error::ReaderOnly`].
+    fn settled(&self) -> Ticket<()>;
+
+    /// [`Store::submit`], then waits (blocking) for the ticket and for [`Store::settled`]: once
+    /// it returns, the writes are durable and the reading calls see them.
     fn write(&self, writes: Vec<Write>) -> Result<()> {
-        self.submit(writes).wait()
+        self.submit(writes).wait()?;
+        self.settled().wait()
     }
 
     /// What a restarted peer needs: every open work unit, the units closed at or after

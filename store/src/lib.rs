@@ -10,9 +10,18 @@
 //! # Writing
 //! [`Store::submit`] hands a group of [`Write`]s to the store and returns a [`Ticket`]; the ticket
 //! is ready (`.await` it, or [`Ticket::wait`] outside async code) once the whole group is durable,
-//! so a peer records a message before it delivers or publishes it. The SQLite writer puts what
-//! arrives together into one transaction (each group in its own savepoint: one failing group does
-//! not undo the others).
+//! so a peer records a message before it delivers or publishes it.
+//!
+//! [`SqliteStore`] makes a group durable as one row of an append-only log (the group's writes,
+//! the message's exact bytes among them): the only write a ticket waits for. What arrives
+//! together is one transaction of such rows; a group submitted while the writer is idle is
+//! committed on the submitting thread. The tables the reading calls read (messages and their
+//! lookups, conversations, participants, work units and transitions, dedup keys, audit,
+//! presence) are derived from the log by the writer behind those commits, in batches (when no
+//! group has come for a moment, and at the latest once [`SqliteOptions::max_lag`] groups wait),
+//! with the mark of what is derived (`derived_upto`) in the same file: opening a store derives
+//! what a crash left out before anything reads it. So a reader may lag the writer by at most one
+//! batch; [`Store::settled`] waits until it does not ([`Store::write`] does both).
 //!
 //! # Durability
 //! [`SqliteStore`] runs SQLite in WAL mode. With [`Synchronous::Normal`] (the default) a
@@ -22,7 +31,8 @@
 //! checkpointer thread beside the writer checkpoints, at most every 250 ms while writes come in,
 //! syncing the WAL first; the writer never checkpoints, so no ticket waits for a sync. With
 //! [`Synchronous::Full`] the WAL is synced before the ticket is ready, so a ready ticket survives
-//! a power loss too, at the cost of one `fsync` per transaction.
+//! a power loss too, at the cost of one `fsync` per transaction. Either way a log row and what is
+//! derived from it are one: what survives is derived on the next open.
 //!
 //! # Time
 //! Local times (receive time, activity, first and last seen) are Unix **milliseconds**

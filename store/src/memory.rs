@@ -204,6 +204,11 @@ impl Store for MemoryStore {
         Ticket::ready(Ok(()))
     }
 
+    fn settled(&self) -> Ticket<()> {
+        // Written and readable in the same step.
+        Ticket::ready(Ok(()))
+    }
+
     fn recover(&self, now_secs: i64, closed_since_ms: i64) -> Result<Recovery> {
         let state = self.lock();
         let work = state

@@ -128,6 +128,17 @@ DROP INDEX presence_seen;
 DROP INDEX audit_kind;
 CREATE INDEX audit_not_delivered ON audit (kind, seq) WHERE kind != 'delivered';
 ",
+    // 3: the log (issue 32's round trip with a store). Committing a submitted group writes one
+    // row here (the group's writes, `sqlite/log.rs`) and nothing else; the writer builds the
+    // tables above from the rows past `derived_upto` behind that commit, advances the mark and
+    // deletes the rows in the same transaction, and on open derives what a crash left out.
+    r"
+CREATE TABLE log (
+    seq    INTEGER PRIMARY KEY,
+    writes BLOB NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('derived_upto', '0');
+",
 ];
 
 /// The schema version this build writes: the number of migrations.

@@ -665,6 +665,7 @@ fn a_bad_write_refuses_its_whole_group(store: &dyn Store) {
 fn tickets_can_be_awaited(store: &dyn Store) {
     let ticket = store.submit(vec![Write::Message(say("f1", "thread_f", "ops.one", 1))]);
     block_on(ticket).expect("recorded");
+    block_on(store.settled()).expect("readable");
     let page = store
         .messages(&thread("thread_f"), &PageRequest::newest(1))
         .expect("read");

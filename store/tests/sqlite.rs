@@ -54,6 +54,14 @@ fn quick() -> SqliteOptions {
     }
 }
 
+/// Every group committed by the writer thread.
+fn by_the_writer() -> SqliteOptions {
+    SqliteOptions {
+        commit_on_caller: false,
+        ..SqliteOptions::default()
+    }
+}
+
 fn file_bytes(path: &Path) -> Vec<u8> {
     std::fs::read(path).expect("read file")
 }
@@ -182,6 +190,7 @@ fn many_threads_writing_at_once_lose_nothing() {
     for t in threads {
         t.join().expect("thread");
     }
+    store.settled().wait().expect("derived");
     assert_eq!(count(&*store), 400);
     let threads = store.threads(&PageRequest::newest(100)).expect("read");
     assert_eq!(threads.items.len(), 8);
@@ -192,7 +201,9 @@ fn many_threads_writing_at_once_lose_nothing() {
 fn writes_that_arrive_together_share_one_transaction() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("peer.sqlite3");
-    let store = SqliteStore::open(&path, binding()).expect("create");
+    // The writer thread takes every group (none is committed by the submitting thread, which
+    // would wait for the lock itself).
+    let store = SqliteStore::open_with(&path, binding(), by_the_writer()).expect("create");
     // Hold the write lock so that the writer waits while 100 groups arrive.
     let other = rusqlite::Connection::open(&path).expect("raw");
     other.execute_batch("BEGIN IMMEDIATE").expect("lock");
@@ -204,6 +215,7 @@ fn writes_that_arrive_together_share_one_transaction() {
     for ticket in tickets {
         ticket.wait().expect("recorded");
     }
+    store.settled().wait().expect("derived");
     assert_eq!(count(&store), 100);
     // The first group may have been taken alone before the others arrived; the rest are one.
     assert!(
@@ -217,13 +229,15 @@ fn writes_that_arrive_together_share_one_transaction() {
 fn a_group_undone_in_a_shared_transaction_leaves_no_counts_behind() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("peer.sqlite3");
-    let store = SqliteStore::open(&path, binding()).expect("create");
+    // The writer thread takes every group (none is committed by the submitting thread, which
+    // would wait for the lock itself).
+    let store = SqliteStore::open_with(&path, binding(), by_the_writer()).expect("create");
     // The groups share one transaction (the writer waits for the lock while they arrive); one
-    // of them fails inside it, after its first message was applied.
+    // of them fails inside it (its log row is refused), so nothing of it is derived.
     let other = rusqlite::Connection::open(&path).expect("raw");
     other
         .execute_batch(
-            "CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.id = 'bad'
+            "CREATE TRIGGER refuse BEFORE INSERT ON log WHEN instr(NEW.writes, 'bad') > 0
              BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;
              BEGIN IMMEDIATE;",
         )
@@ -247,6 +261,7 @@ fn a_group_undone_in_a_shared_transaction_leaves_no_counts_behind() {
     assert!(results[0].is_ok() && results[2].is_ok() && results[3].is_ok());
     let err = results[1].clone().expect_err("the trigger refused it");
     assert!(err.to_string().contains("refused by the test"), "{err}");
+    store.settled().wait().expect("derived");
     let threads = store.threads(&PageRequest::newest(10)).expect("threads");
     assert_eq!(threads.items.len(), 1, "no thread_b: {:?}", threads.items);
     let a = &threads.items[0];
@@ -575,4 +590,31 @@ fn the_wal_is_checkpointed_beside_the_writer() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(count(&store), 300);
+}
+
+#[test]
+fn a_derivation_that_fails_keeps_the_log_and_says_so_when_settling() {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("peer.sqlite3");
+    let store = SqliteStore::open(&path, binding()).expect("create");
+    let other = rusqlite::Connection::open(&path).expect("raw");
+    other
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.id = 'bad'
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+        )
+        .expect("trigger");
+    // Durable (its log row is committed), but it cannot be derived.
+    store
+        .submit(vec![Write::Message(say("bad", "thread_a", 1))])
+        .wait()
+        .expect("durable");
+    let err = store.settled().wait().expect_err("not derivable");
+    assert!(err.to_string().contains("refused by the test"), "{err}");
+    assert_eq!(count(&store), 0, "the readers lag");
+    other
+        .execute_batch("DROP TRIGGER refuse")
+        .expect("trigger gone");
+    store.settled().wait().expect("derived now");
+    assert_eq!(count(&store), 1, "nothing was lost");
 }

@@ -1,7 +1,6 @@
 //! The rows many messages share (a conversation's counters and activity, its participants, the
-//! peers' presence), changed once per transaction rather than once per message: each group's
-//! changes are summed while it is applied, added to the transaction's once the group's
-//! savepoint is released (a group undone adds nothing), and written just before the commit.
+//! peers' presence), changed once per derivation transaction rather than once per message: the
+//! changes are summed while the log rows are applied and written just before the commit.
 
 use std::collections::HashMap;
 
@@ -49,7 +48,7 @@ struct Presence {
     card: Option<String>,
 }
 
-/// The shared rows' changes of a group or of a transaction.
+/// The shared rows' changes of a derivation transaction.
 #[derive(Debug, Default)]
 pub(super) struct Derived {
     conversations: HashMap<(String, String), Activity>,
@@ -87,25 +86,6 @@ impl Derived {
         p.last_seen_ms = p.last_seen_ms.max(at);
         if let Some(card) = card {
             p.card = Some(card.clone());
-        }
-    }
-
-    /// Adds a group's changes (applied after those already here).
-    pub(super) fn absorb(&mut self, group: Derived) {
-        for ((surface, id), a) in group.conversations {
-            self.conversations
-                .entry((surface, id))
-                .and_modify(|c| c.add(a))
-                .or_insert(a);
-        }
-        for (key, s) in group.participants {
-            self.participants
-                .entry(key)
-                .and_modify(|seen| seen.add(s))
-                .or_insert(s);
-        }
-        for (peer, p) in group.presence {
-            self.presence(&peer, p.last_seen_ms, p.card.as_ref());
         }
     }
 

@@ -1,15 +1,17 @@
 //! The store contract in one SQLite file: WAL, one writer thread fed by a channel (what arrives
-//! together is one transaction), readers on their own connections.
+//! together is one transaction of log rows; the tables the readers read are derived from the log
+//! behind those commits), readers on their own connections.
 
 mod checkpoint;
 mod derived;
+mod log;
 mod open;
 mod read;
 mod write;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -60,13 +62,22 @@ pub struct SqliteOptions {
     /// a full disk. `None`: no cap.
     pub max_pages: Option<u32>,
     /// The page size of a file this handle creates (a power of two from 512 to 65536; an
-    /// existing file keeps its own). Every commit writes each page it changed to the WAL, so
-    /// smaller pages write fewer bytes per message (`BENCHMARKS.md`).
+    /// existing file keeps its own). Every commit writes each page it changed to the WAL: with
+    /// the log (schema 3) a commit changes one B-tree, and a log row of a 1 KiB message fits in
+    /// one 4 KiB page where it took overflow pages at 1 KiB (`BENCHMARKS.md`).
     pub page_size: u32,
+    /// The readers (and the reading calls of [`Store`]) see a write once it is derived from
+    /// the log, behind the commit that made it durable; past this many groups waiting to be
+    /// derived the writer derives after each commit, so they lag by at most about this many.
+    pub max_lag: usize,
+    /// A group submitted while the writer has nothing else to do is committed on the
+    /// submitting thread (no hand-off to the writer thread and back); `false`: always by the
+    /// writer thread.
+    pub commit_on_caller: bool,
 }
 
 /// The page size of a new store file.
-pub const DEFAULT_PAGE_SIZE: u32 = 1024;
+pub const DEFAULT_PAGE_SIZE: u32 = 4096;
 
 impl Default for SqliteOptions {
     fn default() -> Self {
@@ -76,6 +87,8 @@ impl Default for SqliteOptions {
             max_group: 256,
             max_pages: None,
             page_size: DEFAULT_PAGE_SIZE,
+            max_lag: 1024,
+            commit_on_caller: true,
         }
     }
 }
@@ -84,6 +97,10 @@ impl Default for SqliteOptions {
 pub(super) enum Job {
     Write(Vec<Write>, Completer<()>),
     Prune(i64, Completer<Pruned>),
+    /// Ready once everything before it is derived.
+    Settle(Completer<()>),
+    /// A submitter committed a group itself: derive behind it.
+    Nudge,
 }
 
 /// A [`Store`] in one SQLite file.
@@ -94,14 +111,15 @@ pub struct SqliteStore {
     options: SqliteOptions,
     /// `None` for a handle opened for reading only.
     jobs: Option<mpsc::Sender<Job>>,
+    /// The writer's connection and state, shared with the writer thread (`None`: reading only,
+    /// or closed).
+    hub: Option<Arc<Hub>>,
     writer: Option<JoinHandle<()>>,
     /// Ends after the writer (its signals stop).
     checkpointer: Option<JoinHandle<()>>,
     /// The writer's `synchronous` setting, read back once set (a reader's: the option).
     synchronous: Synchronous,
     readers: Mutex<Vec<Connection>>,
-    /// Write transactions committed by the writer.
-    commits: Arc<AtomicU64>,
 }
 
 impl SqliteStore {
@@ -193,6 +211,9 @@ impl SqliteStore {
             migrate(&conn, &path, &binding, MIGRATIONS)?;
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
         }
+        // What a crash left underived is derived before anything reads or writes the store.
+        let mut log = Writer::new(conn, &path)?;
+        log.derive_all()?;
         let checkpoints = checkpoint::connection(&path, &options, synchronous)?;
         let (signal, signals) = mpsc::sync_channel(1);
         let thread = |name: &str| std::thread::Builder::new().name(name.to_owned());
@@ -206,23 +227,11 @@ impl SqliteStore {
             .spawn(move || checkpoint::run(&checkpoints, &signals, &wal_too_big))
             .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
-        let writer_path = path.clone();
         let max_group = options.max_group.max(1);
-        let commits = Arc::new(AtomicU64::new(0));
-        let counter = commits.clone();
+        let hub = Arc::new(Hub::new(log, too_big, signal, options.max_lag));
+        let shared = hub.clone();
         let writer = thread("agh-store-writer")
-            .spawn(move || {
-                let committed = || {
-                    counter.fetch_add(1, Ordering::Relaxed);
-                    if too_big.swap(false, Ordering::Relaxed) {
-                        // Nothing writes meanwhile: this one copies all of the WAL, and the
-                        // next transaction starts it over.
-                        let _ = checkpoint::checkpoint(&conn);
-                    }
-                    let _ = signal.try_send(());
-                };
-                run_writer(&conn, &writer_path, &receiver, max_group, committed);
-            })
+            .spawn(move || run_writer(&shared, &receiver, max_group))
             .map_err(|e| not_started("writer", e))?;
         Ok(SqliteStore {
             path,
@@ -230,10 +239,10 @@ impl SqliteStore {
             options,
             synchronous: synchronous_set,
             jobs: Some(jobs),
+            hub: Some(hub),
             writer: Some(writer),
             checkpointer: Some(checkpointer),
             readers: Mutex::new(Vec::new()),
-            commits,
         })
     }
 
@@ -283,17 +292,20 @@ impl SqliteStore {
             synchronous: options.synchronous,
             options,
             jobs: None,
+            hub: None,
             writer: None,
             checkpointer: None,
             readers: Mutex::new(vec![conn]),
-            commits: Arc::new(AtomicU64::new(0)),
         })
     }
 
-    /// How many write transactions this handle's writer has committed (each holds every group
-    /// submitted while the one before was being written).
+    /// How many transactions of log rows this handle has committed (each holds every group
+    /// submitted while the one before was being written; the derivations behind them are not
+    /// counted).
     pub fn transactions(&self) -> u64 {
-        self.commits.load(Ordering::Relaxed)
+        self.hub
+            .as_ref()
+            .map_or(0, |hub| hub.commits.load(Ordering::Relaxed))
     }
 
     /// The writer connection's `synchronous` setting, as SQLite reports it once set (for a
@@ -325,6 +337,9 @@ impl SqliteStore {
             // pending tickets ready with `WriterGone` (their completers were dropped).
             let _ = writer.join();
         }
+        // The last handle on the writer's connection and on the checkpointer's signal: the
+        // checkpointer ends once it is dropped.
+        self.hub = None;
         if let Some(checkpointer) = self.checkpointer.take() {
             let _ = checkpointer.join();
         }
@@ -377,14 +392,44 @@ impl Store for SqliteStore {
         if let Some(e) = writes.iter().find_map(|w| check_write(w).err()) {
             return Ticket::ready(Err(e));
         }
+        let Some(hub) = &self.hub else {
+            return Ticket::ready(Err(Error::ReaderOnly {
+                path: self.path.clone(),
+            }));
+        };
         let (ticket, done) = pair(self.path.clone());
-        match self.send(Job::Write(writes, done)) {
+        let mut group = (writes, done);
+        if self.options.commit_on_caller {
+            match hub.try_inline(group) {
+                Ok(wake) => {
+                    if wake {
+                        let _ = self.send(Job::Nudge);
+                    }
+                    return ticket;
+                }
+                Err(back) => group = back,
+            }
+        }
+        hub.queued.fetch_add(1, Ordering::SeqCst);
+        match self.send(Job::Write(group.0, group.1)) {
+            Ok(()) => ticket,
+            Err(e) => Ticket::ready(Err(e)),
+        }
+    }
+
+    fn settled(&self) -> Ticket<()> {
+        let (ticket, done) = pair(self.path.clone());
+        match self.send(Job::Settle(done)) {
             Ok(()) => ticket,
             Err(e) => Ticket::ready(Err(e)),
         }
     }
 
     fn recover(&self, now_secs: i64, closed_since_ms: i64) -> Result<Recovery> {
+        // Recovery reads the derived tables: everything in the log is derived first.
+        if self.jobs.is_some() {
+            self.settled().wait()?;
+        }
         self.read(|conn| {
             let sql = format!(
                 "{WORK_COLUMNS} WHERE closed = 0 OR updated_at_ms >= ?1
@@ -712,5 +757,217 @@ mod tests {
             )
             .expect("columns");
         assert_eq!(columns, 0, "the migration was undone whole");
+    }
+
+    /// A received request opening work, in `thread_k`, from `ops.two`.
+    fn request(id: &str, work: &str, at_ms: i64) -> Vec<Write> {
+        let mut m = refused(id);
+        m.direction = crate::Direction::Accepted;
+        m.from = Some("ops.two".to_owned());
+        m.surface = Some("thread".to_owned());
+        m.container_id = Some("thread_k".to_owned());
+        m.work_id = Some(work.to_owned());
+        m.received_at_ms = at_ms;
+        vec![
+            Write::Message(m),
+            Write::Dedup(DedupKey {
+                from: "ops.two".to_owned(),
+                id: id.to_owned(),
+                expires_at: 1_000,
+            }),
+            change(work, "submitted", false, id, at_ms),
+        ]
+    }
+
+    fn change(work: &str, state: &str, closed: bool, id: &str, at_ms: i64) -> Write {
+        Write::Work(crate::WorkChange {
+            key: crate::WorkRef::new("thread", "thread_k", work),
+            initiator: "ops.two".to_owned(),
+            target: Some("worker.one".to_owned()),
+            state: state.to_owned(),
+            closed,
+            message_id: id.to_owned(),
+            at_ms,
+        })
+    }
+
+    fn log_rows(conn: &Connection) -> i64 {
+        conn.query_row("SELECT count(*) FROM log", [], |r| r.get(0))
+            .expect("log")
+    }
+
+    #[test]
+    fn what_a_crash_left_underived_is_derived_on_open_and_recovered() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        SqliteStore::open(&path, binding())
+            .expect("create")
+            .write(request("m0", "work_before", 10))
+            .expect("derived before the crash");
+        {
+            // The writer commits three groups to the log, and the process dies before any
+            // derivation (the writer is dropped without deriving, as under `kill -9`).
+            let conn = Connection::open(&path).expect("open");
+            let mut writer = Writer::new(conn, &path).expect("writer");
+            let mut tickets = Vec::new();
+            let mut groups = Vec::new();
+            for writes in [
+                request("m1", "work_open", 20),
+                request("m2", "work_done", 30),
+                vec![change("work_done", "completed", true, "m3", 40)],
+            ] {
+                let (ticket, done) = pair(path.clone());
+                tickets.push(ticket);
+                groups.push((writes, done));
+            }
+            assert!(writer.append(groups), "committed");
+            for t in tickets {
+                t.wait().expect("durable");
+            }
+            assert_eq!(writer.pending(), 3);
+            assert_eq!(log_rows(&writer.conn), 3);
+            let messages: i64 = writer
+                .conn
+                .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+                .expect("messages");
+            assert_eq!(messages, 1, "only what was derived before");
+        }
+        let store = SqliteStore::open(&path, binding()).expect("reopened");
+        let (rows, upto): (i64, String) = store
+            .read(|conn| {
+                Ok((
+                    log_rows(conn),
+                    conn.query_row(
+                        "SELECT value FROM meta WHERE key = 'derived_upto'",
+                        [],
+                        |r| r.get(0),
+                    )?,
+                ))
+            })
+            .expect("log");
+        assert_eq!(
+            (rows, upto.as_str()),
+            (0, "4"),
+            "derived and deleted on open"
+        );
+        // The derived tables are complete ...
+        let threads = store.threads(&PageRequest::newest(10)).expect("threads");
+        assert_eq!(threads.items.len(), 1);
+        assert_eq!(threads.items[0].messages, 3);
+        assert_eq!(threads.items[0].open_work, 2, "work_before and work_open");
+        let done = store.work("work_done").expect("work");
+        let path_of: Vec<_> = done[0]
+            .transitions
+            .iter()
+            .map(|t| t.to_state.as_str())
+            .collect();
+        assert_eq!(path_of, ["submitted", "completed"]);
+        // ... and recovery finds the duplicates' keys, the closed unit and the open ones.
+        let recovery = store.recover(500, 0).expect("recover");
+        let keys: Vec<_> = recovery.dedup.iter().map(|k| k.id.as_str()).collect();
+        assert_eq!(keys, ["m0", "m1", "m2"]);
+        let units: Vec<_> = recovery
+            .work
+            .iter()
+            .map(|w| (w.key.work_id.as_str(), w.closed))
+            .collect();
+        assert_eq!(
+            units,
+            [
+                ("work_before", false),
+                ("work_done", true),
+                ("work_open", false)
+            ]
+        );
+        // New groups follow the recovered ones.
+        store
+            .write(request("m4", "work_after", 50))
+            .expect("recorded");
+        let all = store
+            .messages(
+                &MessageFilter::new(MessageScope::All),
+                &PageRequest::newest(10),
+            )
+            .expect("messages");
+        let order: Vec<_> = all
+            .items
+            .iter()
+            .rev()
+            .map(|m| m.record.id.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(order, ["m0", "m1", "m2", "m4"]);
+    }
+
+    #[test]
+    fn a_closed_store_leaves_nothing_underived() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        let store = SqliteStore::open(&path, binding()).expect("create");
+        let tickets: Vec<_> = (0..50)
+            .map(|i| store.submit(request(&format!("m{i}"), &format!("w{i}"), i)))
+            .collect();
+        for t in tickets {
+            t.wait().expect("durable");
+        }
+        store.close();
+        let conn = Connection::open(&path).expect("open");
+        assert_eq!(log_rows(&conn), 0);
+        let work: i64 = conn
+            .query_row("SELECT count(*) FROM work", [], |r| r.get(0))
+            .expect("work");
+        assert_eq!(work, 50);
+    }
+
+    #[test]
+    fn a_version_2_store_gets_the_log_and_keeps_its_data() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        {
+            // A store as the second schema wrote it: a message, its work unit.
+            let conn = Connection::open(&path).expect("open");
+            migrate(&conn, &path, &binding(), &MIGRATIONS[..2]).expect("version 2");
+            conn.execute_batch(
+                "INSERT INTO messages (direction, kind, id, from_peer, surface, container_id,
+                                       work_id, received_at_ms, bytes)
+                 VALUES ('accepted', 'say', 'old1', 'ops.two', 'thread', 'thread_k', 'w_old', 5,
+                         x'7b7d');
+                 INSERT INTO work (surface, container_id, work_id, sort_key, initiator, state,
+                                   closed, opened_by, opened_at_ms, updated_at_ms)
+                 VALUES ('thread', 'thread_k', 'w_old', 'thread_k/w_old', 'ops.two',
+                         'submitted', 0, 'old1', 5, 5);",
+            )
+            .expect("rows");
+            assert_eq!(inspect(&conn, &path, MIGRATIONS).expect("ours").version, 2);
+        }
+        let store = SqliteStore::open(&path, binding()).expect("migrated on open");
+        let (version, rows, upto): (i64, i64, String) = store
+            .read(|conn| {
+                Ok((
+                    conn.pragma_query_value(None, "user_version", |r| r.get(0))?,
+                    log_rows(conn),
+                    conn.query_row(
+                        "SELECT value FROM meta WHERE key = 'derived_upto'",
+                        [],
+                        |r| r.get(0),
+                    )?,
+                ))
+            })
+            .expect("schema");
+        assert_eq!((version, rows, upto.as_str()), (SCHEMA_VERSION, 0, "0"));
+        assert_eq!(store.work("w_old").expect("work").len(), 1);
+        // A transition on the old unit goes through the log to the same row.
+        store
+            .write(vec![change("w_old", "completed", true, "new1", 9)])
+            .expect("recorded");
+        let unit = &store.work("w_old").expect("work")[0];
+        assert_eq!(unit.unit.state, "completed");
+        assert_eq!(unit.transitions.len(), 1);
+        let all = store
+            .messages(
+                &MessageFilter::new(MessageScope::All),
+                &PageRequest::newest(10),
+            )
+            .expect("messages");
+        assert_eq!(all.items.len(), 1);
     }
 }

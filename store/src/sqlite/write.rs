@@ -1,35 +1,419 @@
-//! The writer thread: what arrives together is one transaction, each caller's writes in a
-//! savepoint of their own; pruning.
+//! The writer: what arrives together is one transaction of log rows (a row per submitted group,
+//! the only synchronous write); the tables the readers read are derived from the log behind
+//! those commits; pruning.
 
-use std::path::Path;
-use std::sync::mpsc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::checkpoint;
 use super::derived::Derived;
+use super::log::{decode, encode};
+use super::read::bad_value;
 use super::Job;
 use crate::error::{Error, Result};
 use crate::model::{Direction, MessageRecord, Pruned, WorkChange, Write};
 use crate::ticket::Completer;
 
-pub(super) fn run_writer(
+/// The writer's connection and where its log stands. Shared (behind a mutex) by the writer
+/// thread and the submitting threads that commit themselves while the writer is idle.
+#[derive(Debug)]
+pub(super) struct Writer {
+    pub(super) conn: Connection,
+    path: PathBuf,
+    /// The `seq` the next log row gets.
+    next: i64,
+    /// The last log row derived (`meta.derived_upto`).
+    derived_upto: i64,
+    /// Why the last derivation failed (kept until one succeeds).
+    failed: Option<Error>,
+}
+
+/// At most this many log rows are derived in one transaction when the writer must catch up
+/// (past `max_lag`): it commits the groups that came meanwhile between two such transactions.
+pub(super) const DERIVE_CHUNK: usize = 64;
+
+/// At most this many log rows are derived in one transaction while the writer is idle: a group
+/// that comes meanwhile waits for the row being derived and the commit of those before it.
+pub(super) const IDLE_CHUNK: usize = 8;
+
+impl Writer {
+    /// Reads where the log of the (migrated) store on `conn` stands.
+    pub(super) fn new(conn: Connection, path: &Path) -> Result<Writer> {
+        let read = || -> rusqlite::Result<(i64, i64)> {
+            let upto: String = conn.query_row(
+                "SELECT value FROM meta WHERE key = 'derived_upto'",
+                [],
+                |r| r.get(0),
+            )?;
+            let last: Option<i64> = conn.query_row("SELECT max(seq) FROM log", [], |r| r.get(0))?;
+            let upto = upto.parse().map_err(|_| bad_value(0, "derived_upto"))?;
+            Ok((upto, last.unwrap_or(0).max(upto)))
+        };
+        let (derived_upto, last) = read().map_err(|e| Error::sqlite(path, &e))?;
+        // Every statement the writer runs stays prepared (about two dozen).
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(Writer {
+            conn,
+            path: path.to_path_buf(),
+            next: last + 1,
+            derived_upto,
+            failed: None,
+        })
+    }
+
+    /// Log rows committed and not derived yet.
+    pub(super) fn pending(&self) -> i64 {
+        self.next - 1 - self.derived_upto
+    }
+
+    /// Commits each group as one log row, all in one transaction, then makes their tickets
+    /// ready; a group whose row fails alone gets its error (nothing of it is recorded). Whether
+    /// it committed.
+    pub(super) fn append(&mut self, group: Vec<(Vec<Write>, Completer<()>)>) -> bool {
+        let conn = &self.conn;
+        let path = &self.path;
+        if let Err(e) = conn
+            .prepare_cached("BEGIN IMMEDIATE")
+            .and_then(|mut s| s.execute([]))
+        {
+            let error = Error::sqlite(path, &e);
+            for (_, done) in group {
+                done.complete(Err(error.clone()));
+            }
+            return false;
+        }
+        let mut next = self.next;
+        let mut answers = Vec::with_capacity(group.len());
+        let mut fatal = None;
+        for (writes, done) in group {
+            if fatal.is_some() {
+                answers.push((done, Ok(())));
+                continue;
+            }
+            let row = encode(&writes);
+            let inserted = conn
+                .prepare_cached("INSERT INTO log (seq, writes) VALUES (?1, ?2)")
+                .and_then(|mut s| s.execute(params![next, row]));
+            match inserted {
+                Ok(_) => {
+                    next += 1;
+                    answers.push((done, Ok(())));
+                }
+                // The statement was undone and the transaction goes on (a row too big for a
+                // capped file, for one): this group alone fails.
+                Err(e) if !conn.is_autocommit() => {
+                    answers.push((done, Err(Error::sqlite(path, &e))));
+                }
+                // SQLite rolled back the whole transaction itself.
+                Err(e) => {
+                    fatal = Some(Error::sqlite(path, &e));
+                    answers.push((done, Ok(())));
+                }
+            }
+        }
+        let outcome = match fatal {
+            Some(e) => Err(e),
+            None => conn
+                .prepare_cached("COMMIT")
+                .and_then(|mut s| s.execute([]))
+                .map(drop)
+                .map_err(|e| Error::sqlite(path, &e)),
+        };
+        match outcome {
+            Ok(()) => {
+                self.next = next;
+                for (done, answer) in answers {
+                    done.complete(answer);
+                }
+                true
+            }
+            Err(error) => {
+                // Undo whatever is left of the transaction (SQLite may have rolled it back
+                // already, then ROLLBACK fails harmlessly): nothing of the group was recorded.
+                let _ = conn.execute_batch("ROLLBACK");
+                for (done, _) in answers {
+                    done.complete(Err(error.clone()));
+                }
+                false
+            }
+        }
+    }
+
+    /// Derives up to `limit` log rows in one transaction: applies their writes to the tables
+    /// the readers read, moves `derived_upto` past them and deletes them; stops early (and
+    /// commits what it derived) once `yield_now` says a group waits to be committed. The number
+    /// derived.
+    pub(super) fn derive(&mut self, limit: usize, yield_now: &dyn Fn() -> bool) -> Result<usize> {
+        if self.pending() <= 0 {
+            return Ok(0);
+        }
+        let outcome = derive(&self.conn, self.derived_upto, limit, yield_now);
+        match outcome {
+            Ok(Some((upto, count))) => {
+                self.derived_upto = upto;
+                self.failed = None;
+                Ok(count)
+            }
+            Ok(None) => {
+                // Nothing past the mark after all: the count was ahead of the file.
+                self.next = self.derived_upto + 1;
+                Ok(0)
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                let error = match e {
+                    Failure::Sql(e) => Error::sqlite(&self.path, &e),
+                    Failure::Row(seq, detail) => Error::Corrupt {
+                        path: self.path.clone(),
+                        detail: format!("log row {seq}: {detail}"),
+                    },
+                };
+                self.failed = Some(error.clone());
+                Err(error)
+            }
+        }
+    }
+
+    /// Derives every log row committed so far.
+    pub(super) fn derive_all(&mut self) -> Result<()> {
+        while self.pending() > 0 {
+            self.derive(256, &|| false)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the last derivation failed (the writer then waits for the next job before it
+    /// tries again).
+    pub(super) fn stuck(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+enum Failure {
+    Sql(rusqlite::Error),
+    Row(i64, String),
+}
+
+impl From<rusqlite::Error> for Failure {
+    fn from(e: rusqlite::Error) -> Self {
+        Failure::Sql(e)
+    }
+}
+
+/// One derivation transaction; `None` when no row is past `from`.
+fn derive(
     conn: &Connection,
-    path: &Path,
-    jobs: &mpsc::Receiver<Job>,
-    max_group: usize,
-    mut committed: impl FnMut(),
-) {
+    from: i64,
+    limit: usize,
+    yield_now: &dyn Fn() -> bool,
+) -> std::result::Result<Option<(i64, usize)>, Failure> {
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    let rows: Vec<(i64, Vec<u8>)> = conn
+        .prepare_cached("SELECT seq, writes FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2")?
+        .query_map(
+            params![from, i64::try_from(limit).unwrap_or(i64::MAX)],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut shared = Derived::default();
+    let mut derived = 0;
+    for (seq, row) in &rows {
+        let writes = decode(row).map_err(|detail| Failure::Row(*seq, detail))?;
+        // The row goes first: the pages it frees hold what is derived from it (a capped or
+        // nearly full file derives what it logged).
+        conn.prepare_cached("DELETE FROM log WHERE seq = ?1")?
+            .execute([seq])?;
+        for write in &writes {
+            apply(conn, write, &mut shared)?;
+        }
+        derived += 1;
+        if yield_now() {
+            break;
+        }
+    }
+    if derived == 0 {
+        conn.prepare_cached("COMMIT")?.execute([])?;
+        return Ok(None);
+    }
+    let upto = rows[derived - 1].0;
+    shared.write(conn)?;
+    conn.prepare_cached("UPDATE meta SET value = ?1 WHERE key = 'derived_upto'")?
+        .execute([upto.to_string()])?;
+    conn.prepare_cached("COMMIT")?.execute([])?;
+    Ok(Some((upto, derived)))
+}
+
+/// The writer and what the threads that submit share with it.
+#[derive(Debug)]
+pub(super) struct Hub {
+    writer: Mutex<Writer>,
+    /// Groups sent to the writer thread and not committed yet. A submitter commits its group
+    /// itself only when there are none (so the groups of one thread stay in order), and a
+    /// derivation yields as soon as there is one.
+    pub(super) queued: AtomicUsize,
+    /// The writer thread waits for a job with nothing left to derive: a submitter that commits
+    /// itself wakes it (`Job::Nudge`) so that it derives behind that commit.
+    asleep: AtomicBool,
+    /// Log transactions committed.
+    pub(super) commits: AtomicU64,
+    /// Set by the checkpointer: the WAL has grown past its cap.
+    too_big: Arc<AtomicBool>,
+    /// Tells the checkpointer that a transaction committed.
+    signal: mpsc::SyncSender<()>,
+    /// Readers may lag by at most about this many log rows.
+    max_lag: i64,
+}
+
+/// How long the writer thread waits for the next group before it derives what is pending:
+/// requests that come one after another commit without waiting for a derivation.
+pub(super) const DERIVE_IDLE: Duration = Duration::from_millis(2);
+
+impl Hub {
+    pub(super) fn new(
+        writer: Writer,
+        too_big: Arc<AtomicBool>,
+        signal: mpsc::SyncSender<()>,
+        max_lag: usize,
+    ) -> Hub {
+        Hub {
+            writer: Mutex::new(writer),
+            queued: AtomicUsize::new(0),
+            asleep: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
+            too_big,
+            signal,
+            max_lag: i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX),
+        }
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, Writer> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// After a transaction: counts it (a log one), checkpoints if the checkpointer asked, and
+    /// signals the checkpointer.
+    fn committed(&self, conn: &Connection, logged: bool) {
+        if logged {
+            self.commits.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.too_big.swap(false, Ordering::Relaxed) {
+            // Nothing writes meanwhile: this one copies all of the WAL, and the next
+            // transaction starts it over.
+            let _ = checkpoint::checkpoint(conn);
+        }
+        let _ = self.signal.try_send(());
+    }
+
+    fn waiting(&self) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0
+    }
+
+    /// Commits `group` on the calling thread when the writer is idle (nothing queued, no
+    /// derivation running); hands it back otherwise. `Ok(true)`: the writer thread must be
+    /// woken to derive behind this commit.
+    pub(super) fn try_inline(
+        &self,
+        group: (Vec<Write>, Completer<()>),
+    ) -> std::result::Result<bool, (Vec<Write>, Completer<()>)> {
+        if self.waiting() {
+            return Err(group);
+        }
+        let mut w = match self.writer.try_lock() {
+            Ok(w) => w,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Err(group),
+        };
+        // Checked again under the lock: the writer thread takes its jobs under it.
+        if self.waiting() {
+            return Err(group);
+        }
+        // A new row: a derivation that failed is tried again behind it.
+        w.failed = None;
+        if w.append(vec![group]) {
+            self.committed(&w.conn, true);
+        }
+        drop(w);
+        Ok(self.asleep.swap(false, Ordering::SeqCst))
+    }
+}
+
+/// The writer thread: commits what arrives together as one transaction of log rows, derives
+/// behind those commits (once no group has come for [`DERIVE_IDLE`], yielding to the next
+/// group; or, at `max_lag` rows pending, after a commit until fewer are), and answers the jobs
+/// that need everything derived (settling, pruning).
+pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize) {
+    let yield_now = || hub.waiting();
     let mut pending = None;
     loop {
         let job = match pending.take() {
             Some(job) => job,
-            None => match jobs.recv() {
-                Ok(job) => job,
-                Err(mpsc::RecvError) => return,
-            },
+            None => {
+                let backlog = {
+                    let w = hub.lock();
+                    w.pending() > 0 && !w.stuck()
+                };
+                let next = if backlog {
+                    jobs.recv_timeout(DERIVE_IDLE)
+                } else {
+                    hub.asleep.store(true, Ordering::SeqCst);
+                    // A submitter may have committed before it could see `asleep`.
+                    let missed = {
+                        let w = hub.lock();
+                        w.pending() > 0 && !w.stuck()
+                    };
+                    if missed {
+                        hub.asleep.store(false, Ordering::SeqCst);
+                        continue;
+                    }
+                    let job = jobs
+                        .recv()
+                        .map_err(|_| mpsc::RecvTimeoutError::Disconnected);
+                    hub.asleep.store(false, Ordering::SeqCst);
+                    job
+                };
+                match next {
+                    Ok(job) => job,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        let mut w = hub.lock();
+                        if w.derive(IDLE_CHUNK, &yield_now).is_ok() {
+                            hub.committed(&w.conn, false);
+                        }
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        // Closing: leave nothing underived.
+                        let _ = hub.lock().derive_all();
+                        return;
+                    }
+                }
+            }
         };
         match job {
-            Job::Prune(before_ms, done) => done.complete(prune(conn, path, before_ms)),
+            Job::Nudge => {}
+            Job::Prune(before_ms, done) => {
+                // Derived first, so that what the log holds is pruned too; a derivation that
+                // fails (a full disk) does not keep the prune from freeing space, after which
+                // it is tried again (what it derives then is pruned next time).
+                let mut w = hub.lock();
+                let derived = w.derive_all();
+                let result = prune(&w.conn, w.path(), before_ms);
+                if derived.is_err() {
+                    let _ = w.derive_all();
+                }
+                done.complete(result);
+            }
+            Job::Settle(done) => {
+                let mut w = hub.lock();
+                done.complete(w.derive_all());
+            }
             Job::Write(writes, done) => {
                 let mut group = vec![(writes, done)];
                 while group.len() < max_group {
@@ -42,99 +426,23 @@ pub(super) fn run_writer(
                         Err(_) => break,
                     }
                 }
-                if commit_group(conn, path, group) {
-                    committed();
+                let taken = group.len();
+                let mut w = hub.lock();
+                w.failed = None;
+                if w.append(group) {
+                    hub.committed(&w.conn, true);
+                }
+                hub.queued.fetch_sub(taken, Ordering::SeqCst);
+                // The readers lag by at most `max_lag` rows (and the groups of one commit).
+                while w.pending() >= hub.max_lag {
+                    if w.derive(DERIVE_CHUNK, &|| false).is_err() {
+                        break;
+                    }
+                    hub.committed(&w.conn, false);
                 }
             }
         }
     }
-}
-
-/// One transaction for every group; each group in a savepoint, so that a failing group is
-/// undone alone; the rows the groups share ([`Derived`]) written once, before the commit.
-/// Whether it committed.
-pub(super) fn commit_group(
-    conn: &Connection,
-    path: &Path,
-    group: Vec<(Vec<Write>, Completer<()>)>,
-) -> bool {
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-        let error = Error::sqlite(path, &e);
-        for (_, done) in group {
-            done.complete(Err(error.clone()));
-        }
-        return false;
-    }
-    let mut answers = Vec::with_capacity(group.len());
-    let mut fatal = None;
-    let mut shared = Derived::default();
-    for (writes, done) in group {
-        if fatal.is_some() {
-            answers.push((done, Ok(())));
-            continue;
-        }
-        match apply_in_savepoint(conn, &writes) {
-            Ok(Ok(derived)) => {
-                shared.absorb(derived);
-                answers.push((done, Ok(())));
-            }
-            Ok(Err(e)) => answers.push((done, Err(Error::sqlite(path, &e)))),
-            Err(e) => {
-                fatal = Some(Error::sqlite(path, &e));
-                answers.push((done, Ok(())));
-            }
-        }
-    }
-    let outcome = match fatal {
-        Some(e) => Err(e),
-        None => shared
-            .write(conn)
-            .and_then(|()| conn.prepare_cached("COMMIT")?.execute([]).map(drop))
-            .map_err(|e| Error::sqlite(path, &e)),
-    };
-    match outcome {
-        Ok(()) => {
-            for (done, answer) in answers {
-                done.complete(answer);
-            }
-            true
-        }
-        Err(error) => {
-            // Undo whatever is left of the transaction (SQLite may have rolled it back already,
-            // then ROLLBACK fails harmlessly): nothing of the group was recorded.
-            let _ = conn.execute_batch("ROLLBACK");
-            for (done, _) in answers {
-                done.complete(Err(error.clone()));
-            }
-            false
-        }
-    }
-}
-
-/// Applies one group in a savepoint: the inner result is the group's (undone on error; on
-/// success, its changes to the shared rows, not written yet), the outer one a failure that
-/// spoils the whole transaction.
-pub(super) fn apply_in_savepoint(
-    conn: &Connection,
-    writes: &[Write],
-) -> rusqlite::Result<rusqlite::Result<Derived>> {
-    conn.prepare_cached("SAVEPOINT agh_group")?.execute([])?;
-    let mut derived = Derived::default();
-    for write in writes {
-        if let Err(e) = apply(conn, write, &mut derived) {
-            // After some errors (a full disk, for one) SQLite has rolled back the whole
-            // transaction itself: the savepoint is gone, and the error is the transaction's.
-            if conn
-                .execute_batch("ROLLBACK TO agh_group; RELEASE agh_group")
-                .is_err()
-            {
-                return Err(e);
-            }
-            return Ok(Err(e));
-        }
-    }
-    conn.prepare_cached("RELEASE agh_group")?.execute([])?;
-    Ok(Ok(derived))
 }
 
 pub(super) fn apply(

@@ -1,0 +1,414 @@
+//! The log's rows: a submitted group of [`Write`]s in a compact binary form (the message's exact
+//! bytes and every member the derived tables are built from), so that committing a group writes
+//! one row of one table, and the writer builds the rest from it later (`write.rs`, `derive`).
+//!
+//! The form: a version byte, the number of writes, then each write as a tag byte and its fields in declaration order;
+//! integers as LEB128 (signed ones zigzagged), text and bytes as their length then their bytes,
+//! an optional field as a presence byte then the field.
+
+use crate::model::{
+    AuditKind, AuditRecord, DedupKey, Direction, MessageRecord, PresenceRecord, WorkChange,
+    WorkRef, Write,
+};
+
+/// The version byte of this form.
+const FORM: u8 = 1;
+
+const MESSAGE: u8 = 1;
+const DEDUP: u8 = 2;
+const WORK: u8 = 3;
+const AUDIT: u8 = 4;
+const PRESENCE: u8 = 5;
+
+/// A group as one log row.
+pub(super) fn encode(writes: &[Write]) -> Vec<u8> {
+    let mut out = Out(Vec::with_capacity(
+        64 + writes.iter().map(size_hint).sum::<usize>(),
+    ));
+    out.byte(FORM);
+    out.uint(writes.len() as u64);
+    for write in writes {
+        match write {
+            Write::Message(m) => {
+                out.byte(MESSAGE);
+                out.bytes(&m.bytes);
+                out.byte(match m.direction {
+                    Direction::Accepted => 0,
+                    Direction::Sent => 1,
+                    Direction::Refused => 2,
+                });
+                for s in [
+                    &m.kind,
+                    &m.id,
+                    &m.from,
+                    &m.to,
+                    &m.surface,
+                    &m.container_id,
+                    &m.work_id,
+                    &m.reply_to,
+                    &m.causation_id,
+                ] {
+                    out.opt_text(s.as_deref());
+                }
+                out.opt_int(m.ts);
+                out.int(m.received_at_ms);
+                out.opt_text(m.trust.as_deref());
+                out.opt_text(m.summary.as_deref());
+            }
+            Write::Dedup(k) => {
+                out.byte(DEDUP);
+                out.text(&k.from);
+                out.text(&k.id);
+                out.int(k.expires_at);
+            }
+            Write::Work(w) => {
+                out.byte(WORK);
+                out.text(&w.key.surface);
+                out.text(&w.key.container_id);
+                out.text(&w.key.work_id);
+                out.text(&w.initiator);
+                out.opt_text(w.target.as_deref());
+                out.text(&w.state);
+                out.byte(u8::from(w.closed));
+                out.text(&w.message_id);
+                out.int(w.at_ms);
+            }
+            Write::Audit(a) => {
+                out.byte(AUDIT);
+                out.byte(match a.kind {
+                    AuditKind::Refused => 0,
+                    AuditKind::Ignored => 1,
+                    AuditKind::Delivered => 2,
+                });
+                out.int(a.at_ms);
+                for s in [
+                    &a.message_id,
+                    &a.from,
+                    &a.reason_code,
+                    &a.pointer,
+                    &a.detail,
+                ] {
+                    out.opt_text(s.as_deref());
+                }
+                out.byte(u8::from(a.receipt_sent));
+            }
+            Write::Presence(p) => {
+                out.byte(PRESENCE);
+                out.text(&p.peer);
+                out.int(p.last_seen_ms);
+                out.opt_text(p.card.as_deref());
+            }
+        }
+    }
+    out.0
+}
+
+fn size_hint(write: &Write) -> usize {
+    match write {
+        Write::Message(m) => m.bytes.len() + m.summary.as_ref().map_or(0, String::len) + 128,
+        Write::Presence(p) => p.card.as_ref().map_or(0, String::len) + 32,
+        _ => 96,
+    }
+}
+
+/// A log row back as its group; `Err` names what is wrong with it (a row this build did not
+/// write, or a damaged one).
+pub(super) fn decode(row: &[u8]) -> Result<Vec<Write>, String> {
+    let mut input = In { row, at: 0 };
+    let form = input.byte()?;
+    if form != FORM {
+        return Err(format!("unknown log row form {form}"));
+    }
+    let count = input.uint()?;
+    let mut writes = Vec::with_capacity(usize::try_from(count).unwrap_or(0).min(row.len()));
+    for _ in 0..count {
+        let tag = input.byte()?;
+        let write = match tag {
+            MESSAGE => {
+                let bytes = input.bytes()?.to_vec();
+                let direction = match input.byte()? {
+                    0 => Direction::Accepted,
+                    1 => Direction::Sent,
+                    2 => Direction::Refused,
+                    other => return Err(format!("unknown direction {other}")),
+                };
+                Write::Message(MessageRecord {
+                    bytes,
+                    direction,
+                    kind: input.opt_text()?,
+                    id: input.opt_text()?,
+                    from: input.opt_text()?,
+                    to: input.opt_text()?,
+                    surface: input.opt_text()?,
+                    container_id: input.opt_text()?,
+                    work_id: input.opt_text()?,
+                    reply_to: input.opt_text()?,
+                    causation_id: input.opt_text()?,
+                    ts: input.opt_int()?,
+                    received_at_ms: input.int()?,
+                    trust: input.opt_text()?,
+                    summary: input.opt_text()?,
+                })
+            }
+            DEDUP => Write::Dedup(DedupKey {
+                from: input.text()?,
+                id: input.text()?,
+                expires_at: input.int()?,
+            }),
+            WORK => Write::Work(WorkChange {
+                key: WorkRef {
+                    surface: input.text()?,
+                    container_id: input.text()?,
+                    work_id: input.text()?,
+                },
+                initiator: input.text()?,
+                target: input.opt_text()?,
+                state: input.text()?,
+                closed: input.flag()?,
+                message_id: input.text()?,
+                at_ms: input.int()?,
+            }),
+            AUDIT => Write::Audit(AuditRecord {
+                kind: match input.byte()? {
+                    0 => AuditKind::Refused,
+                    1 => AuditKind::Ignored,
+                    2 => AuditKind::Delivered,
+                    other => return Err(format!("unknown audit kind {other}")),
+                },
+                at_ms: input.int()?,
+                message_id: input.opt_text()?,
+                from: input.opt_text()?,
+                reason_code: input.opt_text()?,
+                pointer: input.opt_text()?,
+                detail: input.opt_text()?,
+                receipt_sent: input.flag()?,
+            }),
+            PRESENCE => Write::Presence(PresenceRecord {
+                peer: input.text()?,
+                last_seen_ms: input.int()?,
+                card: input.opt_text()?,
+            }),
+            other => {
+                return Err(format!(
+                    "unknown write tag {other} at byte {}",
+                    input.at - 1
+                ))
+            }
+        };
+        writes.push(write);
+    }
+    if input.at != row.len() {
+        return Err(format!(
+            "{} bytes past the last write",
+            row.len() - input.at
+        ));
+    }
+    Ok(writes)
+}
+
+struct Out(Vec<u8>);
+
+impl Out {
+    fn byte(&mut self, b: u8) {
+        self.0.push(b);
+    }
+
+    fn uint(&mut self, mut n: u64) {
+        while n >= 0x80 {
+            // The low seven bits, with the continuation bit set.
+            self.0.push((n & 0x7f) as u8 | 0x80);
+            n >>= 7;
+        }
+        self.0.push(n as u8);
+    }
+
+    fn int(&mut self, n: i64) {
+        self.uint(((n << 1) ^ (n >> 63)) as u64);
+    }
+
+    fn opt_int(&mut self, n: Option<i64>) {
+        match n {
+            Some(n) => {
+                self.byte(1);
+                self.int(n);
+            }
+            None => self.byte(0),
+        }
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.uint(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+
+    fn text(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+
+    fn opt_text(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.byte(1);
+                self.text(s);
+            }
+            None => self.byte(0),
+        }
+    }
+}
+
+struct In<'a> {
+    row: &'a [u8],
+    at: usize,
+}
+
+impl<'a> In<'a> {
+    fn byte(&mut self) -> Result<u8, String> {
+        let b = *self
+            .row
+            .get(self.at)
+            .ok_or_else(|| format!("the row ends early (byte {})", self.at))?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn flag(&mut self) -> Result<bool, String> {
+        match self.byte()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(format!("a flag of {other} at byte {}", self.at - 1)),
+        }
+    }
+
+    fn uint(&mut self) -> Result<u64, String> {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            n |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(n);
+            }
+        }
+        Err(format!("an integer too long at byte {}", self.at))
+    }
+
+    fn int(&mut self) -> Result<i64, String> {
+        let n = self.uint()?;
+        Ok(((n >> 1) as i64) ^ -((n & 1) as i64))
+    }
+
+    fn opt_int(&mut self) -> Result<Option<i64>, String> {
+        Ok(if self.flag()? {
+            Some(self.int()?)
+        } else {
+            None
+        })
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let len = usize::try_from(self.uint()?).map_err(|e| e.to_string())?;
+        let end = self
+            .at
+            .checked_add(len)
+            .filter(|end| *end <= self.row.len())
+            .ok_or_else(|| format!("a field of {len} bytes past the row's end"))?;
+        let b = &self.row[self.at..end];
+        self.at = end;
+        Ok(b)
+    }
+
+    fn text(&mut self) -> Result<String, String> {
+        let at = self.at;
+        String::from_utf8(self.bytes()?.to_vec())
+            .map_err(|_| format!("text that is not UTF-8 at byte {at}"))
+    }
+
+    fn opt_text(&mut self) -> Result<Option<String>, String> {
+        Ok(if self.flag()? {
+            Some(self.text()?)
+        } else {
+            None
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_kind() -> Vec<Write> {
+        vec![
+            Write::Message(MessageRecord {
+                bytes: b"{\"x\":1}\xff".to_vec(),
+                direction: Direction::Refused,
+                kind: Some("say".into()),
+                id: Some("m1".into()),
+                from: None,
+                to: Some("b.c".into()),
+                surface: Some("thread".into()),
+                container_id: Some("t1".into()),
+                work_id: None,
+                reply_to: Some("r".into()),
+                causation_id: None,
+                ts: Some(-5),
+                received_at_ms: 1_776_000_000_123,
+                trust: None,
+                summary: Some("é".repeat(200)),
+            }),
+            Write::Dedup(DedupKey {
+                from: "a.b".into(),
+                id: "m1".into(),
+                expires_at: i64::MAX,
+            }),
+            Write::Work(WorkChange {
+                key: WorkRef::new("direct", "d1", "w1"),
+                initiator: "a.b".into(),
+                target: None,
+                state: "completed".into(),
+                closed: true,
+                message_id: "m1".into(),
+                at_ms: i64::MIN,
+            }),
+            Write::Audit(AuditRecord {
+                kind: AuditKind::Ignored,
+                at_ms: 0,
+                message_id: None,
+                from: Some("a.b".into()),
+                reason_code: Some("expired".into()),
+                pointer: Some(String::new()),
+                detail: None,
+                receipt_sent: true,
+            }),
+            Write::Presence(PresenceRecord {
+                peer: "a.b".into(),
+                last_seen_ms: 7,
+                card: Some("{}".into()),
+            }),
+        ]
+    }
+
+    #[test]
+    fn a_group_reads_back_as_written() {
+        let writes = every_kind();
+        assert_eq!(decode(&encode(&writes)), Ok(writes));
+        assert_eq!(decode(&encode(&[])), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn a_damaged_row_is_an_error_not_a_panic() {
+        let row = encode(&every_kind());
+        for end in 0..row.len() {
+            assert!(decode(&row[..end]).is_err(), "cut at {end}");
+        }
+        assert!(decode(&[FORM + 1])
+            .expect_err("a later form")
+            .contains("form"));
+        assert!(decode(&[FORM, 1, 99])
+            .expect_err("no such tag")
+            .contains("tag 99"));
+        let mut longer = row.clone();
+        longer.push(0);
+        assert!(decode(&longer)
+            .expect_err("trailing bytes")
+            .contains("past the last write"));
+    }
+}
