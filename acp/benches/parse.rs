@@ -291,7 +291,10 @@ fn inbox_steps() {
         let tables = Correlator::for_spec(spec);
         let facts: Vec<_> = messages
             .iter()
-            .map(|m| m.body_json().and_then(|b| tables.body_facts(m.kind(), b.get())))
+            .map(|m| {
+                m.body_json()
+                    .and_then(|b| tables.body_facts(m.kind(), b.get()))
+            })
             .collect();
         let exchanged = |i: usize| {
             let m = &messages[i];
