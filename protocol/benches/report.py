@@ -70,7 +70,7 @@ def receiver(data):
             n, "yes" if d["work_bound"] else "no", d["parse_ref_ns"], d["parse_ns"], d["receiver_ns"],
             d["receiver_over_parse_ref"], d["receiver_over_parse"], 1e9 / d["receiver_ns"], d["dedup_ns"],
             d["lifecycle_ns"], other))
-    print("\nworst receiver / parse_ref: %.2fx (target <= 1.2x: %s)\n" % (worst, "met" if worst <= 1.2 else "not met"))
+    print("\nworst receiver / parse_ref: %.2fx (issue 34 target <= 1.5x: %s)\n" % (worst, "met" if worst <= 1.5 else "not met"))
 
 
 def main():
