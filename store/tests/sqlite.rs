@@ -233,8 +233,9 @@ fn a_group_undone_in_a_shared_transaction_leaves_no_counts_behind() {
     // would wait for the lock itself).
     let store = SqliteStore::open_with(&path, binding(), by_the_writer()).expect("create");
     // The groups share one transaction (the writer waits for the lock while they arrive); one
-    // of them fails inside it (its log row is refused), so nothing of it is derived.
-    let other = rusqlite::Connection::open(&path).expect("raw");
+    // of them fails inside it (its log row is refused), so nothing of it is derived. The log
+    // is the file beside the store's.
+    let other = rusqlite::Connection::open(dir.path().join("peer.sqlite3-log")).expect("raw");
     other
         .execute_batch(
             "CREATE TRIGGER refuse BEFORE INSERT ON log WHEN instr(NEW.writes, 'bad') > 0
@@ -446,19 +447,36 @@ fn a_locked_database_is_reported_and_the_writer_recovers() {
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("peer.sqlite3");
     let store = SqliteStore::open_with(&path, binding(), quick()).expect("create");
-    let other = rusqlite::Connection::open(&path).expect("raw");
-    other.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    // The log file locked: the write is refused.
+    let log = dir.path().join("peer.sqlite3-log");
+    let other_log = rusqlite::Connection::open(&log).expect("raw");
+    other_log.execute_batch("BEGIN IMMEDIATE").expect("lock");
     let err = store
         .write(vec![Write::Message(say("m1", "thread_a", 1))])
         .expect_err("locked");
     assert!(matches!(err, Error::Locked { .. }), "{err}");
-    names(&err, &path);
+    names(&err, &log);
     assert_eq!(count(&store), 0, "nothing recorded");
-    other.execute_batch("ROLLBACK").expect("unlock");
+    other_log.execute_batch("ROLLBACK").expect("unlock");
     store
         .write(vec![Write::Message(say("m2", "thread_a", 2))])
         .expect("recorded once the lock is gone");
     assert_eq!(count(&store), 1);
+    // The store file locked: the write is durable (its ticket is ready) but the readers do
+    // not see it until the lock is gone.
+    let other = rusqlite::Connection::open(&path).expect("raw");
+    other.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    store
+        .submit(vec![Write::Message(say("m3", "thread_a", 3))])
+        .wait()
+        .expect("logged");
+    let err = store.settled().wait().expect_err("locked");
+    assert!(matches!(err, Error::Locked { .. }), "{err}");
+    names(&err, &path);
+    assert_eq!(count(&store), 1, "not derived yet");
+    other.execute_batch("ROLLBACK").expect("unlock");
+    store.settled().wait().expect("derived once the lock is gone");
+    assert_eq!(count(&store), 2);
     drop(store);
 
     // A connection holding the file exclusively keeps the store from opening at all.

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
@@ -42,8 +42,12 @@ pub(super) fn connection(
     Ok(conn)
 }
 
-/// Runs until the writer hangs up (`signals` disconnected).
-pub(super) fn run(conn: &Connection, signals: &mpsc::Receiver<()>, too_big: &AtomicBool) {
+/// Runs until the writer hangs up (`signals` disconnected); checkpoints each of `files` (the
+/// store file, the log file) and sets its flag in `too_big` when its WAL is past the cap.
+pub(super) fn run(
+    files: &[(Connection, Arc<AtomicBool>)],
+    signals: &mpsc::Receiver<()>,
+) {
     let mut last: Option<Instant> = None;
     while signals.recv().is_ok() {
         if let Some(at) = last {
@@ -60,9 +64,11 @@ pub(super) fn run(conn: &Connection, signals: &mpsc::Receiver<()>, too_big: &Ato
         }
         // A failed checkpoint (a reader in the way, a full disk) is tried again after the next
         // commit; the WAL keeps every commit meanwhile.
-        if let Ok(wal) = checkpoint(conn) {
-            if wal > WAL_CAP {
-                too_big.store(true, Ordering::Relaxed);
+        for (conn, too_big) in files {
+            if let Ok(wal) = checkpoint(conn) {
+                if wal > WAL_CAP {
+                    too_big.store(true, Ordering::Relaxed);
+                }
             }
         }
         last = Some(Instant::now());

@@ -211,24 +211,40 @@ impl SqliteStore {
             migrate(&conn, &path, &binding, MIGRATIONS)?;
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
         }
-        // What a crash left underived is derived before anything reads or writes the store.
-        let mut log = Writer::new(conn, &path)?;
-        log.derive_all()?;
-        let checkpoints = checkpoint::connection(&path, &options, synchronous)?;
+        // The log file: appends commit there, never waiting for the derivation's write lock
+        // on this file. Rows a crash left at or below `derived_upto` are deleted; what it left
+        // underived is derived before anything reads or writes the store.
+        let log_path = log_path(&path);
+        let upto = derived_upto(&conn, &path)?;
+        let log_conn = log_connection(&log_path, &options, synchronous)?;
+        move_old_log(&conn, &path, &log_conn, &log_path, upto)?;
+        let log = Arc::new(Mutex::new(LogFile::new(log_conn, &log_path, upto)?));
+        let log_reader = reader_connection(&log_path, &options)?;
+        let mut writer = Writer::new(conn, &path, log_reader, log)?;
+        writer.derive_all()?;
+        let files = [
+            (
+                checkpoint::connection(&path, &options, synchronous)?,
+                Arc::new(AtomicBool::new(false)),
+            ),
+            (
+                checkpoint::connection(&log_path, &options, synchronous)?,
+                Arc::new(AtomicBool::new(false)),
+            ),
+        ];
+        let too_big = [files[0].1.clone(), files[1].1.clone()];
         let (signal, signals) = mpsc::sync_channel(1);
         let thread = |name: &str| std::thread::Builder::new().name(name.to_owned());
         let not_started = |what: &str, e: std::io::Error| Error::Open {
             path: path.clone(),
             detail: format!("the {what} thread could not start: {e}"),
         };
-        let too_big = Arc::new(AtomicBool::new(false));
-        let wal_too_big = too_big.clone();
         let checkpointer = thread("agh-store-checkpoint")
-            .spawn(move || checkpoint::run(&checkpoints, &signals, &wal_too_big))
+            .spawn(move || checkpoint::run(&files, &signals))
             .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
         let max_group = options.max_group.max(1);
-        let hub = Arc::new(Hub::new(log, too_big, signal, options.max_lag));
+        let hub = Arc::new(Hub::new(writer, too_big, signal, options.max_lag));
         let shared = hub.clone();
         let writer = thread("agh-store-writer")
             .spawn(move || run_writer(&shared, &receiver, max_group))
@@ -796,6 +812,76 @@ mod tests {
             .expect("log")
     }
 
+    /// The rows of the log file of the store at `path`.
+    fn log_file_rows(path: &Path) -> i64 {
+        log_rows(&Connection::open(log_path(path)).expect("log file"))
+    }
+
+    /// The log file of the store at `path`, as its writer opens it.
+    fn log_file(path: &Path) -> LogFile {
+        let main = Connection::open(path).expect("open");
+        let upto = derived_upto(&main, path).expect("mark");
+        let options = SqliteOptions::default();
+        let conn = log_connection(&log_path(path), &options, "NORMAL").expect("log file");
+        LogFile::new(conn, &log_path(path), upto).expect("log")
+    }
+
+    fn messages_in(path: &Path) -> i64 {
+        Connection::open(path)
+            .expect("open")
+            .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+            .expect("messages")
+    }
+
+    #[test]
+    fn rows_derived_before_a_crash_kept_them_in_the_log_are_not_derived_twice() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        SqliteStore::open(&path, binding())
+            .expect("create")
+            .write(request("m0", "w0", 10))
+            .expect("derived");
+        assert_eq!(messages_in(&path), 1);
+        assert_eq!(log_file_rows(&path), 0, "deleted once derived");
+        {
+            // The derivation committed row 1 in the store file (derived_upto = 1) and the
+            // process died before the log file's delete: the row is there again.
+            let log = log_file(&path);
+            log.conn
+                .execute(
+                    "INSERT INTO log (seq, writes) VALUES (1, ?1)",
+                    [log::encode(&request("m0", "w0", 10))],
+                )
+                .expect("row 1 again");
+        }
+        assert_eq!(log_file_rows(&path), 1);
+        let store = SqliteStore::open(&path, binding()).expect("reopened");
+        assert_eq!(log_file_rows(&path), 0, "deleted on open, not derived");
+        assert_eq!(messages_in(&path), 1, "not derived twice");
+        store.write(request("m1", "w1", 20)).expect("recorded");
+        let threads = store.threads(&PageRequest::newest(10)).expect("threads");
+        assert_eq!(threads.items[0].messages, 2);
+        assert_eq!(threads.items[0].open_work, 2);
+        drop(store);
+        // A store whose log file is gone (nothing underived in it) opens, and goes on.
+        std::fs::remove_file(log_path(&path)).expect("remove the log file");
+        let store = SqliteStore::open(&path, binding()).expect("reopened without a log file");
+        store.write(request("m2", "w2", 30)).expect("recorded");
+        assert_eq!(messages_in(&path), 3);
+        let order: Vec<_> = store
+            .messages(
+                &MessageFilter::new(MessageScope::All),
+                &PageRequest::newest(10),
+            )
+            .expect("messages")
+            .items
+            .iter()
+            .rev()
+            .map(|m| m.record.id.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(order, ["m0", "m1", "m2"]);
+    }
+
     #[test]
     fn what_a_crash_left_underived_is_derived_on_open_and_recovered() {
         let dir = tempfile::tempdir().expect("dir");
@@ -807,8 +893,7 @@ mod tests {
         {
             // The writer commits three groups to the log, and the process dies before any
             // derivation (the writer is dropped without deriving, as under `kill -9`).
-            let conn = Connection::open(&path).expect("open");
-            let mut writer = Writer::new(conn, &path).expect("writer");
+            let mut writer = log_file(&path);
             let mut tickets = Vec::new();
             let mut groups = Vec::new();
             for writes in [
@@ -824,19 +909,14 @@ mod tests {
             for t in tickets {
                 t.wait().expect("durable");
             }
-            assert_eq!(writer.pending(), 3);
             assert_eq!(log_rows(&writer.conn), 3);
-            let messages: i64 = writer
-                .conn
-                .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
-                .expect("messages");
-            assert_eq!(messages, 1, "only what was derived before");
+            assert_eq!(messages_in(&path), 1, "only what was derived before");
         }
         let store = SqliteStore::open(&path, binding()).expect("reopened");
         let (rows, upto): (i64, String) = store
             .read(|conn| {
                 Ok((
-                    log_rows(conn),
+                    log_file_rows(&path),
                     conn.query_row(
                         "SELECT value FROM meta WHERE key = 'derived_upto'",
                         [],
@@ -911,7 +991,7 @@ mod tests {
         }
         store.close();
         let conn = Connection::open(&path).expect("open");
-        assert_eq!(log_rows(&conn), 0);
+        assert_eq!(log_file_rows(&path), 0);
         let work: i64 = conn
             .query_row("SELECT count(*) FROM work", [], |r| r.get(0))
             .expect("work");

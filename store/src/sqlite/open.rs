@@ -1,7 +1,7 @@
 //! Opening a store file: its header checked (ours, a version this build knows, bound to the
 //! expected workspace, channel and peer), migrations run forward, reader connections.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
@@ -142,6 +142,99 @@ pub(super) fn reader_connection(path: &Path, options: &SqliteOptions) -> Result<
     conn.busy_timeout(options.busy_timeout).map_err(sql)?;
     conn.pragma_update(None, "query_only", true).map_err(sql)?;
     Ok(conn)
+}
+
+/// The log file of the store at `path`: `<path>-log`.
+pub(super) fn log_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-log");
+    PathBuf::from(name)
+}
+
+/// Opens (or creates) the log file at `path` with the store writer's settings (WAL, the same
+/// `synchronous`, no automatic checkpoint, the same page size and cap) and its one table.
+pub(super) fn log_connection(
+    path: &Path,
+    options: &SqliteOptions,
+    synchronous: &str,
+) -> Result<Connection> {
+    let sql = |e: rusqlite::Error| Error::sqlite(path, &e);
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
+    conn.busy_timeout(options.busy_timeout).map_err(sql)?;
+    let objects: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(sql)?;
+    if objects == 0 {
+        conn.pragma_update(None, "page_size", options.page_size)
+            .map_err(sql)?;
+    }
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        .map_err(sql)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Error::Sqlite {
+            path: path.to_path_buf(),
+            detail: format!("WAL mode could not be set (journal_mode is {mode})"),
+        });
+    }
+    conn.pragma_update(None, "synchronous", synchronous)
+        .map_err(sql)?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)
+        .map_err(sql)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")
+        .map_err(sql)?;
+    if let Some(pages) = options.max_pages {
+        conn.pragma_update(None, "max_page_count", pages)
+            .map_err(sql)?;
+    }
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, writes BLOB NOT NULL);",
+    )
+    .map_err(sql)?;
+    conn.pragma_update(None, "application_id", APPLICATION_ID)
+        .map_err(sql)?;
+    Ok(conn)
+}
+
+/// Moves the rows a store of the previous build logged in its own file (schema 3 kept the log
+/// there) past `derived_upto` into the log file on `log` (rows already there are kept: a crash
+/// between the two commits), then deletes them from the store file.
+pub(super) fn move_old_log(
+    conn: &Connection,
+    path: &Path,
+    log: &Connection,
+    log_path: &Path,
+    derived_upto: i64,
+) -> Result<()> {
+    let rows: Vec<(i64, Vec<u8>)> = conn
+        .prepare("SELECT seq, writes FROM log WHERE seq > ?1 ORDER BY seq")
+        .and_then(|mut s| {
+            s.query_map([derived_upto], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+        .map_err(|e| Error::sqlite(path, &e))?;
+    if !rows.is_empty() {
+        let copy = || -> rusqlite::Result<()> {
+            log.execute_batch("BEGIN IMMEDIATE")?;
+            for (seq, writes) in &rows {
+                log.execute(
+                    "INSERT OR IGNORE INTO log (seq, writes) VALUES (?1, ?2)",
+                    params![seq, writes],
+                )?;
+            }
+            log.execute_batch("COMMIT")
+        };
+        if let Err(e) = copy() {
+            let _ = log.execute_batch("ROLLBACK");
+            return Err(Error::sqlite(log_path, &e));
+        }
+    }
+    conn.execute("DELETE FROM log", [])
+        .map(drop)
+        .map_err(|e| Error::sqlite(path, &e))
 }
 
 // ---------------------------------------------------------------------------------------------

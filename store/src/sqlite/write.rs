@@ -3,7 +3,7 @@
 //! those commits; pruning.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
@@ -12,62 +12,38 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::checkpoint;
 use super::derived::Derived;
 use super::log::{decode, encode};
-use super::read::bad_value;
 use super::Job;
 use crate::error::{Error, Result};
 use crate::model::{Direction, MessageRecord, Pruned, WorkChange, Write};
 use crate::ticket::Completer;
 
-/// The writer's connection and where its log stands. Shared (behind a mutex) by the writer
-/// thread and the submitting threads that commit themselves while the writer is idle.
+/// The log file (`<store>-log`): its connection and the `seq` its next row gets. Shared (behind
+/// a mutex) by the writer thread, the submitting threads that commit themselves while the
+/// writer thread is idle, and the derivation (which deletes the rows it derived).
 #[derive(Debug)]
-pub(super) struct Writer {
+pub(super) struct LogFile {
     pub(super) conn: Connection,
     path: PathBuf,
-    /// The `seq` the next log row gets.
-    next: i64,
-    /// The last log row derived (`meta.derived_upto`).
-    derived_upto: i64,
-    /// Why the last derivation failed (kept until one succeeds).
-    failed: Option<Error>,
+    /// The `seq` the next log row gets (read by the derivation without this mutex).
+    next: Arc<AtomicI64>,
 }
 
-/// At most this many log rows are derived in one transaction when the writer must catch up
-/// (past `max_lag`): it commits the groups that came meanwhile between two such transactions.
-pub(super) const DERIVE_CHUNK: usize = 64;
-
-/// At most this many log rows are derived in one transaction while the writer is idle: a group
-/// that comes meanwhile waits for the row being derived and the commit of those before it.
-pub(super) const IDLE_CHUNK: usize = 8;
-
-impl Writer {
-    /// Reads where the log of the (migrated) store on `conn` stands.
-    pub(super) fn new(conn: Connection, path: &Path) -> Result<Writer> {
-        let read = || -> rusqlite::Result<(i64, i64)> {
-            let upto: String = conn.query_row(
-                "SELECT value FROM meta WHERE key = 'derived_upto'",
-                [],
-                |r| r.get(0),
-            )?;
+impl LogFile {
+    /// The log file on `conn` (created and migrated), with the store's mark `derived_upto`:
+    /// rows at or below it were derived before a crash kept them from being deleted, and are
+    /// deleted now.
+    pub(super) fn new(conn: Connection, path: &Path, derived_upto: i64) -> Result<LogFile> {
+        let read = || -> rusqlite::Result<i64> {
+            conn.execute("DELETE FROM log WHERE seq <= ?1", [derived_upto])?;
             let last: Option<i64> = conn.query_row("SELECT max(seq) FROM log", [], |r| r.get(0))?;
-            let upto = upto.parse().map_err(|_| bad_value(0, "derived_upto"))?;
-            Ok((upto, last.unwrap_or(0).max(upto)))
+            Ok(last.unwrap_or(0).max(derived_upto))
         };
-        let (derived_upto, last) = read().map_err(|e| Error::sqlite(path, &e))?;
-        // Every statement the writer runs stays prepared (about two dozen).
-        conn.set_prepared_statement_cache_capacity(64);
-        Ok(Writer {
+        let last = read().map_err(|e| Error::sqlite(path, &e))?;
+        Ok(LogFile {
             conn,
             path: path.to_path_buf(),
-            next: last + 1,
-            derived_upto,
-            failed: None,
+            next: Arc::new(AtomicI64::new(last + 1)),
         })
-    }
-
-    /// Log rows committed and not derived yet.
-    pub(super) fn pending(&self) -> i64 {
-        self.next - 1 - self.derived_upto
     }
 
     /// Commits each group as one log row, all in one transaction, then makes their tickets
@@ -86,7 +62,7 @@ impl Writer {
             }
             return false;
         }
-        let mut next = self.next;
+        let mut next = self.next.load(Ordering::SeqCst);
         let mut answers = Vec::with_capacity(group.len());
         let mut fatal = None;
         for (writes, done) in group {
@@ -125,7 +101,7 @@ impl Writer {
         };
         match outcome {
             Ok(()) => {
-                self.next = next;
+                self.next.store(next, Ordering::SeqCst);
                 for (done, answer) in answers {
                     done.complete(answer);
                 }
@@ -143,26 +119,109 @@ impl Writer {
         }
     }
 
-    /// Derives up to `limit` log rows in one transaction: applies their writes to the tables
-    /// the readers read, moves `derived_upto` past them and deletes them; stops early (and
-    /// commits what it derived) once `yield_now` says a group waits to be committed. The number
-    /// derived.
+    /// Deletes the rows at or below `upto` (derived, their mark committed in the store file).
+    fn delete_upto(&self, upto: i64) -> rusqlite::Result<()> {
+        self.conn
+            .prepare_cached("DELETE FROM log WHERE seq <= ?1")?
+            .execute([upto])
+            .map(drop)
+    }
+}
+
+/// The derivation: the store file's connection (the tables the readers read and
+/// `meta.derived_upto`), a reading connection on the log file, and where the log stands.
+#[derive(Debug)]
+pub(super) struct Writer {
+    pub(super) conn: Connection,
+    /// Reads the log file's rows (never its write lock: appends do not wait for it).
+    log_reader: Connection,
+    log: Arc<Mutex<LogFile>>,
+    /// The log's next `seq` (the log file's, read without its mutex).
+    next: Arc<AtomicI64>,
+    path: PathBuf,
+    /// The last log row derived (`meta.derived_upto`).
+    derived_upto: i64,
+    /// Why the last derivation failed, and the log's next `seq` then (kept until one
+    /// succeeds; tried again once a row comes).
+    failed: Option<(Error, i64)>,
+}
+
+/// At most this many log rows are derived in one transaction when the writer must catch up
+/// (past `max_lag`): it commits the groups that came meanwhile between two such transactions.
+pub(super) const DERIVE_CHUNK: usize = 64;
+
+/// At most this many log rows are derived in one transaction while the writer is idle: a group
+/// that comes meanwhile waits for the row being derived and the commit of those before it.
+pub(super) const IDLE_CHUNK: usize = 8;
+
+/// `meta.derived_upto` of the (migrated) store file on `conn`.
+pub(super) fn derived_upto(conn: &Connection, path: &Path) -> Result<i64> {
+    let upto: String = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'derived_upto'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| Error::sqlite(path, &e))?;
+    upto.parse().map_err(|_| Error::Corrupt {
+        path: path.to_path_buf(),
+        detail: format!("derived_upto is {upto:?}, not a number"),
+    })
+}
+
+impl Writer {
+    /// The derivation of the store on `conn` (migrated) from `log`, read on `log_reader`.
+    pub(super) fn new(
+        conn: Connection,
+        path: &Path,
+        log_reader: Connection,
+        log: Arc<Mutex<LogFile>>,
+    ) -> Result<Writer> {
+        let derived_upto = derived_upto(&conn, path)?;
+        let next = lock(&log).next.clone();
+        // Every statement the writer runs stays prepared (about two dozen).
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(Writer {
+            conn,
+            log_reader,
+            log,
+            next,
+            path: path.to_path_buf(),
+            derived_upto,
+            failed: None,
+        })
+    }
+
+    /// Log rows committed and not derived yet.
+    pub(super) fn pending(&self) -> i64 {
+        self.next.load(Ordering::SeqCst) - 1 - self.derived_upto
+    }
+
+    /// Derives up to `limit` log rows in one transaction of the store file: applies their
+    /// writes to the tables the readers read and moves `derived_upto` past them; then deletes
+    /// them from the log file. Stops early (and commits what it derived) once `yield_now` says
+    /// a group waits to be committed. The number derived.
     pub(super) fn derive(&mut self, limit: usize, yield_now: &dyn Fn() -> bool) -> Result<usize> {
         if self.pending() <= 0 {
             return Ok(0);
         }
-        let outcome = derive(&self.conn, self.derived_upto, limit, yield_now);
+        let outcome = derive(
+            &self.conn,
+            &self.log_reader,
+            self.derived_upto,
+            limit,
+            yield_now,
+        );
         match outcome {
             Ok(Some((upto, count))) => {
                 self.derived_upto = upto;
                 self.failed = None;
+                // A failed delete leaves rows at or below the mark: deleted by the next one,
+                // or on open.
+                let _ = lock(&self.log).delete_upto(upto);
                 Ok(count)
             }
-            Ok(None) => {
-                // Nothing past the mark after all: the count was ahead of the file.
-                self.next = self.derived_upto + 1;
-                Ok(0)
-            }
+            Ok(None) => Ok(0),
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
                 let error = match e {
@@ -172,7 +231,7 @@ impl Writer {
                         detail: format!("log row {seq}: {detail}"),
                     },
                 };
-                self.failed = Some(error.clone());
+                self.failed = Some((error.clone(), self.next.load(Ordering::SeqCst)));
                 Err(error)
             }
         }
@@ -186,15 +245,21 @@ impl Writer {
         Ok(())
     }
 
-    /// Whether the last derivation failed (the writer then waits for the next job before it
-    /// tries again).
+    /// Whether the last derivation failed and no row came since (the writer then waits for
+    /// the next job before it tries again).
     pub(super) fn stuck(&self) -> bool {
-        self.failed.is_some()
+        self.failed
+            .as_ref()
+            .is_some_and(|(_, next)| *next == self.next.load(Ordering::SeqCst))
     }
 
     pub(super) fn path(&self) -> &Path {
         &self.path
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 enum Failure {
@@ -211,26 +276,26 @@ impl From<rusqlite::Error> for Failure {
 /// One derivation transaction; `None` when no row is past `from`.
 fn derive(
     conn: &Connection,
+    log: &Connection,
     from: i64,
     limit: usize,
     yield_now: &dyn Fn() -> bool,
 ) -> std::result::Result<Option<(i64, usize)>, Failure> {
-    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-    let rows: Vec<(i64, Vec<u8>)> = conn
+    let rows: Vec<(i64, Vec<u8>)> = log
         .prepare_cached("SELECT seq, writes FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2")?
         .query_map(
             params![from, i64::try_from(limit).unwrap_or(i64::MAX)],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?
         .collect::<rusqlite::Result<_>>()?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
     let mut shared = Derived::default();
     let mut derived = 0;
     for (seq, row) in &rows {
         let writes = decode(row).map_err(|detail| Failure::Row(*seq, detail))?;
-        // The row goes first: the pages it frees hold what is derived from it (a capped or
-        // nearly full file derives what it logged).
-        conn.prepare_cached("DELETE FROM log WHERE seq = ?1")?
-            .execute([seq])?;
         for write in &writes {
             apply(conn, write, &mut shared)?;
         }
@@ -238,10 +303,6 @@ fn derive(
         if yield_now() {
             break;
         }
-    }
-    if derived == 0 {
-        conn.prepare_cached("COMMIT")?.execute([])?;
-        return Ok(None);
     }
     let upto = rows[derived - 1].0;
     shared.write(conn)?;
@@ -254,7 +315,10 @@ fn derive(
 /// The writer and what the threads that submit share with it.
 #[derive(Debug)]
 pub(super) struct Hub {
+    /// The derivation (the store file's connection).
     writer: Mutex<Writer>,
+    /// The log file's connection (the appends).
+    log: Arc<Mutex<LogFile>>,
     /// Groups sent to the writer thread and not committed yet. A submitter commits its group
     /// itself only when there are none (so the groups of one thread stay in order), and a
     /// derivation yields as soon as there is one.
@@ -264,8 +328,8 @@ pub(super) struct Hub {
     asleep: AtomicBool,
     /// Log transactions committed.
     pub(super) commits: AtomicU64,
-    /// Set by the checkpointer: the WAL has grown past its cap.
-    too_big: Arc<AtomicBool>,
+    /// Set by the checkpointer: the store file's WAL, the log file's, has grown past its cap.
+    too_big: [Arc<AtomicBool>; 2],
     /// Tells the checkpointer that a transaction committed.
     signal: mpsc::SyncSender<()>,
     /// Readers may lag by at most about this many log rows.
@@ -279,11 +343,12 @@ pub(super) const DERIVE_IDLE: Duration = Duration::from_millis(2);
 impl Hub {
     pub(super) fn new(
         writer: Writer,
-        too_big: Arc<AtomicBool>,
+        too_big: [Arc<AtomicBool>; 2],
         signal: mpsc::SyncSender<()>,
         max_lag: usize,
     ) -> Hub {
         Hub {
+            log: writer.log.clone(),
             writer: Mutex::new(writer),
             queued: AtomicUsize::new(0),
             asleep: AtomicBool::new(false),
@@ -295,7 +360,7 @@ impl Hub {
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, Writer> {
-        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.writer)
     }
 
     /// After a transaction: counts it (a log one), checkpoints if the checkpointer asked, and
@@ -304,7 +369,7 @@ impl Hub {
         if logged {
             self.commits.fetch_add(1, Ordering::Relaxed);
         }
-        if self.too_big.swap(false, Ordering::Relaxed) {
+        if self.too_big[usize::from(logged)].swap(false, Ordering::Relaxed) {
             // Nothing writes meanwhile: this one copies all of the WAL, and the next
             // transaction starts it over.
             let _ = checkpoint::checkpoint(conn);
@@ -326,7 +391,7 @@ impl Hub {
         if self.waiting() {
             return Err(group);
         }
-        let mut w = match self.writer.try_lock() {
+        let mut w = match self.log.try_lock() {
             Ok(w) => w,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => return Err(group),
@@ -335,8 +400,6 @@ impl Hub {
         if self.waiting() {
             return Err(group);
         }
-        // A new row: a derivation that failed is tried again behind it.
-        w.failed = None;
         if w.append(vec![group]) {
             self.committed(&w.conn, true);
         }
@@ -427,12 +490,14 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                     }
                 }
                 let taken = group.len();
-                let mut w = hub.lock();
-                w.failed = None;
-                if w.append(group) {
-                    hub.committed(&w.conn, true);
+                {
+                    let mut log = lock(&hub.log);
+                    if log.append(group) {
+                        hub.committed(&log.conn, true);
+                    }
+                    hub.queued.fetch_sub(taken, Ordering::SeqCst);
                 }
-                hub.queued.fetch_sub(taken, Ordering::SeqCst);
+                let mut w = hub.lock();
                 // The readers lag by at most `max_lag` rows (and the groups of one commit).
                 while w.pending() >= hub.max_lag {
                     if w.derive(DERIVE_CHUNK, &|| false).is_err() {
