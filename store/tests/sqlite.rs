@@ -475,7 +475,10 @@ fn a_locked_database_is_reported_and_the_writer_recovers() {
     names(&err, &path);
     assert_eq!(count(&store), 1, "not derived yet");
     other.execute_batch("ROLLBACK").expect("unlock");
-    store.settled().wait().expect("derived once the lock is gone");
+    store
+        .settled()
+        .wait()
+        .expect("derived once the lock is gone");
     assert_eq!(count(&store), 2);
     drop(store);
 

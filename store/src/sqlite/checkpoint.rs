@@ -44,10 +44,7 @@ pub(super) fn connection(
 
 /// Runs until the writer hangs up (`signals` disconnected); checkpoints each of `files` (the
 /// store file, the log file) and sets its flag in `too_big` when its WAL is past the cap.
-pub(super) fn run(
-    files: &[(Connection, Arc<AtomicBool>)],
-    signals: &mpsc::Receiver<()>,
-) {
+pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &mpsc::Receiver<()>) {
     let mut last: Option<Instant> = None;
     while signals.recv().is_ok() {
         if let Some(at) = last {

@@ -220,8 +220,10 @@ impl SqliteStore {
         move_old_log(&conn, &path, &log_conn, &log_path, upto)?;
         let log = Arc::new(Mutex::new(LogFile::new(log_conn, &log_path, upto)?));
         let log_reader = reader_connection(&log_path, &options)?;
-        let mut writer = Writer::new(conn, &path, log_reader, log)?;
+        let mut writer = Writer::new(conn, &path, log_reader, log, options.max_pages)?;
         writer.derive_all()?;
+        writer.tidy_log();
+        writer.cap_log();
         let files = [
             (
                 checkpoint::connection(&path, &options, synchronous)?,

@@ -26,6 +26,10 @@ pub(super) struct LogFile {
     path: PathBuf,
     /// The `seq` the next log row gets (read by the derivation without this mutex).
     next: Arc<AtomicI64>,
+    /// The store file's `derived_upto` as the derivation last committed it.
+    derived: Arc<AtomicI64>,
+    /// The rows at or below this are deleted from the log file.
+    deleted: i64,
 }
 
 impl LogFile {
@@ -43,19 +47,31 @@ impl LogFile {
             conn,
             path: path.to_path_buf(),
             next: Arc::new(AtomicI64::new(last + 1)),
+            derived: Arc::new(AtomicI64::new(derived_upto)),
+            deleted: derived_upto,
         })
     }
 
     /// Commits each group as one log row, all in one transaction, then makes their tickets
     /// ready; a group whose row fails alone gets its error (nothing of it is recorded). Whether
-    /// it committed.
+    /// it committed. The same transaction deletes the rows derived since the last one did (a
+    /// commit of their own would make an append wait for it).
     pub(super) fn append(&mut self, group: Vec<(Vec<Write>, Completer<()>)>) -> bool {
         let conn = &self.conn;
         let path = &self.path;
-        if let Err(e) = conn
+        let derived = self.derived.load(Ordering::SeqCst);
+        let begun = conn
             .prepare_cached("BEGIN IMMEDIATE")
             .and_then(|mut s| s.execute([]))
-        {
+            .and_then(|_| {
+                if derived > self.deleted {
+                    conn.prepare_cached("DELETE FROM log WHERE seq <= ?1")?
+                        .execute([derived])?;
+                }
+                Ok(())
+            });
+        if let Err(e) = begun {
+            let _ = conn.execute_batch("ROLLBACK");
             let error = Error::sqlite(path, &e);
             for (_, done) in group {
                 done.complete(Err(error.clone()));
@@ -102,6 +118,7 @@ impl LogFile {
         match outcome {
             Ok(()) => {
                 self.next.store(next, Ordering::SeqCst);
+                self.deleted = self.deleted.max(derived);
                 for (done, answer) in answers {
                     done.complete(answer);
                 }
@@ -118,13 +135,21 @@ impl LogFile {
             }
         }
     }
+}
 
-    /// Deletes the rows at or below `upto` (derived, their mark committed in the store file).
-    fn delete_upto(&self, upto: i64) -> rusqlite::Result<()> {
-        self.conn
-            .prepare_cached("DELETE FROM log WHERE seq <= ?1")?
-            .execute([upto])
-            .map(drop)
+impl LogFile {
+    /// Deletes the rows derived and not deleted yet, in a transaction of its own (on open and
+    /// on close; a failure leaves them for the next append).
+    pub(super) fn tidy(&mut self) {
+        let derived = self.derived.load(Ordering::SeqCst);
+        if derived > self.deleted
+            && self
+                .conn
+                .execute("DELETE FROM log WHERE seq <= ?1", [derived])
+                .is_ok()
+        {
+            self.deleted = derived;
+        }
     }
 }
 
@@ -138,6 +163,11 @@ pub(super) struct Writer {
     log: Arc<Mutex<LogFile>>,
     /// The log's next `seq` (the log file's, read without its mutex).
     next: Arc<AtomicI64>,
+    /// Where the derivation stands, for the log file to delete what is derived.
+    derived: Arc<AtomicI64>,
+    /// The store file's cap (`SqliteOptions::max_pages`): the log file may grow by the room
+    /// left in the store file, so that what cannot be derived is refused when logged.
+    max_pages: Option<u32>,
     path: PathBuf,
     /// The last log row derived (`meta.derived_upto`).
     derived_upto: i64,
@@ -176,9 +206,13 @@ impl Writer {
         path: &Path,
         log_reader: Connection,
         log: Arc<Mutex<LogFile>>,
+        max_pages: Option<u32>,
     ) -> Result<Writer> {
         let derived_upto = derived_upto(&conn, path)?;
-        let next = lock(&log).next.clone();
+        let (next, derived) = {
+            let log = lock(&log);
+            (log.next.clone(), log.derived.clone())
+        };
         // Every statement the writer runs stays prepared (about two dozen).
         conn.set_prepared_statement_cache_capacity(64);
         Ok(Writer {
@@ -186,6 +220,8 @@ impl Writer {
             log_reader,
             log,
             next,
+            derived,
+            max_pages,
             path: path.to_path_buf(),
             derived_upto,
             failed: None,
@@ -216,9 +252,9 @@ impl Writer {
             Ok(Some((upto, count))) => {
                 self.derived_upto = upto;
                 self.failed = None;
-                // A failed delete leaves rows at or below the mark: deleted by the next one,
-                // or on open.
-                let _ = lock(&self.log).delete_upto(upto);
+                // The next append deletes the rows (a crash before it: the next open does).
+                self.derived.store(upto, Ordering::SeqCst);
+                self.cap_log();
                 Ok(count)
             }
             Ok(None) => Ok(0),
@@ -243,6 +279,34 @@ impl Writer {
             self.derive(256, &|| false)?;
         }
         Ok(())
+    }
+
+    /// Deletes the derived rows from the log file now.
+    pub(super) fn tidy_log(&self) {
+        lock(&self.log).tidy();
+    }
+
+    /// With a cap on the store file: lets the log file grow by at most the room left in the
+    /// store file (its free pages and those below the cap).
+    pub(super) fn cap_log(&self) {
+        let Some(max) = self.max_pages else {
+            return;
+        };
+        let pages = |conn: &Connection| -> rusqlite::Result<i64> {
+            let count: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+            let free: i64 = conn.pragma_query_value(None, "freelist_count", |r| r.get(0))?;
+            Ok(count - free)
+        };
+        let Ok(used) = pages(&self.conn) else {
+            return;
+        };
+        let room = (i64::from(max) - used).max(0);
+        let log = lock(&self.log);
+        if let Ok(logged) = pages(&log.conn) {
+            let _ = log
+                .conn
+                .pragma_update(None, "max_page_count", (logged + room).max(1));
+        }
     }
 
     /// Whether the last derivation failed and no row came since (the writer then waits for
@@ -452,8 +516,9 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                         continue;
                     }
                     Err(mpsc::RecvTimeoutError::Disconnected) => {
-                        // Closing: leave nothing underived.
+                        // Closing: leave nothing underived (and no derived row in the log).
                         let _ = hub.lock().derive_all();
+                        lock(&hub.log).tidy();
                         return;
                     }
                 }
@@ -468,6 +533,7 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                 let mut w = hub.lock();
                 let derived = w.derive_all();
                 let result = prune(&w.conn, w.path(), before_ms);
+                w.cap_log();
                 if derived.is_err() {
                     let _ = w.derive_all();
                 }
