@@ -13,14 +13,18 @@
 //! so a peer records a message before it delivers or publishes it.
 //!
 //! [`SqliteStore`] makes a group durable as one row of an append-only log (the group's writes,
-//! the message's exact bytes among them): the only write a ticket waits for. What arrives
+//! the message's exact bytes among them) in a file of its own beside the store file
+//! (`<store>-log`, WAL, the same `synchronous`): the only write a ticket waits for, never held up
+//! by the derivation's write lock on the store file. What arrives
 //! together is one transaction of such rows; a group submitted while the writer is idle is
 //! committed on the submitting thread. The tables the reading calls read (messages and their
 //! lookups, conversations, participants, work units and transitions, dedup keys, audit,
 //! presence) are derived from the log by the writer behind those commits, in batches (when no
 //! group has come for a moment, and at the latest once [`SqliteOptions::max_lag`] groups wait),
-//! with the mark of what is derived (`derived_upto`) in the same file: opening a store derives
-//! what a crash left out before anything reads it. So a reader may lag the writer by at most one
+//! with the mark of what is derived (`derived_upto`) in the store file, committed with what is
+//! derived; the log rows at or below it are deleted afterwards (by the next append, or on open
+//! after a crash: idempotent). Opening a store derives what a crash left out before anything
+//! reads it; a store opened without its log file has nothing underived. So a reader may lag the writer by at most one
 //! batch; [`Store::settled`] waits until it does not ([`Store::write`] does both).
 //!
 //! # Durability

@@ -132,6 +132,8 @@ CREATE INDEX audit_not_delivered ON audit (kind, seq) WHERE kind != 'delivered';
     // row here (the group's writes, `sqlite/log.rs`) and nothing else; the writer builds the
     // tables above from the rows past `derived_upto` behind that commit, advances the mark and
     // deletes the rows in the same transaction, and on open derives what a crash left out.
+    // Since then the log lives in a file of its own (`<store>-log`, `sqlite/open.rs`): this
+    // table stays empty (a file of the build before has its rows moved there on open).
     r"
 CREATE TABLE log (
     seq    INTEGER PRIMARY KEY,

@@ -836,6 +836,40 @@ mod tests {
     }
 
     #[test]
+    fn rows_a_store_of_the_build_before_logged_in_its_own_file_are_moved_and_derived() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        {
+            // Schema 3 as the build before wrote it: the log in the store file, two rows
+            // underived (the first one twice: a crash after the move, before the delete).
+            let conn = Connection::open(&path).expect("open");
+            migrate(&conn, &path, &binding(), MIGRATIONS).expect("version 3");
+            for (seq, writes) in [(1, request("m1", "w1", 10)), (2, request("m2", "w2", 20))] {
+                conn.execute(
+                    "INSERT INTO log (seq, writes) VALUES (?1, ?2)",
+                    rusqlite::params![seq, log::encode(&writes)],
+                )
+                .expect("old row");
+            }
+            let options = SqliteOptions::default();
+            let log = log_connection(&log_path(&path), &options, "NORMAL").expect("log file");
+            log.execute(
+                "INSERT INTO log (seq, writes) VALUES (1, ?1)",
+                [log::encode(&request("m1", "w1", 10))],
+            )
+            .expect("moved before the crash");
+        }
+        let store = SqliteStore::open(&path, binding()).expect("opened");
+        let conn = Connection::open(&path).expect("open");
+        assert_eq!(log_rows(&conn), 0, "moved out of the store file");
+        assert_eq!(log_file_rows(&path), 0, "derived and deleted");
+        assert_eq!(messages_in(&path), 2, "each once");
+        store.write(request("m3", "w3", 30)).expect("recorded");
+        let threads = store.threads(&PageRequest::newest(10)).expect("threads");
+        assert_eq!(threads.items[0].messages, 3);
+    }
+
+    #[test]
     fn rows_derived_before_a_crash_kept_them_in_the_log_are_not_derived_twice() {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("peer.sqlite3");
