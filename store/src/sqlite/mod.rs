@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 use crate::contract::Store;
 use crate::cursor::{Page, PageRequest};
@@ -152,36 +152,17 @@ impl SqliteStore {
                 });
             }
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let sql = |e: rusqlite::Error| Error::sqlite(&path, &e);
-        let conn = Connection::open_with_flags(&path, flags).map_err(sql)?;
-        conn.busy_timeout(options.busy_timeout).map_err(sql)?;
+        let conn = writer_connection(&path, &options)?;
         let found = inspect(&conn, &path, MIGRATIONS)?;
         if found.version > 0 {
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;
-        }
-        if found.objects == 0 {
-            // A new file: its page size is set before anything is written (WAL mode fixes it).
-            conn.pragma_update(None, "page_size", options.page_size)
-                .map_err(sql)?;
-        }
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-            .map_err(sql)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(Error::Sqlite {
-                path,
-                detail: format!("WAL mode could not be set (journal_mode is {mode})"),
-            });
         }
         let synchronous = match options.synchronous {
             Synchronous::Normal => "NORMAL",
             Synchronous::Full => "FULL",
         };
-        conn.pragma_update(None, "synchronous", synchronous)
-            .map_err(sql)?;
+        writer_settings(&conn, &path, &options, synchronous, found.objects == 0)?;
         // Read back: what the writer really runs with (`SqliteStore::synchronous`).
         let synchronous_set = match conn
             .pragma_query_value(None, "synchronous", |r| r.get::<_, i64>(0))
@@ -196,17 +177,6 @@ impl SqliteStore {
                 })
             }
         };
-        // The checkpointer thread checkpoints; the writer never does (`checkpoint.rs`).
-        conn.pragma_update(None, "wal_autocheckpoint", 0)
-            .map_err(sql)?;
-        // Each group's savepoint keeps a statement journal: in memory, not a temporary file
-        // created and deleted for every group.
-        conn.pragma_update(None, "temp_store", "MEMORY")
-            .map_err(sql)?;
-        if let Some(pages) = options.max_pages {
-            conn.pragma_update(None, "max_page_count", pages)
-                .map_err(sql)?;
-        }
         if found.version < SCHEMA_VERSION {
             migrate(&conn, &path, &binding, MIGRATIONS)?;
             check_binding(&path, &binding, read_binding(&conn, &path)?)?;

@@ -151,23 +151,31 @@ pub(super) fn log_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Opens (or creates) the log file at `path` with the store writer's settings (WAL, the same
-/// `synchronous`, no automatic checkpoint, the same page size and cap) and its one table.
-pub(super) fn log_connection(
-    path: &Path,
-    options: &SqliteOptions,
-    synchronous: &str,
-) -> Result<Connection> {
+/// Opens (or creates) the file at `path` for writing: read-write, created when missing, the
+/// options' busy timeout.
+pub(super) fn writer_connection(path: &Path, options: &SqliteOptions) -> Result<Connection> {
     let sql = |e: rusqlite::Error| Error::sqlite(path, &e);
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
     conn.busy_timeout(options.busy_timeout).map_err(sql)?;
-    let objects: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-        .map_err(sql)?;
-    if objects == 0 {
+    Ok(conn)
+}
+
+/// The settings every file the writer writes runs with, the store file and its log alike: the
+/// page size (a new file only: set before anything is written, WAL mode fixes it), WAL,
+/// `synchronous`, no automatic checkpoint (the checkpointer thread checkpoints, `checkpoint.rs`),
+/// each group's statement journal in memory (not a temporary file per group), the page cap.
+pub(super) fn writer_settings(
+    conn: &Connection,
+    path: &Path,
+    options: &SqliteOptions,
+    synchronous: &str,
+    new_file: bool,
+) -> Result<()> {
+    let sql = |e: rusqlite::Error| Error::sqlite(path, &e);
+    if new_file {
         conn.pragma_update(None, "page_size", options.page_size)
             .map_err(sql)?;
     }
@@ -190,6 +198,22 @@ pub(super) fn log_connection(
         conn.pragma_update(None, "max_page_count", pages)
             .map_err(sql)?;
     }
+    Ok(())
+}
+
+/// Opens (or creates) the log file at `path` with the store writer's settings
+/// ([`writer_settings`]) and its one table.
+pub(super) fn log_connection(
+    path: &Path,
+    options: &SqliteOptions,
+    synchronous: &str,
+) -> Result<Connection> {
+    let sql = |e: rusqlite::Error| Error::sqlite(path, &e);
+    let conn = writer_connection(path, options)?;
+    let objects: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(sql)?;
+    writer_settings(&conn, path, options, synchronous, objects == 0)?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, writes BLOB NOT NULL);",
     )
