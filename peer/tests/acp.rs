@@ -567,16 +567,7 @@ async fn requests_without_an_answer_leave_the_tracker() {
     assert_eq!(a.tracked(), 0, "a dropped request stayed tracked");
     // C answers one of the pings late, on A's subject: A refuses it (`ref` names nothing it
     // tracks) and says so to C with `error` `unknown_ref`.
-    let ping: Value = loop {
-        let m = tokio::time::timeout(WAIT, silent.next())
-            .await
-            .unwrap()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&m.payload).unwrap();
-        if v["kind"] == "ping" {
-            break v;
-        }
-    };
+    let ping = next_of_kind(&mut silent, "ping").await;
     let late = agh_acp::write_envelope(
         "pong",
         &agh_acp::new_id().unwrap(),
@@ -590,16 +581,7 @@ async fn requests_without_an_answer_leave_the_tracker() {
     raw.publish(format!("acp.v0-2.agent.{A}"), Bytes::from(late))
         .await
         .unwrap();
-    let error: Value = loop {
-        let m = tokio::time::timeout(WAIT, silent.next())
-            .await
-            .unwrap()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&m.payload).unwrap();
-        if v["kind"] == "error" {
-            break v;
-        }
-    };
+    let error = next_of_kind(&mut silent, "error").await;
     assert_eq!(error["payload"]["code"], "unknown_ref", "{error}");
     assert_eq!(error["ref"], late_id);
     assert_eq!(a.tracked(), 0);
@@ -646,4 +628,18 @@ async fn an_agent_dropped_without_shutdown_stops() {
     let f = a.ping(B).await.unwrap_err();
     assert!(f.message.contains("no responders"), "{f}");
     a.shutdown().await;
+}
+
+/// The next envelope of `kind` on a raw subscription (others skipped), within [`WAIT`].
+async fn next_of_kind(sub: &mut async_nats::Subscriber, kind: &str) -> Value {
+    loop {
+        let m = tokio::time::timeout(WAIT, sub.next())
+            .await
+            .expect("an envelope in time")
+            .expect("the subscription is open");
+        let v: Value = serde_json::from_slice(&m.payload).expect("JSON");
+        if v["kind"] == kind {
+            return v;
+        }
+    }
 }
