@@ -237,7 +237,7 @@ impl Emitter<'_> {
         }
         // A shape that is only its conjuncts reads the value with the first one (no second scan).
         let a = &shape.applicators;
-        let mut entries = a.all_of.iter().filter(|s| **s != Shape::default());
+        let mut entries = a.conjuncts().map(|(_, s)| s);
         let first = a.reference.as_deref().or(entries.next());
         let own = Shape {
             applicators: Default::default(),

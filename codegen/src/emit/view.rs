@@ -62,12 +62,6 @@ fn target<'m>(model: &'m Model, shape: &'m Shape) -> (Option<&'m str>, &'m Shape
     (name, s)
 }
 
-/// Whether a schema constrains nothing (`true`, `{}`): what `conditionals.rs` leaves in place of
-/// a recognized rule.
-fn is_true(s: &Shape) -> bool {
-    s == &Shape::default()
-}
-
 /// Whether a shape is an object the view reads member by member: declared members and nothing
 /// that types the others or combines subschemas.
 fn plain_object(s: &Shape) -> bool {
@@ -83,7 +77,7 @@ fn plain_object(s: &Shape) -> bool {
         && a.one_of.is_empty()
         && a.conditional.is_none()
         && a.dependent.is_empty()
-        && a.all_of.iter().all(is_true)
+        && a.conjuncts().next().is_none()
 }
 
 /// How a view holds a value of `shape` (the decision the module documentation describes).

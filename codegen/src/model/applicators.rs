@@ -46,6 +46,15 @@ impl Applicators {
     pub fn is_empty(&self) -> bool {
         self == &Applicators::default()
     }
+
+    /// The `allOf` entries that constrain, with their index: an entry the kind table took out
+    /// (`dispatch.rs`) is left as `true` in its place and holds, so every emitter skips it here.
+    pub fn conjuncts(&self) -> impl Iterator<Item = (usize, &Shape)> {
+        self.all_of
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s != Shape::default())
+    }
 }
 
 /// Keywords that never constrain a value: a `$ref` beside only these is the shape itself.

@@ -49,9 +49,7 @@ impl Emitter<'_> {
         if let Some(target) = &a.reference {
             conjuncts.push((format!("{rule}/$ref"), target));
         }
-        // A `true` entry (where the kind table took an entry out, `model/dispatch.rs`) holds.
-        let entries = a.all_of.iter().enumerate();
-        for (i, s) in entries.filter(|(_, s)| **s != Shape::default()) {
+        for (i, s) in a.conjuncts() {
             conjuncts.push((format!("{rule}/allOf/{i}"), s));
         }
         for (r, s) in conjuncts {

@@ -304,13 +304,7 @@ fn applicator_notes(model: &Model, shape: &Shape) -> Vec<String> {
     if let Some(target) = &a.reference {
         notes.push(format!("Also matches {}.", form(model, target)));
     }
-    // `true` entries (where the kind table took an entry out) say nothing.
-    let all_of: Vec<Shape> = a
-        .all_of
-        .iter()
-        .filter(|s| **s != Shape::default())
-        .cloned()
-        .collect();
+    let all_of: Vec<Shape> = a.conjuncts().map(|(_, s)| s.clone()).collect();
     if !all_of.is_empty() {
         notes.push(format!("All of the following shapes: {}.", list(&all_of)));
     }

@@ -56,8 +56,7 @@ impl Emitter<'_> {
             let hit = rescan(&self.value(not)?);
             out.extend(quote!(if #hit { return None; }));
         }
-        // A `true` entry (where the kind table took an entry out) holds.
-        let entries = a.all_of.iter().filter(|s| **s != Shape::default());
+        let entries = a.conjuncts().map(|(_, s)| s);
         let conjuncts = a.reference.as_deref().into_iter().chain(entries);
         for s in conjuncts.skip(usize::from(skip_first)) {
             let hit = rescan(&self.value(s)?);
