@@ -546,7 +546,7 @@ impl Emitter<'_> {
             let n = n as usize;
             counts.extend(quote!(if count > #n { return None; }));
         }
-        // `propertyNames`: every member name, declared or not, passes the string checks.
+        // `propertyNames`: every member name, declared or not, satisfies its schema (string constraints in place, any other schema on the name as a JSON string).
         let names = match &obj.property_names {
             // `propertyNames: false`: no member at all.
             Some(names) if names.never => quote!(None::<()>?;),

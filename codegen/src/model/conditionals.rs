@@ -1,7 +1,7 @@
 //! Conditionals: a body's `if`/`then` rules in the restricted form (members required, absent or
 //! typed, and envelope overrides, while a body member has one of some values), recognized on the
 //! `allOf` entries the applicator parser read (`applicators.rs`) and taken out of the body type's
-//! `allOf` to be emitted as the kind's conditional rules (`checks.rs`, `scan.rs`). An entry in
+//! `allOf` to be emitted as the kind's conditional rules (`checks.rs`, `scan/kinds.rs`). An entry in
 //! any other form stays a general rule of the body type. Only `x-agh-envelope` inside `then`
 //! ties an entry to the restricted form: the overrides need it.
 
@@ -68,7 +68,7 @@ fn typed_only(t: JsonType) -> Shape {
     }
 }
 
-/// Whether `entry` is a rule of the restricted form whose emission (`checks.rs`, `scan.rs`: a
+/// Whether `entry` is a rule of the restricted form whose emission (`checks.rs`, `scan/kinds.rs`: a
 /// member `null` counts as absent) gives the verdict JSON Schema gives for the general form:
 /// a member that `then` requires without typing it, or types without requiring it, is one the
 /// body does not allow to be `null`. `nullable`: the body members that allow `null`.
