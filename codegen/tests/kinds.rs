@@ -233,3 +233,30 @@ fn a_rule_is_a_kind_rule_only_where_its_verdict_is_json_schemas() {
         assert_eq!(all_of.len(), left, "{member}: {all_of:?}");
     }
 }
+
+/// A default the body view cannot hold (an object) is refused by name: the typed form would
+/// hold it and the view would read the absent member differently. A number default is held.
+#[test]
+fn a_body_member_default_the_view_cannot_hold_is_refused_by_name() {
+    let (_tmp, dir) = edited("body/note.schema.json", |b| {
+        b["properties"]["extra"] =
+            json!({"type": "object", "description": "Extra.", "default": {"a": 1}});
+    });
+    let err = agh_codegen::generate(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("NoteBody.extra") && err.contains("default"),
+        "{err}"
+    );
+    let (_tmp, dir) = edited("body/note.schema.json", |b| {
+        b["properties"]["weight"] = json!({"type": "number", "description": "Weight.", "minimum": 0, "maximum": 1, "default": 0.5});
+    });
+    let files = agh_codegen::generate(&dir).unwrap();
+    let view = files
+        .iter()
+        .find(|f| f.path.ends_with("view.rs"))
+        .expect("a view file");
+    assert!(
+        view.contents.contains("0.5f64"),
+        "the number default in the view"
+    );
+}

@@ -147,6 +147,10 @@ fn default_tokens(t: &ViewTy, v: &serde_json::Value) -> Option<TokenStream> {
             Some(quote!(::std::borrow::Cow::Borrowed(#s)))
         }
         (ViewTy::Bool, serde_json::Value::Bool(b)) => Some(quote!(#b)),
+        (ViewTy::F64, serde_json::Value::Number(n)) => {
+            let n = n.as_f64()?;
+            Some(quote!(#n))
+        }
         (ViewTy::U64, serde_json::Value::Number(n)) => {
             let n: u64 = n.as_str().parse().ok()?;
             Some(quote!(#n))
@@ -235,7 +239,7 @@ fn emit_struct(
     name: &str,
     edges: &BTreeMap<String, BTreeSet<String>>,
     kind_body: bool,
-) -> TokenStream {
+) -> Result<TokenStream> {
     let rt = runtime();
     let ident = view_name(name);
     let ty = format_ident!("{name}");
@@ -259,9 +263,21 @@ fn emit_struct(
         let json = &f.json_name;
         let nullable = f.shape.nullable || target(model, &f.shape).1.nullable;
         let base = ty_tokens(&vt);
-        let default = (!f.required && !nullable)
-            .then(|| f.default.as_ref().and_then(|d| default_tokens(&vt, d)))
-            .flatten();
+        // The typed form always holds the default of a member that may be absent; the view must
+        // too, or the two would read the same text differently.
+        let default = match (&f.default, !f.required && !nullable) {
+            (Some(d), true) => Some(default_tokens(&vt, d).ok_or_else(|| {
+                Error::new(
+                    "view.rs",
+                    "",
+                    format!(
+                        "`{name}.{json}`: the body view cannot hold the default {d} (a string, \
+                         boolean, integer or number default of a member of that type only)"
+                    ),
+                )
+            })?),
+            _ => None,
+        };
         let doc = match f.description.is_empty() {
             true => format!(" `{json}`."),
             false => format!(" `{json}`: {}", f.description),
@@ -366,7 +382,7 @@ fn emit_struct(
         },
         false => quote!(),
     };
-    quote! {
+    Ok(quote! {
         #[doc = #doc]
         #[derive(Clone, Debug, PartialEq)]
         pub struct #ident<'a> {
@@ -415,7 +431,7 @@ fn emit_struct(
                 m.end()
             }
         }
-    }
+    })
 }
 
 /// The view file of a model.
@@ -433,7 +449,8 @@ pub fn emit_view(model: &Model) -> Result<TokenStream> {
     let kind_bodies: BTreeSet<&str> = model.kinds.iter().map(|k| k.body_type.as_str()).collect();
     let structs = names
         .iter()
-        .map(|n| emit_struct(model, n, &edges, kind_bodies.contains(n.as_str())));
+        .map(|n| emit_struct(model, n, &edges, kind_bodies.contains(n.as_str())))
+        .collect::<Result<Vec<_>>>()?;
 
     let (mut variants, mut ofs, mut kinds, mut raws, mut owned, mut sers) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
