@@ -213,8 +213,12 @@ impl DedupWindow {
     /// inside the window.
     pub fn insert(&mut self, from: &str, id: &str, now: i64) -> bool {
         self.expire(now);
-        let probe = self.probe(from, id);
-        self.record(probe, from, id, now)
+        let hash = self.hash(from, id);
+        if self.find(hash, from, id) {
+            return false;
+        }
+        self.push(hash, from, id, now);
+        true
     }
 
     /// [`DedupWindow::insert`] with the hash of a [`DedupWindow::probe`] of the same pair (not

@@ -251,6 +251,8 @@ impl<P: Profile> Inbox<P> {
         let from = roles.from.and_then(|m| message.str_of(m)).unwrap_or("");
         let id = message.id().unwrap_or("");
         let to = roles.to.and_then(|m| message.str_of(m));
+        // A received pair is hashed once: probed here, recorded once the tracker took it.
+        let mut probe = None;
         match direction {
             Direction::Received => {
                 if let Some(to) = to.filter(|t| *t != self.local) {
@@ -260,13 +262,17 @@ impl<P: Profile> Inbox<P> {
                         format!("addressed to `{to}`, not to this party (`{}`)", self.local),
                     ));
                 }
-                if self.dedup.contains(from, id) {
+                // Pairs older than the window are forgotten first, as the receiver does.
+                self.dedup.expire(now);
+                let p = self.dedup.probe(from, id);
+                if p.seen() {
                     return Err(refuse(
                         "duplicate",
                         roles.id,
                         format!("`{from}` already sent a message with this id (`{id}`) within the replay window"),
                     ));
                 }
+                probe = Some(p);
             }
             Direction::Sent => {
                 if from != self.local {
@@ -304,8 +310,8 @@ impl<P: Profile> Inbox<P> {
             .correlator
             .track(&exchanged, direction)
             .map_err(|r| refuse(r.refusal.as_str(), roles.reply_to, r.message))?;
-        if direction == Direction::Received {
-            self.dedup.insert(from, id, now);
+        if let Some(p) = probe {
+            self.dedup.record(p, from, id, now);
         }
         Ok((message, outcome))
     }

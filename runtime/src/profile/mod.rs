@@ -337,14 +337,14 @@ pub fn parse_bytes_in<P: Profile, K: Kinds>(
     bytes: Bytes,
     options: &Options,
 ) -> Result<Message<P, K::Entry>, Rejection> {
-    if bytes.len() > options.max_bytes || simdutf8::basic::from_utf8(&bytes).is_err() {
+    if bytes.len() > options.max_bytes {
         return Err(diagnose::<P, K>(kinds, &bytes, options));
     }
-    // UTF-8 checked just above (`ByteString` checks again: an ASCII pass for most envelopes);
-    // the text the parser reads is the message's.
-    let text = match ByteString::try_from(bytes) {
+    // The one UTF-8 check (a clone of `Bytes` is a reference count); the text the parser reads
+    // is the message's.
+    let text = match ByteString::try_from(bytes.clone()) {
         Ok(text) => text,
-        Err(_) => return Err(diagnose::<P, K>(kinds, &[0xff], options)),
+        Err(_) => return Err(diagnose::<P, K>(kinds, &bytes, options)),
     };
     let (spans, entry, extra) = {
         let a = match scan_text::<P, K>(kinds, &text, options) {
