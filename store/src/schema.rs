@@ -128,12 +128,12 @@ DROP INDEX presence_seen;
 DROP INDEX audit_kind;
 CREATE INDEX audit_not_delivered ON audit (kind, seq) WHERE kind != 'delivered';
 ",
-    // 3: the log (issue 32's round trip with a store). Committing a submitted group writes one
-    // row here (the group's writes, `sqlite/log.rs`) and nothing else; the writer builds the
-    // tables above from the rows past `derived_upto` behind that commit, advances the mark and
-    // deletes the rows in the same transaction, and on open derives what a crash left out.
-    // Since then the log lives in a file of its own (`<store>-log`, `sqlite/open.rs`): this
-    // table stays empty (a file of the build before has its rows moved there on open).
+    // 3: the log (issue 32's round trip with a store) and the mark `derived_upto`. The log now
+    // lives in a file of its own (`<store>-log`, `sqlite/open.rs`): committing a submitted group
+    // writes one row there and nothing else; the writer builds the tables above from the rows
+    // past `derived_upto` behind that commit and advances the mark in this file, and the next
+    // append (or open, or close) deletes the log rows at or below it. This table, where the first
+    // build of schema 3 kept the log, stays empty: such a file has its rows moved on open.
     r"
 CREATE TABLE log (
     seq    INTEGER PRIMARY KEY,

@@ -142,10 +142,7 @@ fn one_line(text: &str) -> String {
     }
     let line: String = text
         .chars()
-        .map(|c| match c {
-            '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}' => ' ',
-            c => c,
-        })
+        .map(|c| if breaks(c) { ' ' } else { c })
         .collect();
     match line.trim().is_empty() {
         true => "(blank)".to_owned(),

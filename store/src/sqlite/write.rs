@@ -766,7 +766,7 @@ pub(super) fn prune(conn: &Connection, path: &Path, before_ms: i64) -> Result<Pr
             Ok(pruned)
         }
         Err(e) => {
-            // As in `commit_group`: the transaction is undone either way.
+            // The transaction is undone either way (a failed COMMIT leaves it open).
             let _ = conn.execute_batch("ROLLBACK");
             Err(sql(e))
         }
