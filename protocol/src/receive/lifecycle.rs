@@ -820,7 +820,10 @@ impl WorkTracker {
                 None
             };
             if let (Some((was, now)), Some(seq)) = (last, seq) {
-                if was != now {
+                if terminal {
+                    // A closed unit leaves the timeline from where it stood: no move first.
+                    self.timeline.remove(&(was, seq));
+                } else if was != now {
                     if let Some(k) = self.timeline.remove(&(was, seq)) {
                         self.timeline.insert((now, seq), k);
                     }
@@ -829,9 +832,6 @@ impl WorkTracker {
             if terminal {
                 if let Some(seq) = seq {
                     self.active.remove(cw);
-                    if let Some((_, now)) = last {
-                        self.timeline.remove(&(now, seq));
-                    }
                     if let Some(i) = initiator {
                         self.release(&i);
                     }
