@@ -357,9 +357,8 @@ impl Kinds for Registry {
 /// the envelope members typed, the checked body as JSON text, typed on demand.
 #[derive(Clone, Debug)]
 pub struct MessageRef<'a> {
-    /// What the runtime's parser accepted: the view, the kind's [`Entry`], whether a number is
-    /// respelled (see [`Message`]), and the trust step's [`Trust`](super::profile::Trust) (the
-    /// state, never `rejected`; the members [`Message`] keeps as received).
+    /// What the runtime's parser accepted: the view, the kind's [`Entry`] and the trust step's
+    /// [`Trust`](super::profile::Trust) (the state, never `rejected`).
     inner: Accepted<'a, V0, Entry>,
 }
 
@@ -431,7 +430,6 @@ impl<'a> MessageRef<'a> {
                 envelope: m.envelope(),
                 text: m.text(),
                 entry: *m.entry(),
-                respelled: false,
                 extra: m.extra().clone(),
             },
         }

@@ -829,14 +829,12 @@ impl WorkTracker {
                     }
                 }
             }
-            if terminal {
-                if let Some(seq) = seq {
-                    self.active.remove(cw);
-                    if let Some(i) = initiator {
-                        self.release(&i);
-                    }
-                    self.closed_now(key);
+            if terminal && seq.is_some() {
+                self.active.remove(cw);
+                if let Some(i) = initiator {
+                    self.release(&i);
                 }
+                self.closed_now(key);
             }
         }
         outcome

@@ -26,7 +26,6 @@ pub struct Checkpoint {
     pos: usize,
     depth: usize,
     names: usize,
-    respelled: bool,
 }
 
 /// A JSON value kept as the text it was read from (already checked: valid strict JSON).
@@ -282,9 +281,6 @@ pub struct Scanner<'a> {
     max_depth: usize,
     /// Undeclared member names of the objects being read, innermost last.
     names: Vec<Cow<'a, str>>,
-    /// Whether a number read so far is one serde_json spells otherwise when it decodes it (an
-    /// exponent, or `-0`): the owned message then keeps its spelling (`Message::to_value`).
-    respelled: bool,
 }
 
 impl<'a> Scanner<'a> {
@@ -298,26 +294,14 @@ impl<'a> Scanner<'a> {
             depth: 0,
             max_depth,
             names: Vec::new(),
-            respelled: false,
         }
     }
 
-    /// Whether a number read so far has an exponent or is `-0` (serde_json spells those
-    /// otherwise when it decodes them).
-    pub fn respelled(&self) -> bool {
-        self.respelled
-    }
-
-    /// Reads the number token at the current position (its grammar checked) and notes whether
-    /// serde_json would spell it otherwise.
+    /// Reads the number token at the current position (its grammar checked).
     fn number_token(&mut self) -> Option<NumberToken> {
         self.ws();
         let token = NumberToken::read(self.text, self.pos).ok()?;
         self.pos = token.end;
-        if !token.integer {
-            let text = token.text(self.text);
-            self.respelled |= text == "-0" || text.contains(['e', 'E']);
-        }
         Some(token)
     }
 
@@ -360,7 +344,6 @@ impl<'a> Scanner<'a> {
             pos: self.pos,
             depth: self.depth,
             names: self.names.len(),
-            respelled: self.respelled,
         }
     }
 
@@ -371,7 +354,6 @@ impl<'a> Scanner<'a> {
         self.pos = at.pos;
         self.depth = at.depth;
         self.names.truncate(at.names);
-        self.respelled = at.respelled;
     }
 
     /// The text read since `mark`.

@@ -52,8 +52,6 @@ pub(super) fn scan_text<'a, P: Profile, K: Kinds>(
         s.raw_object().map(drop)
     })?;
     s.end()?;
-    // Every byte of the envelope went through `s` (the body through its scanner or `skip`).
-    let respelled = s.respelled();
 
     let entry = match P::kind_of(&envelope) {
         Some(kind) if !spec.forbidden_kinds.iter().any(|f| f.name == kind) => kinds.entry(kind)?,
@@ -102,7 +100,6 @@ pub(super) fn scan_text<'a, P: Profile, K: Kinds>(
         envelope,
         text,
         entry,
-        respelled,
         extra: P::Extra::default(),
     })
 }

@@ -238,8 +238,6 @@ pub struct Accepted<'a, P: Profile, E> {
     pub text: &'a str,
     /// The kind.
     pub entry: E,
-    /// Whether the envelope holds a number serde_json spells otherwise (exponents, `-0`).
-    pub respelled: bool,
     /// What [`Profile::admit`] added.
     pub extra: P::Extra,
 }
@@ -250,7 +248,6 @@ impl<P: Profile, E: Clone> Clone for Accepted<'_, P, E> {
             envelope: self.envelope.clone(),
             text: self.text,
             entry: self.entry.clone(),
-            respelled: self.respelled,
             extra: self.extra.clone(),
         }
     }
