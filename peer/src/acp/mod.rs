@@ -687,6 +687,7 @@ impl Agent {
     pub async fn shutdown(&self) {
         let deadline = tokio::time::Instant::now() + crate::SHUTDOWN_WAIT;
         self.runtime.shutdown(deadline).await;
+        // The loop's `on_stop` did this, unless the loop was aborted at the deadline first.
         self.shared().stop_work();
         let _ = self.shared().transport.flush().await;
     }

@@ -705,14 +705,7 @@ impl WorkTracker {
     /// applies it.
     pub(crate) fn pending<'a>(&self, message: &'a Message) -> Pending<'a> {
         // What `decide` answers first, without reading the other facts.
-        let early = if !self.moves(message.kind()) {
-            Some(IgnoreReason::NotLifecycleKind)
-        } else if message.str_of("work_id").is_none() {
-            Some(IgnoreReason::NoWorkId)
-        } else {
-            None
-        };
-        if let Some(why) = early {
+        if let Some(why) = self.outside(message.kind(), message.str_of("work_id")) {
             return Pending(Decided::Outside(why));
         }
         let facts = Facts::of_message(message);
@@ -859,12 +852,24 @@ impl WorkTracker {
         self.moving.contains(&kind)
     }
 
+    /// Why a message of `kind` with this `work_id` is outside the lifecycle, if it is: a kind
+    /// that moves no work, or no `work_id` (what [`WorkTracker::decide`] answers first).
+    fn outside(&self, kind: &str, work_id: Option<&str>) -> Option<IgnoreReason> {
+        if !self.moves(kind) {
+            Some(IgnoreReason::NotLifecycleKind)
+        } else if work_id.is_none() {
+            Some(IgnoreReason::NoWorkId)
+        } else {
+            None
+        }
+    }
+
     fn decide<'a>(&self, facts: &Facts<'a>) -> Decision<'a> {
         let refused = |code, message| Decision::Outcome(Outcome::Refused { code, message });
         let ignored = |why| Decision::Outcome(Outcome::Ignored(why));
         let kind = facts.kind;
-        if !self.moves(kind) {
-            return ignored(IgnoreReason::NotLifecycleKind);
+        if let Some(why) = self.outside(kind, facts.work_id) {
+            return ignored(why);
         }
         let Some(work_id) = facts.work_id else {
             return ignored(IgnoreReason::NoWorkId);
