@@ -22,7 +22,6 @@ pub const SPEC: p::Spec<super::checks::KnownBody> = p::Spec {
     },
     kinds: super::rules::KINDS,
     forbidden_kinds: super::rules::FORBIDDEN_KINDS,
-    envelope_members: super::rules::ENVELOPE_MEMBERS,
     max_bytes: super::rules::MAX_ENVELOPE_BYTES,
     max_depth: super::rules::MAX_DEPTH,
     replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
@@ -83,9 +82,6 @@ impl p::Profile for Profile {
     }
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
         envelope.payload
-    }
-    fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
-        body.to_value()
     }
     #[inline]
     fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a> {

@@ -105,7 +105,6 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             },
             kinds: super::rules::KINDS,
             forbidden_kinds: super::rules::FORBIDDEN_KINDS,
-            envelope_members: super::rules::ENVELOPE_MEMBERS,
             max_bytes: super::rules::MAX_ENVELOPE_BYTES,
             max_depth: super::rules::MAX_DEPTH,
             replay_age_secs: super::rules::DEFAULT_REPLAY_AGE_SECS,
@@ -152,10 +151,6 @@ pub fn emit_profile(model: &Model) -> TokenStream {
 
             fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
                 #body_field
-            }
-
-            fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
-                body.to_value()
             }
 
             #[inline]

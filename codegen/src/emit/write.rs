@@ -3,10 +3,9 @@
 //! integers, open members as `Value`s) whose `write` puts the members in schema order, the
 //! profile member's constant, `kind`, the body through its `Serialize`, and the members marked
 //! `x-agh-serialize-null` as `null` when absent; then, per kind, `write_<kind>` over the kind's
-//! body type (the kind is the body type's, by construction), `KnownBody::write_envelope`, and
-//! `KnownBody::member_is` (a top-level string member compared without a copy, for the
-//! lifecycle's triggers). What the writer cannot guarantee (grammars, the kind's envelope rules)
-//! the parser checks on the written bytes: the caller runs them through `parse_ref`.
+//! body type (the kind is the body type's, by construction) and `KnownBody::write_envelope`. What
+//! the writer cannot guarantee (grammars, the kind's envelope rules) the parser checks on the
+//! written bytes: the caller runs them through `parse_ref`.
 
 use heck::ToSnakeCase;
 use proc_macro2::{Literal, TokenStream};
@@ -16,7 +15,7 @@ use super::checks::variant;
 use super::envelope_ref::{member_repr, MemberRepr};
 use super::paths::runtime;
 use crate::error::{Error, Result};
-use crate::model::{Field, JsonType, Model};
+use crate::model::{Field, Model};
 
 /// `,"name":` followed by `then`, as a byte-string literal (the name escaped as JSON).
 fn key(name: &str, then: &str) -> Result<Literal> {
@@ -129,7 +128,6 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
 
     let mut kinds = TokenStream::new();
     let mut write_arms = Vec::new();
-    let mut member_arms = Vec::new();
     for kind in &model.kinds {
         let f = format_ident!("write_{}", kind.name.to_snake_case());
         let body_type = format_ident!("{}", kind.body_type);
@@ -150,31 +148,6 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
             }
         });
         write_arms.push(quote!(KnownBody::#var(b) => #f(parts, b, out)));
-        let body_fields = model
-            .named(&kind.body_type)
-            .and_then(|t| t.shape.object.as_ref())
-            .map(|o| o.fields.clone())
-            .unwrap_or_default();
-        let arms: Vec<TokenStream> = body_fields
-            .iter()
-            .filter(|f| model.resolve(&f.shape).types == [JsonType::String])
-            .map(|f| {
-                let name = &f.json_name;
-                let field = format_ident!("{}", f.rust_name);
-                let nullable = f.shape.nullable || model.resolve(&f.shape).nullable;
-                // typify types a member with a `default` without `Option`.
-                if (f.required || f.default.is_some()) && !nullable {
-                    quote!(#name => b.#field.display_is(value))
-                } else {
-                    quote!(#name => b.#field.as_ref().is_some_and(|v| v.display_is(value)))
-                }
-            })
-            .collect();
-        member_arms.push(if arms.is_empty() {
-            quote!(KnownBody::#var(_) => false)
-        } else {
-            quote!(KnownBody::#var(b) => match name { #(#arms,)* _ => false })
-        });
     }
     let known = if model.kinds.is_empty() {
         quote!()
@@ -190,12 +163,6 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
                 ) -> Result<(), serde_json::Error> {
                     match self { #(#write_arms,)* }
                 }
-
-                /// Whether the top-level string member `name` of the body (by its JSON name) is
-                /// `value`, compared without copying it.
-                pub fn member_is(&self, name: &str, value: &str) -> bool {
-                    match self { #(#member_arms,)* }
-                }
             }
         }
     };
@@ -205,7 +172,6 @@ pub fn emit_write(model: &Model) -> Result<TokenStream> {
     );
     Ok(quote! {
         use #rt::json::write as w;
-        use #rt::json::write::DisplayIs as _;
         use super::checks::KnownBody;
 
         #[doc = #parts_doc]

@@ -69,10 +69,6 @@ impl p::Profile for V0 {
         <Generated as p::Profile>::body_of(envelope)
     }
 
-    fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error> {
-        <Generated as p::Profile>::body_to_value(body)
-    }
-
     #[inline]
     fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a> {
         <Generated as p::Profile>::body_ref(kind, body)

@@ -51,7 +51,6 @@ pub mod scan;
 pub mod view;
 pub mod write;
 
-use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::{Map, Number, Value};
@@ -610,74 +609,6 @@ impl NumberToken {
     }
 }
 
-/// How serde_json spells a number it reads (with `arbitrary_precision`): as written, except that
-/// the exponent marker becomes `e` and takes a sign (`1E3` -> `1e+3`, `1e400` -> `1e+400`).
-fn serde_spelling(number: &str) -> Cow<'_, str> {
-    let Some(at) = number.find(['e', 'E']) else {
-        return Cow::Borrowed(number);
-    };
-    let (mantissa, rest) = number.split_at(at);
-    let exponent = &rest[1..];
-    if rest.starts_with('e') && exponent.starts_with(['+', '-']) {
-        return Cow::Borrowed(number);
-    }
-    let sign = if exponent.starts_with(['+', '-']) {
-        ""
-    } else {
-        "+"
-    };
-    Cow::Owned(format!("{mantissa}e{sign}{exponent}"))
-}
-
-/// The numbers of the checked JSON `text` (a value found at `base`) that serde_json may spell
-/// otherwise when it decodes them: an exponent ([`serde_spelling`]), and `-0` (read into a typed
-/// value through a `Value`, it becomes the integer `0`). `(JSON Pointer, text as written)`, in
-/// document order. (The fast path's scanner says whether an envelope has any: only then is
-/// this walk run.)
-pub fn respelled_numbers(text: &str, base: &str) -> Vec<(String, String)> {
-    let bytes = text.as_bytes();
-    fn walk(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
-        match v {
-            Value::Number(n) => {
-                let text = n.as_str();
-                if text == "-0" || serde_spelling(text) != text {
-                    out.push((at.clone(), text.to_owned()));
-                }
-            }
-            Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    let mark = at.len();
-                    at.push('/');
-                    at.push_str(&i.to_string());
-                    walk(item, at, out);
-                    at.truncate(mark);
-                }
-            }
-            Value::Object(members) => {
-                for (name, item) in members {
-                    let mark = at.len();
-                    push_pointer_token(at, name);
-                    walk(item, at, out);
-                    at.truncate(mark);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut reader = Reader {
-        text,
-        bytes,
-        pos: 0,
-        depth: 0,
-        max_depth: MAX_SUPPORTED_DEPTH,
-    };
-    let mut out = Vec::new();
-    if let Ok(value) = reader.value() {
-        walk(&value, &mut base.to_owned(), &mut out);
-    }
-    out
-}
-
 /// A recursive-descent reader over UTF-8 text (already checked), one byte of lookahead.
 struct Reader<'a> {
     text: &'a str,
@@ -925,35 +856,6 @@ impl Reader<'_> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn serde_spelling_is_the_exponent_with_e_and_a_sign() {
-        for (written, read) in [
-            ("1e400", "1e+400"),
-            ("1E3", "1e+3"),
-            ("1E-3", "1e-3"),
-            ("-2.5E+7", "-2.5e+7"),
-            ("1e+3", "1e+3"),
-            ("18446744073709551616", "18446744073709551616"),
-            ("-0", "-0"),
-        ] {
-            assert_eq!(super::serde_spelling(written), read, "{written}");
-        }
-    }
-
-    #[test]
-    fn respelled_numbers_are_found_by_pointer() {
-        let text = r#"{"a":[1,1e3,{"b~/":-0}],"c":1.5E2,"d":"1e3 in a string","e":1e+3}"#;
-        assert_eq!(
-            super::respelled_numbers(text, "/body"),
-            vec![
-                ("/body/a/1".to_owned(), "1e3".to_owned()),
-                ("/body/a/2/b~0~1".to_owned(), "-0".to_owned()),
-                ("/body/c".to_owned(), "1.5E2".to_owned()),
-            ]
-        );
-        assert!(super::respelled_numbers(r#"{"x":"ace","n":-1.5}"#, "").is_empty());
-    }
-
     use super::{plain_run, word};
 
     /// `load_short` fills what the bytes leave.

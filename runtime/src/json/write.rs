@@ -71,40 +71,6 @@ pub fn value<T: serde::Serialize + ?Sized>(
     serde_json::to_writer(out, value)
 }
 
-/// `display_is` as a method, for generated code: on a type that is `Display` (typify's enums),
-/// and through auto-deref on typify's string newtypes (which deref to `String`).
-pub trait DisplayIs {
-    /// Whether the value's `Display` text is `expected` (see [`display_is`]).
-    fn display_is(&self, expected: &str) -> bool;
-}
-
-impl<T: std::fmt::Display + ?Sized> DisplayIs for T {
-    fn display_is(&self, expected: &str) -> bool {
-        display_is(self, expected)
-    }
-}
-
-/// Whether a value's `Display` text is `expected`, without writing it anywhere (a typed enum's
-/// or newtype's member compared with a string of a table).
-pub fn display_is<T: std::fmt::Display + ?Sized>(value: &T, expected: &str) -> bool {
-    struct Compare<'a> {
-        rest: &'a str,
-    }
-    impl std::fmt::Write for Compare<'_> {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            match self.rest.strip_prefix(s) {
-                Some(rest) => {
-                    self.rest = rest;
-                    Ok(())
-                }
-                None => Err(std::fmt::Error),
-            }
-        }
-    }
-    let mut c = Compare { rest: expected };
-    std::fmt::write(&mut c, format_args!("{value}")).is_ok() && c.rest.is_empty()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,15 +107,11 @@ mod tests {
     }
 
     #[test]
-    fn integers_and_display_comparison() {
+    fn integers() {
         let mut out = Vec::new();
         integer(&mut out, -12i64);
         out.push(b',');
         integer(&mut out, u64::MAX);
         assert_eq!(out, b"-12,18446744073709551615");
-        assert!(display_is(&"accepted", "accepted"));
-        assert!(!display_is(&"accepted", "accept"));
-        assert!(!display_is(&"accept", "accepted"));
-        assert!(display_is(&42, "42"));
     }
 }

@@ -80,8 +80,6 @@ pub struct Spec<B: 'static> {
     pub kinds: &'static [KindInfo<B>],
     /// Kind names refused with a specific message.
     pub forbidden_kinds: &'static [Forbidden],
-    /// Every declared envelope member, in schema order.
-    pub envelope_members: &'static [&'static str],
     /// Largest envelope in bytes.
     pub max_bytes: usize,
     /// Deepest nesting of arrays and objects, the envelope object being level 1
@@ -219,8 +217,6 @@ pub trait Profile: Sized + 'static {
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>>;
     /// The view of `body`, the checked body of an envelope of `kind` (generated `BodyRef::of`).
     fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a>;
-    /// A typed body as JSON.
-    fn body_to_value(body: &Self::Body) -> Result<Value, serde_json::Error>;
     /// The owned envelope of a checked view over the checked envelope text `text`, built member
     /// by member (no serde `flatten` buffering: an open member keeps any valid JSON number, of
     /// any size, as written); the body member is left empty (the body is typed on its own).
