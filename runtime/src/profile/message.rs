@@ -144,13 +144,7 @@ impl<'a, P: Profile> MessageRef<'a, P> {
     /// The owned [`Message`]: the checked text copied once into its buffer, the view's spans
     /// recorded (nothing is read again).
     pub fn to_message(&self) -> Message<P> {
-        let spans = P::spans_of(self.envelope.clone(), self.text);
-        Message::new(
-            ByteString::from(self.text),
-            spans,
-            self.info,
-            self.extra.clone(),
-        )
+        Message::copied(&self.envelope, self.text, self.info, self.extra.clone())
     }
 }
 
@@ -206,8 +200,15 @@ impl<P: Profile, E: KindEntry> Message<P, E> {
     /// The message of what the parser accepted: its checked text copied once, the view's spans
     /// recorded (nothing is read again).
     pub fn of_accepted(a: &super::Accepted<'_, P, E>) -> Self {
-        let spans = P::spans_of(a.envelope.clone(), a.text);
-        Message::new(ByteString::from(a.text), spans, a.entry, a.extra.clone())
+        Message::copied(&a.envelope, a.text, a.entry, a.extra.clone())
+    }
+
+    /// The message of `envelope`, a checked view over the checked text `text`: the text copied
+    /// once, the view's spans recorded (what [`MessageRef::to_message`] and
+    /// [`Message::of_accepted`] both do).
+    fn copied(envelope: &P::EnvelopeRef<'_>, text: &str, entry: E, extra: P::Extra) -> Self {
+        let spans = P::spans_of(envelope.clone(), text);
+        Message::new(ByteString::from(text), spans, entry, extra)
     }
 
     /// `bytes` with the spans the parser recorded over them. Callers (this module and
