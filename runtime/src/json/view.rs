@@ -76,12 +76,12 @@ impl<'a> CheckedView<'a> for bool {
     }
 }
 
-/// An integer of checked text: digits, or (JSON Schema's integers) any number whose value is
-/// integral.
-fn integral(text: &str) -> Option<i128> {
-    text.parse::<i128>()
-        .ok()
-        .or_else(|| super::decimal::integral_value(text))
+/// An integer of checked text as the scanner reads it ([`Scanner::integral`]: digits, or any
+/// number whose value is integral, within 64 bits: what a checked `integer` holds unless it is of
+/// any size, which a view keeps as its text).
+#[inline]
+fn integral(raw: RawJson<'_>) -> Option<i128> {
+    Scanner::new(raw.get(), usize::MAX).integral()
 }
 
 impl<'a> CheckedView<'a> for u64 {
@@ -89,12 +89,14 @@ impl<'a> CheckedView<'a> for u64 {
 
     #[inline]
     fn of_checked(raw: RawJson<'a>) -> Self {
-        match raw.get().parse::<u64>() {
-            Ok(v) => v,
-            Err(_) => integral(raw.get())
-                .and_then(|v| u64::try_from(v).ok())
-                .unwrap_or_default(),
-        }
+        integral(raw)
+            .and_then(|v| u64::try_from(v).ok())
+            .unwrap_or_default()
+    }
+
+    #[inline]
+    fn read(s: &mut Scanner<'a>) -> Option<Self> {
+        Some(u64::try_from(s.integral()?).unwrap_or_default())
     }
 }
 
@@ -103,7 +105,12 @@ impl<'a> CheckedView<'a> for i128 {
 
     #[inline]
     fn of_checked(raw: RawJson<'a>) -> Self {
-        integral(raw.get()).unwrap_or_default()
+        integral(raw).unwrap_or_default()
+    }
+
+    #[inline]
+    fn read(s: &mut Scanner<'a>) -> Option<Self> {
+        s.integral()
     }
 }
 
@@ -376,9 +383,17 @@ mod tests {
         assert_eq!(u64::of_checked(raw("18446744073709551615")), u64::MAX);
         assert_eq!(u64::of_checked(raw("1.0e1")), 10);
         assert_eq!(
-            i128::of_checked(raw("-9223372036854775809")),
-            -9223372036854775809
+            i128::of_checked(raw("-9223372036854775808")),
+            i128::from(i64::MIN)
         );
+        // Read in place as the scanner reads an integer (`Scanner::integral`): any number whose
+        // value is integral, within 64 bits.
+        for (text, value) in [("1e3", 1000), ("-0", 0), ("-2.50e1", -25), ("7", 7)] {
+            assert_eq!(of_text::<i128>(raw(text)), value, "{text}");
+            assert_eq!(i128::of_checked(raw(text)), value, "{text}");
+        }
+        assert_eq!(of_text::<u64>(raw("18446744073709551615")), u64::MAX);
+        assert_eq!(of_text::<u64>(raw("1.5e1")), 15);
         assert_eq!(f64::of_checked(raw("2.5")), 2.5);
         assert_eq!(Option::<u64>::of_checked(raw("null")), None);
         assert_eq!(Option::<u64>::of_checked(raw("3")), Some(3));
