@@ -46,22 +46,6 @@ enum ViewTy {
     Items(Box<ViewTy>, bool),
 }
 
-/// The named type a shape refers to (following `$ref`s) and the shape carrying its keywords.
-fn target<'m>(model: &'m Model, shape: &'m Shape) -> (Option<&'m str>, &'m Shape) {
-    let mut name = None;
-    let mut s = shape;
-    for _ in 0..32 {
-        match s.ref_type.as_deref().and_then(|n| model.named(n)) {
-            Some(t) => {
-                name = Some(t.rust_name.as_str());
-                s = &t.shape;
-            }
-            None => break,
-        }
-    }
-    (name, s)
-}
-
 /// Whether a shape is an object the view reads member by member: declared members and nothing
 /// that types the others or combines subschemas.
 fn plain_object(s: &Shape) -> bool {
@@ -82,7 +66,8 @@ fn plain_object(s: &Shape) -> bool {
 
 /// How a view holds a value of `shape` (the decision the module documentation describes).
 fn member_view(model: &Model, shape: &Shape) -> ViewTy {
-    let (name, s) = target(model, shape);
+    // The named type it refers to (following `$ref`s) and the shape carrying its keywords.
+    let (named, s) = model.resolve_named(shape);
     let trivial = s.applicators.is_empty() || plain_object(s);
     if s.never || !trivial || s.types.len() != 1 {
         return ViewTy::Raw;
@@ -99,14 +84,14 @@ fn member_view(model: &Model, shape: &Shape) -> ViewTy {
         JsonType::Number => ViewTy::F64,
         JsonType::Array if s.prefix_items.is_empty() => match &s.items {
             Some(item) => {
-                let nullable = item.nullable || target(model, item).1.nullable;
+                let nullable = item.nullable || model.resolve(item).nullable;
                 ViewTy::Items(Box::new(member_view(model, item)), nullable)
             }
             None => ViewTy::Items(Box::new(ViewTy::Raw), false),
         },
         JsonType::Array => ViewTy::Items(Box::new(ViewTy::Raw), false),
-        JsonType::Object => match name {
-            Some(n) if plain_object(s) => ViewTy::Struct(n.to_owned()),
+        JsonType::Object => match named {
+            Some(t) if plain_object(s) => ViewTy::Struct(t.rust_name.clone()),
             _ => ViewTy::Raw,
         },
     }
@@ -173,7 +158,7 @@ fn reachable(model: &Model) -> BTreeSet<String> {
                 }
                 let Some(o) = model
                     .named(n)
-                    .and_then(|t| target(model, &t.shape).1.object.as_ref())
+                    .and_then(|t| model.resolve(&t.shape).object.as_ref())
                 else {
                     return;
                 };
@@ -203,7 +188,7 @@ fn direct_edges(model: &Model, names: &BTreeSet<String>) -> BTreeMap<String, BTr
         .map(|n| {
             let fields = model
                 .named(n)
-                .and_then(|t| target(model, &t.shape).1.object.as_ref())
+                .and_then(|t| model.resolve(&t.shape).object.as_ref())
                 .map(|o| o.fields.as_slice())
                 .unwrap_or_default();
             let direct = fields
@@ -243,7 +228,7 @@ fn emit_struct(
     let rt = runtime();
     let ident = view_name(name);
     let ty = format_ident!("{name}");
-    let shape = model.named(name).map(|t| target(model, &t.shape).1);
+    let shape = model.named(name).map(|t| model.resolve(&t.shape));
     let fields = shape
         .and_then(|s| s.object.as_ref())
         .map(|o| o.fields.as_slice())
@@ -261,7 +246,7 @@ fn emit_struct(
         let field = format_ident!("{}", f.rust_name);
         let slot = format_ident!("m_{}", f.rust_name.trim_start_matches("r#"));
         let json = &f.json_name;
-        let nullable = f.shape.nullable || target(model, &f.shape).1.nullable;
+        let nullable = f.shape.nullable || model.resolve(&f.shape).nullable;
         let base = ty_tokens(&vt);
         // The typed form always holds the default of a member that may be absent; the view must
         // too, or the two would read the same text differently.

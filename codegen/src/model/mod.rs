@@ -86,14 +86,24 @@ impl Model {
 
     /// Follows `ref_type` links to the shape that carries the constraints.
     pub fn resolve<'a>(&'a self, shape: &'a Shape) -> &'a Shape {
+        self.resolve_named(shape).1
+    }
+
+    /// [`Model::resolve`], with the last named type the links reached (`None`: `shape` refers
+    /// to none).
+    pub fn resolve_named<'a>(&'a self, shape: &'a Shape) -> (Option<&'a NamedType>, &'a Shape) {
+        let mut named = None;
         let mut s = shape;
         for _ in 0..32 {
             match s.ref_type.as_deref().and_then(|n| self.named(n)) {
-                Some(t) => s = &t.shape,
+                Some(t) => {
+                    named = Some(t);
+                    s = &t.shape;
+                }
                 None => break,
             }
         }
-        s
+        (named, s)
     }
 
     /// The kind named `name`.
