@@ -28,7 +28,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-use self::applicators::{rescan, type_specific};
+use self::applicators::{rescan, rescan_text, type_specific};
 pub use self::entry::{emit_scan, emit_type_scan};
 use super::envelope_ref::{member_optional, member_repr, MemberRepr};
 use crate::error::{Error, Result};
@@ -560,15 +560,14 @@ impl Emitter<'_> {
             // Any other schema: the name scanned as a JSON string value.
             Some(names) => {
                 let rt = crate::emit::paths::runtime();
-                let read = self.value(names)?;
+                let hit = rescan_text(&quote!(name), &self.value(names)?);
                 quote!({
                     let mut name = Vec::new();
                     #rt::json::write::string(&mut name, &k);
                     let name = ::std::str::from_utf8(&name).ok()?;
-                    let mut again = Scanner::new(name, usize::from(u16::MAX));
-                    let s = &mut again;
-                    #read
-                    s.end()?;
+                    if !#hit {
+                        return None;
+                    }
                 })
             }
             None => quote!(),

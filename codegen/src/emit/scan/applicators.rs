@@ -13,9 +13,14 @@ use crate::model::{JsonType, Shape};
 /// statements `read` (which read one value from `s`) accept. Applicators try their shapes this
 /// way: the value, once read, is scanned again from its text.
 pub(super) fn rescan(read: &TokenStream) -> TokenStream {
+    rescan_text(&quote!(text.get()), read)
+}
+
+/// [`rescan`] of the JSON text `text`, an expression of type `&str`.
+pub(super) fn rescan_text(text: &TokenStream, read: &TokenStream) -> TokenStream {
     quote! {
         (|| -> Option<()> {
-            let mut again = Scanner::new(text.get(), usize::from(u16::MAX));
+            let mut again = Scanner::new(#text, usize::from(u16::MAX));
             let s = &mut again;
             #read
             s.end()
