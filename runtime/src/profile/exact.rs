@@ -31,18 +31,7 @@ pub(super) fn diagnose<P: Profile, K: Kinds>(
             "the fast path declined an envelope that the exact validators accept; please report this input",
         )
     });
-    rejection(problem, head)
-}
-
-/// A rejection for `problem` with what could be read of the envelope.
-pub(super) fn rejection(problem: Problem, head: Head) -> Rejection {
-    Rejection {
-        code: problem.code,
-        pointer: problem.pointer,
-        message: problem.message,
-        rule: problem.rule,
-        head: Box::new(head),
-    }
+    Rejection::new(problem, head)
 }
 
 /// What can be read of an envelope's members, through a profile's roles.

@@ -105,7 +105,7 @@ impl<'a, P: Profile> MessageRef<'a, P> {
             return Ok(None);
         };
         (self.info.decode)(raw.get()).map(Some).map_err(|e| {
-            rejection(
+            Rejection::new(
                 Problem::new(
                     ReasonCode::Malformed,
                     format!("/{body_member}"),
@@ -129,7 +129,7 @@ impl<'a, P: Profile> MessageRef<'a, P> {
         // Member by member from the checked text (generated): serde's `flatten` would buffer an
         // open envelope's unknown members and refuse a number beyond 64 bits (issue 30 item 4).
         P::to_envelope(&self.envelope, self.text).map_err(|e| {
-            rejection(
+            Rejection::new(
                 Problem::new(
                     ReasonCode::Malformed,
                     "",

@@ -37,9 +37,9 @@ mod rejection;
 pub mod rules;
 pub mod spans;
 
+use exact::head;
 pub use exact::read_checked_json;
 use exact::{check, diagnose};
-use exact::{head, rejection};
 use fast::{scan, scan_text};
 pub use kinds::{KindEntry, Kinds};
 pub use message::{Message, MessageRef};
@@ -303,7 +303,7 @@ fn admitted<'a, P: Profile, K: Kinds>(
             accepted.extra = extra;
             Ok(accepted)
         }
-        Err(problem) => Err(rejection(
+        Err(problem) => Err(Rejection::new(
             problem,
             head(&accepted.envelope, &spec::<P>().layout),
         )),
