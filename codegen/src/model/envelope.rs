@@ -406,15 +406,9 @@ impl Builder<'_> {
             .fields
             .iter()
             .filter_map(|f| {
-                let mut s = &f.shape;
-                while let Some(t) = s
-                    .ref_type
-                    .as_deref()
-                    .and_then(|n| types.iter().find(|t| t.rust_name == n))
-                {
-                    s = &t.shape;
-                }
-                s.constraints
+                super::resolve_in(types, &f.shape)
+                    .1
+                    .constraints
                     .const_value
                     .as_ref()?
                     .as_str()
@@ -437,17 +431,7 @@ impl Builder<'_> {
                 _ => None,
             },
         };
-        let resolved = |f: &Field| {
-            let mut s = &f.shape;
-            while let Some(t) = s
-                .ref_type
-                .as_deref()
-                .and_then(|n| types.iter().find(|t| t.rust_name == n))
-            {
-                s = &t.shape;
-            }
-            s.clone()
-        };
+        let resolved = |f: &Field| super::resolve_in(types, &f.shape).1.clone();
         // The envelope's integers are the runtime's clocks and counters, typed `u64`/`i64` in its
         // borrowed view: each must fit 64 bits, by the set's stance or by its own bounds.
         for f in &obj.fields {

@@ -76,17 +76,7 @@ impl Builder<'_> {
             let t = types.iter().find(|t| t.rust_name == k.body_type)?;
             Some((t, t.shape.object.as_ref()?))
         };
-        let resolve = |shape: &Shape| -> Shape {
-            let mut s = shape;
-            while let Some(t) = s
-                .ref_type
-                .as_deref()
-                .and_then(|n| types.iter().find(|t| t.rust_name == n))
-            {
-                s = &t.shape;
-            }
-            s.clone()
-        };
+        let resolve = |shape: &Shape| -> Shape { super::resolve_in(types, shape).1.clone() };
         let mut parsed = Vec::new();
         for kind in kinds.iter() {
             let Some((t, obj)) = body_of(&kind.name) else {

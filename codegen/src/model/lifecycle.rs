@@ -229,14 +229,7 @@ impl Builder<'_> {
                                     format!("`{member}` is not a member of the {kname} body"),
                                 ));
                             };
-                            let mut s = &field.shape;
-                            while let Some(t) = s
-                                .ref_type
-                                .as_deref()
-                                .and_then(|n| types.iter().find(|t| t.rust_name == n))
-                            {
-                                s = &t.shape;
-                            }
+                            let s = super::resolve_in(types, &field.shape).1;
                             if let Some(vals) = &s.constraints.enum_values {
                                 if !vals.iter().any(|x| x.as_str() == Some(val)) {
                                     return Err(self.err(

@@ -78,6 +78,32 @@ pub struct Model {
     pub binding: Option<Binding>,
 }
 
+/// Follows `ref_type` links among `types` to the shape that carries the constraints, with the
+/// last named type they reached (`None`: `shape` refers to none): [`Model::resolve_named`], and
+/// what the builder asks before the model is whole. (A `$ref` loop consuming no data is refused
+/// when the set is loaded; the walk stops after 32 links all the same.)
+pub(crate) fn resolve_in<'a>(
+    types: &'a [NamedType],
+    shape: &'a Shape,
+) -> (Option<&'a NamedType>, &'a Shape) {
+    let mut named = None;
+    let mut s = shape;
+    for _ in 0..32 {
+        match s
+            .ref_type
+            .as_deref()
+            .and_then(|n| types.iter().find(|t| t.rust_name == n))
+        {
+            Some(t) => {
+                named = Some(t);
+                s = &t.shape;
+            }
+            None => break,
+        }
+    }
+    (named, s)
+}
+
 impl Model {
     /// The named type with this Rust name.
     pub fn named(&self, rust_name: &str) -> Option<&NamedType> {
@@ -92,18 +118,7 @@ impl Model {
     /// [`Model::resolve`], with the last named type the links reached (`None`: `shape` refers
     /// to none).
     pub fn resolve_named<'a>(&'a self, shape: &'a Shape) -> (Option<&'a NamedType>, &'a Shape) {
-        let mut named = None;
-        let mut s = shape;
-        for _ in 0..32 {
-            match s.ref_type.as_deref().and_then(|n| self.named(n)) {
-                Some(t) => {
-                    named = Some(t);
-                    s = &t.shape;
-                }
-                None => break,
-            }
-        }
-        (named, s)
+        resolve_in(&self.types, shape)
     }
 
     /// The kind named `name`.
