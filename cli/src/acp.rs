@@ -276,15 +276,9 @@ pub(crate) fn run(command: Command) -> Result<ExitCode, Usage> {
     };
     let mut config = AgentConfig::new(id);
     config.request_timeout = Duration::from_millis(c.timeout_ms.max(1));
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::output::async_runtime("agh") {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("agh: cannot start the async runtime: {e}");
-            return Ok(ExitCode::from(2));
-        }
+        Err(code) => return Ok(code),
     };
     runtime.block_on(async move {
         let nats = match NatsTransport::connect(&c.nats).await {

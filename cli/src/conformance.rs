@@ -142,15 +142,9 @@ fn wire(a: WireArgs) -> ExitCode {
     cfg.timeout = std::time::Duration::from_millis(a.timeout_ms);
     cfg.quiet = std::time::Duration::from_millis(a.quiet_ms);
     cfg.greet_interval = std::time::Duration::from_millis(a.greet_interval_ms);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::output::async_runtime("agh conformance wire") {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("agh conformance wire: cannot start the async runtime: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let report = match runtime.block_on(wire::run(cfg, &scenarios)) {
         Ok(r) => r,

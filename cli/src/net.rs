@@ -351,15 +351,9 @@ pub(crate) fn run(command: Command) -> Result<ExitCode, crate::output::Usage> {
         config = config.store(store.clone());
     }
     let store = store.map(|(_, s, _)| s);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::output::async_runtime("agh") {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("agh: cannot start the async runtime: {e}");
-            return Ok(ExitCode::from(2));
-        }
+        Err(code) => return Ok(code),
     };
     let result = runtime.block_on(async {
         let nats = NatsTransport::connect(&connection.nats)

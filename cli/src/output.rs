@@ -1,5 +1,5 @@
 //! What every command shares below the command line itself: the output format, printing on
-//! stdout, and the usage errors a command finds after parsing (printed by `main` with that
+//! stdout, the async runtime of the network commands, and the usage errors a command finds after parsing (printed by `main` with that
 //! command's usage line, so no command module needs to know the whole command tree).
 
 use std::process::ExitCode;
@@ -13,6 +13,18 @@ pub(crate) enum Format {
     Text,
     /// One JSON object per line
     Json,
+}
+
+/// The single-threaded async runtime a network command runs on; when it cannot be started, why
+/// is said on stderr (as `command`, such as `agh conformance wire`) and the exit status is 2.
+pub(crate) fn async_runtime(command: &str) -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("{command}: cannot start the async runtime: {e}");
+            ExitCode::from(2)
+        })
 }
 
 /// Prints `text` and a newline on stdout: exit 0, also when the reader has gone (a closed pipe
