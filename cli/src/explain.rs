@@ -5,11 +5,11 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use agh_protocol::{explain, Options};
+use agh_protocol::explain;
 use serde_json::json;
 
 use crate::output::Format;
-use crate::validate::{acp_options, detect, Profile};
+use crate::validate::{detect, Check, Profile};
 
 /// Every problem of one envelope, with reason code, pointer and rule
 ///
@@ -18,15 +18,8 @@ use crate::validate::{acp_options, detect, Profile};
 /// told as `agh validate` tells it. Exit status: 0 no problem, 1 problems, 2 usage or I/O error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The profile to check against
-    #[arg(long, value_enum, default_value_t = Profile::Auto)]
-    profile: Profile,
-    /// The time to check freshness at, in Unix seconds [default: now]
-    #[arg(long, value_name = "UNIX")]
-    now: Option<i64>,
-    /// The replay age (freshness window) in seconds [default: the profile's]
-    #[arg(long = "replay-age", value_name = "SECS")]
-    replay_age: Option<u64>,
+    #[command(flatten)]
+    check: Check,
     /// How to print each problem
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -37,9 +30,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> ExitCode {
     let Args {
-        profile,
-        now,
-        replay_age: age,
+        check,
         format,
         path,
     } = args;
@@ -56,17 +47,14 @@ pub(crate) fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut options = now.map_or_else(Options::now, Options::at);
-    if let Some(age) = age {
-        options.replay_age_secs = age;
-    }
-    let profile = match profile {
+    let (options, acp_options) = check.options();
+    let profile = match check.profile {
         Profile::Auto => detect(&bytes),
         p => p,
     };
     let acp = profile == Profile::Acp;
     let problems = match acp {
-        true => agh_acp::explain(&bytes, &acp_options(options.now, age)),
+        true => agh_acp::explain(&bytes, &acp_options),
         false => explain(&bytes, &options),
     };
     for p in &problems {

@@ -63,13 +63,32 @@ pub(crate) fn detect(bytes: &[u8]) -> Profile {
     }
 }
 
-/// The options of the ACP profile at `now`, with the replay age the caller gave.
-pub(crate) fn acp_options(now: i64, replay_age: Option<u64>) -> Options {
-    let mut options = agh_acp::options(now);
-    if let Some(age) = replay_age {
-        options.replay_age_secs = age;
+// What `validate` and `explain` both take: the profile and when freshness is checked. (A plain
+// comment: a doc comment on a flattened struct would become the command's `about`.)
+#[derive(Debug, clap::Args)]
+pub(crate) struct Check {
+    /// The profile to check against
+    #[arg(long, value_enum, default_value_t = Profile::Auto)]
+    pub(crate) profile: Profile,
+    /// The time to check freshness at, in Unix seconds [default: now]
+    #[arg(long, value_name = "UNIX")]
+    now: Option<i64>,
+    /// The replay age (freshness window) in seconds [default: the profile's]
+    #[arg(long = "replay-age", value_name = "SECS")]
+    replay_age: Option<u64>,
+}
+
+impl Check {
+    /// The options of AGH Network v0 and of ACP at the time and with the replay age given.
+    pub(crate) fn options(&self) -> (Options, Options) {
+        let mut v0 = self.now.map_or_else(Options::now, Options::at);
+        let mut acp = agh_acp::options(v0.now);
+        if let Some(age) = self.replay_age {
+            v0.replay_age_secs = age;
+            acp.replay_age_secs = age;
+        }
+        (v0, acp)
     }
-    options
 }
 
 /// What a refusal adds when the envelope claimed no profile.
@@ -124,15 +143,8 @@ fn read_inputs(path: &str, out: &mut Vec<Input>) -> std::io::Result<()> {
 /// v0.2. Exit status: 0 every envelope valid, 1 any invalid, 2 usage or I/O error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The profile to check against
-    #[arg(long, value_enum, default_value_t = Profile::Auto)]
-    profile: Profile,
-    /// The time to check freshness at, in Unix seconds [default: now]
-    #[arg(long, value_name = "UNIX")]
-    now: Option<i64>,
-    /// The replay age (freshness window) in seconds [default: the profile's]
-    #[arg(long = "replay-age", value_name = "SECS")]
-    replay_age: Option<u64>,
+    #[command(flatten)]
+    check: Check,
     /// How to print each verdict
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -143,22 +155,15 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> ExitCode {
     let Args {
-        profile,
-        now,
-        replay_age,
+        check,
         format,
         mut paths,
     } = args;
     if paths.is_empty() {
         paths.push("-".to_owned());
     }
-    let mut options = match now {
-        Some(now) => Options::at(now),
-        None => Options::now(),
-    };
-    if let Some(age) = replay_age {
-        options.replay_age_secs = age;
-    }
+    let profile = check.profile;
+    let (options, acp_options) = check.options();
 
     let mut inputs = Vec::new();
     for path in &paths {
@@ -170,7 +175,6 @@ pub(crate) fn run(args: Args) -> ExitCode {
 
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let acp_options = acp_options(options.now, replay_age);
     let mut invalid = 0usize;
     for (index, input) in inputs.iter().enumerate() {
         // Under `auto`, told from the marker member; an object claiming no profile is read as
