@@ -41,9 +41,10 @@
 //! assert_eq!(c.track(&again, Direction::Received).unwrap_err().refusal.as_str(), "already_answered");
 //! ```
 
-use std::collections::{BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 
 mod slots;
 
@@ -268,16 +269,22 @@ pub struct Correlator {
     member: &'static str,
     cap: usize,
     retention_ms: i64,
-    /// Seeds the hash of `(requester, request id)` (random per tracker).
-    hasher: RandomState,
+    /// Seeds the hash of `(requester, request id)` (foldhash, seeded per tracker from a
+    /// per-process random seed, so that no party can aim at a bucket).
+    hasher: foldhash::fast::RandomState,
     /// The exchanges (an exchange costs one allocation: its `Names`).
     pending: Slots,
     /// Their handles, oldest first; a handle whose exchange is gone is stale.
     order: VecDeque<Handle>,
     next_seq: u64,
-    /// (when, sequence number, slot): every exchange's next look by [`Correlator::expire`] (see
-    /// `Pending::due`), so expiring costs what expires, not what is tracked.
-    timeline: BTreeSet<(i64, u64, usize)>,
+    /// (when, sequence number, slot), earliest on top: every exchange's next look by
+    /// [`Correlator::expire`] (see `Pending::due`), so expiring costs what expires, not what is
+    /// tracked. A place is pushed when an exchange's `due` changes and never taken out: it is
+    /// stale once the exchange's `due` differs or the exchange is gone, skipped when it comes
+    /// up, and dropped by [`Correlator::compact`] once the stale places outnumber the live ones
+    /// (a push is O(1) for the usual later-than-all deadline, where a tree insert and removal
+    /// each walked a path of nodes).
+    timeline: BinaryHeap<Reverse<(i64, u64, usize)>>,
 }
 
 impl fmt::Debug for Correlator {
@@ -338,11 +345,11 @@ impl Correlator {
             member: "reply_to",
             cap: cap.max(1),
             retention_ms: retention_ms.max(0),
-            hasher: RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
             pending: Slots::default(),
             order: VecDeque::new(),
             next_seq: 0,
-            timeline: BTreeSet::new(),
+            timeline: BinaryHeap::new(),
         }
     }
 
@@ -507,6 +514,7 @@ impl Correlator {
                 self.schedule(at);
                 self.order.push_back(at);
                 self.enforce_cap();
+                self.compact();
                 Outcome::Opened {
                     kind: exchange.kind,
                     awaiting,
@@ -522,11 +530,11 @@ impl Correlator {
     /// keeps. Returns the exchanges timed out now, oldest first.
     pub fn expire(&mut self, now_ms: i64) -> Vec<TimedOut> {
         let mut out = Vec::new();
-        while let Some(&due) = self.timeline.first() {
+        while let Some(&Reverse(due)) = self.timeline.peek() {
             if due.0 >= now_ms {
                 break;
             }
-            self.timeline.remove(&due);
+            self.timeline.pop();
             let (when, seq, slot) = due;
             let at = (slot, seq);
             let Some(p) = self.at_mut(at) else {
@@ -634,26 +642,29 @@ impl Correlator {
         if p.due == due {
             return;
         }
-        if let Some(old) = std::mem::replace(&mut p.due, due) {
-            self.timeline.remove(&(old, seq, slot));
-        }
+        // The old place, if any, is stale from now on.
+        p.due = due;
         if let Some(due) = due {
-            self.timeline.insert((due, seq, slot));
+            self.timeline.push(Reverse((due, seq, slot)));
         }
     }
 
-    /// Forgets the exchange `at` (its place in `order` goes stale: see [`Correlator::compact`]).
+    /// Forgets the exchange `at` (its places in `order` and `timeline` go stale: see
+    /// [`Correlator::compact`]).
     fn remove(&mut self, at: Handle) {
-        if let Some(due) = self.pending.remove(at).and_then(|p| p.due) {
-            self.timeline.remove(&(due, at.1, at.0));
-        }
+        self.pending.remove(at);
     }
 
-    /// Drops the stale places of `order` once they outnumber the live ones (amortized O(1)).
+    /// Drops the stale places of `order` and of `timeline` once they outnumber the live ones
+    /// (amortized O(1)).
     fn compact(&mut self) {
-        if self.order.len() > 2 * self.pending.len() + 64 {
-            let pending = &self.pending;
+        let pending = &self.pending;
+        if self.order.len() > 2 * pending.len() + 64 {
             self.order.retain(|&at| pending.get(at).is_some());
+        }
+        if self.timeline.len() > 2 * pending.len() + 64 {
+            self.timeline
+                .retain(|&Reverse((when, seq, slot))| live_place(pending, when, (slot, seq)));
         }
     }
 
@@ -874,6 +885,11 @@ enum Plan {
         at: Handle,
         rule: &'static ReplyRule,
     },
+}
+
+/// Whether `when` is the exchange `at`'s place on the timeline.
+fn live_place(pending: &Slots, when: i64, at: Handle) -> bool {
+    pending.get(at).is_some_and(|p| p.due == Some(when))
 }
 
 fn closed(p: &Pending) -> &'static str {
@@ -1366,9 +1382,12 @@ mod tests {
         c.track(&again, Direction::Sent).expect("opened");
         assert_eq!(c.len(), 1);
         assert_eq!(
-            c.timeline.len(),
+            c.timeline
+                .iter()
+                .filter(|&&Reverse((when, seq, slot))| live_place(&c.pending, when, (slot, seq)))
+                .count(),
             1,
-            "the first exchange's deadline left the timeline"
+            "the first exchange's deadline is stale on the timeline"
         );
         assert_eq!(
             c.get("a", "t1").and_then(|t| t.responder),
