@@ -401,13 +401,26 @@ impl Correlator {
     /// deadline from the body or whose reply rules test the request's body, or a reply that some
     /// rule tests. Otherwise [`Exchanged::body`] may be left `None`.
     pub fn reads_body(&self, kind: &str) -> bool {
+        self.reads(kind, None)
+    }
+
+    /// Whether tracking a message of `kind` reads its body member `name` (`None`: any member):
+    /// a request's deadline and the request members its reply rules test, a reply's members its
+    /// rules test. The one list of what the tracker reads of a body.
+    fn reads(&self, kind: &str, name: Option<&str>) -> bool {
+        let is = |member: &str| name.is_none_or(|n| n == member);
         self.exchanges.iter().any(|e| {
             let request = e.kind == kind
-                && (e.deadline.is_some() || e.replies.iter().any(|r| !r.request.is_empty()));
+                && (e
+                    .deadline
+                    .is_some_and(|d| name.is_none() || d.strip_prefix('/') == name)
+                    || e.replies
+                        .iter()
+                        .any(|r| r.request.iter().any(|c| is(c.member))));
             request
                 || e.replies
                     .iter()
-                    .any(|r| r.kind == kind && !r.when.is_empty())
+                    .any(|r| r.kind == kind && r.when.iter().any(|c| is(c.member)))
         })
     }
 
@@ -419,24 +432,10 @@ impl Correlator {
         if !self.reads_body(kind) {
             return None;
         }
-        // The members it reads: a request's deadline and the request members its reply rules
-        // test, a reply's members its rules test. The others are skipped, not decoded.
-        let read = |name: &str| {
-            self.exchanges.iter().any(|e| {
-                let request = e.kind == kind
-                    && (e.deadline.and_then(|d| d.strip_prefix('/')) == Some(name)
-                        || e.replies
-                            .iter()
-                            .any(|r| r.request.iter().any(|c| c.member == name)));
-                request
-                    || e.replies
-                        .iter()
-                        .any(|r| r.kind == kind && r.when.iter().any(|c| c.member == name))
-            })
-        };
+        // The members it reads are decoded; the others are skipped.
         let mut facts = Map::new();
         crate::json::scan::each_member(crate::json::scan::RawJson::checked(body), |name, s| {
-            if !read(name) {
+            if !self.reads(kind, Some(name)) {
                 return None;
             }
             let value = s.raw_checked()?;
