@@ -49,6 +49,25 @@ impl fmt::Display for Refusal {
 
 impl std::error::Error for Refusal {}
 
+impl Refusal {
+    /// The runtime's `refusal` of a message of profile `P`, spelled in the profile's code, at its
+    /// member `member` (`None`: the whole envelope), with what could be read of the message.
+    fn of<P: Profile>(
+        refusal: &'static str,
+        member: Option<&str>,
+        message: String,
+        head: Head,
+    ) -> Self {
+        Refusal {
+            refusal,
+            code: P::SPEC.refusal_code(refusal),
+            pointer: member.map(|m| format!("/{m}")).unwrap_or_default(),
+            message,
+            head: Box::new(head),
+        }
+    }
+}
+
 /// What the inbox made of one message.
 pub enum Verdict<P: Profile> {
     /// Accepted: the owned message and what it did to its exchange.
@@ -190,17 +209,14 @@ impl<P: Profile> Inbox<P> {
     /// [`Inbox::send`] refuses.
     pub fn sent(&mut self, message: &Exchanged<'_>) -> Result<Outcome, Refusal> {
         let roles = &P::SPEC.layout.roles;
-        let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
-            refusal,
-            code: P::SPEC.refusal_code(refusal),
-            pointer: pointer.map(|m| format!("/{m}")).unwrap_or_default(),
-            message: text,
-            head: Box::new(Head {
+        let refuse = |refusal: &'static str, member: Option<&str>, text: String| {
+            let head = Head {
                 id: Some(message.id.to_owned()),
                 from: Some(message.from.to_owned()),
                 kind: Some(message.kind.to_owned()),
                 ..Head::default()
-            }),
+            };
+            Refusal::of::<P>(refusal, member, text, head)
         };
         if message.from != self.local {
             return Err(refuse(
@@ -241,12 +257,8 @@ impl<P: Profile> Inbox<P> {
         let now = now_ms.div_euclid(1000);
         let message = parse_bytes::<P>(bytes, &spec.options(now)).map_err(|r| self.rejected(r))?;
         // What a refusal says of the message is read only when one is made.
-        let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
-            refusal,
-            code: spec.refusal_code(refusal),
-            pointer: pointer.map(|m| format!("/{m}")).unwrap_or_default(),
-            message: text,
-            head: Box::new(message.head()),
+        let refuse = |refusal: &'static str, member: Option<&str>, text: String| {
+            Refusal::of::<P>(refusal, member, text, message.head())
         };
         let from = roles.from.and_then(|m| message.str_of(m)).unwrap_or("");
         let id = message.id().unwrap_or("");
