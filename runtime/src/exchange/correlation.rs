@@ -50,7 +50,11 @@ mod slots;
 
 use slots::{Handle, Names, Pending, Slots};
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::json::scan::{each_member, RawJson};
 
 use crate::schema::model::{Clock, Exchange, ReplyRule};
 
@@ -85,7 +89,7 @@ pub struct Exchanged<'a> {
     /// The sent time, in the profile's clock units.
     pub sent_at: i64,
     /// The body's top-level members, when the kind carries a body.
-    pub body: Option<&'a Map<String, Value>>,
+    pub body: Option<&'a BodyFacts<'a>>,
 }
 
 impl<'a> Exchanged<'a> {
@@ -110,8 +114,46 @@ impl<'a> Exchanged<'a> {
     }
 
     /// The same message with a body.
-    pub fn with_body(self, body: Option<&'a Map<String, Value>>) -> Self {
+    pub fn with_body(self, body: Option<&'a BodyFacts<'a>>) -> Self {
         Exchanged { body, ..self }
+    }
+}
+
+/// A message's body as the tracker reads it: checked JSON object text, in which a member
+/// tracking reads (a deadline, a member a reply rule tests) is found when asked; nothing is
+/// decoded before. Borrowed from the message ([`BodyFacts::checked`]: no copy), or the read
+/// members alone in one small owned text ([`Correlator::body_facts`]).
+#[derive(Clone, Debug)]
+pub struct BodyFacts<'a> {
+    body: Cow<'a, str>,
+}
+
+impl<'a> BodyFacts<'a> {
+    /// The body of the checked JSON text `body`: an object checked by the parser, or written by
+    /// a generated writer.
+    pub fn checked(body: &'a str) -> Self {
+        BodyFacts {
+            body: Cow::Borrowed(body),
+        }
+    }
+
+    /// The body's top-level member `name`, as its text (the walk stops at it).
+    pub fn get(&self, name: &str) -> Option<RawJson<'_>> {
+        let mut found = None;
+        each_member(RawJson::checked(&self.body), |member, s| {
+            if member != name {
+                return None;
+            }
+            found = s.raw_checked();
+            Some(false)
+        });
+        found
+    }
+
+    /// Whether the top-level `member` is the JSON value written `value`.
+    fn holds(&self, member: &str, value: &str) -> bool {
+        self.get(member)
+            .is_some_and(|v| json_is(&v.to_value(), value))
     }
 }
 
@@ -424,25 +466,33 @@ impl Correlator {
         })
     }
 
-    /// The body members tracking a message of `kind` reads ([`Correlator::reads_body`]), read
-    /// from `body`, the JSON text of a body that was checked (by the parser, or written by a
-    /// generated writer): only those members are decoded, the rest is skipped. `None` when the
-    /// kind reads none.
-    pub fn body_facts(&self, kind: &str, body: &str) -> Option<Map<String, Value>> {
+    /// The body members tracking a message of `kind` reads ([`Correlator::reads_body`]), from
+    /// `body`, the JSON text of a body that was checked (by the parser, or written by a
+    /// generated writer): those members' text alone, kept in one small owned text (to outlive
+    /// the message's bytes; where the bytes stay, [`BodyFacts::checked`] borrows them instead).
+    /// `None` when the kind reads none.
+    pub fn body_facts(&self, kind: &str, body: &str) -> Option<BodyFacts<'static>> {
         if !self.reads_body(kind) {
             return None;
         }
-        // The members it reads are decoded; the others are skipped.
-        let mut facts = Map::new();
-        crate::json::scan::each_member(crate::json::scan::RawJson::checked(body), |name, s| {
+        let mut text = String::from("{");
+        each_member(RawJson::checked(body), |name, s| {
             if !self.reads(kind, Some(name)) {
                 return None;
             }
             let value = s.raw_checked()?;
-            facts.insert(name.to_owned(), value.to_value());
+            if text.len() > 1 {
+                text.push(',');
+            }
+            text.push_str(&Value::from(name).to_string());
+            text.push(':');
+            text.push_str(value.get());
             Some(true)
         });
-        Some(facts)
+        text.push('}');
+        Some(BodyFacts {
+            body: Cow::Owned(text),
+        })
     }
 
     /// Checks `message` against the tracked exchanges without changing them.
@@ -683,7 +733,7 @@ impl Correlator {
     fn deadline(&self, exchange: &Exchange, message: &Exchanged<'_>) -> Option<i64> {
         let from_body = exchange.deadline.and_then(|pointer| {
             let name = pointer.strip_prefix('/')?;
-            message.body?.get(name)?.as_u64()
+            message.body?.get(name)?.to_value().as_u64()
         });
         let ms = from_body.or(exchange.default_deadline_ms)?;
         let ms = i64::try_from(ms).unwrap_or(i64::MAX);
@@ -774,7 +824,7 @@ impl Correlator {
                 && r.states.contains(&p.state)
                 && r.when
                     .iter()
-                    .all(|c| holds(message.body, c.member, c.value))
+                    .all(|c| message.body.is_some_and(|b| b.holds(c.member, c.value)))
                 && r.request.iter().all(|c| {
                     p.facts
                         .iter()
@@ -899,10 +949,7 @@ fn closed(p: &Pending) -> &'static str {
 }
 
 /// The request body members any reply rule of `exchange` tests.
-fn request_facts(
-    exchange: &Exchange,
-    body: Option<&Map<String, Value>>,
-) -> Vec<(&'static str, Value)> {
+fn request_facts(exchange: &Exchange, body: Option<&BodyFacts<'_>>) -> Vec<(&'static str, Value)> {
     let mut facts: Vec<(&'static str, Value)> = Vec::new();
     for rule in exchange.replies {
         for c in rule.request {
@@ -910,17 +957,11 @@ fn request_facts(
                 continue;
             }
             if let Some(v) = body.and_then(|b| b.get(c.member)) {
-                facts.push((c.member, v.clone()));
+                facts.push((c.member, v.to_value()));
             }
         }
     }
     facts
-}
-
-/// Whether the body's top-level `member` is the JSON value written `value`.
-fn holds(body: Option<&Map<String, Value>>, member: &str, value: &str) -> bool {
-    body.and_then(|b| b.get(member))
-        .is_some_and(|v| json_is(v, value))
 }
 
 fn json_is(v: &Value, text: &str) -> bool {
@@ -1001,11 +1042,9 @@ mod tests {
         },
     ];
 
-    fn body(v: Value) -> Map<String, Value> {
-        match v {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        }
+    /// The body `v` as the tracker reads it (its text kept for the test's length).
+    fn body(v: Value) -> BodyFacts<'static> {
+        BodyFacts::checked(Box::leak(v.to_string().into_boxed_str()))
     }
 
     fn tracker() -> Correlator {
@@ -1341,16 +1380,28 @@ mod tests {
         let c = tracker();
         let task = r#"{"x":{"deadline_ms":1,"a":[1,{"b":"}"}]},"deadline_ms":5000,"y":"report_back","report_back":true}"#;
         let facts = c.body_facts("task", task).expect("a task reads its body");
+        let get = |f: &BodyFacts<'_>, m: &str| f.get(m).map(|v| v.get().to_owned());
         assert_eq!(
-            Value::Object(facts),
-            serde_json::json!({"deadline_ms": 5000, "report_back": true})
+            get(&facts, "deadline_ms").as_deref(),
+            Some("5000"),
+            "the top level's"
         );
+        assert_eq!(get(&facts, "report_back").as_deref(), Some("true"));
+        assert_eq!(get(&facts, "a"), None, "a nested member is not the body's");
+        assert_eq!(get(&facts, "y"), None, "a member no rule reads is left out");
         let ack = c.body_facts("ack", r#"{"accepted":false,"deadline_ms":3}"#);
         assert_eq!(
-            ack.map(Value::Object),
-            Some(serde_json::json!({"accepted": false}))
+            ack.as_ref().and_then(|f| get(f, "accepted")).as_deref(),
+            Some("false")
         );
-        assert_eq!(c.body_facts("task", "{}").map(|m| m.len()), Some(0));
+        assert!(ack.is_some_and(|f| f.holds("accepted", "false") && !f.holds("accepted", "true")));
+        let borrowed = BodyFacts::checked(task);
+        assert_eq!(get(&borrowed, "y").as_deref(), Some(r#""report_back""#));
+        assert_eq!(
+            c.body_facts("task", "{}")
+                .and_then(|f| get(&f, "deadline_ms")),
+            None
+        );
         assert!(
             c.body_facts("stop", r#"{"deadline_ms":3}"#).is_none(),
             "reads no body"

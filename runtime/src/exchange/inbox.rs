@@ -7,9 +7,9 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde_json::{Map, Value};
-
-use crate::exchange::correlation::{Correlator, Direction, Exchanged, Outcome, TimedOut};
+use crate::exchange::correlation::{
+    BodyFacts, Correlator, Direction, Exchanged, Outcome, TimedOut,
+};
 use crate::exchange::dedup::DedupWindow;
 use crate::json::scan::Member;
 use crate::profile::{parse_bytes, EnvelopeView, Head, Message, Profile, Rejection};
@@ -298,9 +298,10 @@ impl<P: Profile> Inbox<P> {
         }
         // The body's members, only when the exchanges read them (a deadline, a reply rule's
         // condition).
-        let body: Option<Map<String, Value>> = message
+        let body = message
             .body_json()
-            .and_then(|b| self.correlator.body_facts(message.kind(), b.get()));
+            .filter(|_| self.correlator.reads_body(message.kind()))
+            .map(|b| BodyFacts::checked(b.get()));
         let sent_at = roles
             .sent_at
             .map(|m| match message.envelope().member(m) {
