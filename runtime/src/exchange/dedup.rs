@@ -344,7 +344,7 @@ impl DedupWindow {
         let buckets = self.buckets.len();
         if 2 * (self.order.len() + 1) > buckets * SLOTS && buckets < self.max_buckets {
             self.rebuild(buckets * 2);
-        } else if seq % REBUILD_EVERY == 0 && seq != 0 {
+        } else if seq.is_multiple_of(REBUILD_EVERY) && seq != 0 {
             self.rebuild(buckets);
         }
         self.compact();
