@@ -74,7 +74,6 @@ use agh_acp::{
 };
 use agh_runtime::correlation::{Correlator, Exchanged};
 use bytes::Bytes;
-use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -207,7 +206,11 @@ type Waiter = oneshot::Sender<Result<ResultPayload, Failure>>;
 type Running = HashMap<(String, String), (JoinHandle<()>, bool)>;
 
 /// A written envelope: its id, its bytes and the body members the tracker reads.
-type Composed = (String, Vec<u8>, Option<serde_json::Map<String, Value>>);
+type Composed = (
+    String,
+    Vec<u8>,
+    Option<agh_runtime::correlation::BodyFacts<'static>>,
+);
 
 /// What the agent's tasks share.
 struct Shared {

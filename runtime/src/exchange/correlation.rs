@@ -41,15 +41,20 @@
 //! assert_eq!(c.track(&again, Direction::Received).unwrap_err().refusal.as_str(), "already_answered");
 //! ```
 
-use std::collections::{BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 
 mod slots;
 
 use slots::{Handle, Names, Pending, Slots};
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::json::scan::{each_member, RawJson};
 
 use crate::schema::model::{Clock, Exchange, ReplyRule};
 
@@ -84,7 +89,7 @@ pub struct Exchanged<'a> {
     /// The sent time, in the profile's clock units.
     pub sent_at: i64,
     /// The body's top-level members, when the kind carries a body.
-    pub body: Option<&'a Map<String, Value>>,
+    pub body: Option<&'a BodyFacts<'a>>,
 }
 
 impl<'a> Exchanged<'a> {
@@ -109,8 +114,46 @@ impl<'a> Exchanged<'a> {
     }
 
     /// The same message with a body.
-    pub fn with_body(self, body: Option<&'a Map<String, Value>>) -> Self {
+    pub fn with_body(self, body: Option<&'a BodyFacts<'a>>) -> Self {
         Exchanged { body, ..self }
+    }
+}
+
+/// A message's body as the tracker reads it: checked JSON object text, in which a member
+/// tracking reads (a deadline, a member a reply rule tests) is found when asked; nothing is
+/// decoded before. Borrowed from the message ([`BodyFacts::checked`]: no copy), or the read
+/// members alone in one small owned text ([`Correlator::body_facts`]).
+#[derive(Clone, Debug)]
+pub struct BodyFacts<'a> {
+    body: Cow<'a, str>,
+}
+
+impl<'a> BodyFacts<'a> {
+    /// The body of the checked JSON text `body`: an object checked by the parser, or written by
+    /// a generated writer.
+    pub fn checked(body: &'a str) -> Self {
+        BodyFacts {
+            body: Cow::Borrowed(body),
+        }
+    }
+
+    /// The body's top-level member `name`, as its text (the walk stops at it).
+    pub fn get(&self, name: &str) -> Option<RawJson<'_>> {
+        let mut found = None;
+        each_member(RawJson::checked(&self.body), |member, s| {
+            if member != name {
+                return None;
+            }
+            found = s.raw_checked();
+            Some(false)
+        });
+        found
+    }
+
+    /// Whether the top-level `member` is the JSON value written `value`.
+    fn holds(&self, member: &str, value: &str) -> bool {
+        self.get(member)
+            .is_some_and(|v| json_is(&v.to_value(), value))
     }
 }
 
@@ -268,16 +311,22 @@ pub struct Correlator {
     member: &'static str,
     cap: usize,
     retention_ms: i64,
-    /// Seeds the hash of `(requester, request id)` (random per tracker).
-    hasher: RandomState,
+    /// Seeds the hash of `(requester, request id)` (foldhash, seeded per tracker from a
+    /// per-process random seed, so that no party can aim at a bucket).
+    hasher: foldhash::fast::RandomState,
     /// The exchanges (an exchange costs one allocation: its `Names`).
     pending: Slots,
     /// Their handles, oldest first; a handle whose exchange is gone is stale.
     order: VecDeque<Handle>,
     next_seq: u64,
-    /// (when, sequence number, slot): every exchange's next look by [`Correlator::expire`] (see
-    /// `Pending::due`), so expiring costs what expires, not what is tracked.
-    timeline: BTreeSet<(i64, u64, usize)>,
+    /// (when, sequence number, slot), earliest on top: every exchange's next look by
+    /// [`Correlator::expire`] (see `Pending::due`), so expiring costs what expires, not what is
+    /// tracked. A place is pushed when an exchange's `due` changes and never taken out: it is
+    /// stale once the exchange's `due` differs or the exchange is gone, skipped when it comes
+    /// up, and dropped by [`Correlator::compact`] once the stale places outnumber the live ones
+    /// (a push is O(1) for the usual later-than-all deadline, where a tree insert and removal
+    /// each walked a path of nodes).
+    timeline: BinaryHeap<Reverse<(i64, u64, usize)>>,
 }
 
 impl fmt::Debug for Correlator {
@@ -338,11 +387,11 @@ impl Correlator {
             member: "reply_to",
             cap: cap.max(1),
             retention_ms: retention_ms.max(0),
-            hasher: RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
             pending: Slots::default(),
             order: VecDeque::new(),
             next_seq: 0,
-            timeline: BTreeSet::new(),
+            timeline: BinaryHeap::new(),
         }
     }
 
@@ -394,49 +443,56 @@ impl Correlator {
     /// deadline from the body or whose reply rules test the request's body, or a reply that some
     /// rule tests. Otherwise [`Exchanged::body`] may be left `None`.
     pub fn reads_body(&self, kind: &str) -> bool {
+        self.reads(kind, None)
+    }
+
+    /// Whether tracking a message of `kind` reads its body member `name` (`None`: any member):
+    /// a request's deadline and the request members its reply rules test, a reply's members its
+    /// rules test. The one list of what the tracker reads of a body.
+    fn reads(&self, kind: &str, name: Option<&str>) -> bool {
+        let is = |member: &str| name.is_none_or(|n| n == member);
         self.exchanges.iter().any(|e| {
             let request = e.kind == kind
-                && (e.deadline.is_some() || e.replies.iter().any(|r| !r.request.is_empty()));
+                && (e
+                    .deadline
+                    .is_some_and(|d| name.is_none() || d.strip_prefix('/') == name)
+                    || e.replies
+                        .iter()
+                        .any(|r| r.request.iter().any(|c| is(c.member))));
             request
                 || e.replies
                     .iter()
-                    .any(|r| r.kind == kind && !r.when.is_empty())
+                    .any(|r| r.kind == kind && r.when.iter().any(|c| is(c.member)))
         })
     }
 
-    /// The body members tracking a message of `kind` reads ([`Correlator::reads_body`]), read
-    /// from `body`, the JSON text of a body that was checked (by the parser, or written by a
-    /// generated writer): only those members are decoded, the rest is skipped. `None` when the
-    /// kind reads none.
-    pub fn body_facts(&self, kind: &str, body: &str) -> Option<Map<String, Value>> {
+    /// The body members tracking a message of `kind` reads ([`Correlator::reads_body`]), from
+    /// `body`, the JSON text of a body that was checked (by the parser, or written by a
+    /// generated writer): those members' text alone, kept in one small owned text (to outlive
+    /// the message's bytes; where the bytes stay, [`BodyFacts::checked`] borrows them instead).
+    /// `None` when the kind reads none.
+    pub fn body_facts(&self, kind: &str, body: &str) -> Option<BodyFacts<'static>> {
         if !self.reads_body(kind) {
             return None;
         }
-        // The members it reads: a request's deadline and the request members its reply rules
-        // test, a reply's members its rules test. The others are skipped, not decoded.
-        let read = |name: &str| {
-            self.exchanges.iter().any(|e| {
-                let request = e.kind == kind
-                    && (e.deadline.and_then(|d| d.strip_prefix('/')) == Some(name)
-                        || e.replies
-                            .iter()
-                            .any(|r| r.request.iter().any(|c| c.member == name)));
-                request
-                    || e.replies
-                        .iter()
-                        .any(|r| r.kind == kind && r.when.iter().any(|c| c.member == name))
-            })
-        };
-        let mut facts = Map::new();
-        crate::json::scan::each_member(crate::json::scan::RawJson::checked(body), |name, s| {
-            if !read(name) {
+        let mut text = String::from("{");
+        each_member(RawJson::checked(body), |name, s| {
+            if !self.reads(kind, Some(name)) {
                 return None;
             }
             let value = s.raw_checked()?;
-            facts.insert(name.to_owned(), value.to_value());
+            if text.len() > 1 {
+                text.push(',');
+            }
+            text.push_str(&Value::from(name).to_string());
+            text.push(':');
+            text.push_str(value.get());
             Some(true)
         });
-        Some(facts)
+        text.push('}');
+        Some(BodyFacts {
+            body: Cow::Owned(text),
+        })
     }
 
     /// Checks `message` against the tracked exchanges without changing them.
@@ -507,6 +563,7 @@ impl Correlator {
                 self.schedule(at);
                 self.order.push_back(at);
                 self.enforce_cap();
+                self.compact();
                 Outcome::Opened {
                     kind: exchange.kind,
                     awaiting,
@@ -522,11 +579,11 @@ impl Correlator {
     /// keeps. Returns the exchanges timed out now, oldest first.
     pub fn expire(&mut self, now_ms: i64) -> Vec<TimedOut> {
         let mut out = Vec::new();
-        while let Some(&due) = self.timeline.first() {
+        while let Some(&Reverse(due)) = self.timeline.peek() {
             if due.0 >= now_ms {
                 break;
             }
-            self.timeline.remove(&due);
+            self.timeline.pop();
             let (when, seq, slot) = due;
             let at = (slot, seq);
             let Some(p) = self.at_mut(at) else {
@@ -634,26 +691,29 @@ impl Correlator {
         if p.due == due {
             return;
         }
-        if let Some(old) = std::mem::replace(&mut p.due, due) {
-            self.timeline.remove(&(old, seq, slot));
-        }
+        // The old place, if any, is stale from now on.
+        p.due = due;
         if let Some(due) = due {
-            self.timeline.insert((due, seq, slot));
+            self.timeline.push(Reverse((due, seq, slot)));
         }
     }
 
-    /// Forgets the exchange `at` (its place in `order` goes stale: see [`Correlator::compact`]).
+    /// Forgets the exchange `at` (its places in `order` and `timeline` go stale: see
+    /// [`Correlator::compact`]).
     fn remove(&mut self, at: Handle) {
-        if let Some(due) = self.pending.remove(at).and_then(|p| p.due) {
-            self.timeline.remove(&(due, at.1, at.0));
-        }
+        self.pending.remove(at);
     }
 
-    /// Drops the stale places of `order` once they outnumber the live ones (amortized O(1)).
+    /// Drops the stale places of `order` and of `timeline` once they outnumber the live ones
+    /// (amortized O(1)).
     fn compact(&mut self) {
-        if self.order.len() > 2 * self.pending.len() + 64 {
-            let pending = &self.pending;
+        let pending = &self.pending;
+        if self.order.len() > 2 * pending.len() + 64 {
             self.order.retain(|&at| pending.get(at).is_some());
+        }
+        if self.timeline.len() > 2 * pending.len() + 64 {
+            self.timeline
+                .retain(|&Reverse((when, seq, slot))| live_place(pending, when, (slot, seq)));
         }
     }
 
@@ -673,7 +733,7 @@ impl Correlator {
     fn deadline(&self, exchange: &Exchange, message: &Exchanged<'_>) -> Option<i64> {
         let from_body = exchange.deadline.and_then(|pointer| {
             let name = pointer.strip_prefix('/')?;
-            message.body?.get(name)?.as_u64()
+            message.body?.get(name)?.to_value().as_u64()
         });
         let ms = from_body.or(exchange.default_deadline_ms)?;
         let ms = i64::try_from(ms).unwrap_or(i64::MAX);
@@ -764,7 +824,7 @@ impl Correlator {
                 && r.states.contains(&p.state)
                 && r.when
                     .iter()
-                    .all(|c| holds(message.body, c.member, c.value))
+                    .all(|c| message.body.is_some_and(|b| b.holds(c.member, c.value)))
                 && r.request.iter().all(|c| {
                     p.facts
                         .iter()
@@ -876,6 +936,11 @@ enum Plan {
     },
 }
 
+/// Whether `when` is the exchange `at`'s place on the timeline.
+fn live_place(pending: &Slots, when: i64, at: Handle) -> bool {
+    pending.get(at).is_some_and(|p| p.due == Some(when))
+}
+
 fn closed(p: &Pending) -> &'static str {
     match p.timed_out {
         true => "its deadline passed",
@@ -884,10 +949,7 @@ fn closed(p: &Pending) -> &'static str {
 }
 
 /// The request body members any reply rule of `exchange` tests.
-fn request_facts(
-    exchange: &Exchange,
-    body: Option<&Map<String, Value>>,
-) -> Vec<(&'static str, Value)> {
+fn request_facts(exchange: &Exchange, body: Option<&BodyFacts<'_>>) -> Vec<(&'static str, Value)> {
     let mut facts: Vec<(&'static str, Value)> = Vec::new();
     for rule in exchange.replies {
         for c in rule.request {
@@ -895,17 +957,11 @@ fn request_facts(
                 continue;
             }
             if let Some(v) = body.and_then(|b| b.get(c.member)) {
-                facts.push((c.member, v.clone()));
+                facts.push((c.member, v.to_value()));
             }
         }
     }
     facts
-}
-
-/// Whether the body's top-level `member` is the JSON value written `value`.
-fn holds(body: Option<&Map<String, Value>>, member: &str, value: &str) -> bool {
-    body.and_then(|b| b.get(member))
-        .is_some_and(|v| json_is(v, value))
 }
 
 fn json_is(v: &Value, text: &str) -> bool {
@@ -986,11 +1042,9 @@ mod tests {
         },
     ];
 
-    fn body(v: Value) -> Map<String, Value> {
-        match v {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        }
+    /// The body `v` as the tracker reads it (its text kept for the test's length).
+    fn body(v: Value) -> BodyFacts<'static> {
+        BodyFacts::checked(Box::leak(v.to_string().into_boxed_str()))
     }
 
     fn tracker() -> Correlator {
@@ -1326,16 +1380,28 @@ mod tests {
         let c = tracker();
         let task = r#"{"x":{"deadline_ms":1,"a":[1,{"b":"}"}]},"deadline_ms":5000,"y":"report_back","report_back":true}"#;
         let facts = c.body_facts("task", task).expect("a task reads its body");
+        let get = |f: &BodyFacts<'_>, m: &str| f.get(m).map(|v| v.get().to_owned());
         assert_eq!(
-            Value::Object(facts),
-            serde_json::json!({"deadline_ms": 5000, "report_back": true})
+            get(&facts, "deadline_ms").as_deref(),
+            Some("5000"),
+            "the top level's"
         );
+        assert_eq!(get(&facts, "report_back").as_deref(), Some("true"));
+        assert_eq!(get(&facts, "a"), None, "a nested member is not the body's");
+        assert_eq!(get(&facts, "y"), None, "a member no rule reads is left out");
         let ack = c.body_facts("ack", r#"{"accepted":false,"deadline_ms":3}"#);
         assert_eq!(
-            ack.map(Value::Object),
-            Some(serde_json::json!({"accepted": false}))
+            ack.as_ref().and_then(|f| get(f, "accepted")).as_deref(),
+            Some("false")
         );
-        assert_eq!(c.body_facts("task", "{}").map(|m| m.len()), Some(0));
+        assert!(ack.is_some_and(|f| f.holds("accepted", "false") && !f.holds("accepted", "true")));
+        let borrowed = BodyFacts::checked(task);
+        assert_eq!(get(&borrowed, "y").as_deref(), Some(r#""report_back""#));
+        assert_eq!(
+            c.body_facts("task", "{}")
+                .and_then(|f| get(&f, "deadline_ms")),
+            None
+        );
         assert!(
             c.body_facts("stop", r#"{"deadline_ms":3}"#).is_none(),
             "reads no body"
@@ -1366,9 +1432,12 @@ mod tests {
         c.track(&again, Direction::Sent).expect("opened");
         assert_eq!(c.len(), 1);
         assert_eq!(
-            c.timeline.len(),
+            c.timeline
+                .iter()
+                .filter(|&&Reverse((when, seq, slot))| live_place(&c.pending, when, (slot, seq)))
+                .count(),
             1,
-            "the first exchange's deadline left the timeline"
+            "the first exchange's deadline is stale on the timeline"
         );
         assert_eq!(
             c.get("a", "t1").and_then(|t| t.responder),

@@ -7,9 +7,9 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde_json::{Map, Value};
-
-use crate::exchange::correlation::{Correlator, Direction, Exchanged, Outcome, TimedOut};
+use crate::exchange::correlation::{
+    BodyFacts, Correlator, Direction, Exchanged, Outcome, TimedOut,
+};
 use crate::exchange::dedup::DedupWindow;
 use crate::json::scan::Member;
 use crate::profile::{parse_bytes, EnvelopeView, Head, Message, Profile, Rejection};
@@ -48,6 +48,25 @@ impl fmt::Display for Refusal {
 }
 
 impl std::error::Error for Refusal {}
+
+impl Refusal {
+    /// The runtime's `refusal` of a message of profile `P`, spelled in the profile's code, at its
+    /// member `member` (`None`: the whole envelope), with what could be read of the message.
+    fn of<P: Profile>(
+        refusal: &'static str,
+        member: Option<&str>,
+        message: String,
+        head: Head,
+    ) -> Self {
+        Refusal {
+            refusal,
+            code: P::SPEC.refusal_code(refusal),
+            pointer: member.map(|m| format!("/{m}")).unwrap_or_default(),
+            message,
+            head: Box::new(head),
+        }
+    }
+}
 
 /// What the inbox made of one message.
 pub enum Verdict<P: Profile> {
@@ -190,17 +209,14 @@ impl<P: Profile> Inbox<P> {
     /// [`Inbox::send`] refuses.
     pub fn sent(&mut self, message: &Exchanged<'_>) -> Result<Outcome, Refusal> {
         let roles = &P::SPEC.layout.roles;
-        let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
-            refusal,
-            code: P::SPEC.refusal_code(refusal),
-            pointer: pointer.map(|m| format!("/{m}")).unwrap_or_default(),
-            message: text,
-            head: Box::new(Head {
+        let refuse = |refusal: &'static str, member: Option<&str>, text: String| {
+            let head = Head {
                 id: Some(message.id.to_owned()),
                 from: Some(message.from.to_owned()),
                 kind: Some(message.kind.to_owned()),
                 ..Head::default()
-            }),
+            };
+            Refusal::of::<P>(refusal, member, text, head)
         };
         if message.from != self.local {
             return Err(refuse(
@@ -241,12 +257,8 @@ impl<P: Profile> Inbox<P> {
         let now = now_ms.div_euclid(1000);
         let message = parse_bytes::<P>(bytes, &spec.options(now)).map_err(|r| self.rejected(r))?;
         // What a refusal says of the message is read only when one is made.
-        let refuse = |refusal: &'static str, pointer: Option<&str>, text: String| Refusal {
-            refusal,
-            code: spec.refusal_code(refusal),
-            pointer: pointer.map(|m| format!("/{m}")).unwrap_or_default(),
-            message: text,
-            head: Box::new(message.head()),
+        let refuse = |refusal: &'static str, member: Option<&str>, text: String| {
+            Refusal::of::<P>(refusal, member, text, message.head())
         };
         let from = roles.from.and_then(|m| message.str_of(m)).unwrap_or("");
         let id = message.id().unwrap_or("");
@@ -286,9 +298,10 @@ impl<P: Profile> Inbox<P> {
         }
         // The body's members, only when the exchanges read them (a deadline, a reply rule's
         // condition).
-        let body: Option<Map<String, Value>> = message
+        let body = message
             .body_json()
-            .and_then(|b| self.correlator.body_facts(message.kind(), b.get()));
+            .filter(|_| self.correlator.reads_body(message.kind()))
+            .map(|b| BodyFacts::checked(b.get()));
         let sent_at = roles
             .sent_at
             .map(|m| match message.envelope().member(m) {

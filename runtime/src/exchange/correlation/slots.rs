@@ -130,9 +130,15 @@ impl Slots {
             *place = Some(p);
         }
         let slots = &self.slots;
-        self.table.insert_unique(hash, slot, |&i| {
-            slots.get(i).and_then(Option::as_ref).map_or(0, |p| p.hash)
-        });
+        let rehash = |&i: &usize| slots.get(i).and_then(Option::as_ref).map_or(0, |p| p.hash);
+        // The table is kept at most half full, so that a removal leaves an empty bucket, not a
+        // tombstone, nearly always: under the churn of a tracker at its cap, tombstones would
+        // have it rehashed in place again and again.
+        let len = self.table.len();
+        if self.table.capacity() < 2 * (len + 1) {
+            self.table.reserve(len + 2, rehash);
+        }
+        self.table.insert_unique(hash, slot, rehash);
         (slot, seq)
     }
 
