@@ -643,10 +643,10 @@ impl Peer {
             let unit = core.work().get(&key).ok_or_else(|| {
                 PeerError::Config(format!("work unit {key} is not known to this peer"))
             })?;
-            if unit.initiator == self.peer_id {
-                unit.target.clone()
+            if unit.initiator() == self.peer_id {
+                unit.target().to_owned()
             } else {
-                unit.initiator.clone()
+                unit.initiator().to_owned()
             }
         };
         let mut body = json!({ "state": state });
@@ -660,8 +660,8 @@ impl Peer {
             .core()?
             .builder("trace", now)
             .to(&other)
-            .container(&key.surface, &key.container_id)
-            .work_id(&key.work_id)
+            .container(key.surface(), key.container_id())
+            .work_id(key.work_id())
             .causation_id(message.id())
             .body(&body)?;
         self.send(m).await
