@@ -198,24 +198,25 @@ fn write_receipt(request: &Message, id: &str, now: i64, out: &mut Vec<u8>) {
     parts.write("receipt", Some(&body), out).expect("written");
 }
 
-/// The same functions in interleaved rounds (each round times a batch of each on the same new
-/// requests, in a rotating order), so that a busy machine slows all alike: prints the median of
-/// the rounds' ratios. One core per size serves every round, as a long-running peer does (warmed
-/// first with [`WARM`] requests: its tables grown); so do the dedup window and the work tracker
-/// of the floor's rows. Run with the filter `interleaved` to skip criterion's own measurements.
+/// The two functions in interleaved rounds (each round times a batch of `parse_ref` and a batch
+/// of `PeerCore` on the same new requests, in alternating order), so that a busy machine slows
+/// both alike: prints the median of the rounds' ratios. One core per size serves every round, as
+/// a long-running peer does (warmed first with [`WARM`] requests: its tables grown). Run with the
+/// filter `interleaved` to skip criterion's own measurements.
 ///
-/// The floor: each step issue 34 requires of the peer's work, timed alone on the same envelopes:
-/// the request's owned parse (`parse_bytes`, what the receiver holds), its dedup insert, the
-/// receipt's writer, the parser's check of the written receipt, and the unit's entry (the
-/// tracker applying the parsed request: the lookups and the opened unit).
+/// Then the floor, in rounds of their own (a batch of each step per round, in a rotating order):
+/// each step issue 34 requires of the peer's work, timed alone on the same envelopes, against
+/// `parse_ref`: the request's owned parse (`parse_bytes`, what the receiver holds), its dedup
+/// insert, the receipt's writer, the parser's check of the written receipt, and the unit's entry
+/// (a tracker applying the parsed request: its lookups and the opened unit). The dedup window and
+/// the tracker are warmed like the core, and grow the same way.
 fn interleaved(_c: &mut Criterion) {
     const ROUNDS: usize = 201;
     const BATCH: u64 = 500;
     const WARM: u64 = 10_000;
-    const STEPS: usize = 7;
+    const STEPS: usize = 6;
     const NAMES: [&str; STEPS] = [
         "parse_ref",
-        "PeerCore",
         "parse (owned)",
         "dedup insert",
         "writer",
@@ -223,7 +224,7 @@ fn interleaved(_c: &mut Criterion) {
         "unit entry",
     ];
     let mut next = 1_000_000_000u64;
-    let mut rows = Vec::new();
+    let (mut core_rows, mut rows) = (Vec::new(), Vec::new());
     for size in [200usize, 1024] {
         let ts = now();
         let template = template(size, ts);
@@ -260,6 +261,48 @@ fn interleaved(_c: &mut Criterion) {
             tracker.apply_message(m);
         }
         next += WARM;
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        // The peer's work against parse_ref, two batches a round in alternating order.
+        let (mut refs, mut cores, mut core_ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..ROUNDS {
+            let reqs = requests(&template, next, BATCH);
+            next += BATCH;
+            let wire: Vec<bytes::Bytes> = reqs.iter().cloned().map(bytes::Bytes::from).collect();
+            let time_ref = |reqs: &[Vec<u8>]| {
+                let start = Instant::now();
+                for r in reqs {
+                    black_box(agh_protocol::parse_ref(black_box(r), &options).expect("valid"));
+                }
+                start.elapsed().as_nanos() as f64 / BATCH as f64
+            };
+            let mut time_core = |wire: Vec<bytes::Bytes>| {
+                let start = Instant::now();
+                for r in wire {
+                    black_box(serve(&mut core, black_box(r), ts));
+                }
+                start.elapsed().as_nanos() as f64 / BATCH as f64
+            };
+            let (r, c) = if round % 2 == 0 {
+                let r = time_ref(&reqs);
+                (r, time_core(wire))
+            } else {
+                let c = time_core(wire);
+                (time_ref(&reqs), c)
+            };
+            refs.push(r);
+            cores.push(c);
+            core_ratios.push(c / r);
+        }
+        core_rows.push(format!(
+            "| {size} B | {:.0} | {:.0} | {:.2}x |",
+            median(&mut refs),
+            median(&mut cores),
+            median(&mut core_ratios)
+        ));
+        // The floor: the required steps, a batch of each a round in a rotating order.
         let mut times = vec![Vec::new(); STEPS];
         let mut ratios = vec![Vec::new(); STEPS];
         let mut sums = Vec::new();
@@ -271,7 +314,7 @@ fn interleaved(_c: &mut Criterion) {
             let wire = |v: &[Vec<u8>]| -> Vec<bytes::Bytes> {
                 v.iter().cloned().map(bytes::Bytes::from).collect()
             };
-            let (mut to_core, mut to_parse) = (wire(&b.reqs), wire(&b.reqs));
+            let mut to_parse = wire(&b.reqs);
             let mut to_check = wire(&b.receipts);
             let mut t = [0f64; STEPS];
             for k in 0..STEPS {
@@ -284,31 +327,26 @@ fn interleaved(_c: &mut Criterion) {
                         }
                     }
                     1 => {
-                        for r in std::mem::take(&mut to_core) {
-                            black_box(serve(&mut core, black_box(r), ts));
-                        }
-                    }
-                    2 => {
                         for r in std::mem::take(&mut to_parse) {
                             black_box(
                                 agh_protocol::parse_bytes(black_box(r), &options).expect("v"),
                             );
                         }
                     }
-                    3 => {
+                    2 => {
                         for m in &b.parsed {
                             dedup.expire(ts);
                             black_box(dedup.insert(m.from(), m.id(), ts));
                         }
                     }
-                    4 => {
+                    3 => {
                         for (i, m) in b.parsed.iter().enumerate() {
                             let mut out = Vec::with_capacity(512);
                             write_receipt(m, &format!("rcpt-{i}"), ts, &mut out);
                             black_box(out);
                         }
                     }
-                    5 => {
+                    4 => {
                         for r in std::mem::take(&mut to_check) {
                             black_box(
                                 agh_protocol::parse_bytes(black_box(r), &unchecked).expect("v"),
@@ -327,12 +365,8 @@ fn interleaved(_c: &mut Criterion) {
                 times[k].push(t[k]);
                 ratios[k].push(t[k] / t[0]);
             }
-            sums.push(t[2..].iter().sum::<f64>() / t[0]);
+            sums.push(t[1..].iter().sum::<f64>() / t[0]);
         }
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
         let mut row = format!("| {size} B |");
         for k in 0..STEPS {
             row += &format!(
@@ -344,7 +378,15 @@ fn interleaved(_c: &mut Criterion) {
         row += &format!(" {:.2}x |", median(&mut sums));
         rows.push(row);
     }
-    println!("\ninterleaved rounds ({ROUNDS}, {BATCH} requests each; medians, x parse_ref):");
+    println!("\ninterleaved rounds ({ROUNDS}, {BATCH} requests each; medians):");
+    println!("| size | parse_ref ns | PeerCore ns | PeerCore / parse_ref |");
+    println!("| --- | ---: | ---: | ---: |");
+    for row in core_rows {
+        println!("{row}");
+    }
+    println!(
+        "\nthe floor: the required steps alone, interleaved the same way (medians, x parse_ref):"
+    );
     println!("| size | {} | required steps' sum |", NAMES.join(" | "));
     println!("| --- |{}", " ---: |".repeat(STEPS + 1));
     for row in rows {
