@@ -35,7 +35,7 @@ pub struct Publish {
 /// What the application is told.
 // `PeerJoined` (a Peer Card) and `Message` (its bytes and spans, held under 320 bytes by a test
 // in agh-protocol) are moved, not boxed: no allocation per delivered event. Boxing the card would change the
-// public API. (The work outcomes are small since their keys are shared: `Arc<WorkKey>`.)
+// public API. (The work outcomes are small since their keys are shared: a `WorkKey` is one counted text.)
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Event {
