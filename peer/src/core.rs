@@ -10,7 +10,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use agh_protocol::discovery::{answer_whois_signed, Catalog, PeerCardBuilder, PresenceRegistry};
-use agh_protocol::identity::{direct_id, v1_broadcast_subject, v1_peer_subject};
+use agh_protocol::identity::{
+    broadcast_subject, direct_id, peer_subject, v1_broadcast_subject, v1_peer_subject,
+};
 use agh_protocol::{
     build, EnvelopeParts, GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard,
     ReasonCode, ReceiptBody, ReceiptStatus, Receiver, ReceiverConfig, WhoisBody, WhoisBodyType,
@@ -19,7 +21,6 @@ use agh_protocol::{
 use bytes::Bytes;
 
 use crate::error::PeerError;
-use crate::runtime::Subjects;
 
 /// One envelope to publish.
 #[derive(Clone, Debug)]
@@ -35,7 +36,7 @@ pub struct Publish {
 /// What the application is told.
 // `PeerJoined` (a Peer Card) and `Message` (its bytes and spans, held under 320 bytes by a test
 // in agh-protocol) are moved, not boxed: no allocation per delivered event. Boxing the card would change the
-// public API. (The work outcomes are small since their keys are shared: a `WorkKey` is one counted text.)
+// public API. (The work outcomes are small since their keys are shared: `Arc<WorkKey>`.)
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Event {
@@ -179,8 +180,6 @@ pub struct PeerCore {
     presence: PresenceRegistry,
     card: PeerCard,
     known: BTreeSet<String>,
-    /// v0's subjects, rendered from the generated binding (`x-agh-binding`).
-    v0: Subjects<agh_protocol::V0>,
     broadcast: String,
     own: String,
     /// Every subject this peer listens on (a Verified Peer: both prefixes).
@@ -192,19 +191,6 @@ pub struct PeerCore {
     subjects: std::collections::HashMap<String, String>,
 }
 
-/// Whether `value` reads as the generated identifier type `T` (its grammar); the error names
-/// `what` (as the identity recipes do).
-fn check_id<T>(what: &str, value: &str) -> Result<(), PeerError>
-where
-    T: std::str::FromStr,
-    T::Err: std::fmt::Display,
-{
-    value
-        .parse::<T>()
-        .map(|_| ())
-        .map_err(|e| PeerError::Config(format!("{what}: {value:?} {e}")))
-}
-
 /// Most peer subjects [`PeerCore`] keeps rendered.
 const SUBJECT_CACHE: usize = 1024;
 
@@ -213,18 +199,10 @@ impl PeerCore {
     pub fn new(config: CoreConfig) -> Result<PeerCore, PeerError> {
         let config_err =
             |e: agh_protocol::identity::IdentityError| PeerError::Config(e.to_string());
-        check_id::<agh_protocol::WorkspaceId>("workspace_id", &config.workspace_id)?;
-        check_id::<agh_protocol::Channel>("channel", &config.channel)?;
-        check_id::<agh_protocol::PeerId>("peer", &config.peer_id)?;
-        let v0 = Subjects::<agh_protocol::V0>::new(
-            &config.peer_id,
-            &[
-                ("workspace_id", &config.workspace_id),
-                ("channel", &config.channel),
-            ],
-        )?;
-        let v0_broadcast = v0.broadcast().unwrap_or_default().to_owned();
-        let v0_own = v0.own().to_owned();
+        let v0_broadcast =
+            broadcast_subject(&config.workspace_id, &config.channel).map_err(config_err)?;
+        let v0_own = peer_subject(&config.workspace_id, &config.channel, &config.peer_id)
+            .map_err(config_err)?;
         let (broadcast, own, subscriptions) = match &config.key {
             None => (
                 v0_broadcast.clone(),
@@ -276,7 +254,6 @@ impl PeerCore {
                 .with_cap(limits.presence, limits.presence_bytes),
             card,
             known: BTreeSet::new(),
-            v0,
             broadcast,
             own,
             subscriptions,
@@ -298,7 +275,9 @@ impl PeerCore {
         (&self.broadcast, &self.own)
     }
 
-    /// Every subject to subscribe to on join (a Verified Peer: both prefixes, TRUST.md).
+    /// Every subject to subscribe to on join (a Verified Peer: both prefixes, TRUST.md): v0's
+    /// from the generated binding (`identity::BINDING`, through the identity recipes), the one
+    /// place the peer renders them (the shell subscribes to these).
     pub fn subscriptions(&self) -> &[String] {
         &self.subscriptions
     }
@@ -539,19 +518,13 @@ impl PeerCore {
                     .map_err(config_err)?
                 {
                     Some(subject) => Ok(subject),
-                    None => self.v0_direct(to),
+                    None => peer_subject(&self.config.workspace_id, &self.config.channel, to)
+                        .map_err(config_err),
                 }
             }
-            Some(to) => self.v0_direct(to),
+            Some(to) => peer_subject(&self.config.workspace_id, &self.config.channel, to)
+                .map_err(config_err),
         }
-    }
-
-    /// The v0 subject of peer `to` (a peer id), from the binding.
-    fn v0_direct(&self, to: &str) -> Result<String, PeerError> {
-        check_id::<agh_protocol::PeerId>("peer", to)?;
-        self.v0
-            .direct(to)
-            .map_err(|e| PeerError::Config(e.to_string()))
     }
 
     /// Readies a message this peer sends: it must be from this peer in its workspace channel;
@@ -791,7 +764,6 @@ impl PeerCore {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use agh_protocol::identity::peer_subject;
 
     fn core(peer: &str) -> PeerCore {
         PeerCore::new(CoreConfig {
