@@ -46,7 +46,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (key, unit) in units {
         println!(
             "  {key}: {} (initiator {}, target {})",
-            unit.state, unit.initiator, unit.target
+            unit.state,
+            unit.initiator(),
+            unit.target()
         );
     }
     Ok(())

@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 
 use agh_peer::core::{CoreConfig, PeerCore};
 use agh_peer::Event;
-use agh_protocol::{MessageBuilder, Options, ReceiptStatus, SayBody};
+use agh_protocol::{
+    build, DedupWindow, EnvelopeParts, Message, MessageBuilder, Options, ReceiptBody,
+    ReceiptStatus, SayBody, WorkTracker,
+};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 const WS: &str = "ws_bench";
@@ -161,29 +164,109 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// The same two functions in interleaved rounds (each round times a batch of `parse_ref` and a
-/// batch of `PeerCore` on the same new requests, in alternating order), so that a busy machine
-/// slows both alike: prints the median of the rounds' ratios. One core per size serves every
-/// round, as a long-running peer does (warmed first with [`WARM`] requests: its tables grown).
-/// Run with the filter `interleaved` to skip criterion's own measurements.
+/// One size's requests, and what the required steps of the peer's work start from: each
+/// request parsed (the unit's entry is made from it), and the receipt the peer writes for it.
+struct Batch {
+    reqs: Vec<Vec<u8>>,
+    parsed: Vec<Message>,
+    receipts: Vec<Vec<u8>>,
+}
+
+/// The `accepted` receipt for `request` as `PeerCore::receipt` writes it (the generated writer,
+/// the same members), into `out`.
+fn write_receipt(request: &Message, id: &str, now: i64, out: &mut Vec<u8>) {
+    let body = ReceiptBody {
+        detail: None,
+        for_id: request.id().try_into().expect("for_id"),
+        reason_code: None,
+        status: ReceiptStatus::Accepted,
+        extra: serde_json::Map::new(),
+    };
+    let (surface, container) = request.placement().expect("placed");
+    let mut parts = EnvelopeParts {
+        id: Some(id),
+        workspace_id: Some(WS),
+        channel: Some(CH),
+        from: Some(RECEIVER),
+        to: Some(request.from()),
+        work_id: request.str_of("work_id"),
+        reply_to: Some(request.id()),
+        ts: Some(now),
+        ..EnvelopeParts::default()
+    };
+    build::place(&mut parts, surface, container);
+    parts.write("receipt", Some(&body), out).expect("written");
+}
+
+/// The two functions in interleaved rounds (each round times a batch of `parse_ref` and a batch
+/// of `PeerCore` on the same new requests, in alternating order), so that a busy machine slows
+/// both alike: prints the median of the rounds' ratios. One core per size serves every round, as
+/// a long-running peer does (warmed first with [`WARM`] requests: its tables grown). Run with the
+/// filter `interleaved` to skip criterion's own measurements.
+///
+/// Then the floor, in rounds of their own (a batch of each step per round, in a rotating order):
+/// each step issue 34 requires of the peer's work, timed alone on the same envelopes, against
+/// `parse_ref`: the request's owned parse (`parse_bytes`, what the receiver holds), its dedup
+/// insert, the receipt's writer, the parser's check of the written receipt, and the unit's entry
+/// (a tracker applying the parsed request: its lookups and the opened unit). The dedup window and
+/// the tracker are warmed like the core, and grow the same way.
 fn interleaved(_c: &mut Criterion) {
     const ROUNDS: usize = 201;
     const BATCH: u64 = 500;
     const WARM: u64 = 10_000;
+    const STEPS: usize = 6;
+    const NAMES: [&str; STEPS] = [
+        "parse_ref",
+        "parse (owned)",
+        "dedup insert",
+        "writer",
+        "receipt check",
+        "unit entry",
+    ];
     let mut next = 1_000_000_000u64;
-    println!("\ninterleaved rounds ({ROUNDS}, {BATCH} requests each; medians):");
-    println!("| size | parse_ref ns | PeerCore ns | PeerCore / parse_ref |");
-    println!("| --- | ---: | ---: | ---: |");
+    let (mut core_rows, mut rows) = (Vec::new(), Vec::new());
     for size in [200usize, 1024] {
         let ts = now();
         let template = template(size, ts);
         let options = Options::at(ts);
-        let (mut refs, mut cores, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let unchecked = Options::without_freshness();
+        let batch = |first: u64, n: u64| {
+            let reqs = requests(&template, first, n);
+            let parsed: Vec<Message> = reqs
+                .iter()
+                .map(|r| agh_protocol::parse(r, &options).expect("valid"))
+                .collect();
+            let receipts = parsed
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let mut out = Vec::with_capacity(512);
+                    write_receipt(m, &format!("rcpt-{first}-{i}"), ts, &mut out);
+                    out
+                })
+                .collect();
+            Batch {
+                reqs,
+                parsed,
+                receipts,
+            }
+        };
         let mut core = core();
-        for r in requests(&template, next, WARM) {
-            serve(&mut core, bytes::Bytes::from(r), ts);
+        let mut dedup = DedupWindow::new(DedupWindow::DEFAULT_CAP, options.replay_age_secs);
+        let mut tracker = WorkTracker::new();
+        let warm = batch(next, WARM);
+        for (r, m) in warm.reqs.iter().zip(&warm.parsed) {
+            serve(&mut core, bytes::Bytes::from(r.clone()), ts);
+            dedup.insert(m.from(), m.id(), ts);
+            tracker.apply_message(m);
         }
         next += WARM;
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        // The peer's work against parse_ref, two batches a round in alternating order.
+        let (mut refs, mut cores, mut core_ratios) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..ROUNDS {
             let reqs = requests(&template, next, BATCH);
             next += BATCH;
@@ -211,18 +294,103 @@ fn interleaved(_c: &mut Criterion) {
             };
             refs.push(r);
             cores.push(c);
-            ratios.push(c / r);
+            core_ratios.push(c / r);
         }
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        println!(
+        core_rows.push(format!(
             "| {size} B | {:.0} | {:.0} | {:.2}x |",
             median(&mut refs),
             median(&mut cores),
-            median(&mut ratios)
-        );
+            median(&mut core_ratios)
+        ));
+        // The floor: the required steps, a batch of each a round in a rotating order.
+        let mut times = vec![Vec::new(); STEPS];
+        let mut ratios = vec![Vec::new(); STEPS];
+        let mut sums = Vec::new();
+        for round in 0..ROUNDS {
+            let b = batch(next, BATCH);
+            next += BATCH;
+            let per = |start: Instant| start.elapsed().as_nanos() as f64 / BATCH as f64;
+            // As the transport hands them over (`Bytes`, moved in), made before the timing.
+            let wire = |v: &[Vec<u8>]| -> Vec<bytes::Bytes> {
+                v.iter().cloned().map(bytes::Bytes::from).collect()
+            };
+            let mut to_parse = wire(&b.reqs);
+            let mut to_check = wire(&b.receipts);
+            let mut t = [0f64; STEPS];
+            for k in 0..STEPS {
+                let step = (round + k) % STEPS;
+                let start = Instant::now();
+                match step {
+                    0 => {
+                        for r in &b.reqs {
+                            black_box(agh_protocol::parse_ref(black_box(r), &options).expect("v"));
+                        }
+                    }
+                    1 => {
+                        for r in std::mem::take(&mut to_parse) {
+                            black_box(
+                                agh_protocol::parse_bytes(black_box(r), &options).expect("v"),
+                            );
+                        }
+                    }
+                    2 => {
+                        for m in &b.parsed {
+                            dedup.expire(ts);
+                            black_box(dedup.insert(m.from(), m.id(), ts));
+                        }
+                    }
+                    3 => {
+                        for (i, m) in b.parsed.iter().enumerate() {
+                            let mut out = Vec::with_capacity(512);
+                            write_receipt(m, &format!("rcpt-{i}"), ts, &mut out);
+                            black_box(out);
+                        }
+                    }
+                    4 => {
+                        for r in std::mem::take(&mut to_check) {
+                            black_box(
+                                agh_protocol::parse_bytes(black_box(r), &unchecked).expect("v"),
+                            );
+                        }
+                    }
+                    _ => {
+                        for m in &b.parsed {
+                            black_box(tracker.apply_message(black_box(m)));
+                        }
+                    }
+                }
+                t[step] = per(start);
+            }
+            for k in 0..STEPS {
+                times[k].push(t[k]);
+                ratios[k].push(t[k] / t[0]);
+            }
+            sums.push(t[1..].iter().sum::<f64>() / t[0]);
+        }
+        let mut row = format!("| {size} B |");
+        for k in 0..STEPS {
+            row += &format!(
+                " {:.0} ns ({:.2}x) |",
+                median(&mut times[k]),
+                median(&mut ratios[k])
+            );
+        }
+        row += &format!(" {:.2}x |", median(&mut sums));
+        rows.push(row);
+    }
+    println!("\ninterleaved rounds ({ROUNDS}, {BATCH} requests each; medians):");
+    println!("| size | parse_ref ns | PeerCore ns | PeerCore / parse_ref |");
+    println!("| --- | ---: | ---: | ---: |");
+    for row in core_rows {
+        println!("{row}");
+    }
+    println!(
+        "\nthe floor: the required steps alone, interleaved the same way (medians, x parse_ref):"
+    );
+    println!("| size | {} | required steps' sum |", NAMES.join(" | "));
+    println!("| --- |{}", " ---: |".repeat(STEPS + 1));
+    for row in rows {
+        println!("{row}");
     }
 }
 

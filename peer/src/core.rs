@@ -275,7 +275,9 @@ impl PeerCore {
         (&self.broadcast, &self.own)
     }
 
-    /// Every subject to subscribe to on join (a Verified Peer: both prefixes, TRUST.md).
+    /// Every subject to subscribe to on join (a Verified Peer: both prefixes, TRUST.md): v0's
+    /// from the generated binding (`identity::BINDING`, through the identity recipes), the one
+    /// place the peer renders them (the shell subscribes to these).
     pub fn subscriptions(&self) -> &[String] {
         &self.subscriptions
     }
@@ -445,14 +447,9 @@ impl PeerCore {
         detail: Option<&str>,
         now: i64,
     ) -> Result<Message, PeerError> {
-        // Surface, container and `work_id` borrowed from the message (as `Head` finds them).
-        let member = |name| message.str_of(name);
-        let surface = member(agh_protocol::SURFACE_MEMBER);
-        let container = surface
-            .and_then(|s| agh_protocol::CONTAINERS.iter().find(|c| c.surface == s))
-            .and_then(|c| member(c.member));
-        let (Some(surface), Some(container), Some(work_id)) =
-            (surface, container, member("work_id"))
+        // Surface, container and `work_id` borrowed from the message.
+        let (Some((surface, container)), Some(work_id)) =
+            (message.placement(), message.str_of("work_id"))
         else {
             return Err(PeerError::Config(format!(
                 "`{}` has no surface, container or work_id: a receipt cannot answer it",

@@ -47,9 +47,9 @@ fn work_change(core: &PeerCore, outcome: &Outcome, message_id: &str, at_ms: i64)
     };
     let unit = core.work().get(key)?;
     Some(Write::Work(WorkChange {
-        key: WorkRef::new(&key.surface, &key.container_id, &key.work_id),
-        initiator: unit.initiator.clone(),
-        target: Some(unit.target.clone()),
+        key: WorkRef::new(key.surface(), key.container_id(), key.work_id()),
+        initiator: unit.initiator().to_owned(),
+        target: Some(unit.target().to_owned()),
         state: state.to_owned(),
         closed: core.work().lifecycle().is_terminal(state),
         message_id: message_id.to_owned(),

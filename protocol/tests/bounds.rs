@@ -162,7 +162,7 @@ fn closed_work_is_remembered_up_to_its_cap_oldest_closed_forgotten_first() {
     }
     assert_eq!(r.work().closed_len(), 2);
     assert_eq!(r.work().open_len(), 0);
-    assert!(r.work().units().all(|(k, _)| k.work_id != "work_0"));
+    assert!(r.work().units().all(|(k, _)| k.work_id() != "work_0"));
     // A late message for the forgotten unit opens nothing new for a receipt/trace (ignored);
     // one for a remembered unit is `work_closed`.
     let late = |work: &str, id: &str| {

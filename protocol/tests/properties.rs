@@ -83,7 +83,7 @@ proptest! {
             let before = tracker.get(&key).cloned();
             // An active unit with this work_id in another container of the channel, before.
             let active_elsewhere = tracker.units().any(|(k, u)| {
-                k.work_id == key.work_id && k != &key && !LIFECYCLE.is_terminal(u.state)
+                k.work_id() == key.work_id() && k != &key && !LIFECYCLE.is_terminal(u.state)
             });
             let outcome = tracker.apply(e);
             let after = tracker.get(&key).cloned();
@@ -92,7 +92,7 @@ proptest! {
                     // Terminal work never moves.
                     prop_assert_eq!(after.as_ref().map(|u| u.state), Some(unit.state));
                 }
-                Some(unit) if e.from != unit.initiator && e.from != unit.target => {
+                Some(unit) if e.from != unit.initiator() && e.from != unit.target() => {
                     // Non-participants change nothing.
                     prop_assert_eq!(&after, &before);
                     prop_assert!(matches!(outcome, Outcome::Ignored(_)));
@@ -120,7 +120,7 @@ proptest! {
         for work in ["work_1", "work_2"] {
             let active = tracker
                 .units()
-                .filter(|(k, u)| k.work_id == work && !LIFECYCLE.is_terminal(u.state))
+                .filter(|(k, u)| k.work_id() == work && !LIFECYCLE.is_terminal(u.state))
                 .count();
             prop_assert!(active <= 1);
         }

@@ -24,7 +24,7 @@ use crate::core::{self as peer_core, Container, Event, Publish};
 use crate::error::PeerError;
 use crate::limits::Limits;
 use crate::record;
-use crate::runtime::{self, EventSink, Link, PeerProfile, Runtime, Subjects};
+use crate::runtime::{self, EventSink, Link, PeerProfile, Runtime};
 use crate::transport::{Inbound, Transport, TransportError};
 
 pub use crate::runtime::{Events, SHUTDOWN_DRAIN};
@@ -388,20 +388,9 @@ impl Peer {
                 config.replay_age_secs,
             )?;
         }
-        // The binding's own and broadcast subjects, and any other the core listens on (a
-        // Verified Peer: the v1 pair too, TRUST.md).
-        let subjects = Subjects::<agh_protocol::V0>::new(
-            &config.peer_id,
-            &[
-                ("workspace_id", &config.workspace_id),
-                ("channel", &config.channel),
-            ],
-        )?;
-        let listen = subjects
-            .listen()
-            .map(str::to_owned)
-            .chain(core.subscriptions().iter().cloned())
-            .collect();
+        // What the core listens on: the binding's own and broadcast subjects (a Verified Peer:
+        // the v1 pair too, TRUST.md).
+        let listen = core.subscriptions().to_vec();
         let subscribed = runtime::subscribe(&*transport, listen).await?;
         let (events, events_rx) = EventSink::new(config.limits.events);
         let (delivered, _) = broadcast::channel(4096);
@@ -643,10 +632,10 @@ impl Peer {
             let unit = core.work().get(&key).ok_or_else(|| {
                 PeerError::Config(format!("work unit {key} is not known to this peer"))
             })?;
-            if unit.initiator == self.peer_id {
-                unit.target.clone()
+            if unit.initiator() == self.peer_id {
+                unit.target().to_owned()
             } else {
-                unit.initiator.clone()
+                unit.initiator().to_owned()
             }
         };
         let mut body = json!({ "state": state });
@@ -660,8 +649,8 @@ impl Peer {
             .core()?
             .builder("trace", now)
             .to(&other)
-            .container(&key.surface, &key.container_id)
-            .work_id(&key.work_id)
+            .container(key.surface(), key.container_id())
+            .work_id(key.work_id())
             .causation_id(message.id())
             .body(&body)?;
         self.send(m).await

@@ -231,15 +231,16 @@ fn write_checked_in<T: Body>(
     parts
         .write(T::RULES.kind, Some(body), &mut bytes)
         .map_err(|e| unwritable(&e))?;
-    check(&bytes, registry)
+    check(bytes, registry)
 }
 
-/// The parser on bytes a writer wrote.
-fn check(bytes: &[u8], registry: Option<&Registry>) -> Result<Message, Rejection> {
+/// The parser on bytes a writer wrote; the message holds them (moved, not copied).
+fn check(bytes: Vec<u8>, registry: Option<&Registry>) -> Result<Message, Rejection> {
     let options = Options::without_freshness();
+    let bytes = bytes::Bytes::from(bytes);
     match registry {
-        Some(registry) => registry.parse(bytes, &options),
-        None => crate::message::parse::parse(bytes, &options),
+        Some(registry) => registry.parse_bytes(bytes, &options),
+        None => crate::message::parse::parse_bytes(bytes, &options),
     }
 }
 
@@ -271,5 +272,5 @@ pub fn write_signed<T: Body>(
         )));
     }
     let bytes = serde_json::to_vec(&Value::Object(members)).map_err(|e| unwritable(&e))?;
-    check(&bytes, registry)
+    check(bytes, registry)
 }

@@ -210,8 +210,18 @@ impl Message {
     /// The value of a top-level string member of the body, by its JSON name, read from the
     /// checked body text (borrowed unless it had escapes; no typed body is decoded).
     pub fn body_str(&self, name: &str) -> Option<std::borrow::Cow<'_, str>> {
-        let [v] = crate::scan::members(self.body_json(), [name]);
-        v?.string_value()
+        crate::scan::string_member(self.body_json(), name)
+    }
+
+    /// Where the message stands: its surface and the id of the container that surface selects
+    /// (`x-agh-container`: `thread_id` for `thread`, `direct_id` for `direct`), borrowed; `None`
+    /// when it has no surface (greets, whois) or no such container member.
+    pub fn placement(&self) -> Option<(&'static str, &str)> {
+        let surface = self.str_of(crate::generated::SURFACE_MEMBER)?;
+        let container = crate::generated::CONTAINERS
+            .iter()
+            .find(|c| c.surface == surface)?;
+        Some((container.surface, self.str_of(container.member)?))
     }
 
     /// A top-level member of `ext` by its name, as its checked JSON text.

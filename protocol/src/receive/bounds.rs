@@ -86,15 +86,15 @@ pub(crate) fn idle_trace(
     let builder = MessageBuilder::new(&config.workspace_id, &config.channel, &config.local_peer)
         .id(id)
         .ts(now)
-        .to(&unit.initiator)
-        .work_id(&key.work_id)
-        .causation_id(&unit.opened_by);
+        .to(unit.initiator())
+        .work_id(key.work_id())
+        .causation_id(unit.opened_by());
     let builder = match &config.signing_key {
         Some(k) => builder.sign(k),
         None => builder,
     };
     builder
-        .container(&key.surface, &key.container_id)
+        .container(key.surface(), key.container_id())
         .body(&body)
         .ok()
 }

@@ -30,7 +30,6 @@ use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkKey, WorkTracker, Wor
 use crate::recipes::identity::is_direct_room_of;
 use crate::ReceiptBody;
 use bytes::Bytes;
-use std::sync::Arc;
 
 /// How a [`Receiver`] is set up.
 #[derive(Clone, Debug)]
@@ -200,11 +199,11 @@ impl Receiver {
         // Only the idle units this peer is the target of are copied out (the timeline finds
         // the idle ones without a scan).
         let local = self.config.local_peer.as_str();
-        let due: Vec<(Arc<WorkKey>, WorkUnit)> = self
+        let due: Vec<(WorkKey, WorkUnit)> = self
             .work
             .idle_iter(now.saturating_sub(idle))
-            .filter(|(_, unit)| unit.target == local)
-            .map(|(key, unit)| (Arc::clone(key), unit.clone()))
+            .filter(|(_, unit)| unit.target() == local)
+            .map(|(key, unit)| (key.clone(), unit.clone()))
             .collect();
         let mut out = Vec::new();
         for (key, unit) in due {

@@ -32,16 +32,17 @@
 //!
 //! # Cost
 //! A message is looked up with keys borrowed from it (no string is copied to find its unit), and
-//! an outcome shares its unit's key (`Arc<WorkKey>`): a message that opens work pays for the
-//! unit's entry and nothing else; one that moves or continues it allocates nothing.
+//! an outcome shares its unit's key ([`WorkKey`]: one counted text holding the key's and the
+//! unit's strings): a message that opens work pays for the unit's entry, one allocation, and
+//! nothing else; one that moves or continues it allocates nothing, and applying it reaches the
+//! unit where deciding found it (no second lookup).
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::sync::Arc;
 
-use hashbrown::{Equivalent, HashMap};
+use hashbrown::HashMap;
 use serde_json::Value;
 
 use crate::message::parse::Message;
@@ -50,87 +51,25 @@ use crate::problem::ReasonCode;
 use crate::scan::RawJson;
 
 mod active;
+mod units;
 use active::{ActiveIndex, ChannelRef};
+use units::{KeyRef, Units};
+pub use units::{WorkKey, WorkUnit};
 
 /// The tracker's hasher: foldhash, seeded per table from a per-process random seed (a sender
 /// cannot aim its keys at one bucket without knowing the seed).
 type Hasher = foldhash::fast::RandomState;
 
-/// The tracker's tables: looked up with borrowed keys ([`KeyRef`]).
+/// The tracker's count of open units per initiator.
 type Table<K, V> = HashMap<K, V, Hasher>;
 
 /// The generated work lifecycle (`x-agh-lifecycle` on `defs#/$defs/work_state`).
 pub const LIFECYCLE: &Lifecycle = &crate::generated::rules::LIFECYCLE;
 
-/// The identity of one work unit.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct WorkKey {
-    /// `workspace_id`.
-    pub workspace_id: String,
-    /// `channel`.
-    pub channel: String,
-    /// `surface` (`thread` or `direct`).
-    pub surface: String,
-    /// The container id (`thread_id` or `direct_id`).
-    pub container_id: String,
-    /// `work_id`.
-    pub work_id: String,
-}
-
-impl fmt::Display for WorkKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}/{}/{}:{}/{}",
-            self.workspace_id, self.channel, self.surface, self.container_id, self.work_id
-        )
-    }
-}
-
-/// A [`WorkKey`] borrowed from a message: finds its unit without copying the strings (same
-/// hash as the owned key: the same strings in the same order).
-#[derive(Clone, Copy, Debug, Hash)]
-struct KeyRef<'a> {
-    workspace_id: &'a str,
-    channel: &'a str,
-    surface: &'a str,
-    container_id: &'a str,
-    work_id: &'a str,
-}
-
 impl<'a> KeyRef<'a> {
-    fn of(key: &'a WorkKey) -> Self {
-        KeyRef {
-            workspace_id: &key.workspace_id,
-            channel: &key.channel,
-            surface: &key.surface,
-            container_id: &key.container_id,
-            work_id: &key.work_id,
-        }
-    }
-
-    fn to_key(self) -> WorkKey {
-        WorkKey {
-            workspace_id: self.workspace_id.to_owned(),
-            channel: self.channel.to_owned(),
-            surface: self.surface.to_owned(),
-            container_id: self.container_id.to_owned(),
-            work_id: self.work_id.to_owned(),
-        }
-    }
-
+    /// `(workspace, channel, work_id)`: where the active-unit index looks.
     fn channel_work(self) -> ChannelRef<'a> {
         ChannelRef(self.workspace_id, self.channel, self.work_id)
-    }
-}
-
-impl Equivalent<Arc<WorkKey>> for KeyRef<'_> {
-    fn equivalent(&self, key: &Arc<WorkKey>) -> bool {
-        *self.work_id == *key.work_id
-            && *self.container_id == *key.container_id
-            && *self.surface == *key.surface
-            && *self.channel == *key.channel
-            && *self.workspace_id == *key.workspace_id
     }
 }
 
@@ -144,31 +83,18 @@ enum BodyRef<'a> {
     Message(RawJson<'a>, OnceCell<(&'static str, Option<Cow<'a, str>>)>),
 }
 
-/// The string value of the top-level member `member` of the checked object `body`: the walk
-/// stops at it (a checked object names each member once).
-fn member_string<'a>(body: RawJson<'a>, member: &str) -> Option<Cow<'a, str>> {
-    let mut found = None;
-    crate::scan::each_member(body, |name, s| {
-        if name != member {
-            return None;
-        }
-        found = s.raw_checked();
-        Some(false)
-    });
-    found.and_then(|v| v.string_value())
-}
-
 impl BodyRef<'_> {
     /// Whether the top-level string member `member` is `value`.
     fn is(&self, member: &'static str, value: &str) -> bool {
         match self {
             BodyRef::Json(v) => v.get(member).and_then(Value::as_str) == Some(value),
             BodyRef::Message(b, read) => {
-                let (first, v) = read.get_or_init(|| (member, member_string(*b, member)));
+                let string = |member| crate::scan::string_member(*b, member);
+                let (first, v) = read.get_or_init(|| (member, string(member)));
                 if *first == member {
                     v.as_deref() == Some(value)
                 } else {
-                    member_string(*b, member).as_deref() == Some(value)
+                    string(member).as_deref() == Some(value)
                 }
             }
         }
@@ -221,12 +147,9 @@ impl<'a> Facts<'a> {
 
     fn of_message(message: &'a Message) -> Self {
         let m = |name| message.str_of(name);
-        // The surface's container member (`x-agh-container`), as `Head` finds it.
-        let container = m(crate::generated::SURFACE_MEMBER).and_then(|surface| {
-            crate::generated::CONTAINERS
-                .iter()
-                .find(|c| c.surface == surface)
-        });
+        let placement = message.placement();
+        // The view is rebuilt from the spans once, for the two members that are no strings.
+        let env = message.envelope();
         Facts {
             id: message.id(),
             kind: message.kind(),
@@ -234,11 +157,11 @@ impl<'a> Facts<'a> {
             to: m("to"),
             workspace_id: m("workspace_id").unwrap_or_default(),
             channel: m("channel").unwrap_or_default(),
-            surface: container.map(|c| c.surface),
-            container_id: container.and_then(|c| m(c.member)),
+            surface: placement.map(|(surface, _)| surface),
+            container_id: placement.map(|(_, container)| container),
             work_id: m("work_id"),
-            body: BodyRef::Message(message.body_json(), OnceCell::new()),
-            ts: i64::try_from(message.envelope().ts).unwrap_or(i64::MAX),
+            body: BodyRef::Message(env.body, OnceCell::new()),
+            ts: i64::try_from(env.ts).unwrap_or(i64::MAX),
         }
     }
 }
@@ -275,7 +198,6 @@ impl WorkEvent {
     /// The facts of a parsed message.
     pub fn of(message: &Message) -> WorkEvent {
         let facts = Facts::of_message(message);
-        let head = crate::message::parse::Head::of_message(message);
         // Only the body members the lifecycle's triggers read (receipt `status`, trace `state`).
         let mut body = serde_json::Map::new();
         for member in LIFECYCLE
@@ -286,8 +208,7 @@ impl WorkEvent {
             .filter_map(|g| g.body.map(|b| b.member))
         {
             if !body.contains_key(member) {
-                let [v] = crate::scan::members(message.body_json(), [member]);
-                if let Some(v) = v.and_then(|v| v.string_value()) {
+                if let Some(v) = message.body_str(member) {
                     body.insert(member.to_owned(), Value::String(v.into_owned()));
                 }
             }
@@ -299,9 +220,9 @@ impl WorkEvent {
             to: facts.to.map(str::to_owned),
             workspace_id: facts.workspace_id.to_owned(),
             channel: facts.channel.to_owned(),
-            surface: head.surface,
-            container_id: head.container_id,
-            work_id: head.work_id,
+            surface: facts.surface.map(str::to_owned),
+            container_id: facts.container_id.map(str::to_owned),
+            work_id: facts.work_id.map(str::to_owned),
             body: Value::Object(body),
             ts: facts.ts,
         }
@@ -309,13 +230,13 @@ impl WorkEvent {
 
     /// The unit key the message addresses, if it carries all five parts.
     pub fn key(&self) -> Option<WorkKey> {
-        Some(WorkKey {
-            workspace_id: self.workspace_id.clone(),
-            channel: self.channel.clone(),
-            surface: self.surface.clone()?,
-            container_id: self.container_id.clone()?,
-            work_id: self.work_id.clone()?,
-        })
+        Some(WorkKey::new(
+            &self.workspace_id,
+            &self.channel,
+            self.surface.as_deref()?,
+            self.container_id.as_deref()?,
+            self.work_id.as_deref()?,
+        ))
     }
 }
 
@@ -361,15 +282,15 @@ impl fmt::Display for IgnoreReason {
 pub enum Outcome {
     /// A new unit was opened in the initial state.
     Opened {
-        /// The unit (shared with the tracker's entry).
-        key: Arc<WorkKey>,
+        /// The unit (its text shared with the tracker's entry).
+        key: WorkKey,
         /// The initial state.
         state: &'static str,
     },
     /// The unit moved to another state.
     Transitioned {
-        /// The unit (shared with the tracker's entry).
-        key: Arc<WorkKey>,
+        /// The unit (its text shared with the tracker's entry).
+        key: WorkKey,
         /// The state before.
         from: &'static str,
         /// The state after.
@@ -377,8 +298,8 @@ pub enum Outcome {
     },
     /// Accepted without a state change (progress trace, continuation).
     Unchanged {
-        /// The unit (shared with the tracker's entry).
-        key: Arc<WorkKey>,
+        /// The unit (its text shared with the tracker's entry).
+        key: WorkKey,
         /// The (unchanged) state.
         state: &'static str,
     },
@@ -425,42 +346,18 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// One tracked work unit.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WorkUnit {
-    /// Its current state.
-    pub state: &'static str,
-    /// The opening message's `from`.
-    pub initiator: String,
-    /// The opening message's `to`.
-    pub target: String,
-    /// The opening message's id.
-    pub opened_by: String,
-    /// `ts` of the last accepted message.
-    pub last_ts: i64,
-}
-
-impl WorkUnit {
-    fn role_of(&self, peer: &str) -> Option<Sender> {
-        if peer == self.initiator {
-            Some(Sender::Initiator)
-        } else if peer == self.target {
-            Some(Sender::Target)
-        } else {
-            None
-        }
-    }
-}
-
 fn trigger_matches(t: &Trigger, facts: &Facts<'_>, sender: Sender) -> bool {
     t.kind == facts.kind
         && t.body.is_none_or(|b| facts.body.is(b.member, b.value))
         && t.sender.is_none_or(|s| s == sender)
 }
 
-/// What a message would do: open a unit (its key, borrowed from the message), or an outcome.
+/// What a message would do: open a unit (its key, borrowed from the message, and the key's
+/// hash), move or continue the unit found at a place of the table, or only an outcome.
 enum Decision<'a> {
-    Open(KeyRef<'a>),
+    Open(KeyRef<'a>, u64),
+    /// `Transitioned` or `Unchanged`, for the unit at this place ([`Units::find`]).
+    Apply(usize, Outcome),
     Outcome(Outcome),
 }
 
@@ -482,7 +379,7 @@ enum Decided<'a> {
 impl Pending<'_> {
     /// Whether applying it opens a unit.
     pub(crate) fn opens(&self) -> bool {
-        matches!(self.0, Decided::Decided(_, Decision::Open(_)))
+        matches!(self.0, Decided::Decided(_, Decision::Open(..)))
     }
 }
 
@@ -492,9 +389,8 @@ pub struct WorkTracker {
     lifecycle: &'static Lifecycle,
     /// The kinds that open or move work (`opened_by` and every trigger's kind), once each.
     moving: Vec<&'static str>,
-    units: Table<Arc<WorkKey>, WorkUnit>,
-    /// `(workspace, channel, work_id)` -> the key of its active (non-terminal) unit and its
-    /// timeline sequence number.
+    units: Units,
+    /// `(workspace, channel, work_id)` -> the key of its active (non-terminal) unit.
     active: ActiveIndex,
     /// Initiator -> how many of its units are active (non-terminal).
     open_by: Table<String, usize>,
@@ -502,11 +398,13 @@ pub struct WorkTracker {
     /// entry per entry of `active`, moved when a unit's `last_ts` grows, so that
     /// [`WorkTracker::idle_before`] reads only the idle units instead of scanning and sorting
     /// every active one. (Keyed by a number, not the key: an insert compares integers.)
-    timeline: BTreeMap<(i64, u64), Arc<WorkKey>>,
+    timeline: BTreeMap<(i64, u64), WorkKey>,
     /// The next unit's `seq`.
     next_seq: u64,
     /// Terminal units, in the order they closed (oldest first); some may have been removed.
-    closed: VecDeque<Arc<WorkKey>>,
+    closed: VecDeque<WorkKey>,
+    /// Where a new unit's entry is put together (reused: the entry is then one allocation).
+    scratch: String,
     /// Most terminal units remembered (the oldest closed is forgotten first).
     closed_cap: usize,
 }
@@ -538,13 +436,14 @@ impl WorkTracker {
         WorkTracker {
             lifecycle,
             moving,
-            units: Table::default(),
+            units: Units::default(),
             active: ActiveIndex::default(),
             open_by: Table::default(),
             timeline: BTreeMap::new(),
             next_seq: 0,
             closed: VecDeque::new(),
             closed_cap: Self::DEFAULT_CLOSED_CAP,
+            scratch: String::new(),
         }
     }
 
@@ -605,24 +504,22 @@ impl WorkTracker {
     /// The idle units as [`WorkTracker::idle_before`] finds them, borrowed (ties in `last_ts`
     /// in the order the units opened): reads the timeline up to the first unit that is not
     /// idle, copying nothing.
-    pub(crate) fn idle_iter(&self, ts: i64) -> impl Iterator<Item = (&Arc<WorkKey>, &WorkUnit)> {
+    pub(crate) fn idle_iter(&self, ts: i64) -> impl Iterator<Item = (&WorkKey, &WorkUnit)> {
         self.timeline
             .iter()
             .take_while(move |((last, _), _)| *last < ts)
-            .filter_map(|(_, k)| self.units.get(k).map(|u| (k, u)))
+            .filter_map(|(_, k)| self.units.get(KeyRef::of(k)).map(|u| (k, u)))
     }
 
     /// Forgets one unit, active or not; whether it was known.
     pub fn forget(&mut self, key: &WorkKey) -> bool {
-        let Some(unit) = self.units.remove(&KeyRef::of(key)) else {
+        let Some(unit) = self.units.remove(KeyRef::of(key)) else {
             return false;
         };
         let cw = KeyRef::of(key).channel_work();
-        if self.active.get(cw).is_some_and(|a| *a.key == *key) {
-            if let Some(a) = self.active.remove(cw) {
-                self.timeline.remove(&(unit.last_ts, a.seq));
-            }
-            self.release(&unit.initiator);
+        if self.active.remove(cw, Some(unit.key())).is_some() {
+            self.timeline.remove(&(unit.last_ts, unit.seq));
+            self.release(unit.initiator());
         }
         true
     }
@@ -637,8 +534,8 @@ impl WorkTracker {
     }
 
     /// Records that `key` closed, and forgets the oldest terminal units past the cap.
-    fn closed_now(&mut self, key: &Arc<WorkKey>) {
-        self.closed.push_back(Arc::clone(key));
+    fn closed_now(&mut self, key: &WorkKey) {
+        self.closed.push_back(key.clone());
         self.enforce_closed_cap();
     }
 
@@ -648,20 +545,24 @@ impl WorkTracker {
             let Some(key) = self.closed.pop_front() else {
                 break;
             };
+            let key = KeyRef::of(&key);
             if self
                 .units
-                .get(&key)
+                .get(key)
                 .is_some_and(|u| lifecycle.is_terminal(u.state))
             {
-                self.units.remove(&key);
+                self.units.remove(key);
             }
         }
         // Keys of units removed otherwise (`forget`, `remove_terminal_before`) are dropped
         // lazily: keep the queue within twice the cap.
         if self.closed.len() > 2 * self.closed_cap.max(self.closed_len()) {
             let units = &self.units;
-            self.closed
-                .retain(|k| units.get(k).is_some_and(|u| lifecycle.is_terminal(u.state)));
+            self.closed.retain(|k| {
+                units
+                    .get(KeyRef::of(k))
+                    .is_some_and(|u| lifecycle.is_terminal(u.state))
+            });
         }
     }
 
@@ -672,12 +573,12 @@ impl WorkTracker {
 
     /// The unit with this key, if any.
     pub fn get(&self, key: &WorkKey) -> Option<&WorkUnit> {
-        self.units.get(&KeyRef::of(key))
+        self.units.get(KeyRef::of(key))
     }
 
     /// Every tracked unit (any order).
     pub fn units(&self) -> impl Iterator<Item = (&WorkKey, &WorkUnit)> {
-        self.units.iter().map(|(k, u)| (&**k, u))
+        self.units.iter().map(|u| (u.key(), u))
     }
 
     /// How many units are tracked.
@@ -723,11 +624,14 @@ impl WorkTracker {
 
     fn outcome(&self, decision: Decision<'_>) -> Outcome {
         match decision {
-            Decision::Open(key) => Outcome::Opened {
-                key: Arc::new(key.to_key()),
-                state: self.lifecycle.initial,
-            },
-            Decision::Outcome(outcome) => outcome,
+            Decision::Open(key, _) => {
+                let [ws, ch, surface, container, work] = key.parts();
+                Outcome::Opened {
+                    key: WorkKey::new(ws, ch, surface, container, work),
+                    state: self.lifecycle.initial,
+                }
+            }
+            Decision::Apply(_, outcome) | Decision::Outcome(outcome) => outcome,
         }
     }
 
@@ -749,88 +653,81 @@ impl WorkTracker {
     }
 
     fn apply_decision(&mut self, facts: &Facts<'_>, decision: Decision<'_>) -> Outcome {
-        let outcome = match decision {
-            Decision::Open(key) => {
-                let key = Arc::new(key.to_key());
-                let state = self.lifecycle.initial;
-                let unit = WorkUnit {
-                    state,
-                    initiator: facts.from.to_owned(),
-                    target: facts.to.unwrap_or_default().to_owned(),
-                    opened_by: facts.id.to_owned(),
-                    last_ts: facts.ts,
-                };
-                let terminal = self.lifecycle.is_terminal(state);
-                if !terminal {
-                    let seq = self.next_seq;
-                    self.next_seq += 1;
-                    if let Some(old) = self.active.insert(Arc::clone(&key), seq) {
-                        // (`decide` opens nothing over an active unit; keep the timeline exact.)
-                        if let Some(u) = self.units.get(&old.key) {
-                            self.timeline.remove(&(u.last_ts, old.seq));
-                        }
-                    }
-                    self.timeline.insert((facts.ts, seq), Arc::clone(&key));
-                    match self.open_by.get_mut(facts.from) {
-                        Some(n) => *n += 1,
-                        None => {
-                            self.open_by.insert(facts.from.to_owned(), 1);
-                        }
-                    }
+        match decision {
+            Decision::Open(key, hash) => self.open(facts, key, hash),
+            Decision::Apply(at, outcome) => {
+                if let Outcome::Transitioned { to, .. } | Outcome::Unchanged { state: to, .. } =
+                    outcome
+                {
+                    self.moved(at, to, facts.ts);
                 }
-                self.units.insert(Arc::clone(&key), unit);
-                if terminal {
-                    self.closed_now(&key);
-                }
-                return Outcome::Opened { key, state };
+                outcome
             }
             Decision::Outcome(outcome) => outcome,
-        };
-        if let Outcome::Transitioned { key, to, .. } | Outcome::Unchanged { key, state: to } =
-            &outcome
-        {
-            let terminal = self.lifecycle.is_terminal(to);
-            let mut initiator = None;
-            let mut last = None;
-            if let Some(unit) = self.units.get_mut(&KeyRef::of(key)) {
-                unit.state = to;
-                let was = unit.last_ts;
-                unit.last_ts = was.max(facts.ts);
-                last = Some((was, unit.last_ts));
-                if terminal {
-                    initiator = Some(unit.initiator.clone());
+        }
+    }
+
+    /// Opens the unit of `key` (of hash `hash`, not tracked) with the message of `facts`: its
+    /// entry is one allocation, shared by the tables.
+    fn open(&mut self, facts: &Facts<'_>, key: KeyRef<'_>, hash: u64) -> Outcome {
+        let who = [facts.from, facts.to.unwrap_or_default(), facts.id];
+        let entry = WorkKey::entry(&mut self.scratch, key.parts(), who);
+        let state = self.lifecycle.initial;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let terminal = self.lifecycle.is_terminal(state);
+        if !terminal {
+            if let Some(old) = self.active.insert(entry.clone()) {
+                // (`decide` opens nothing over an active unit; keep the timeline exact.)
+                if let Some(u) = self.units.get(KeyRef::of(&old)) {
+                    self.timeline.remove(&(u.last_ts, u.seq));
                 }
             }
-            // The timeline follows `last_ts` (only active units are on it).
-            let cw = KeyRef::of(key).channel_work();
-            let moved = last.is_some_and(|(was, now)| was != now);
-            let seq = if moved || terminal {
-                self.active
-                    .get(cw)
-                    .filter(|a| Arc::ptr_eq(&a.key, key) || a.key == *key)
-                    .map(|a| a.seq)
-            } else {
-                None
-            };
-            if let (Some((was, now)), Some(seq)) = (last, seq) {
-                if terminal {
-                    // A closed unit leaves the timeline from where it stood: no move first.
-                    self.timeline.remove(&(was, seq));
-                } else if was != now {
-                    if let Some(k) = self.timeline.remove(&(was, seq)) {
-                        self.timeline.insert((now, seq), k);
-                    }
+            self.timeline.insert((facts.ts, seq), entry.clone());
+            match self.open_by.get_mut(facts.from) {
+                Some(n) => *n += 1,
+                None => {
+                    self.open_by.insert(facts.from.to_owned(), 1);
                 }
-            }
-            if terminal && seq.is_some() {
-                self.active.remove(cw);
-                if let Some(i) = initiator {
-                    self.release(&i);
-                }
-                self.closed_now(key);
             }
         }
-        outcome
+        let unit = WorkUnit::new(state, facts.ts, entry.clone(), seq);
+        self.units.insert_new(hash, unit);
+        if terminal {
+            self.closed_now(&entry);
+        }
+        Outcome::Opened { key: entry, state }
+    }
+
+    /// The unit at `at` (active: `decide` moves no terminal unit) is now in state `to`, its
+    /// last activity at least `ts`: the timeline follows, and a unit that closed leaves the
+    /// active index and its initiator's count.
+    fn moved(&mut self, at: usize, to: &'static str, ts: i64) {
+        let terminal = self.lifecycle.is_terminal(to);
+        let Some(unit) = self.units.at_mut(at) else {
+            return;
+        };
+        unit.state = to;
+        let (was, seq) = (unit.last_ts, unit.seq);
+        unit.last_ts = was.max(ts);
+        let now = unit.last_ts;
+        if terminal {
+            let key = unit.key().clone();
+            // A closed unit leaves the timeline from where it stood: no move first.
+            self.timeline.remove(&(was, seq));
+            if self
+                .active
+                .remove(KeyRef::of(&key).channel_work(), Some(&key))
+                .is_some()
+            {
+                self.release(key.entry_initiator());
+            }
+            self.closed_now(&key);
+        } else if was != now {
+            if let Some(k) = self.timeline.remove(&(was, seq)) {
+                self.timeline.insert((now, seq), k);
+            }
+        }
     }
 
     /// Drops terminal units whose last accepted message is older than `ts`; returns how many.
@@ -839,11 +736,11 @@ impl WorkTracker {
         let before = self.units.len();
         let lifecycle = self.lifecycle;
         self.units
-            .retain(|_, unit| !(lifecycle.is_terminal(unit.state) && unit.last_ts < ts));
+            .retain(|unit| !(lifecycle.is_terminal(unit.state) && unit.last_ts < ts));
         let removed = before - self.units.len();
         if removed > 0 {
             let units = &self.units;
-            self.closed.retain(|k| units.contains_key(&KeyRef::of(k)));
+            self.closed.retain(|k| units.get(KeyRef::of(k)).is_some());
         }
         removed
     }
@@ -886,12 +783,14 @@ impl WorkTracker {
         };
         let opens = self.lifecycle.opened_by.contains(&kind);
 
-        let Some((stored, unit)) = self.units.get_key_value(&key) else {
+        let hash = self.units.hash(key);
+        let found = self.units.find(hash, key);
+        let Some((at, unit)) = found.and_then(|at| Some((at, self.units.at(at)?))) else {
             // Not known in this container: a continuation of an active unit elsewhere?
-            if let Some(other) = self.active.get(key.channel_work()).map(|a| &a.key) {
+            if let Some(other) = self.active.get(key.channel_work()) {
                 let participant = self
                     .units
-                    .get(&KeyRef::of(other))
+                    .get(KeyRef::of(other))
                     .and_then(|u| u.role_of(facts.from))
                     .is_some();
                 if !participant {
@@ -902,8 +801,8 @@ impl WorkTracker {
                     format!(
                         "work_id `{}` is bound to {} `{}`, not {} `{}`",
                         key.work_id,
-                        other.surface,
-                        other.container_id,
+                        other.surface(),
+                        other.container_id(),
                         key.surface,
                         key.container_id
                     ),
@@ -915,7 +814,7 @@ impl WorkTracker {
             if facts.to.is_none() {
                 return ignored(IgnoreReason::NoTarget);
             }
-            return Decision::Open(key);
+            return Decision::Open(key, hash);
         };
 
         let Some(sender) = unit.role_of(facts.from) else {
@@ -933,22 +832,22 @@ impl WorkTracker {
             .transitions_from(from)
             .find(|t| t.on.iter().any(|g| trigger_matches(g, facts, sender)))
             .map(|t| t.to);
-        let key = Arc::clone(stored);
-        Decision::Outcome(match next {
-            Some(to) if to == from => Outcome::Unchanged { key, state: to },
-            Some(to) => Outcome::Transitioned { key, from, to },
-            None if opens => Outcome::Unchanged { key, state: from },
-            None => Outcome::Refused {
+        let key = unit.key().clone();
+        match next {
+            Some(to) if to == from => Decision::Apply(at, Outcome::Unchanged { key, state: to }),
+            Some(to) => Decision::Apply(at, Outcome::Transitioned { key, from, to }),
+            None if opens => Decision::Apply(at, Outcome::Unchanged { key, state: from }),
+            None => Decision::Outcome(Outcome::Refused {
                 code: ReasonCode::Internal,
                 message: format!(
                     "impossible transition for work `{}`: {} {} from the {} while {from}",
-                    key.work_id,
+                    key.work_id(),
                     kind,
                     body_value(self.lifecycle, facts),
                     sender_name(sender)
                 ),
-            },
-        })
+            }),
+        }
     }
 }
 
@@ -1028,11 +927,7 @@ mod tests {
         let mut out: Vec<(WorkKey, WorkUnit)> = t
             .active
             .iter()
-            .filter_map(|a| {
-                t.units
-                    .get(&a.key)
-                    .map(|u| (WorkKey::clone(&a.key), u.clone()))
-            })
+            .filter_map(|a| t.units.get(KeyRef::of(a)).map(|u| (a.clone(), u.clone())))
             .filter(|(_, u)| u.last_ts < ts)
             .collect();
         out.sort_by(|a, b| a.1.last_ts.cmp(&b.1.last_ts).then_with(|| a.0.cmp(&b.0)));
@@ -1045,12 +940,11 @@ mod tests {
         for ((ts, seq), key) in &t.timeline {
             let cw = KeyRef::of(key).channel_work();
             assert!(
-                t.active
-                    .get(cw)
-                    .is_some_and(|a| a.key == *key && a.seq == *seq),
+                t.active.get(cw).is_some_and(|a| a.same_entry(key)),
                 "{key} is not active"
             );
-            assert_eq!(t.units.get(key).map(|u| u.last_ts), Some(*ts), "{key}");
+            let unit = t.units.get(KeyRef::of(key));
+            assert_eq!(unit.map(|u| (u.last_ts, u.seq)), Some((*ts, *seq)), "{key}");
         }
     }
 

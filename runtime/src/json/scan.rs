@@ -786,15 +786,23 @@ pub fn each_member<'a>(
     }
 }
 
-/// The top-level members named in `names` of the (checked) object `raw`, as raw values.
+/// The top-level members named in `names` of the (checked) object `raw`, as raw values. The
+/// walk stops once all are found (a checked object names each member once).
 pub fn members<'a, const N: usize>(raw: RawJson<'a>, names: [&str; N]) -> [Option<RawJson<'a>>; N] {
     let mut found = [None; N];
     each_member(raw, |name, s| {
         let i = names.iter().position(|n| *n == name)?;
         found[i] = s.raw_checked();
-        Some(found[i].is_some())
+        Some(found[i].is_some() && found.iter().any(Option::is_none))
     });
     found
+}
+
+/// The string value of the top-level member `name` of the (checked) object `raw` (borrowed
+/// unless it had escapes; `None`: absent or no string). The walk stops at it.
+pub fn string_member<'a>(raw: RawJson<'a>, name: &str) -> Option<Cow<'a, str>> {
+    let [v] = members(raw, [name]);
+    v?.string_value()
 }
 
 /// The value at JSON Pointer `pointer` inside the (checked) value `raw`. One scanner descends

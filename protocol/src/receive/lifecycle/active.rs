@@ -1,9 +1,8 @@
 //! The work tracker's index of active units: at most one per `(workspace, channel, work_id)`
 //! (the container binding), found by the hash of those three strings borrowed from a message,
-//! each entry the unit's shared key and its place on the idle timeline (no string copied).
+//! each entry the unit's shared key (no string copied).
 
 use std::hash::BuildHasher;
-use std::sync::Arc;
 
 use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
@@ -17,64 +16,69 @@ pub(super) struct ChannelRef<'a>(pub &'a str, pub &'a str, pub &'a str);
 impl<'a> ChannelRef<'a> {
     /// The three parts of `key`.
     pub(super) fn of(key: &'a WorkKey) -> Self {
-        ChannelRef(&key.workspace_id, &key.channel, &key.work_id)
+        ChannelRef(key.workspace_id(), key.channel(), key.work_id())
     }
 
     /// Whether `key` has these three parts.
     fn is(self, key: &WorkKey) -> bool {
-        *self.2 == *key.work_id && *self.1 == *key.channel && *self.0 == *key.workspace_id
+        self.2.as_bytes() == key.part_bytes(4)
+            && self.1.as_bytes() == key.part_bytes(1)
+            && self.0.as_bytes() == key.part_bytes(0)
     }
 }
 
-/// One active unit: its key (shared with the tracker's entry) and its timeline sequence number.
+/// One active unit: its key and the hash it is filed under (kept: growing the table hashes
+/// nothing again).
 #[derive(Clone, Debug)]
-pub(super) struct Active {
-    pub key: Arc<WorkKey>,
-    /// Its place among units with the same `last_ts` on the timeline (the order they opened).
-    pub seq: u64,
+struct Active {
+    hash: u64,
+    key: WorkKey,
 }
 
-/// The active unit of each `(workspace, channel, work_id)`.
+/// The active unit of each `(workspace, channel, work_id)` (`S`: the hasher; a test's collides).
 #[derive(Clone, Debug, Default)]
-pub(super) struct ActiveIndex {
-    hasher: Hasher,
+pub(super) struct ActiveIndex<S = Hasher> {
+    hasher: S,
     table: HashTable<Active>,
 }
 
-impl ActiveIndex {
+impl<S: BuildHasher> ActiveIndex<S> {
     fn hash(&self, cw: ChannelRef<'_>) -> u64 {
         self.hasher.hash_one(cw)
     }
 
     /// The active unit of `cw`, if any.
-    pub(super) fn get(&self, cw: ChannelRef<'_>) -> Option<&Active> {
-        self.table.find(self.hash(cw), |a| cw.is(&a.key))
+    pub(super) fn get(&self, cw: ChannelRef<'_>) -> Option<&WorkKey> {
+        self.table
+            .find(self.hash(cw), |a| cw.is(&a.key))
+            .map(|a| &a.key)
     }
 
     /// Makes `key` the active unit of its `(workspace, channel, work_id)`; returns the one it
     /// replaces.
-    pub(super) fn insert(&mut self, key: Arc<WorkKey>, seq: u64) -> Option<Active> {
+    pub(super) fn insert(&mut self, key: WorkKey) -> Option<WorkKey> {
         let hash = self.hash(ChannelRef::of(&key));
-        let hasher = &self.hasher;
-        let entry = self.table.entry(
-            hash,
-            |a| ChannelRef::of(&key).is(&a.key),
-            |a| hasher.hash_one(ChannelRef::of(&a.key)),
-        );
+        let entry = self
+            .table
+            .entry(hash, |a| ChannelRef::of(&key).is(&a.key), |a| a.hash);
         match entry {
-            Entry::Occupied(mut e) => Some(std::mem::replace(e.get_mut(), Active { key, seq })),
+            Entry::Occupied(mut e) => Some(std::mem::replace(&mut e.get_mut().key, key)),
             Entry::Vacant(e) => {
-                e.insert(Active { key, seq });
+                e.insert(Active { hash, key });
                 None
             }
         }
     }
 
-    /// Removes the active unit of `cw`, if any.
-    pub(super) fn remove(&mut self, cw: ChannelRef<'_>) -> Option<Active> {
+    /// Removes the active unit of `cw` when it is `key`'s entry (or any, without `key`).
+    pub(super) fn remove(&mut self, cw: ChannelRef<'_>, key: Option<&WorkKey>) -> Option<WorkKey> {
         let hash = self.hash(cw);
         let slot = self.table.find_entry(hash, |a| cw.is(&a.key)).ok()?;
-        Some(slot.remove().0)
+        let found = &slot.get().key;
+        if key.is_some_and(|key| !found.same_entry(key) && found != key) {
+            return None;
+        }
+        Some(slot.remove().0.key)
     }
 
     /// How many units are active.
@@ -84,8 +88,8 @@ impl ActiveIndex {
 
     /// Every active unit (any order).
     #[cfg(test)]
-    pub(super) fn iter(&self) -> impl Iterator<Item = &Active> {
-        self.table.iter()
+    pub(super) fn iter(&self) -> impl Iterator<Item = &WorkKey> {
+        self.table.iter().map(|a| &a.key)
     }
 }
 
@@ -95,70 +99,88 @@ mod tests {
 
     use super::*;
 
-    fn key(ws: &str, ch: &str, container: &str, work: &str) -> Arc<WorkKey> {
-        Arc::new(WorkKey {
-            workspace_id: ws.into(),
-            channel: ch.into(),
-            surface: "thread".into(),
-            container_id: container.into(),
-            work_id: work.into(),
-        })
+    fn key(ws: &str, ch: &str, container: &str, work: &str) -> WorkKey {
+        WorkKey::new(ws, ch, "thread", container, work)
     }
 
     #[test]
     fn one_active_unit_per_channel_work_whatever_the_container() {
-        let mut a = ActiveIndex::default();
-        assert!(a.insert(key("w", "c", "t1", "x"), 1).is_none());
-        assert!(a.insert(key("w", "c", "t1", "y"), 2).is_none());
-        assert!(a.insert(key("w", "d", "t1", "x"), 3).is_none());
+        let mut a = ActiveIndex::<Hasher>::default();
+        assert!(a.insert(key("w", "c", "t1", "x")).is_none());
+        assert!(a.insert(key("w", "c", "t1", "y")).is_none());
+        assert!(a.insert(key("w", "d", "t1", "x")).is_none());
         // The parts are told apart in full: ("w", "cx") is not ("w", "c") + "x".
         assert!(a.get(ChannelRef("w", "cx", "")).is_none());
-        assert_eq!(a.get(ChannelRef("w", "c", "x")).unwrap().seq, 1);
-        let old = a.insert(key("w", "c", "t2", "x"), 4).unwrap();
-        assert_eq!((old.seq, old.key.container_id.as_str()), (1, "t1"));
         assert_eq!(
-            a.get(ChannelRef("w", "c", "x")).unwrap().key.container_id,
+            a.get(ChannelRef("w", "c", "x")).unwrap().container_id(),
+            "t1"
+        );
+        let old = a.insert(key("w", "c", "t2", "x")).unwrap();
+        assert_eq!(old.container_id(), "t1");
+        assert_eq!(
+            a.get(ChannelRef("w", "c", "x")).unwrap().container_id(),
             "t2"
         );
         assert_eq!(a.len(), 3);
-        assert_eq!(a.remove(ChannelRef("w", "c", "x")).unwrap().seq, 4);
-        assert!(a.remove(ChannelRef("w", "c", "x")).is_none());
+        // Removed only as the unit it is, when one is named.
+        let other = key("w", "c", "t9", "x");
+        assert!(a.remove(ChannelRef("w", "c", "x"), Some(&other)).is_none());
+        let t2 = key("w", "c", "t2", "x");
+        assert_eq!(a.remove(ChannelRef("w", "c", "x"), Some(&t2)).unwrap(), t2);
+        assert!(a.remove(ChannelRef("w", "c", "x"), None).is_none());
         assert_eq!(a.len(), 2);
+    }
+
+    /// A hasher that puts everything under one hash.
+    #[derive(Clone, Debug, Default)]
+    struct Colliding;
+
+    impl BuildHasher for Colliding {
+        type Hasher = Constant;
+        fn build_hasher(&self) -> Constant {
+            Constant
+        }
+    }
+
+    struct Constant;
+
+    impl std::hash::Hasher for Constant {
+        fn finish(&self) -> u64 {
+            7
+        }
+        fn write(&mut self, _: &[u8]) {}
     }
 
     #[test]
     fn colliding_hashes_keep_separate_entries() {
-        // Every entry under one hash, as if the hasher collided on all of them: each is still
-        // found, replaced and removed by its own three parts.
-        let mut a = ActiveIndex::default();
-        let rehash = |_: &Active| 7u64;
+        // Every entry under one hash: each is still found, replaced and removed by its own
+        // three parts, through the index's own methods.
+        let mut a = ActiveIndex {
+            hasher: Colliding,
+            table: HashTable::new(),
+        };
         for i in 0..40u64 {
-            let k = key("w", "c", "t", &format!("x{i}"));
-            let cw = ChannelRef::of(&k);
-            assert!(a.table.find(7, |e| cw.is(&e.key)).is_none());
-            a.table.insert_unique(
-                7,
-                Active {
-                    key: Arc::clone(&k),
-                    seq: i,
-                },
-                rehash,
-            );
+            let work = format!("x{i}");
+            assert!(a.get(ChannelRef("w", "c", &work)).is_none());
+            assert!(a.insert(key("w", "c", &format!("t{i}"), &work)).is_none());
         }
         for i in 0..40u64 {
             let work = format!("x{i}");
-            let cw = ChannelRef("w", "c", &work);
-            assert_eq!(a.table.find(7, |e| cw.is(&e.key)).map(|e| e.seq), Some(i));
+            let found = a.get(ChannelRef("w", "c", &work)).unwrap();
+            assert_eq!(found.container_id(), format!("t{i}"));
         }
-        let cw = ChannelRef("w", "c", "x3");
-        a.table
-            .find_entry(7, |e| cw.is(&e.key))
-            .ok()
-            .unwrap()
-            .remove();
-        assert!(a.table.find(7, |e| cw.is(&e.key)).is_none());
-        let four = ChannelRef("w", "c", "x4");
-        assert_eq!(a.table.find(7, |e| four.is(&e.key)).map(|e| e.seq), Some(4));
+        let old = a.insert(key("w", "c", "u5", "x5")).unwrap();
+        assert_eq!(old.container_id(), "t5");
+        assert_eq!(
+            a.get(ChannelRef("w", "c", "x5")).unwrap().container_id(),
+            "u5"
+        );
+        assert!(a.remove(ChannelRef("w", "c", "x3"), None).is_some());
+        assert!(a.get(ChannelRef("w", "c", "x3")).is_none());
+        assert_eq!(
+            a.get(ChannelRef("w", "c", "x4")).unwrap().container_id(),
+            "t4"
+        );
         assert_eq!(a.len(), 39);
     }
 }
