@@ -36,6 +36,19 @@ use crate::transport::{Inbound, LinkEvent, Subscription, Transport};
 /// already received (after unsubscribing), and flushing what was published: the drain.
 pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(2);
 
+/// How long a peer's shutdown ([`crate::Peer::shutdown`], [`crate::acp::Agent::shutdown`]) waits
+/// for the runtime's tasks (the drain included) before aborting them, and then again for the
+/// transport's flush.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
+
+/// `now + wait`, or a year from now when that is not representable (a wait that long is
+/// unbounded in practice).
+pub(crate) fn deadline_after(wait: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
+}
+
 /// What one profile keeps and does in a running peer; implemented by its receiving state, which
 /// the runtime's tasks share. Every hook is called by the runtime's loops only.
 pub(crate) trait PeerProfile: Send + Sync + Sized + 'static {

@@ -24,10 +24,10 @@ use crate::core::{self as peer_core, Container, Event, Publish};
 use crate::error::PeerError;
 use crate::limits::Limits;
 use crate::record;
-use crate::runtime::{self, EventSink, Link, PeerProfile, Runtime, Subjects};
+use crate::runtime::{self, deadline_after, EventSink, Link, PeerProfile, Runtime, Subjects};
 use crate::transport::{Inbound, Transport, TransportError};
 
-pub use crate::runtime::{Events, SHUTDOWN_DRAIN};
+pub use crate::runtime::{Events, SHUTDOWN_DRAIN, SHUTDOWN_WAIT};
 
 /// The clock: Unix seconds.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -216,18 +216,6 @@ pub struct WhoisQuery {
 
 /// The longest greet interval [`Peer::join`] accepts: one day.
 pub const MAX_GREET_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// How long [`Peer::shutdown`] waits for its tasks (the drain included) before aborting them,
-/// and then again for the transport's flush.
-pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
-
-/// `now + wait`, or a year from now when that is not representable (a wait that long is
-/// unbounded in practice).
-fn deadline_after(wait: Duration) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
-    now.checked_add(wait)
-        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
-}
 
 struct Shared {
     core: Mutex<peer_core::PeerCore>,
