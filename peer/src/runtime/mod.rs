@@ -236,6 +236,10 @@ impl<P: PeerProfile> Runtime<P> {
     }
 }
 
+/// How many messages the inbound loop handles per wake-up, when so many are waiting, before it
+/// looks at the stop signal again.
+const BATCH: usize = 64;
+
 /// The inbound loop: every message of the subscriptions through the profile until `stop`. Then
 /// it unsubscribes, processes what was already received and flushes, for at most
 /// [`SHUTDOWN_DRAIN`]. Returns why it stopped when that was not `stop`.
@@ -245,18 +249,29 @@ async fn inbound_loop<P: PeerProfile>(
     mut subs: SelectAll<Subscription>,
     mut stop: watch::Receiver<bool>,
 ) -> Option<String> {
+    let ended =
+        || Some("the transport ended the subscriptions: nothing more will be received".to_owned());
     loop {
-        tokio::select! {
+        // Sleeps until a message or the stop signal comes (the signal first when both did).
+        let mut next = tokio::select! {
+            biased;
             _ = stop.changed() => break,
-            next = subs.next() => match next {
+            next = subs.next() => next,
+        };
+        // Then handles what the subscriptions already hold, up to `BATCH`, without going
+        // back to sleep between them: one wake-up for a burst.
+        for handled in 1..=BATCH {
+            match next {
                 Some(m) => P::on_inbound(state, inlet, m).await,
-                None => {
-                    return Some(
-                        "the transport ended the subscriptions: nothing more will be received"
-                            .to_owned(),
-                    )
-                }
-            },
+                None => return ended(),
+            }
+            if handled == BATCH {
+                break;
+            }
+            match subs.next().now_or_never() {
+                Some(n) => next = n,
+                None => break,
+            }
         }
     }
     let drain = async {
