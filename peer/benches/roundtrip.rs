@@ -17,8 +17,17 @@
 //! temporary directory, the default options: WAL, `synchronous=NORMAL`), driven in the same
 //! rounds; its columns compare it with the receiver without a store.
 //!
+//! The floor of the runtime (issue 34), in the same rounds: "raw + work inline", a raw
+//! `async-nats` subscriber that runs the peer's protocol work itself in its handler (a
+//! `PeerCore` of its own: `on_inbound_bytes`, then `receipt(Accepted)` and `prepare`) and
+//! publishes the receipt's bytes, with no runtime, no event queue and no application task. What
+//! the `Peer` costs beyond it is the runtime's (wake-ups, hand-offs, channels).
+//!
 //! Run: `cargo bench -p agh-peer --bench roundtrip` (needs `nats-server`; started on a free
-//! 127.0.0.1 port and stopped at the end).
+//! 127.0.0.1 port and stopped at the end). `-- interleaved`: only the raw, inline and peer
+//! receivers (no store). `ROUNDTRIP_PROBE=<raw|inline|peer>,<size>,<n>`: nothing but `n`
+//! pipelined requests of `size` bytes to that receiver, for `perf stat` of one phase (`none`:
+//! the same process building the requests but sending none, the part to subtract).
 
 #[path = "../tests/support/nats_server.rs"]
 mod nats_server;
@@ -39,6 +48,7 @@ const CH: &str = "bench";
 const SENDER: &str = "sender.bench";
 const RECEIVER: &str = "receiver.bench";
 const STORED: &str = "stored.bench";
+const INLINE: &str = "inline.bench";
 const WINDOW: usize = 256;
 const ROUNDS: usize = 3;
 
@@ -146,18 +156,12 @@ fn unbounded_work() -> agh_peer::Limits {
     }
 }
 
-fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
-    let n = requests.len() as f64;
-    let options = agh_protocol::Options::at(now());
-    let start = Instant::now();
-    for r in requests {
-        std::hint::black_box(agh_protocol::parse_ref(r, &options).expect("valid"));
-    }
-    let parse_ref = start.elapsed().as_secs_f64() * 1e6 / n;
-    let mut core = PeerCore::new(CoreConfig {
+/// A core as the receiving peers have it.
+fn core_of(peer_id: &str) -> PeerCore {
+    PeerCore::new(CoreConfig {
         workspace_id: WS.into(),
         channel: CH.into(),
-        peer_id: RECEIVER.into(),
+        peer_id: peer_id.into(),
         display_name: None,
         catalog: None,
         greet_interval_secs: 30,
@@ -167,7 +171,18 @@ fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
         trust_policy: Default::default(),
         limits: unbounded_work(),
     })
-    .expect("core");
+    .expect("core")
+}
+
+fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
+    let n = requests.len() as f64;
+    let options = agh_protocol::Options::at(now());
+    let start = Instant::now();
+    for r in requests {
+        std::hint::black_box(agh_protocol::parse_ref(r, &options).expect("valid"));
+    }
+    let parse_ref = start.elapsed().as_secs_f64() * 1e6 / n;
+    let mut core = core_of(RECEIVER);
     let start = Instant::now();
     for r in requests {
         let t = now();
@@ -271,13 +286,66 @@ async fn main() {
             }
         })
     };
+    // Raw + the peer's protocol work inline: the floor of any runtime.
+    let inline_subject = peer_subject(WS, CH, INLINE).expect("subject");
+    let mut inline_sub = raw
+        .subscribe(inline_subject.clone())
+        .await
+        .expect("subscribe");
+    let inline = {
+        let raw = raw.clone();
+        tokio::spawn(async move {
+            let mut core = core_of(INLINE);
+            while let Some(m) = inline_sub.next().await {
+                let t = now();
+                for e in core.on_inbound_bytes(m.payload, t).events {
+                    if let Event::Message(m) = e {
+                        let receipt = core
+                            .receipt(&m, ReceiptStatus::Accepted, None, None, t)
+                            .expect("receipt");
+                        let (p, _) = core.prepare(&receipt).expect("prepared");
+                        raw.publish(p.subject, p.payload).await.expect("receipt");
+                    }
+                }
+            }
+        })
+    };
     raw.flush().await.expect("flush");
     client.flush().await.expect("flush");
+
+    if let Ok(probe) = std::env::var("ROUNDTRIP_PROBE") {
+        let parts: Vec<&str> = probe.split(',').collect();
+        let [phase, size, n] = parts[..] else {
+            panic!("ROUNDTRIP_PROBE: <raw|inline|peer>,<size>,<n>, got `{probe}`")
+        };
+        let (size, n): (usize, usize) = (
+            size.parse().expect("ROUNDTRIP_PROBE: size"),
+            n.parse().expect("ROUNDTRIP_PROBE: n"),
+        );
+        let (to, target) = match phase {
+            "raw" => (raw_in.to_owned(), RECEIVER),
+            "inline" => (inline_subject.clone(), INLINE),
+            "peer" | "none" => (receiver_subject.clone(), RECEIVER),
+            _ => panic!("ROUNDTRIP_PROBE: raw, inline, peer or none, got `{phase}`"),
+        };
+        let t = envelopes_to(target, size, n, "probe");
+        let l = envelopes_to(target, size, 10, "probel");
+        if phase == "none" {
+            // The same process without the requests: what `perf stat` should subtract.
+            println!("none {size} B: {} envelopes built", t.len() + l.len());
+            return;
+        }
+        let f = drive(&client, &mut answers, &to, t, l).await;
+        println!("{phase} {size} B: {:.0} msg/s", f.per_sec);
+        return;
+    }
+    let interleaved = std::env::args().any(|a| a == "interleaved");
 
     println!("| size | raw msg/s | peer msg/s | peer/raw | raw p50 | raw p99 | peer p50 | peer p99 | peer p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut work_rows = Vec::new();
     let mut store_rows = Vec::new();
+    let mut inline_rows = Vec::new();
     for (size, n, m) in [
         (200usize, 20_000usize, 2_000usize),
         (1024, 20_000, 2_000),
@@ -285,6 +353,7 @@ async fn main() {
     ] {
         let mut raws = Vec::new();
         let mut peers = Vec::new();
+        let mut inlines = Vec::new();
         let mut works = Vec::new();
         let mut storeds = Vec::new();
         let mut transactions = Vec::new();
@@ -301,6 +370,12 @@ async fn main() {
             let t = envelopes(size, n, &format!("{tag}pt"));
             let l = envelopes(size, m, &format!("{tag}pl"));
             peers.push(drive(&client, &mut answers, &receiver_subject, t, l).await);
+            let t = envelopes_to(INLINE, size, n, &format!("{tag}it"));
+            let l = envelopes_to(INLINE, size, m, &format!("{tag}il"));
+            inlines.push(drive(&client, &mut answers, &inline_subject, t, l).await);
+            if interleaved {
+                continue;
+            }
             let t = envelopes_to(STORED, size, n, &format!("{tag}st"));
             let l = envelopes_to(STORED, size, m, &format!("{tag}sl"));
             let before = store.transactions();
@@ -315,10 +390,21 @@ async fn main() {
         let (rr, pr) = (rate(&raws), rate(&peers));
         let (r50, r99) = (p(&raws, |f| f.p50), p(&raws, |f| f.p99));
         let (p50, p99) = (p(&peers, |f| f.p50), p(&peers, |f| f.p99));
-        let sr = rate(&storeds);
-        let (s50, s99) = (p(&storeds, |f| f.p50), p(&storeds, |f| f.p99));
-        let per_request = median(transactions, |x| *x);
-        store_rows.push(format!(
+        let ir = rate(&inlines);
+        let (i50, i99) = (p(&inlines, |f| f.p50), p(&inlines, |f| f.p99));
+        inline_rows.push(format!(
+            "| {size} B | {rr:.0} | {ir:.0} | {:.2} | {pr:.0} | {:.2} | {:.2} | {:.1} us | {:.1} us |",
+            ir / rr,
+            pr / rr,
+            pr / ir,
+            i50.as_secs_f64() * 1e6,
+            i99.as_secs_f64() * 1e6,
+        ));
+        if !interleaved {
+            let sr = rate(&storeds);
+            let (s50, s99) = (p(&storeds, |f| f.p50), p(&storeds, |f| f.p99));
+            let per_request = median(transactions, |x| *x);
+            store_rows.push(format!(
             "| {size} B | {pr:.0} | {sr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} | {per_request:.2} |",
             sr / pr,
             p50.as_secs_f64() * 1e6,
@@ -327,6 +413,7 @@ async fn main() {
             s99.as_secs_f64() * 1e6,
             s99.as_secs_f64() / p99.as_secs_f64()
         ));
+        }
         let parse_ref = median(works.iter().map(|w| w.0).collect(), |x| *x);
         let work = median(works.iter().map(|w| w.1).collect(), |x| *x);
         let budget = 1e6 / (0.85 * rr) - 1e6 / rr;
@@ -352,12 +439,21 @@ async fn main() {
         println!("{row}");
     }
     println!();
-    println!("| size | peer msg/s | with store msg/s | store/none | peer p50 | peer p99 | store p50 | store p99 | store p99 / peer p99 | commits / request |");
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    for row in store_rows {
+    println!("| size | raw msg/s | raw + work inline msg/s | inline/raw | peer msg/s | peer/raw | peer/inline | inline p50 | inline p99 |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for row in inline_rows {
         println!("{row}");
     }
+    if !interleaved {
+        println!();
+        println!("| size | peer msg/s | with store msg/s | store/none | peer p50 | peer p99 | store p50 | store p99 | store p99 / peer p99 | commits / request |");
+        println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+        for row in store_rows {
+            println!("{row}");
+        }
+    }
     echo.abort();
+    inline.abort();
     app.abort();
     stored_app.abort();
     drop(server);

@@ -1,6 +1,6 @@
 //! The application's event queue, for any profile's event type: bounded; what must not be lost
-//! waits for room ([`EventSink::deliver`]), everything else is dropped and counted when it is
-//! full ([`EventSink::emit`]).
+//! waits for room (sent through [`EventSink::tx`]), everything else is dropped and counted when
+//! it is full ([`EventSink::emit`]).
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,16 +70,14 @@ impl<E> EventSink<E> {
     /// dropped once the stream has ended).
     pub(crate) fn emit(&self, event: E) {
         if let Some(tx) = self.tx() {
-            if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(event) {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-            }
+            self.emit_on(&tx, event);
         }
     }
 
-    /// Hands an event on, waiting for room in the queue.
-    pub(crate) async fn deliver(&self, event: E) {
-        if let Some(tx) = self.tx() {
-            let _ = tx.send(event).await;
+    /// [`EventSink::emit`] through a handle the caller already has ([`EventSink::tx`]).
+    pub(crate) fn emit_on(&self, tx: &mpsc::Sender<E>, event: E) {
+        if let Err(mpsc::error::TrySendError::Full(_)) = tx.try_send(event) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 

@@ -36,6 +36,19 @@ use crate::transport::{Inbound, LinkEvent, Subscription, Transport};
 /// already received (after unsubscribing), and flushing what was published: the drain.
 pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(2);
 
+/// How long a peer's shutdown ([`crate::Peer::shutdown`], [`crate::acp::Agent::shutdown`]) waits
+/// for the runtime's tasks (the drain included) before aborting them, and then again for the
+/// transport's flush.
+pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
+
+/// `now + wait`, or a year from now when that is not representable (a wait that long is
+/// unbounded in practice).
+pub(crate) fn deadline_after(wait: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
+}
+
 /// What one profile keeps and does in a running peer; implemented by its receiving state, which
 /// the runtime's tasks share. Every hook is called by the runtime's loops only.
 pub(crate) trait PeerProfile: Send + Sync + Sized + 'static {
@@ -223,6 +236,10 @@ impl<P: PeerProfile> Runtime<P> {
     }
 }
 
+/// How many messages the inbound loop handles per wake-up, when so many are waiting, before it
+/// looks at the stop signal again.
+const BATCH: usize = 64;
+
 /// The inbound loop: every message of the subscriptions through the profile until `stop`. Then
 /// it unsubscribes, processes what was already received and flushes, for at most
 /// [`SHUTDOWN_DRAIN`]. Returns why it stopped when that was not `stop`.
@@ -232,18 +249,29 @@ async fn inbound_loop<P: PeerProfile>(
     mut subs: SelectAll<Subscription>,
     mut stop: watch::Receiver<bool>,
 ) -> Option<String> {
+    let ended =
+        || Some("the transport ended the subscriptions: nothing more will be received".to_owned());
     loop {
-        tokio::select! {
+        // Sleeps until a message or the stop signal comes (the signal first when both did).
+        let mut next = tokio::select! {
+            biased;
             _ = stop.changed() => break,
-            next = subs.next() => match next {
+            next = subs.next() => next,
+        };
+        // Then handles what the subscriptions already hold, up to `BATCH`, without going
+        // back to sleep between them: one wake-up for a burst.
+        for handled in 1..=BATCH {
+            match next {
                 Some(m) => P::on_inbound(state, inlet, m).await,
-                None => {
-                    return Some(
-                        "the transport ended the subscriptions: nothing more will be received"
-                            .to_owned(),
-                    )
-                }
-            },
+                None => return ended(),
+            }
+            if handled == BATCH {
+                break;
+            }
+            match subs.next().now_or_never() {
+                Some(n) => next = n,
+                None => break,
+            }
         }
     }
     let drain = async {

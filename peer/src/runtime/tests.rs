@@ -253,3 +253,54 @@ async fn a_profile_that_panics_stops_the_loop_and_is_told_why() {
     );
     drop(runtime);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bursts_larger_than_a_batch_come_in_order_and_a_flood_does_not_hold_off_the_stop() {
+    let server = nats_server::NatsServer::start();
+    let (runtime, subjects, mut seen) = start(&server.url(), &[]).await;
+    let other = Arc::new(NatsTransport::connect(&server.url()).await.unwrap());
+
+    // A burst of several batches, published at once: every message, in publish order.
+    let burst = 5 * BATCH + 3;
+    for i in 0..burst {
+        other
+            .publish(subjects.own().to_owned(), Bytes::from(i.to_string()))
+            .await
+            .unwrap();
+    }
+    other.flush().await.unwrap();
+    for i in 0..burst {
+        let (_, payload) = next(&mut seen, "a message of the burst", message).await;
+        assert_eq!(&payload[..], i.to_string().as_bytes());
+    }
+
+    // A flood that never pauses: the loop still hears the stop signal (between batches),
+    // drains and reports a stop it asked for.
+    let flood = {
+        let (other, own) = (other.clone(), subjects.own().to_owned());
+        tokio::spawn(async move {
+            loop {
+                for _ in 0..BATCH {
+                    let _ = other
+                        .publish(own.clone(), Bytes::from_static(b"more"))
+                        .await;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    next(&mut seen, "the flood", message).await;
+    runtime.stop();
+    let stopped = async {
+        loop {
+            if let Some(Seen::Stop(why)) = seen.recv().await {
+                return why;
+            }
+        }
+    };
+    let why = tokio::time::timeout(SHUTDOWN_DRAIN + Duration::from_secs(5), stopped)
+        .await
+        .expect("the loop stops within the drain while the flood goes on");
+    assert_eq!(why, None);
+    flood.abort();
+}

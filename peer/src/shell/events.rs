@@ -14,11 +14,6 @@ impl Shared {
         self.events.emit(event);
     }
 
-    /// Hands a delivery to the application, waiting for room in its queue.
-    pub(crate) async fn deliver(&self, event: Event) {
-        self.events.deliver(event).await;
-    }
-
     /// Reports what was dropped since the last report (events, then inbound messages), when
     /// there is room for the report.
     pub(crate) fn report_drops(&self) {

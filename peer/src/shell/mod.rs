@@ -24,10 +24,10 @@ use crate::core::{self as peer_core, Container, Event, Publish};
 use crate::error::PeerError;
 use crate::limits::Limits;
 use crate::record;
-use crate::runtime::{self, EventSink, Link, PeerProfile, Runtime};
+use crate::runtime::{self, deadline_after, EventSink, Link, PeerProfile, Runtime};
 use crate::transport::{Inbound, Transport, TransportError};
 
-pub use crate::runtime::{Events, SHUTDOWN_DRAIN};
+pub use crate::runtime::{Events, SHUTDOWN_DRAIN, SHUTDOWN_WAIT};
 
 /// The clock: Unix seconds.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -217,18 +217,6 @@ pub struct WhoisQuery {
 /// The longest greet interval [`Peer::join`] accepts: one day.
 pub const MAX_GREET_INTERVAL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// How long [`Peer::shutdown`] waits for its tasks (the drain included) before aborting them,
-/// and then again for the transport's flush.
-pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
-
-/// `now + wait`, or a year from now when that is not representable (a wait that long is
-/// unbounded in practice).
-fn deadline_after(wait: Duration) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
-    now.checked_add(wait)
-        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 60 * 60))
-}
-
 struct Shared {
     core: Mutex<peer_core::PeerCore>,
     transport: Arc<dyn Transport>,
@@ -286,6 +274,8 @@ impl Shared {
         for p in &out.publish {
             self.publish_or_report(p).await;
         }
+        // One handle on the queue for all of the step's events.
+        let queue = self.events.tx();
         for e in out.events {
             // Only `whois` / `request` calls in progress listen here: no copy without them.
             if let Event::Message(m) = &e {
@@ -293,10 +283,11 @@ impl Shared {
                     let _ = self.delivered.send(m.clone());
                 }
             }
+            let Some(queue) = &queue else { continue };
             if wait && e.is_delivery() {
-                self.deliver(e).await;
+                let _ = queue.send(e).await;
             } else {
-                self.emit(e);
+                self.events.emit_on(queue, e);
             }
         }
     }
@@ -516,16 +507,32 @@ impl Peer {
     /// the calls, and this returns when it is queued: a record that fails then is reported as
     /// an `internal` [`Event::Refused`] ("not sent") and counted in `send_failed`.
     pub async fn send(&self, message: Message) -> Result<Sent, PeerError> {
-        let (publish, outcome, writes) = {
-            let mut core = self.shared().core()?;
-            let (publish, outcome) = core.prepare(&message)?;
-            let writes = self
-                .shared()
-                .store
-                .as_ref()
-                .map(|_| record::sent(&core, &message, &publish, &outcome));
-            (publish, outcome, writes)
-        };
+        let prepared = self.prepare(&mut *self.shared().core()?, &message)?;
+        self.dispatch(message, prepared).await
+    }
+
+    /// What [`Peer::send`] does under the core's lock: the lifecycle's record of `message`, its
+    /// bytes and subject, and (with a store) its record's writes.
+    fn prepare(
+        &self,
+        core: &mut peer_core::PeerCore,
+        message: &Message,
+    ) -> Result<(Publish, Outcome, Option<Vec<agh_store::Write>>), PeerError> {
+        let (publish, outcome) = core.prepare(message)?;
+        let writes = self
+            .shared()
+            .store
+            .as_ref()
+            .map(|_| record::sent(core, message, &publish, &outcome));
+        Ok((publish, outcome, writes))
+    }
+
+    /// What [`Peer::send`] does after [`Peer::prepare`]: records, publishes and reports.
+    async fn dispatch(
+        &self,
+        message: Message,
+        (publish, outcome, writes): (Publish, Outcome, Option<Vec<agh_store::Write>>),
+    ) -> Result<Sent, PeerError> {
         let work = outcome.is_accepted().then(|| Event::Work {
             message_id: message.id().to_owned(),
             outcome: outcome.clone(),
@@ -609,11 +616,14 @@ impl Peer {
         detail: Option<&str>,
     ) -> Result<Sent, PeerError> {
         let now = self.now();
-        let m = self
-            .shared()
-            .core()?
-            .receipt(message, status, reason_code, detail, now)?;
-        self.send(m).await
+        // Written and prepared under one lock.
+        let (m, prepared) = {
+            let mut core = self.shared().core()?;
+            let m = core.receipt(message, status, reason_code, detail, now)?;
+            let prepared = self.prepare(&mut core, &m)?;
+            (m, prepared)
+        };
+        self.dispatch(m, prepared).await
     }
 
     /// Sends a trace for the work unit of `message` (any message of that unit) to the other
