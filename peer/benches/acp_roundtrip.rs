@@ -18,7 +18,8 @@
 //! >= 0.6x raw, p99 <= 1.3x raw.
 //!
 //! Run: `cargo bench -p agh-peer --bench acp_roundtrip` (needs `nats-server`; started on a free
-//! 127.0.0.1 port and stopped at the end).
+//! 127.0.0.1 port and stopped at the end). `ACP_ROUNDTRIP_PROBE=raw|floor|acp` runs one phase
+//! alone, for `perf stat` or `perf record` of it.
 
 mod acp_work;
 #[path = "../tests/support/nats_server.rs"]
@@ -306,6 +307,9 @@ async fn main() {
         client: async_nats::connect(&url).await.expect("inline client"),
     };
 
+    // ACP_ROUNDTRIP_PROBE=raw|floor|acp runs that phase alone (for `perf stat` / `perf record`).
+    let probe = std::env::var("ACP_ROUNDTRIP_PROBE").ok();
+    let probe = probe.as_deref();
     let mut usage = Vec::new();
     println!("| question | raw req/s | floor req/s | acp req/s | floor/raw | acp/raw | raw p50 | raw p99 | acp p50 | acp p99 | acp p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
@@ -344,9 +348,29 @@ async fn main() {
         let mut failed = Vec::new();
         for _ in 0..ROUNDS {
             let [r, f, c] = &mut used;
-            raws.push(measured(server_pid, r, raw_round(&client, "bench.raw", &query_bytes)).await);
-            floors.push(measured(server_pid, f, inline_round(&caller, &q)).await);
-            acps.push(measured(server_pid, c, acp_round(&a, &q, &mut failed)).await);
+            if probe.is_none_or(|p| p == "raw") {
+                let round = raw_round(&client, "bench.raw", &query_bytes);
+                raws.push(measured(server_pid, r, round).await);
+            }
+            if probe.is_none_or(|p| p == "floor") {
+                floors.push(measured(server_pid, f, inline_round(&caller, &q)).await);
+            }
+            if probe.is_none_or(|p| p == "acp") {
+                acps.push(measured(server_pid, c, acp_round(&a, &q, &mut failed)).await);
+            }
+        }
+        if probe.is_some() {
+            // One phase only: its figures alone, no ratio.
+            let ran = [&raws, &floors, &acps].into_iter().find(|v| !v.is_empty());
+            for f in ran.into_iter().flatten() {
+                println!(
+                    "{size} B {}: {:.0} req/s, p99 {:?}",
+                    probe.unwrap_or(""),
+                    f.per_sec,
+                    f.p99
+                );
+            }
+            continue;
         }
         usage.push((size, used));
         let rate = |v: &Vec<Figures>| median(v.iter().map(|f| f.per_sec).collect(), |x| *x);

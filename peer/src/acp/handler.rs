@@ -139,8 +139,10 @@ fn one_line(text: &str) -> String {
     let breaks = |c: char| matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}');
     // A break is `\n`, `\r`, or starts with 0xC2 (U+0085) or 0xE2 (U+2028, U+2029): text
     // without those bytes has none, seen without decoding its characters.
-    let may_break = |b: &u8| matches!(b, b'\n' | b'\r' | 0xc2 | 0xe2);
-    let no_break = !text.as_bytes().iter().any(may_break) || !text.contains(breaks);
+    // 32 bytes at a time, with no early exit inside a chunk: a loop the compiler vectorizes.
+    let may_break = |seen: bool, b: &u8| seen | matches!(b, b'\n' | b'\r' | 0xc2 | 0xe2);
+    let maybe = |chunk: &[u8]| chunk.iter().fold(false, may_break);
+    let no_break = !text.as_bytes().chunks(32).any(maybe) || !text.contains(breaks);
     if no_break && !text.trim().is_empty() {
         return text.to_owned();
     }
