@@ -137,7 +137,13 @@ impl Handler for Echo {
 /// `text` on one line (line breaks become spaces), non-blank.
 fn one_line(text: &str) -> String {
     let breaks = |c: char| matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}');
-    if !text.contains(breaks) && !text.trim().is_empty() {
+    // A break is `\n`, `\r`, or starts with 0xC2 (U+0085) or 0xE2 (U+2028, U+2029): text
+    // without those bytes has none, seen without decoding its characters.
+    // 32 bytes at a time, with no early exit inside a chunk: a loop the compiler vectorizes.
+    let may_break = |seen: bool, b: &u8| seen | matches!(b, b'\n' | b'\r' | 0xc2 | 0xe2);
+    let maybe = |chunk: &[u8]| chunk.iter().fold(false, may_break);
+    let no_break = !text.as_bytes().chunks(32).any(maybe) || !text.contains(breaks);
+    if no_break && !text.trim().is_empty() {
         return text.to_owned();
     }
     let line: String = text
@@ -186,5 +192,24 @@ pub fn no_capabilities() -> CapabilitiesPayload {
         model: None,
         tools: None,
         extra: Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn one_line_replaces_every_line_break_and_keeps_other_text() {
+        assert_eq!(one_line("plain text"), "plain text");
+        assert_eq!(one_line("a\nb\rc"), "a b c");
+        assert_eq!(one_line("a\u{85}b\u{2028}c\u{2029}d"), "a b c d");
+        // Lead bytes 0xC2 and 0xE2 that start no break: kept as they are.
+        assert_eq!(
+            one_line("\u{a0}\u{20ac} \u{2014}"),
+            "\u{a0}\u{20ac} \u{2014}"
+        );
+        assert_eq!(one_line("  "), "(blank)");
+        assert_eq!(one_line("\n\u{2028}"), "(blank)");
     }
 }

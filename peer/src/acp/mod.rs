@@ -8,7 +8,8 @@
 //! `to`, dedup, correlation). Requests addressed to the agent are answered: `ping` and
 //! `discover` by the runtime from its capabilities, queries, delegations and notifications by
 //! the application's [`Handler`]; whatever the inbox refuses (an unknown kind, a malformed
-//! envelope, a reply to nothing) is answered with ACP's `error` (`agh_acp::error_reply`).
+//! envelope, a reply to nothing) is answered with ACP's `error` (`agh_acp::error_reply`), and so
+//! is a delivered message whose payload its kind's generated type does not take (`malformed`).
 //!
 //! Asking: [`Agent::ping`], [`Agent::query`], [`Agent::delegate`], [`Agent::cancel`] and
 //! [`Agent::discover`] are NATS requests with a deadline (the request's `deadline_ms` where it

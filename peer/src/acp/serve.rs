@@ -6,6 +6,7 @@ use std::time::Duration;
 use agh_acp::{
     AckPayload, AgentStatus, Correlation, Count, ErrorPayload, KnownBody, PongPayload, Verdict,
 };
+use agh_runtime::correlation::Exchanged;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use serde_json::Map;
@@ -102,6 +103,19 @@ async fn answer<T: serde::Serialize + ?Sized>(
     }
 }
 
+/// Records in the inbox an envelope this agent sends that the parser already checked (no
+/// second parse); whether the inbox took it.
+fn record(shared: &Shared, message: &agh_acp::Message, now: i64) -> bool {
+    let e = message.envelope();
+    let kind = message.kind();
+    let facts = message
+        .body_json()
+        .and_then(|b| shared.correlator.body_facts(kind, b.get()));
+    let (to, reference) = (e.to.as_deref(), e.ref_.as_deref());
+    let sent = Exchanged::new(kind, &e.id, &e.from, to, reference, now).with_body(facts.as_ref());
+    shared.inbox.lock().is_ok_and(|mut i| i.sent(&sent).is_ok())
+}
+
 async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound) {
     let now = now_ms();
     let verdict = match shared.inbox.lock() {
@@ -116,19 +130,14 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
             let id = shared.ids.next_id();
             if let Ok(Some(reply)) = agh_acp::error_reply(&r, shared.id(), &id, now) {
                 let to = reply.envelope().to.as_ref().map(|t| t.to_string());
-                let bytes = reply.into_bytes();
-                let recorded = shared
-                    .inbox
-                    .lock()
-                    .is_ok_and(|mut i| i.send_bytes(bytes.clone(), now).is_ok())
-                    .then_some(bytes);
                 let subject = match (&m.reply, &to) {
                     (Some(r), _) => Some(r.clone()),
                     (None, Some(to)) => shared.subjects.direct(to).ok(),
                     (None, None) => None,
                 };
-                if let (Some(bytes), Some(subject)) = (recorded, subject) {
-                    let _ = shared.transport.publish(subject, bytes).await;
+                // Checked by `error_reply`'s parse: recorded from it, not parsed again.
+                if let (true, Some(subject)) = (record(shared, &reply, now), subject) {
+                    let _ = shared.transport.publish(subject, reply.into_bytes()).await;
                 }
             }
             return;
@@ -152,8 +161,12 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
     };
     let reference = envelope.ref_.as_ref().map(|r| r.to_string());
     let kind = message.kind();
-    let Ok(body) = message.to_owned_body() else {
-        return;
+    let body = match message.to_owned_body() {
+        Ok(body) => body,
+        // Checked, but not of its kind's generated type: answered with `error` (the
+        // rejection's code, `malformed`) like any refused message, an `error` excepted; a
+        // reply this agent waits for (a delegation's `result`) resolves its waiter with it.
+        Err(r) => return undecodable(shared, &route, &sender, kind, &correlation, &r).await,
     };
     let Some(body) = body else {
         // ping, discover and cancel may come without a payload.
@@ -195,6 +208,28 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
         | KnownBody::Response(_)
         | KnownBody::Ack(_)
         | KnownBody::Capabilities(_) => {}
+    }
+}
+
+/// A delivered message whose body its kind's generated type does not take: answered with
+/// `error` (the rejection's code) unless it is an `error`; a reply this agent waits for (a
+/// delegation's `result`) resolves its waiter with the failure.
+async fn undecodable(
+    shared: &Shared,
+    route: &Route,
+    sender: &Sender,
+    kind: &str,
+    correlation: &Correlation,
+    r: &agh_runtime::Rejection,
+) {
+    settle(
+        shared,
+        correlation,
+        Err(Failure::local(r.code.as_str(), r.to_string())),
+    );
+    if kind != "error" {
+        let e = error(r.code.as_str(), &r.to_string());
+        answer(shared, route, "error", Some(&sender.id), &e).await;
     }
 }
 
@@ -336,5 +371,89 @@ async fn cancel(
             &error("cancelled", &why),
         )
         .await;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::acp::{Agent, AgentConfig, Silent};
+    use agh_runtime::{Head, Problem, ReasonCode, Rejection};
+    use futures_util::StreamExt;
+
+    const A: &str = "aaaaaaaaaaaaaaaa";
+    const B: &str = "bbbbbbbbbbbbbbbb";
+
+    /// No message that passes the parser fails its typed decode today (the generated types
+    /// and checks come from the same schemas), so the path is driven directly: what B does
+    /// with a query from A whose body its type would not take.
+    #[tokio::test]
+    async fn a_delivered_message_its_type_does_not_take_is_answered_with_error() {
+        let bus = crate::Bus::new();
+        let b = Agent::start(AgentConfig::new(B), bus.clone(), Silent)
+            .await
+            .unwrap();
+        let shared = b.shared();
+        let mut to_a = bus
+            .subscribe(shared.subjects.direct(A).unwrap())
+            .await
+            .unwrap();
+        let id = agh_acp::new_id().unwrap();
+        let payload = serde_json::json!({ "question": "q" });
+        let query =
+            agh_acp::write_envelope("query", &id, A, Some(B), None, Some(&payload), now_ms());
+        let Verdict::Delivered { correlation, .. } =
+            shared.inbox.lock().unwrap().receive(&query, now_ms())
+        else {
+            panic!("the query is delivered")
+        };
+        let rejection = |kind: &str| {
+            let problem = Problem::new(ReasonCode::Malformed, "/payload", "schema", "no fit");
+            let head = Head {
+                kind: Some(kind.to_owned()),
+                ..Head::default()
+            };
+            Rejection::new(problem, head)
+        };
+        let route = Route {
+            to: A.to_owned(),
+            reply: None,
+        };
+        let sender = Sender {
+            from: A.to_owned(),
+            id: id.clone(),
+        };
+        undecodable(
+            shared,
+            &route,
+            &sender,
+            "query",
+            &correlation,
+            &rejection("query"),
+        )
+        .await;
+        let answer = to_a.next().await.unwrap();
+        let m = agh_acp::parse(&answer.payload, &agh_acp::options(now_ms() / 1000)).unwrap();
+        assert_eq!(m.kind(), "error");
+        assert_eq!(m.envelope().ref_.as_deref(), Some(id.as_str()));
+        let Ok(Some(KnownBody::Error(e))) = m.to_owned_body() else {
+            panic!("an error payload")
+        };
+        assert_eq!(e.code.as_str(), "malformed");
+        assert!(e.message.contains("no fit"), "{}", e.message.as_str());
+        // An `error` is never answered with one.
+        undecodable(
+            shared,
+            &route,
+            &sender,
+            "error",
+            &correlation,
+            &rejection("error"),
+        )
+        .await;
+        let nothing = tokio::time::timeout(Duration::from_millis(100), to_a.next()).await;
+        assert!(nothing.is_err(), "an error was answered: {nothing:?}");
+        b.shutdown().await;
     }
 }

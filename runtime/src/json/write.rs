@@ -5,9 +5,14 @@
 //! characters U+0000 to U+001F escaped (`\b`, `\t`, `\n`, `\f`, `\r` in their short forms, the
 //! others as `\u00XX` with lowercase hex digits), everything else (U+007F, U+2028, any other
 //! Unicode) written as its UTF-8. So the bytes a writer puts together are the bytes
-//! `Message::to_vec` writes for the same members.
+//! `Message::to_vec` writes for the same members. Strings are escaped eight bytes at a time
+//! while no byte of the word needs an escape, and [`value`] serializes through `compact`, which
+//! writes serde_json's compact form with this module's strings (serde_json escapes a byte at a
+//! time: most of the cost of a payload with long text).
 
 use std::io::Write as _;
+
+mod compact;
 
 /// The escape of each byte below 0x80 that needs one: `0` none, `u` the `\u00XX` form,
 /// otherwise the letter after the backslash.
@@ -36,14 +41,12 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        // Bytes of multi-byte UTF-8 sequences are all >= 0x80: never escaped.
-        let escape = match ESCAPE.get(usize::from(b)) {
-            Some(&e) if e != 0 => e,
-            _ => continue,
-        };
+    while let Some(i) = next_escape(bytes, start) {
         out.extend_from_slice(&bytes[start..i]);
         start = i + 1;
+        let b = bytes[i];
+        // `next_escape` stops at bytes below 0x80 with an escape only.
+        let escape = ESCAPE[usize::from(b & 0x7f)];
         out.push(b'\\');
         out.push(escape);
         if escape == b'u' {
@@ -54,6 +57,42 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Each byte of a word set to `b`.
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// The high bit of each byte of `w` that is below 0x20, `"` or `\` (and possibly of bytes
+/// after such a byte: the lowest set bit is always a true one). Bytes of multi-byte UTF-8
+/// sequences (>= 0x80) are never marked.
+fn escapes_in(w: u64) -> u64 {
+    let high = splat(0x80);
+    let zero_in = |v: u64| v.wrapping_sub(splat(0x01)) & !v & high;
+    let control = w.wrapping_sub(splat(0x20)) & !w & high;
+    control | zero_in(w ^ splat(b'"')) | zero_in(w ^ splat(b'\\'))
+}
+
+/// The index of the first byte at or after `from` that needs an escape: eight bytes at a time
+/// while none does, then byte by byte.
+fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = bytes.get(from..)?;
+    let mut words = rest.chunks_exact(8);
+    let mut at = from;
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let marked = escapes_in(u64::from_le_bytes(word));
+        if marked != 0 {
+            return Some(at + (marked.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = words.remainder();
+    tail.iter()
+        .position(|&b| ESCAPE.get(usize::from(b)).is_some_and(|&e| e != 0))
+        .map(|i| at + i)
 }
 
 /// Appends the integer `n` in decimal.
@@ -68,7 +107,7 @@ pub fn value<T: serde::Serialize + ?Sized>(
     out: &mut Vec<u8>,
     value: &T,
 ) -> Result<(), serde_json::Error> {
-    serde_json::to_writer(out, value)
+    value.serialize(compact::Compact(out))
 }
 
 #[cfg(test)]
@@ -79,6 +118,148 @@ mod tests {
         let mut out = Vec::new();
         string(&mut out, s);
         String::from_utf8(out).expect("UTF-8")
+    }
+
+    /// Strings made of the characters that matter to the escape: controls, `"`, `\`, ASCII,
+    /// U+007F, two-, three- and four-byte UTF-8 (U+2028 among them), in runs long enough to
+    /// cross the eight-byte words at every offset.
+    fn texts() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let one = prop_oneof![
+            4 => proptest::char::range('\u{20}', '\u{7e}'),
+            2 => proptest::char::range('\u{0}', '\u{1f}'),
+            1 => Just('"'),
+            1 => Just('\\'),
+            1 => Just('\u{7f}'),
+            1 => proptest::char::range('\u{80}', '\u{7ff}'),
+            1 => prop_oneof![Just('\u{2028}'), Just('\u{fffd}'), Just('\u{a2}'), Just('\u{dc}')],
+            1 => proptest::char::range('\u{10000}', '\u{10ffff}'),
+        ];
+        proptest::collection::vec(one, 0..80).prop_map(|cs| cs.into_iter().collect())
+    }
+
+    /// JSON values of every shape, numbers spelled in every way `arbitrary_precision` keeps.
+    fn values() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let number = prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<u64>().prop_map(|n| n.to_string()),
+            Just("1e400".to_owned()),
+            Just("-0".to_owned()),
+            Just("1.50".to_owned()),
+            Just("18446744073709551616".to_owned()),
+        ]
+        .prop_map(|t| serde_json::from_str::<Value>(&t).expect("a number"));
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            number,
+            texts().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((texts(), inner), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+        #[test]
+        fn random_strings_are_escaped_as_serde_json_escapes_them(s in texts()) {
+            proptest::prop_assert_eq!(written(&s), serde_json::to_string(&s).expect("json"));
+        }
+
+        #[test]
+        fn random_values_are_written_as_serde_json_writes_them(v in values()) {
+            let mut out = Vec::new();
+            value(&mut out, &v).expect("written");
+            let expected = serde_json::to_vec(&v).expect("json");
+            proptest::prop_assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&expected));
+        }
+    }
+
+    #[test]
+    fn every_serde_shape_is_written_as_serde_json_writes_it() {
+        use std::collections::BTreeMap;
+        #[derive(serde::Serialize)]
+        struct Unit;
+        #[derive(serde::Serialize)]
+        struct Newtype(String);
+        #[derive(serde::Serialize)]
+        struct Pair(u8, char);
+        #[derive(serde::Serialize)]
+        enum Kind {
+            Plain,
+            Wrapped(i32),
+            Tuple(u8, &'static str),
+            Fields { a: Option<u8>, b: Vec<u8> },
+        }
+        #[derive(serde::Serialize)]
+        struct All {
+            unit: Unit,
+            unit_value: (),
+            newtype: Newtype,
+            pair: Pair,
+            kinds: Vec<Kind>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            skipped: Option<u8>,
+            none: Option<u8>,
+            floats: (f32, f64, f64),
+            big: (i128, u128),
+            #[serde(with = "bytes_as_bytes")]
+            bytes: Vec<u8>,
+            int_keys: BTreeMap<i64, bool>,
+            bool_keys: BTreeMap<bool, u8>,
+            text_keys: BTreeMap<String, ()>,
+            raw: Box<serde_json::value::RawValue>,
+            #[serde(rename = "q\"\u{1}")]
+            odd_name: u8,
+            empty: (Vec<u8>, BTreeMap<String, u8>),
+        }
+        mod bytes_as_bytes {
+            pub fn serialize<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(b)
+            }
+        }
+        let all = All {
+            unit: Unit,
+            unit_value: (),
+            newtype: Newtype("new\ttype".into()),
+            pair: Pair(7, '\u{1}'),
+            kinds: vec![
+                Kind::Plain,
+                Kind::Wrapped(-3),
+                Kind::Tuple(1, "t\""),
+                Kind::Fields {
+                    a: None,
+                    b: vec![1, 2],
+                },
+            ],
+            skipped: None,
+            none: None,
+            floats: (1.5, f64::NAN, 1e300),
+            big: (i128::MIN, u128::MAX),
+            bytes: vec![0, 255],
+            int_keys: [(-1, true), (2, false)].into_iter().collect(),
+            bool_keys: [(true, 1)].into_iter().collect(),
+            text_keys: [("k\n".to_owned(), ())].into_iter().collect(),
+            raw: serde_json::value::RawValue::from_string("[1, 2 ,3]".into()).expect("raw"),
+            odd_name: 1,
+            empty: (Vec::new(), BTreeMap::new()),
+        };
+        let mut out = Vec::new();
+        value(&mut out, &all).expect("written");
+        let expected = serde_json::to_string(&all).expect("json");
+        assert_eq!(String::from_utf8(out).expect("UTF-8"), expected);
+        // A key serde_json refuses is refused here too.
+        let refused: BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into_iter().collect();
+        assert!(serde_json::to_vec(&refused).is_err());
+        assert!(value(&mut Vec::new(), &refused).is_err());
     }
 
     #[test]
