@@ -407,7 +407,7 @@ pub(super) struct Hub {
     /// Set by the checkpointer: the store file's WAL, the log file's, has grown past its cap.
     too_big: [Arc<AtomicBool>; 2],
     /// Tells the checkpointer that a transaction committed.
-    signal: mpsc::SyncSender<()>,
+    signal: checkpoint::Signal,
     /// Readers may lag by at most about this many log rows.
     max_lag: i64,
 }
@@ -420,7 +420,7 @@ impl Hub {
     pub(super) fn new(
         writer: Writer,
         too_big: [Arc<AtomicBool>; 2],
-        signal: mpsc::SyncSender<()>,
+        signal: checkpoint::Signal,
         max_lag: usize,
     ) -> Hub {
         Hub {
@@ -450,7 +450,7 @@ impl Hub {
             // transaction starts it over.
             let _ = checkpoint::checkpoint(conn);
         }
-        let _ = self.signal.try_send(());
+        self.signal.committed();
     }
 
     fn waiting(&self) -> bool {
