@@ -93,8 +93,7 @@ impl Sink {
                 // nothing can come before this step.
                 if shared.flights.steps.load(Ordering::SeqCst) == 0 {
                     match step.ticket.as_ref().map(agh_store::Ticket::try_take) {
-                        None => return shared.run(step.out, true).await,
-                        Some(Some(Ok(()))) => return shared.run(step.out, true).await,
+                        None | Some(Some(Ok(()))) => return shared.run(step.out, true).await,
                         Some(Some(Err(e))) => return shared.emit(record::unrecorded(&e)),
                         Some(None) => {}
                     }
