@@ -22,8 +22,9 @@
 //! presence) are derived from the log by the writer behind those commits, in batches (when no
 //! group has come for a moment, and at the latest once [`SqliteOptions::max_lag`] groups wait),
 //! with the mark of what is derived (`derived_upto`) in the store file, committed with what is
-//! derived; the log rows at or below it are deleted afterwards (by the next append, or on open
-//! after a crash: idempotent). Opening a store derives what a crash left out before anything
+//! derived; the log rows at or below it are deleted afterwards (by the next appends, the oldest
+//! first and a few more than each adds, so that no append writes more than a few pages; all of
+//! them on close, and on open after a crash: idempotent). Opening a store derives what a crash left out before anything
 //! reads it; a store opened without its log file has nothing underived. So a reader may lag the writer by at most one
 //! batch; [`Store::settled`] waits until it does not ([`Store::write`] does both).
 //!
@@ -32,7 +33,7 @@
 //! committed group is in the WAL file when its ticket is ready: it survives the process being
 //! killed at any moment (`kill -9`), but a power loss or OS crash may lose the groups committed
 //! since the last checkpoint began (the database stays consistent: they are lost whole). A
-//! checkpointer thread beside the writer checkpoints, at most every 250 ms while writes come in,
+//! checkpointer thread beside the writer checkpoints, at most once a second while writes come in,
 //! syncing the WAL first; the writer never checkpoints, so no ticket waits for a sync. With
 //! [`Synchronous::Full`] the WAL is synced before the ticket is ready, so a ready ticket survives
 //! a power loss too, at the cost of one `fsync` per transaction. Either way a log row and what is

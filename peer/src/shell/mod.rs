@@ -237,6 +237,8 @@ struct Shared {
     discover_on_join: bool,
     /// With a store: where sends wait for their records (`None` once shut down).
     outbox: Mutex<Option<mpsc::Sender<pipeline::Outgoing>>>,
+    /// With a store: the steps and sends handed to the delivery and outbox tasks, not finished.
+    flights: pipeline::Flights,
 }
 
 impl Shared {
@@ -408,6 +410,7 @@ impl Peer {
             pending_whois: AtomicUsize::new(0),
             discover_on_join: config.discover_on_join,
             outbox: Mutex::new(outbox),
+            flights: pipeline::Flights::default(),
         });
         let outbox = sends.map(|rx| {
             let shared = shared.clone();

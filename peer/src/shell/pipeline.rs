@@ -11,8 +11,13 @@
 //! record and queues the message in the outbox; the outbox task publishes each once its record
 //! is committed, in the order of the calls. So an application that answers one message after
 //! another does not wait for one commit per answer: its answers share transactions.
+//!
+//! A step or a send whose record is committed already (the store commits on the submitting
+//! thread when its writer is idle) and that has nothing before it in the delivery task or the
+//! outbox is finished where it was made, as without a store: no hand-off to a task and back, the
+//! order unchanged ([`Flights`]).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::mpsc;
 
@@ -84,17 +89,40 @@ impl Sink {
         match self {
             Sink::Direct => shared.finish(step).await,
             Sink::Pipeline(tx) => {
+                // Only this loop hands steps to the delivery task: with none of them left there,
+                // nothing can come before this step.
+                if shared.flights.steps.load(Ordering::SeqCst) == 0 {
+                    match step.ticket.as_ref().map(agh_store::Ticket::try_take) {
+                        None | Some(Some(Ok(()))) => return shared.run(step.out, true).await,
+                        Some(Some(Err(e))) => return shared.emit(record::unrecorded(&e)),
+                        Some(None) => {}
+                    }
+                }
+                shared.flights.steps.fetch_add(1, Ordering::SeqCst);
                 // The receiver lives as long as the delivery task, which outlives this loop.
-                let _ = tx.send(step).await;
+                if tx.send(step).await.is_err() {
+                    shared.flights.steps.fetch_sub(1, Ordering::SeqCst);
+                }
             }
         }
     }
+}
+
+/// What waits in the delivery task and in the outbox: a step or a send is finished where it was
+/// made only when nothing waits before it.
+#[derive(Debug, Default)]
+pub(super) struct Flights {
+    /// Steps handed to the delivery task and not finished.
+    steps: AtomicUsize,
+    /// Sends queued in the outbox and not published (or dropped).
+    sends: AtomicUsize,
 }
 
 /// The delivery task: every step in order, each once its records are committed.
 pub(super) async fn deliver_loop(shared: &Shared, mut steps: mpsc::Receiver<Step>) {
     while let Some(step) = steps.recv().await {
         shared.finish(step).await;
+        shared.flights.steps.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -120,12 +148,44 @@ impl Shared {
         let Some(outbox) = outbox else {
             return Err(PeerError::Closed);
         };
+        // Nothing queued before it and its record committed: published here, as the outbox
+        // task would (sends made at the same time from other tasks have no order between them).
+        if self.flights.sends.load(Ordering::SeqCst) == 0 {
+            if let Some(recorded) = ticket.try_take() {
+                self.sent_recorded(recorded, &publish, work).await;
+                return Ok(());
+            }
+        }
         let outgoing = Outgoing {
             ticket,
             publish,
             work,
         };
-        outbox.send(outgoing).await.map_err(|_| PeerError::Closed)
+        self.flights.sends.fetch_add(1, Ordering::SeqCst);
+        outbox.send(outgoing).await.map_err(|_| {
+            self.flights.sends.fetch_sub(1, Ordering::SeqCst);
+            PeerError::Closed
+        })
+    }
+
+    /// Publishes a sent message once its record is `recorded`, then hands its local work event
+    /// on; a record that failed keeps it off the wire (an `internal` event says so).
+    async fn sent_recorded(
+        &self,
+        recorded: agh_store::Result<()>,
+        publish: &Publish,
+        work: Option<Event>,
+    ) {
+        if let Err(e) = recorded {
+            self.send_failed.fetch_add(1, Ordering::Relaxed);
+            self.emit(internal(record::not_sent(&publish.id, &e)));
+            return;
+        }
+        if self.publish_or_report(publish).await {
+            if let Some(work) = work {
+                self.emit(work);
+            }
+        }
     }
 
     /// Publishes `p`; a failure becomes an `internal` event.
@@ -143,15 +203,8 @@ impl Shared {
 /// The outbox task: the application's sends in order, each published once recorded.
 pub(super) async fn outbox_loop(shared: &Shared, mut sends: mpsc::Receiver<Outgoing>) {
     while let Some(o) = sends.recv().await {
-        if let Err(e) = o.ticket.await {
-            shared.send_failed.fetch_add(1, Ordering::Relaxed);
-            shared.emit(internal(record::not_sent(&o.publish.id, &e)));
-            continue;
-        }
-        if shared.publish_or_report(&o.publish).await {
-            if let Some(work) = o.work {
-                shared.emit(work);
-            }
-        }
+        let recorded = o.ticket.await;
+        shared.sent_recorded(recorded, &o.publish, o.work).await;
+        shared.flights.sends.fetch_sub(1, Ordering::SeqCst);
     }
 }

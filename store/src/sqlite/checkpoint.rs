@@ -3,8 +3,10 @@
 //! committing connection and, with `synchronous=NORMAL`, syncs the file there: a stall of the
 //! writer, and of every ticket waiting on it, once per thousand pages).
 //!
-//! The writer signals after each commit; the checkpointer runs a `PASSIVE` checkpoint (it never
-//! waits for the writer or for readers, and never makes them wait) at most once per [`PACE`].
+//! The first commit after a checkpoint began signals the checkpointer (later ones do not: a
+//! wake-up of this thread per commit, on the committing thread's path, is what a closed loop of
+//! requests would pay for nothing); it runs a `PASSIVE` checkpoint (it never waits for the
+//! writer or for readers, and never makes them wait) at most once per [`PACE`].
 //! The WAL starts over from its beginning only once a checkpoint has copied all of it; under
 //! writes that never pause, passive checkpoints may not get there, so when the WAL has grown
 //! past [`WAL_CAP`] pages the checkpointer asks the writer (`too_big`) to checkpoint once itself,
@@ -21,8 +23,11 @@ use rusqlite::{Connection, OpenFlags};
 use super::SqliteOptions;
 use crate::error::{Error, Result};
 
-/// The least time between two checkpoints while writes come in.
-pub(super) const PACE: Duration = Duration::from_millis(250);
+/// The least time between two checkpoints while writes come in: the window of commits a power
+/// loss may take with `synchronous=NORMAL` (the guide says so). Each checkpoint writes the pages
+/// back and syncs both files, which slows the round trips that overlap it (`BENCHMARKS.md`,
+/// issue 32: the store's round-trip p99 with a second against 250 ms).
+pub(super) const PACE: Duration = Duration::from_secs(1);
 
 /// The WAL's size, in pages (64 MiB), past which the writer checkpoints once itself.
 pub(super) const WAL_CAP: i64 = 16_384;
@@ -42,9 +47,50 @@ pub(super) fn connection(
     Ok(conn)
 }
 
+/// The writers' side: tells the checkpointer that a transaction committed.
+#[derive(Debug)]
+pub(super) struct Signal {
+    wake: mpsc::SyncSender<()>,
+    /// Something committed since the last checkpoint began (the checkpointer clears it).
+    dirty: Arc<AtomicBool>,
+}
+
+impl Signal {
+    /// A transaction committed: wakes the checkpointer if it is the first since the last
+    /// checkpoint began.
+    pub(super) fn committed(&self) {
+        if !self.dirty.load(Ordering::Relaxed) && !self.dirty.swap(true, Ordering::SeqCst) {
+            let _ = self.wake.try_send(());
+        }
+    }
+}
+
+/// The checkpointer's side of a [`Signal`]; disconnected once every `Signal` is dropped.
+pub(super) struct Signals {
+    wake: mpsc::Receiver<()>,
+    dirty: Arc<AtomicBool>,
+}
+
+/// A signal and the checkpointer's end of it.
+pub(super) fn signal() -> (Signal, Signals) {
+    let (wake, woken) = mpsc::sync_channel(1);
+    let dirty = Arc::new(AtomicBool::new(false));
+    (
+        Signal {
+            wake,
+            dirty: dirty.clone(),
+        },
+        Signals { wake: woken, dirty },
+    )
+}
+
 /// Runs until the writer hangs up (`signals` disconnected); checkpoints each of `files` (the
 /// store file, the log file) and sets its flag in `too_big` when its WAL is past the cap.
-pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &mpsc::Receiver<()>) {
+pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &Signals) {
+    let Signals {
+        wake: signals,
+        dirty,
+    } = signals;
     let mut last: Option<Instant> = None;
     while signals.recv().is_ok() {
         if let Some(at) = last {
@@ -59,6 +105,8 @@ pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &mpsc::Recei
                 }
             }
         }
+        // What commits from now on signals again (this checkpoint may not copy it).
+        dirty.store(false, Ordering::SeqCst);
         // A failed checkpoint (a reader in the way, a full disk) is tried again after the next
         // commit; the WAL keeps every commit meanwhile.
         for (conn, too_big) in files {

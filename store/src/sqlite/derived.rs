@@ -1,23 +1,23 @@
-//! The rows many messages share (a conversation's counters and activity, its participants, the
-//! peers' presence), changed once per derivation transaction rather than once per message: the
-//! changes are summed while the log rows are applied and written just before the commit.
+//! The rows many messages share (a conversation's counters, open work and activity, its
+//! participants, the peers' presence), changed once per derivation transaction rather than once
+//! per message or work change: the changes are summed while the log rows are applied and written
+//! just before the commit.
 
 use std::collections::HashMap;
 
 use rusqlite::{params, Connection};
 
-/// A conversation's activity in one transaction: when, and how many messages.
-#[derive(Debug, Clone, Copy)]
+/// A conversation's changes in one transaction: the activity of its messages, how many, and
+/// the change of its open work.
+#[derive(Debug, Clone, Copy, Default)]
 struct Activity {
-    seen: Seen,
+    /// First and last message (`None`: only work changed).
+    seen: Option<Seen>,
+    /// When the first work change of the transaction happened: a conversation a work change
+    /// creates starts then (and at its messages).
+    touched: Option<i64>,
     messages: i64,
-}
-
-impl Activity {
-    fn add(&mut self, other: Activity) {
-        self.seen.add(other.seen);
-        self.messages += other.messages;
-    }
+    open_work: i64,
 }
 
 /// First and last seen.
@@ -59,14 +59,24 @@ pub(super) struct Derived {
 impl Derived {
     /// A message in conversation `(surface, id)` at `at`.
     pub(super) fn message(&mut self, surface: &str, id: &str, at: i64) {
-        let a = Activity {
-            seen: Seen::at(at),
-            messages: 1,
-        };
-        self.conversations
-            .entry((surface.to_owned(), id.to_owned()))
-            .and_modify(|c| c.add(a))
-            .or_insert(a);
+        let a = self.conversation(surface, id);
+        a.seen = Some(a.seen.map_or(Seen::at(at), |mut s| {
+            s.add(Seen::at(at));
+            s
+        }));
+        a.messages += 1;
+    }
+
+    /// A work change in conversation `(surface, id)` at `at`, its open work changed by `delta`.
+    pub(super) fn work(&mut self, surface: &str, id: &str, at: i64, delta: i64) {
+        let a = self.conversation(surface, id);
+        a.touched.get_or_insert(at);
+        a.open_work += delta;
+    }
+
+    fn conversation(&mut self, surface: &str, id: &str) -> &mut Activity {
+        let key = (surface.to_owned(), id.to_owned());
+        self.conversations.entry(key).or_default()
     }
 
     /// `peer` seen in conversation `(surface, id)` at `at`.
@@ -92,22 +102,36 @@ impl Derived {
     /// Writes the changes (once per row) and forgets them.
     pub(super) fn write(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         if !self.conversations.is_empty() {
+            // A new conversation starts at its first message or work change, whichever came
+            // first; an existing one's activity moves with its messages only.
             let mut statement = conn.prepare_cached(
                 "INSERT INTO conversations (surface, id, first_activity_ms, last_activity_ms,
                                             messages, open_work)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 0)
+                 VALUES (?1, ?2, ?3, ?4, ?5, max(?6, 0))
                  ON CONFLICT (surface, id) DO UPDATE
-                 SET first_activity_ms = min(first_activity_ms, excluded.first_activity_ms),
-                     last_activity_ms = max(last_activity_ms, excluded.last_activity_ms),
-                     messages = messages + excluded.messages",
+                 SET first_activity_ms = CASE WHEN ?7 IS NULL THEN first_activity_ms
+                                              ELSE min(first_activity_ms, ?7) END,
+                     last_activity_ms = CASE WHEN ?8 IS NULL THEN last_activity_ms
+                                             ELSE max(last_activity_ms, ?8) END,
+                     messages = messages + excluded.messages,
+                     open_work = max(open_work + ?6, 0)",
             )?;
             for ((surface, id), a) in self.conversations.drain() {
+                let (first, last) = match (a.seen, a.touched) {
+                    (Some(s), Some(t)) => (s.first_ms.min(t), s.last_ms.max(t)),
+                    (Some(s), None) => (s.first_ms, s.last_ms),
+                    (None, Some(t)) => (t, t),
+                    (None, None) => continue,
+                };
                 statement.execute(params![
                     surface,
                     id,
-                    a.seen.first_ms,
-                    a.seen.last_ms,
-                    a.messages
+                    first,
+                    last,
+                    a.messages,
+                    a.open_work,
+                    a.seen.map(|s| s.first_ms),
+                    a.seen.map(|s| s.last_ms)
                 ])?;
             }
         }

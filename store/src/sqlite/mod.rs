@@ -205,7 +205,7 @@ impl SqliteStore {
             ),
         ];
         let too_big = [files[0].1.clone(), files[1].1.clone()];
-        let (signal, signals) = mpsc::sync_channel(1);
+        let (signal, signals) = checkpoint::signal();
         let thread = |name: &str| std::thread::Builder::new().name(name.to_owned());
         let not_started = |what: &str, e: std::io::Error| Error::Open {
             path: path.clone(),

@@ -54,12 +54,20 @@ impl LogFile {
 
     /// Commits each group as one log row, all in one transaction, then makes their tickets
     /// ready; a group whose row fails alone gets its error (nothing of it is recorded). Whether
-    /// it committed. The same transaction deletes the rows derived since the last one did (a
-    /// commit of their own would make an append wait for it).
+    /// it committed. The same transaction deletes the oldest rows derived and not deleted yet,
+    /// at most [`DELETE_SLACK`] more than twice the rows it adds (a commit of their own would
+    /// make an append wait for it; all of them at once would make this commit write every page
+    /// they held).
     pub(super) fn append(&mut self, group: Vec<(Vec<Write>, Completer<()>)>) -> bool {
         let conn = &self.conn;
         let path = &self.path;
-        let derived = self.derived.load(Ordering::SeqCst);
+        // The oldest derived rows, at most about twice as many as this append adds: a few pages
+        // beside the one appended to, however far the derivation got meanwhile.
+        let budget = i64::try_from(2 * group.len() + DELETE_SLACK).unwrap_or(i64::MAX);
+        let derived = self
+            .derived
+            .load(Ordering::SeqCst)
+            .min(self.deleted.saturating_add(budget));
         let begun = conn
             .prepare_cached("BEGIN IMMEDIATE")
             .and_then(|mut s| s.execute([]))
@@ -152,6 +160,10 @@ impl LogFile {
         }
     }
 }
+
+/// An append deletes at most this many derived rows more than twice the rows it adds (requests
+/// that come one at a time are two rows each: the deletes keep up with the appends).
+pub(super) const DELETE_SLACK: usize = 4;
 
 /// The derivation: the store file's connection (the tables the readers read and
 /// `meta.derived_upto`), a reading connection on the log file, and where the log stands.
@@ -395,7 +407,7 @@ pub(super) struct Hub {
     /// Set by the checkpointer: the store file's WAL, the log file's, has grown past its cap.
     too_big: [Arc<AtomicBool>; 2],
     /// Tells the checkpointer that a transaction committed.
-    signal: mpsc::SyncSender<()>,
+    signal: checkpoint::Signal,
     /// Readers may lag by at most about this many log rows.
     max_lag: i64,
 }
@@ -408,7 +420,7 @@ impl Hub {
     pub(super) fn new(
         writer: Writer,
         too_big: [Arc<AtomicBool>; 2],
-        signal: mpsc::SyncSender<()>,
+        signal: checkpoint::Signal,
         max_lag: usize,
     ) -> Hub {
         Hub {
@@ -438,7 +450,7 @@ impl Hub {
             // transaction starts it over.
             let _ = checkpoint::checkpoint(conn);
         }
-        let _ = self.signal.try_send(());
+        self.signal.committed();
     }
 
     fn waiting(&self) -> bool {
@@ -591,7 +603,7 @@ pub(super) fn apply(
             )?
             .execute(params![k.from, k.id, k.expires_at])
             .map(drop),
-        Write::Work(w) => change_work(conn, w),
+        Write::Work(w) => change_work(conn, w, derived),
         Write::Audit(a) => conn
             .prepare_cached(
                 "INSERT INTO audit (kind, at_ms, message_id, from_peer, reason_code, pointer,
@@ -661,7 +673,11 @@ pub(super) fn record_message(
     Ok(())
 }
 
-pub(super) fn change_work(conn: &Connection, w: &WorkChange) -> rusqlite::Result<()> {
+pub(super) fn change_work(
+    conn: &Connection,
+    w: &WorkChange,
+    derived: &mut Derived,
+) -> rusqlite::Result<()> {
     let k = &w.key;
     let current: Option<(i64, String, bool)> = conn
         .prepare_cached(
@@ -707,25 +723,12 @@ pub(super) fn change_work(conn: &Connection, w: &WorkChange) -> rusqlite::Result
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
     .execute(params![wid, from_state, w.state, w.message_id, w.at_ms])?;
-    conn.prepare_cached(
-        "INSERT INTO conversations (surface, id, first_activity_ms, last_activity_ms, messages,
-                                    open_work)
-         VALUES (?1, ?2, ?3, ?3, 0, 0)
-         ON CONFLICT (surface, id) DO NOTHING",
-    )?
-    .execute(params![k.surface, k.container_id, w.at_ms])?;
     let delta = match (was_open, w.closed) {
         (None | Some(false), false) => 1,
         (Some(true), true) => -1,
         _ => 0,
     };
-    if delta != 0 {
-        conn.prepare_cached(
-            "UPDATE conversations SET open_work = max(open_work + ?3, 0)
-             WHERE surface = ?1 AND id = ?2",
-        )?
-        .execute(params![k.surface, k.container_id, delta])?;
-    }
+    derived.work(&k.surface, &k.container_id, w.at_ms, delta);
     Ok(())
 }
 
@@ -775,3 +778,57 @@ pub(super) fn prune(conn: &Connection, path: &Path, before_ms: i64) -> Result<Pr
 
 // ---------------------------------------------------------------------------------------------
 // The readers.
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{DedupKey, Write};
+    use crate::sqlite::open::{log_connection, log_path};
+    use crate::sqlite::SqliteOptions;
+    use crate::ticket::pair;
+
+    fn rows(log: &LogFile) -> Vec<i64> {
+        log.conn
+            .prepare("SELECT seq FROM log ORDER BY seq")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .expect("rows")
+    }
+
+    /// Appends a group of one write and waits for its ticket.
+    fn append_one(log: &mut LogFile, path: &Path, id: &str) {
+        let (ticket, done) = pair(path.to_path_buf());
+        let group = vec![Write::Dedup(DedupKey {
+            from: "a.b".to_owned(),
+            id: id.to_owned(),
+            expires_at: 1,
+        })];
+        assert!(log.append(vec![(group, done)]), "committed");
+        ticket.wait().expect("durable");
+    }
+
+    #[test]
+    fn an_append_deletes_a_few_of_the_derived_rows_and_close_the_rest() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        let conn = log_connection(&log_path(&path), &SqliteOptions::default(), "NORMAL")
+            .expect("log file");
+        let mut log = LogFile::new(conn, &log_path(&path), 0).expect("log");
+        for i in 0..20 {
+            append_one(&mut log, &path, &format!("m{i}"));
+        }
+        assert_eq!(rows(&log), (1..=20).collect::<Vec<_>>());
+        // The derivation got past all of them: each append of one row deletes the oldest
+        // 2 x 1 + DELETE_SLACK.
+        log.derived.store(20, Ordering::SeqCst);
+        let each = 2 + DELETE_SLACK as i64;
+        append_one(&mut log, &path, "m20");
+        assert_eq!(rows(&log), (each + 1..=21).collect::<Vec<_>>());
+        append_one(&mut log, &path, "m21");
+        assert_eq!(rows(&log), (2 * each + 1..=22).collect::<Vec<_>>());
+        // Never past the mark, and the rest at once when tidied (on close).
+        log.tidy();
+        assert_eq!(rows(&log), [21, 22]);
+        append_one(&mut log, &path, "m22");
+        assert_eq!(rows(&log), [21, 22, 23]);
+    }
+}
