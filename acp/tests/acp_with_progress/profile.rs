@@ -65,7 +65,7 @@ impl p::Profile for Profile {
         super::checks::check_envelope(v, at, out)
     }
     #[inline]
-    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+    fn spans_of(view: &Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
         EnvelopeSpans::of(view, text)
     }
     #[inline]
@@ -120,37 +120,40 @@ pub struct EnvelopeSpans {
 }
 impl EnvelopeSpans {
     /// The spans of `view`, a view the scanner read from `text`.
-    pub fn of(view: super::scan::EnvelopeRef<'_>, text: &str) -> Self {
+    pub fn of(view: &super::scan::EnvelopeRef<'_>, text: &str) -> Self {
         let mut decoded = String::new();
         let v = {
-            let v = view.v;
-            v
+            let v = &view.v;
+            *v
         };
         let id = {
-            let v = view.id;
+            let v = &view.id;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let from = {
-            let v = view.from;
+            let v = &view.from;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let to = view
             .to
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let ts = {
-            let v = view.ts;
-            v
+            let v = &view.ts;
+            *v
         };
         let kind = {
-            let v = view.kind;
+            let v = &view.kind;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let ref_ = view
             .ref_
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let payload = view
             .payload
-            .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v));
+            .as_ref()
+            .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, *v));
         EnvelopeSpans {
             v,
             id,

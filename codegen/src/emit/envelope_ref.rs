@@ -74,11 +74,11 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
             ),
             MemberRepr::Body | MemberRepr::Raw => (
                 quote!(#rt::profile::spans::RawSpan),
-                quote!(#rt::profile::spans::RawSpan::of(text, v)),
+                quote!(#rt::profile::spans::RawSpan::of(text, *v)),
                 quote!(v.get(text)),
             ),
-            MemberRepr::U64 => (quote!(u64), quote!(v), quote!(*v)),
-            MemberRepr::I128 => (quote!(i128), quote!(v), quote!(*v)),
+            MemberRepr::U64 => (quote!(u64), quote!(*v), quote!(*v)),
+            MemberRepr::I128 => (quote!(i128), quote!(*v), quote!(*v)),
         };
         let doc = format!(" `{}`.", f.json_name);
         let name = &f.json_name;
@@ -93,11 +93,11 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
         }
         if optional {
             fields.push(quote!(#[doc = #doc] pub #ident: Option<#ty>,));
-            ofs.push(quote!(let #ident = view.#ident.map(|v| #of);));
+            ofs.push(quote!(let #ident = view.#ident.as_ref().map(|v| #of);));
             views.push(quote!(#ident: self.#ident.as_ref().map(|v| #view),));
         } else {
             fields.push(quote!(#[doc = #doc] pub #ident: #ty,));
-            ofs.push(quote!(let #ident = { let v = view.#ident; #of };));
+            ofs.push(quote!(let #ident = { let v = &view.#ident; #of };));
             views.push(quote!(#ident: { let v = &self.#ident; #view },));
         }
         idents.push(ident);
@@ -115,7 +115,7 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
 
         impl EnvelopeSpans {
             /// The spans of `view`, a view the scanner read from `text`.
-            pub fn of(view: super::scan::#ref_ty<'_>, text: &str) -> Self {
+            pub fn of(view: &super::scan::#ref_ty<'_>, text: &str) -> Self {
                 let mut decoded = String::new();
                 #(#ofs)*
                 EnvelopeSpans { #(#idents,)* __decoded: decoded.into_boxed_str() }

@@ -135,7 +135,7 @@ pub fn emit_profile(model: &Model) -> TokenStream {
             }
 
             #[inline]
-            fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+            fn spans_of(view: &Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
                 EnvelopeSpans::of(view, text)
             }
 

@@ -48,7 +48,7 @@ impl p::Profile for Profile {
         super::checks::check_ci_envelope(v, at, out)
     }
     #[inline]
-    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+    fn spans_of(view: &Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
         EnvelopeSpans::of(view, text)
     }
     #[inline]
@@ -103,37 +103,39 @@ pub struct EnvelopeSpans {
 }
 impl EnvelopeSpans {
     /// The spans of `view`, a view the scanner read from `text`.
-    pub fn of(view: super::scan::CiEnvelopeRef<'_>, text: &str) -> Self {
+    pub fn of(view: &super::scan::CiEnvelopeRef<'_>, text: &str) -> Self {
         let mut decoded = String::new();
         let protocol = {
-            let v = view.protocol;
+            let v = &view.protocol;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let id = {
-            let v = view.id;
+            let v = &view.id;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let kind = {
-            let v = view.kind;
+            let v = &view.kind;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let from = {
-            let v = view.from;
+            let v = &view.from;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let to = view
             .to
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let ts = {
-            let v = view.ts;
-            v
+            let v = &view.ts;
+            *v
         };
         let reply_to = view
             .reply_to
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let body = {
-            let v = view.body;
-            ::agh_runtime::profile::spans::RawSpan::of(text, v)
+            let v = &view.body;
+            ::agh_runtime::profile::spans::RawSpan::of(text, *v)
         };
         EnvelopeSpans {
             protocol,

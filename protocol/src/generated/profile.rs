@@ -87,7 +87,7 @@ impl p::Profile for Profile {
         super::checks::check_envelope(v, at, out)
     }
     #[inline]
-    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+    fn spans_of(view: &Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
         EnvelopeSpans::of(view, text)
     }
     #[inline]
@@ -164,69 +164,81 @@ pub struct EnvelopeSpans {
 }
 impl EnvelopeSpans {
     /// The spans of `view`, a view the scanner read from `text`.
-    pub fn of(view: super::scan::EnvelopeRef<'_>, text: &str) -> Self {
+    pub fn of(view: &super::scan::EnvelopeRef<'_>, text: &str) -> Self {
         let mut decoded = String::new();
         let protocol = {
-            let v = view.protocol;
+            let v = &view.protocol;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let id = {
-            let v = view.id;
+            let v = &view.id;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let workspace_id = {
-            let v = view.workspace_id;
+            let v = &view.workspace_id;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let kind = {
-            let v = view.kind;
+            let v = &view.kind;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let channel = {
-            let v = view.channel;
+            let v = &view.channel;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let surface = view
             .surface
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let thread_id = view
             .thread_id
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let direct_id = view
             .direct_id
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let from = {
-            let v = view.from;
+            let v = &view.from;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let to = view
             .to
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let work_id = view
             .work_id
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let reply_to = view
             .reply_to
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let trace_id = view
             .trace_id
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let causation_id = view
             .causation_id
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let ts = {
-            let v = view.ts;
-            v
+            let v = &view.ts;
+            *v
         };
-        let expires_at = view.expires_at.map(|v| v);
+        let expires_at = view.expires_at.as_ref().map(|v| *v);
         let body = {
-            let v = view.body;
-            ::agh_runtime::profile::spans::RawSpan::of(text, v)
+            let v = &view.body;
+            ::agh_runtime::profile::spans::RawSpan::of(text, *v)
         };
         let proof = view
             .proof
-            .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v));
-        let ext = view.ext.map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, v));
+            .as_ref()
+            .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, *v));
+        let ext = view
+            .ext
+            .as_ref()
+            .map(|v| ::agh_runtime::profile::spans::RawSpan::of(text, *v));
         EnvelopeSpans {
             protocol,
             id,

@@ -79,7 +79,7 @@ impl p::Profile for V0 {
     }
 
     #[inline]
-    fn spans_of(view: EnvelopeRef<'_>, text: &str) -> Self::Spans {
+    fn spans_of(view: &EnvelopeRef<'_>, text: &str) -> Self::Spans {
         <Generated as p::Profile>::spans_of(view, text)
     }
 

@@ -48,7 +48,7 @@ impl p::Profile for Profile {
         super::checks::check_refs_envelope(v, at, out)
     }
     #[inline]
-    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
+    fn spans_of(view: &Self::EnvelopeRef<'_>, text: &str) -> EnvelopeSpans {
         EnvelopeSpans::of(view, text)
     }
     #[inline]
@@ -99,29 +99,31 @@ pub struct EnvelopeSpans {
 }
 impl EnvelopeSpans {
     /// The spans of `view`, a view the scanner read from `text`.
-    pub fn of(view: super::scan::RefsEnvelopeRef<'_>, text: &str) -> Self {
+    pub fn of(view: &super::scan::RefsEnvelopeRef<'_>, text: &str) -> Self {
         let mut decoded = String::new();
         let protocol = {
-            let v = view.protocol;
+            let v = &view.protocol;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let kind = {
-            let v = view.kind;
+            let v = &view.kind;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let from = {
-            let v = view.from;
+            let v = &view.from;
             ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded)
         };
         let to = view
             .to
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let reply_to = view
             .reply_to
+            .as_ref()
             .map(|v| ::agh_runtime::profile::spans::StrSpan::of(text, v, &mut decoded));
         let body = {
-            let v = view.body;
-            ::agh_runtime::profile::spans::RawSpan::of(text, v)
+            let v = &view.body;
+            ::agh_runtime::profile::spans::RawSpan::of(text, *v)
         };
         EnvelopeSpans {
             protocol,

@@ -207,7 +207,7 @@ impl<P: Profile, E: KindEntry> Message<P, E> {
     /// once, the view's spans recorded (what [`MessageRef::to_message`] and
     /// [`Message::of_accepted`] both do).
     fn copied(envelope: &P::EnvelopeRef<'_>, text: &str, entry: E, extra: P::Extra) -> Self {
-        let spans = P::spans_of(envelope.clone(), text);
+        let spans = P::spans_of(envelope, text);
         Message::new(ByteString::from(text), spans, entry, extra)
     }
 

@@ -204,7 +204,7 @@ pub trait Profile: Sized + 'static {
     }
     /// The spans of `view`, a checked view the scanner read from `text` (generated
     /// `EnvelopeSpans::of`).
-    fn spans_of(view: Self::EnvelopeRef<'_>, text: &str) -> Self::Spans;
+    fn spans_of(view: &Self::EnvelopeRef<'_>, text: &str) -> Self::Spans;
     /// The checked view again from its spans over `text`, the text they were recorded over
     /// (generated `EnvelopeSpans::view`): nothing is read or checked again.
     fn view_of<'s>(spans: &'s Self::Spans, text: &'s str) -> Self::EnvelopeRef<'s>;
@@ -344,7 +344,7 @@ pub fn parse_bytes_in<P: Profile, K: Kinds>(
             Some(a) => admitted::<P, K>(a, options)?,
             None => return Err(diagnose::<P, K>(kinds, text.as_bytes(), options)),
         };
-        (P::spans_of(a.envelope, a.text), a.entry, a.extra)
+        (P::spans_of(&a.envelope, a.text), a.entry, a.extra)
     };
     // The spans were recorded over this very text.
     Ok(Message::new(text, spans, entry, extra))

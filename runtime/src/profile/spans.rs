@@ -12,16 +12,18 @@ use std::num::NonZeroU32;
 
 use crate::json::scan::RawJson;
 
-/// Where `part` (a slice of `text`) starts and ends in `text`, by address: `None` when it is no
-/// slice of `text`.
+/// Where `part` starts and ends in `text`, by address: `None` when its bytes are not inside
+/// `text`'s. Bytes inside are a slice of `text` at character boundaries: `part` is UTF-8 on its
+/// own, so it starts at a leading byte and ends after a whole character, which is where `text`'s
+/// characters start and end too (an escaped string's decoded value lives elsewhere and fails).
+#[inline]
 fn offsets(text: &str, part: &str) -> Option<(u32, u32)> {
-    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-    let end = start.checked_add(part.len())?;
-    // The same bytes at the same place: `part` is that slice of `text` (an escaped string's
-    // decoded value lives elsewhere and fails this).
-    (text.get(start..end).map(str::as_ptr) == Some(part.as_ptr()))
-        .then(|| Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?)))
-        .flatten()
+    let start = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    let end = start.wrapping_add(part.len());
+    if start > text.len() || end > text.len() || end < start {
+        return None;
+    }
+    Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
 }
 
 /// The flag of a [`StrSpan`] whose range is in the spans' decoded strings, not in the text.
@@ -51,17 +53,23 @@ impl StrSpan {
     /// reached, stands elsewhere or beyond 2 GiB) is appended to `decoded`, the decoded strings
     /// the spans keep.
     #[inline]
-    pub fn of(text: &str, value: Cow<'_, str>, decoded: &mut String) -> StrSpan {
-        if let Cow::Borrowed(v) = &value {
-            if let Some(span) = offsets(text, v)
-                .filter(|(_, end)| *end < DECODED)
-                .and_then(|(start, end)| StrSpan::new(start, end))
-            {
-                return span;
-            }
+    pub fn of(text: &str, value: &str, decoded: &mut String) -> StrSpan {
+        match offsets(text, value) {
+            Some((start, end)) if end < DECODED => StrSpan {
+                start,
+                // `end < DECODED`: one more is neither zero nor an overflow.
+                end: NonZeroU32::MIN.saturating_add(end),
+            },
+            _ => StrSpan::decoded(value, decoded),
         }
+    }
+
+    /// [`StrSpan::of`] for a value that is no slice of the text: kept in `decoded`.
+    #[cold]
+    #[inline(never)]
+    fn decoded(value: &str, decoded: &mut String) -> StrSpan {
         let start = decoded.len();
-        decoded.push_str(&value);
+        decoded.push_str(value);
         let range = u32::try_from(start)
             .ok()
             .zip(u32::try_from(decoded.len()).ok())
@@ -109,12 +117,15 @@ impl RawSpan {
     /// which a scanner over `text` never gives).
     #[inline]
     pub fn of(text: &str, value: RawJson<'_>) -> RawSpan {
-        let (start, end) = offsets(text, value.get())
-            .filter(|(_, end)| *end < u32::MAX)
-            .unwrap_or((0, 0));
-        RawSpan {
-            start,
-            end: NonZeroU32::new(end + 1).unwrap_or(NonZeroU32::MIN),
+        match offsets(text, value.get()) {
+            Some((start, end)) if end < u32::MAX => RawSpan {
+                start,
+                end: NonZeroU32::MIN.saturating_add(end),
+            },
+            _ => RawSpan {
+                start: 0,
+                end: NonZeroU32::MIN,
+            },
         }
     }
 
@@ -136,13 +147,13 @@ mod tests {
     fn a_borrowed_string_is_a_range_and_an_escaped_one_its_decoded_value() {
         let text = r#"{"a":"xy","b":"\u0041","c":""}"#;
         let mut decoded = String::new();
-        let s = StrSpan::of(text, Cow::Borrowed(&text[6..8]), &mut decoded);
+        let s = StrSpan::of(text, &text[6..8], &mut decoded);
         assert_eq!(s, StrSpan::new(6, 8).expect("a span"));
-        let d = StrSpan::of(text, Cow::Owned("A".to_owned()), &mut decoded);
-        let empty = StrSpan::of(text, Cow::Borrowed(&text[28..28]), &mut decoded);
+        let d = StrSpan::of(text, "A", &mut decoded);
+        let empty = StrSpan::of(text, &text[28..28], &mut decoded);
         // A string that is not a slice of the text is kept as its value.
         let elsewhere = String::from("xy");
-        let e = StrSpan::of(text, Cow::Borrowed(&elsewhere), &mut decoded);
+        let e = StrSpan::of(text, &elsewhere, &mut decoded);
         assert_eq!(decoded, "Axy");
         assert_eq!(s.get(text, &decoded), "xy");
         assert_eq!(d.get(text, &decoded), "A");
