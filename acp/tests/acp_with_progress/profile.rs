@@ -84,6 +84,10 @@ impl p::Profile for Profile {
         envelope.payload
     }
     #[inline]
+    fn body_json_of<'s>(spans: &'s EnvelopeSpans, text: &'s str) -> Option<RawJson<'s>> {
+        spans.payload.as_ref().map(|v| v.get(text))
+    }
+    #[inline]
     fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a> {
         super::view::BodyRef::of(kind, body)
     }

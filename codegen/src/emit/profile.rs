@@ -57,11 +57,22 @@ pub fn emit_profile(model: &Model) -> TokenStream {
         .member(body_member)
         .map(|f| (format_ident!("{}", f.rust_name), f))
         .map(|(ident, f)| {
-            let resolved = model.resolve(&f.shape);
-            if !f.required || f.shape.nullable || resolved.nullable {
+            if crate::emit::envelope_ref::member_optional(model, f) {
                 quote!(envelope.#ident)
             } else {
                 quote!(Some(envelope.#ident))
+            }
+        })
+        .unwrap_or_else(|| quote!(None));
+    // The same member read from an owned message's spans, without rebuilding its view.
+    let body_span = env
+        .member(body_member)
+        .map(|f| {
+            let ident = format_ident!("{}", f.rust_name);
+            if crate::emit::envelope_ref::member_optional(model, f) {
+                quote!(spans.#ident.as_ref().map(|v| v.get(text)))
+            } else {
+                quote!(Some(spans.#ident.get(text)))
             }
         })
         .unwrap_or_else(|| quote!(None));
@@ -151,6 +162,11 @@ pub fn emit_profile(model: &Model) -> TokenStream {
 
             fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>> {
                 #body_field
+            }
+
+            #[inline]
+            fn body_json_of<'s>(spans: &'s EnvelopeSpans, text: &'s str) -> Option<RawJson<'s>> {
+                #body_span
             }
 
             #[inline]

@@ -106,6 +106,10 @@ impl p::Profile for Profile {
         Some(envelope.body)
     }
     #[inline]
+    fn body_json_of<'s>(spans: &'s EnvelopeSpans, text: &'s str) -> Option<RawJson<'s>> {
+        Some(spans.body.get(text))
+    }
+    #[inline]
     fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a> {
         super::view::BodyRef::of(kind, body)
     }

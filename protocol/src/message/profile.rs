@@ -70,6 +70,11 @@ impl p::Profile for V0 {
     }
 
     #[inline]
+    fn body_json_of<'s>(spans: &'s Self::Spans, text: &'s str) -> Option<RawJson<'s>> {
+        <Generated as p::Profile>::body_json_of(spans, text)
+    }
+
+    #[inline]
     fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a> {
         <Generated as p::Profile>::body_ref(kind, body)
     }

@@ -242,6 +242,11 @@ impl Receiver {
             Ok(m) => m,
             Err(r) => return self.refuse_rejection(r, now),
         };
+        // A repeat of an envelope already received is `duplicate` (decided after the trust and
+        // routing checks below). The pair is hashed once: probed here, so that the window's
+        // bucket (a cache miss, most often) is read while those checks run, and recorded below.
+        self.dedup.expire(now);
+        let probe = self.dedup.probe(message.from(), message.id());
         // Trust: evaluated by the parser after freshness (a rejected envelope never gets here);
         // the local policy applies before routing.
         if let crate::trust::TrustState::Rejected { step, message: m } =
@@ -289,10 +294,6 @@ impl Receiver {
                 return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
             }
         }
-        // A repeat of an envelope already received is `duplicate`. The pair is hashed once:
-        // probed here, recorded below.
-        self.dedup.expire(now);
-        let probe = self.dedup.probe(&env.from, &env.id);
         if probe.seen() {
             let m = format!(
                 "envelope `{}` from `{}` was already received",

@@ -283,7 +283,7 @@ impl<P: Profile, E: KindEntry> Message<P, E> {
     /// The checked body as the JSON text it was read from (`None`: the kind carried none).
     #[inline]
     pub fn body_json(&self) -> Option<RawJson<'_>> {
-        P::body_of(&self.envelope())
+        P::body_json_of(&self.spans, self.text())
     }
 
     /// The body as the kind's generated view borrowed from the bytes (`BodyRef`: strings

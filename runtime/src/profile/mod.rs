@@ -215,6 +215,9 @@ pub trait Profile: Sized + 'static {
     fn check_envelope(v: &Value, at: &mut String, out: &mut Problems);
     /// The body member of a checked envelope view, as its JSON text (`None`: absent or `null`).
     fn body_of<'a>(envelope: &Self::EnvelopeRef<'a>) -> Option<RawJson<'a>>;
+    /// [`Profile::body_of`] from the spans over `text`, the text they were recorded over, without
+    /// rebuilding the view.
+    fn body_json_of<'s>(spans: &'s Self::Spans, text: &'s str) -> Option<RawJson<'s>>;
     /// The view of `body`, the checked body of an envelope of `kind` (generated `BodyRef::of`).
     fn body_ref<'a>(kind: &str, body: RawJson<'a>) -> Self::BodyRef<'a>;
     /// The owned envelope of a checked view over the checked envelope text `text`, built member
