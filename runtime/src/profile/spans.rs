@@ -163,6 +163,22 @@ mod tests {
     }
 
     #[test]
+    fn a_string_of_several_byte_characters_is_the_range_of_its_bytes() {
+        let text = "{\"a\":\"é€𝄞x\",\"b\":\"\\u00e9\"}";
+        let value = &text[6..16];
+        assert_eq!(value, "é€𝄞x");
+        let mut decoded = String::new();
+        let span = StrSpan::of(text, value, &mut decoded);
+        assert_eq!(span, StrSpan::new(6, 16).expect("a span"));
+        assert_eq!(span.get(text, &decoded), "é€𝄞x");
+        assert!(decoded.is_empty());
+        // An empty string at the very end of the text: still a range of it.
+        let end = StrSpan::of(text, &text[text.len()..], &mut decoded);
+        assert_eq!(end.get(text, &decoded), "");
+        assert!(decoded.is_empty());
+    }
+
+    #[test]
     fn a_raw_value_is_a_range() {
         let text = r#"{"body":{"x":[1,2]}}"#;
         let raw = RawJson::parse(&text[8..19]).expect("checked");
