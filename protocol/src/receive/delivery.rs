@@ -261,43 +261,45 @@ impl Receiver {
                 now,
             );
         }
-        let env = message.envelope();
-        if *env.workspace_id != self.config.workspace_id || *env.channel != self.config.channel {
+        // Routing reads five members from their spans (the whole view only for a refusal's text).
+        let from = message.from();
+        let (workspace_id, channel) = (
+            message.str_of("workspace_id").unwrap_or_default(),
+            message.str_of("channel").unwrap_or_default(),
+        );
+        if workspace_id != self.config.workspace_id || channel != self.config.channel {
             return Delivery::Ignored {
                 reason: format!(
-                    "for workspace `{}` channel `{}`, not this receiver's `{}` `{}`",
-                    &*env.workspace_id,
-                    &*env.channel,
-                    self.config.workspace_id,
-                    self.config.channel
+                    "for workspace `{workspace_id}` channel `{channel}`, not this receiver's `{}` `{}`",
+                    self.config.workspace_id, self.config.channel
                 ),
                 message: Some(message),
             };
         }
-        if let Some(to) = &env.to {
-            if **to != self.config.local_peer {
+        let to = message.str_of("to");
+        if let Some(to) = to {
+            if to != self.config.local_peer {
                 let m = format!(
-                    "directed to `{}`, not to the local peer `{}`",
-                    &**to, self.config.local_peer
+                    "directed to `{to}`, not to the local peer `{}`",
+                    self.config.local_peer
                 );
                 return self.refuse(&message, ReasonCode::NotTarget, "/to", m, now);
             }
         }
-        if let Some(direct_id) = &env.direct_id {
+        if let Some(direct_id) = message.str_of("direct_id") {
             // Both peers of the room are known: the sender and the target (or the local peer).
-            let other = env.to.as_deref().unwrap_or(self.config.local_peer.as_str());
-            if !is_direct_room_of(&env.workspace_id, &env.channel, direct_id, &env.from, other) {
+            let other = to.unwrap_or(self.config.local_peer.as_str());
+            if !is_direct_room_of(workspace_id, channel, direct_id, from, other) {
                 let m = format!(
-                    "`{}` is not the direct room of `{}` and `{other}` in this workspace channel",
-                    &**direct_id, &*env.from
+                    "`{direct_id}` is not the direct room of `{from}` and `{other}` in this workspace channel"
                 );
                 return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
             }
         }
         if probe.seen() {
             let m = format!(
-                "envelope `{}` from `{}` was already received",
-                &*env.id, &*env.from
+                "envelope `{}` from `{from}` was already received",
+                message.id()
             );
             return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
         }
@@ -305,11 +307,11 @@ impl Receiver {
         // even by dedup).
         let pending = self.work.pending(&message);
         if let Some(m) =
-            crate::bounds::over_work_cap(&self.work, &self.config, &env.from, pending.opens())
+            crate::bounds::over_work_cap(&self.work, &self.config, from, pending.opens())
         {
             return self.refuse(&message, ReasonCode::Busy, "", m, now);
         }
-        self.dedup.record(probe, &env.from, &env.id, now);
+        self.dedup.record(probe, from, message.id(), now);
         match self.work.apply_pending(pending) {
             Outcome::Refused { code, message: m } => self.refuse(&message, code, "", m, now),
             Outcome::Ignored(why @ (IgnoreReason::NotParticipant | IgnoreReason::NeverOpened)) => {

@@ -83,6 +83,10 @@ struct Seen {
 pub struct Probe {
     hash: u64,
     seen: bool,
+    /// The sequence number the next remembered pair was to get (in the window probed: a probe
+    /// belongs to one window): while it has not moved, no pair
+    /// was remembered since, so a pair not seen then is not seen now (forgetting only removes).
+    next: u64,
 }
 
 impl Probe {
@@ -241,6 +245,7 @@ impl DedupWindow {
         Probe {
             hash,
             seen: self.find(hash, from, id),
+            next: self.next_seq(),
         }
     }
 
@@ -338,9 +343,15 @@ impl DedupWindow {
     }
 
     /// Appends the pair (not looked up: the caller found it absent) under `hash`.
+    /// The sequence number of the next pair remembered (forgetting the oldest moves `first` up
+    /// and the ring's length down together: only a push moves it).
+    fn next_seq(&self) -> u64 {
+        self.first.wrapping_add(self.order.len() as u64)
+    }
+
     fn push(&mut self, hash: u64, from: &[u8], id: &[u8], now: i64) {
         while self.order.len() >= self.cap && self.pop_oldest() {}
-        let seq = self.first.wrapping_add(self.order.len() as u64);
+        let seq = self.next_seq();
         let buckets = self.buckets.len();
         if 2 * (self.order.len() + 1) > buckets * SLOTS && buckets < self.max_buckets {
             self.rebuild(buckets * 2);
@@ -377,7 +388,7 @@ impl DedupWindow {
         let (from, id) = (from.as_bytes(), id.as_bytes());
         debug_assert_eq!(probe.hash, self.hash(from, id), "a probe of another pair");
         self.expire(now);
-        if probe.seen || self.find(probe.hash, from, id) {
+        if probe.seen || (probe.next != self.next_seq() && self.find(probe.hash, from, id)) {
             return false;
         }
         self.push(probe.hash, from, id, now);
