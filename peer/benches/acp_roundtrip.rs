@@ -58,15 +58,20 @@ fn figures(n: usize, elapsed: Duration, mut lat: Vec<Duration>) -> Figures {
     }
 }
 
-/// One round; the requests that got an error instead of a response are counted in `failed`
-/// (the exchanges' deadlines are wall-clock time, the draft's `ts` + `deadline_ms`: a clock
-/// step of the machine during the run times out what was in flight).
-async fn acp_round(a: &Agent, q: &agh_acp::QueryPayload, failed: &mut Vec<String>) -> Figures {
+/// One round of `ask`: `THROUGHPUT` requests with at most `WINDOW` in flight, then `LATENCY`
+/// one after the other; the requests that got an error instead of a response (`ask` gives its
+/// text) are counted in `failed` (the exchanges' deadlines are wall-clock time, the draft's `ts` +
+/// `deadline_ms`: a clock step of the machine during the run times out what was in flight).
+async fn round<F, Fut>(ask: F, failed: &mut Vec<String>) -> Figures
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Option<String>>,
+{
     let start = Instant::now();
     let errors = stream::iter(0..THROUGHPUT)
-        .map(|_| async { a.query(B, q).await.err() })
+        .map(|_| ask())
         .buffer_unordered(WINDOW)
-        .filter_map(|e| async move { e.map(|f| f.to_string()) })
+        .filter_map(|e| async move { e })
         .collect::<Vec<_>>()
         .await;
     failed.extend(errors);
@@ -74,12 +79,20 @@ async fn acp_round(a: &Agent, q: &agh_acp::QueryPayload, failed: &mut Vec<String
     let mut lat = Vec::with_capacity(LATENCY);
     for _ in 0..LATENCY {
         let t = Instant::now();
-        if let Err(f) = a.query(B, q).await {
-            failed.push(f.to_string());
+        if let Some(f) = ask().await {
+            failed.push(f);
         }
         lat.push(t.elapsed());
     }
     figures(THROUGHPUT, elapsed, lat)
+}
+
+async fn acp_round(a: &Agent, q: &agh_acp::QueryPayload, failed: &mut Vec<String>) -> Figures {
+    round(
+        || async { a.query(B, q).await.err().map(|f| f.to_string()) },
+        failed,
+    )
+    .await
 }
 
 async fn raw_round(client: &async_nats::Client, subject: &str, payload: &Bytes) -> Figures {
@@ -87,22 +100,10 @@ async fn raw_round(client: &async_nats::Client, subject: &str, payload: &Bytes) 
         client
             .request(subject.to_owned(), payload.clone())
             .await
-            .expect("raw reply")
+            .expect("raw reply");
+        None
     };
-    let start = Instant::now();
-    stream::iter(0..THROUGHPUT)
-        .map(|_| ask())
-        .buffer_unordered(WINDOW)
-        .for_each(|_| async {})
-        .await;
-    let elapsed = start.elapsed();
-    let mut lat = Vec::with_capacity(LATENCY);
-    for _ in 0..LATENCY {
-        let t = Instant::now();
-        ask().await;
-        lat.push(t.elapsed());
-    }
-    figures(THROUGHPUT, elapsed, lat)
+    round(ask, &mut Vec::new()).await
 }
 
 /// The caller's side of the floor: agent A's protocol work around a raw request.
@@ -142,20 +143,11 @@ impl Caller {
 }
 
 async fn inline_round(caller: &Caller, q: &agh_acp::QueryPayload) -> Figures {
-    let start = Instant::now();
-    stream::iter(0..THROUGHPUT)
-        .map(|_| caller.query(q))
-        .buffer_unordered(WINDOW)
-        .for_each(|_| async {})
-        .await;
-    let elapsed = start.elapsed();
-    let mut lat = Vec::with_capacity(LATENCY);
-    for _ in 0..LATENCY {
-        let t = Instant::now();
+    let ask = || async {
         caller.query(q).await;
-        lat.push(t.elapsed());
-    }
-    figures(THROUGHPUT, elapsed, lat)
+        None
+    };
+    round(ask, &mut Vec::new()).await
 }
 
 /// The responder's side of the floor: agent B's protocol work, inline in the subscription's
