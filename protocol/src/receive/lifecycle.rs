@@ -516,8 +516,7 @@ impl WorkTracker {
         let Some(unit) = self.units.remove(KeyRef::of(key)) else {
             return false;
         };
-        let cw = KeyRef::of(key).channel_work();
-        if self.active.remove(cw, Some(unit.key())).is_some() {
+        if self.active.remove(unit.key()) {
             self.timeline.remove(&(unit.last_ts, unit.seq));
             self.release(unit.initiator());
         }
@@ -715,11 +714,7 @@ impl WorkTracker {
             let key = unit.key().clone();
             // A closed unit leaves the timeline from where it stood: no move first.
             self.timeline.remove(&(was, seq));
-            if self
-                .active
-                .remove(KeyRef::of(&key).channel_work(), Some(&key))
-                .is_some()
-            {
+            if self.active.remove(&key) {
                 self.release(key.entry_initiator());
             }
             self.closed_now(&key);
