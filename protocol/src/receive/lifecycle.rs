@@ -655,10 +655,10 @@ impl WorkTracker {
         match decision {
             Decision::Open(key, hash) => self.open(facts, key, hash),
             Decision::Apply(at, outcome) => {
-                if let Outcome::Transitioned { to, .. } | Outcome::Unchanged { state: to, .. } =
-                    outcome
+                if let Outcome::Transitioned { key, to, .. }
+                | Outcome::Unchanged { key, state: to, .. } = &outcome
                 {
-                    self.moved(at, to, facts.ts);
+                    self.moved(at, key, to, facts.ts);
                 }
                 outcome
             }
@@ -698,12 +698,14 @@ impl WorkTracker {
         Outcome::Opened { key: entry, state }
     }
 
-    /// The unit at `at` (active: `decide` moves no terminal unit) is now in state `to`, its
-    /// last activity at least `ts`: the timeline follows, and a unit that closed leaves the
-    /// active index and its initiator's count.
-    fn moved(&mut self, at: usize, to: &'static str, ts: i64) {
+    /// The unit at `at` (active: `decide` moves no terminal unit), which must be `key`'s very
+    /// entry, is now in state `to`, its last activity at least `ts`: the timeline follows, and
+    /// a unit that closed leaves the active index and its initiator's count. A place holding
+    /// another unit (the table changed since `decide`) moves nothing.
+    fn moved(&mut self, at: usize, key: &WorkKey, to: &'static str, ts: i64) {
         let terminal = self.lifecycle.is_terminal(to);
-        let Some(unit) = self.units.at_mut(at) else {
+        let Some(unit) = self.units.at_mut(at).filter(|u| u.key().same_entry(key)) else {
+            debug_assert!(false, "decided for another unit than the one at its place");
             return;
         };
         unit.state = to;

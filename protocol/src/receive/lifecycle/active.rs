@@ -74,7 +74,10 @@ impl<S: BuildHasher> ActiveIndex<S> {
     /// active unit of its `(workspace, channel, work_id)`; whether it was.
     pub(super) fn remove(&mut self, key: &WorkKey) -> bool {
         let cw = ChannelRef::of(key);
-        let Ok(slot) = self.table.find_entry(self.hash(cw), |a| a.key.same_entry(key)) else {
+        let Ok(slot) = self
+            .table
+            .find_entry(self.hash(cw), |a| a.key.same_entry(key))
+        else {
             return false;
         };
         slot.remove();
