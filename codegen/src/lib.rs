@@ -87,7 +87,8 @@ pub fn load_add_kind_model(root: &Path) -> Result<(SchemaSet, Model)> {
 
 /// Everything `cargo xtask codegen` writes for the workspace at `root`: the reference set's
 /// reason codes and defaults into `runtime/src/generated`, the Rust code from
-/// `schemas/agh-network-v0` into `protocol/src/generated`, the reference docs (with the
+/// `schemas/agh-network-v0` into `protocol/src/generated`, the derive macro's tables (the
+/// members an `envelope_match` may name) into `macros/src/generated`, the reference docs (with the
 /// examples of `examples/envelopes`) into `docs/reference`, and the Rust code of [`TEST_SET`]
 /// into `protocol/tests/two_kinds` (compiled by the protocol crate's `second_schema_set` test
 /// against the same runtime: generated code names the runtime as `::agh_runtime`
@@ -109,6 +110,10 @@ pub fn workspace_outputs(root: &Path) -> Result<Vec<Output>> {
         Output {
             dir: "protocol/src/generated",
             files: emit::emit_profile_code(&set, &model, true)?,
+        },
+        Output {
+            dir: "macros/src/generated",
+            files: emit::emit_macro_code(&set, &model)?,
         },
         Output {
             dir: "docs/reference",

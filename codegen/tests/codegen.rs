@@ -85,7 +85,7 @@ fn output_is_byte_identical_across_runs() {
 #[test]
 fn committed_generated_files_are_fresh() {
     // What `cargo xtask codegen --check` checks: the runtime's reason codes and defaults, the
-    // Rust code, the reference docs, the code of
+    // Rust code, the derive macro's tables, the reference docs, the code of
     // the second schema set and of the `$ref` set that the protocol tests compile, the keywords
     // set the protocol bench compiles, the ACP code and reference, and the
     // code of the ACP set with the add-a-kind guide's edits that the ACP tests compile.
@@ -95,6 +95,7 @@ fn committed_generated_files_are_fresh() {
         [
             "runtime/src/generated",
             "protocol/src/generated",
+            "macros/src/generated",
             "docs/reference",
             "protocol/tests/two_kinds",
             "protocol/tests/applicators",

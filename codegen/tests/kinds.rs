@@ -260,3 +260,45 @@ fn a_body_member_default_the_view_cannot_hold_is_refused_by_name() {
         "the number default in the view"
     );
 }
+
+#[test]
+fn the_members_an_envelope_match_may_name_are_the_free_string_members() {
+    // What the derive macro checks `envelope_match(envelope = ...)` against: the reference
+    // envelope's string members, less those whose value the schema fixes (`protocol`'s
+    // `const`, `kind`'s and `surface`'s `enum`); no integer, object or body member.
+    let (_, model) =
+        agh_codegen::load_model(common::root().join("schemas/agh-network-v0")).unwrap();
+    let members = agh_codegen::emit::macros::envelope_match_members(&model);
+    assert_eq!(
+        members,
+        [
+            "id",
+            "workspace_id",
+            "channel",
+            "thread_id",
+            "direct_id",
+            "from",
+            "to",
+            "work_id",
+            "reply_to",
+            "trace_id",
+            "causation_id",
+        ]
+    );
+    // An envelope with another free string member offers it; one fixed by an `enum` does not.
+    let (_guard, dir) = edited("envelope.schema.json", |v| {
+        let props = v["properties"].as_object_mut().unwrap();
+        props.insert(
+            "note".into(),
+            json!({"type": "string", "description": "A note."}),
+        );
+        props.insert(
+            "mood".into(),
+            json!({"type": "string", "enum": ["calm"], "description": "A mood."}),
+        );
+    });
+    let (_, model) = agh_codegen::load_model(&dir).unwrap();
+    let members = agh_codegen::emit::macros::envelope_match_members(&model);
+    assert!(members.contains(&"note"), "{members:?}");
+    assert!(!members.contains(&"mood"), "{members:?}");
+}

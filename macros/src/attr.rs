@@ -9,6 +9,10 @@ use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
 use syn::{parse_quote, Attribute, Error, Expr, ExprLit, Lit, LitStr, Path, Result};
 
+// The top-level envelope string members an `envelope_match` may name: generated from the
+// reference schema set's envelope (the macro crate cannot depend on the protocol crate).
+use crate::generated::ENVELOPE_MEMBERS;
+
 /// The profile of the core kinds, used when `profile` is not given.
 const DEFAULT_PROFILE: &str = "agh-network/v0";
 
@@ -25,21 +29,6 @@ const KEYS: &[&str] = &[
     "envelope_match",
     "verify",
     "crate",
-];
-
-/// The top-level envelope string members an `envelope_match` may name.
-const ENVELOPE_MEMBERS: &[&str] = &[
-    "from",
-    "to",
-    "workspace_id",
-    "channel",
-    "id",
-    "reply_to",
-    "thread_id",
-    "direct_id",
-    "work_id",
-    "trace_id",
-    "causation_id",
 ];
 
 /// Whether an envelope member must, should, may or must not be present (`agh_protocol::Presence`).

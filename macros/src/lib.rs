@@ -10,6 +10,7 @@ use quote::quote;
 use syn::{parse_macro_input, Data, DeriveInput, Error, Result};
 
 mod attr;
+mod generated;
 #[cfg(test)]
 mod tests;
 

@@ -167,7 +167,7 @@ fn nested_lists_are_checked() {
         messages,
         [
             "`body` must be a JSON Pointer into the body, starting with `/` (e.g. \"/peer_card/peer_id\"), not \"peer_id\"",
-            "`envelope` must name a top-level envelope string member, not \"sender\"; expected one of `from`, `to`, `workspace_id`, `channel`, `id`, `reply_to`, `thread_id`, `direct_id`, `work_id`, `trace_id`, `causation_id`",
+            "`envelope` must name a top-level envelope string member, not \"sender\"; expected one of `id`, `workspace_id`, `channel`, `thread_id`, `direct_id`, `from`, `to`, `work_id`, `reply_to`, `trace_id`, `causation_id`",
             "unknown key `bdy` in `envelope_match(...)`; did you mean `body`?",
             "invalid JSON Pointer \"/a~2\": `~` must be followed by `0` or `1` (RFC 6901)",
             "`verify(...)` needs `reason_code = \"...\"`",

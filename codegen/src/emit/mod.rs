@@ -4,6 +4,7 @@
 pub mod checks;
 pub mod docs;
 pub mod envelope_ref;
+pub mod macros;
 pub mod paths;
 pub mod pattern;
 pub mod profile;
@@ -83,6 +84,15 @@ pub fn emit_runtime_code(set: &SchemaSet, model: &Model) -> Result<Vec<Generated
             })
         })
         .collect()
+}
+
+/// The derive macro's tables (`macros/src/generated/`) from the reference set's model.
+pub fn emit_macro_code(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFile>> {
+    let path = "mod.rs";
+    Ok(vec![GeneratedFile {
+        path: path.into(),
+        contents: unparse(&header(set), &parse_file(macros::emit_mod(model), path)?),
+    }])
 }
 
 /// The Rust files of a profile, as [`emit_code`]; with `reference`, its known-values enums are

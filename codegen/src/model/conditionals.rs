@@ -137,19 +137,12 @@ fn restricted(entry: &Shape, body: &ObjectShape, nullable: &[String]) -> Option<
     Some((when.json_name.clone(), values, required, absent, typed))
 }
 
-/// Whether a member of this shape may be `null`, as far as the model says: unless its type (or
-/// that of the named type it refers to) is a list of types without `null` and nothing combines
-/// other rules with it, it may.
+/// Whether a member of this shape may be `null`, as far as the model says: unless it and the
+/// shape its `$ref` chain ends at ([`super::resolve_in`]) are not nullable, that end is a list of
+/// types without `null` and nothing combines other rules with it, it may.
 fn may_be_null(types: &[NamedType], shape: &Shape) -> bool {
-    let mut s = shape;
-    for _ in 0..32 {
-        let named = s.ref_type.as_deref();
-        match named.and_then(|n| types.iter().find(|t| t.rust_name == n)) {
-            Some(t) if !s.nullable => s = &t.shape,
-            _ => break,
-        }
-    }
-    s.nullable || s.types.is_empty() || !s.applicators.is_empty()
+    let end = super::resolve_in(types, shape).1;
+    shape.nullable || end.nullable || end.types.is_empty() || !end.applicators.is_empty()
 }
 
 impl Builder<'_> {

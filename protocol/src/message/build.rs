@@ -1,7 +1,8 @@
 //! Building envelopes to send. The envelope's bytes are put together by the generated writer
 //! (`generated/write.rs`: [`EnvelopeParts`] and the kind's body, no JSON tree) and then run
-//! through the same validating parser as received envelopes (`parse_ref`, without the freshness
-//! rules), so a builder can only produce envelopes that a strict receiver accepts.
+//! through the same validating parser as received envelopes (`parse_bytes`, without the
+//! freshness rules, the bytes moved into the [`Message`] it returns), so a builder can only
+//! produce envelopes that a strict receiver accepts.
 //!
 //! [`MessageBuilder`] keeps its members as owned strings; [`write_checked`] writes from borrowed
 //! parts (receipts, traces: nothing copied but into the bytes).
@@ -216,8 +217,8 @@ fn unwritable(e: &serde_json::Error) -> Rejection {
 }
 
 /// Writes the envelope of `body`'s kind from `parts` (the generated writer) and checks the bytes
-/// with the core kinds' parser (`parse_ref`, no freshness rules), which also gives the owned
-/// message. Extension kinds: [`MessageBuilder::body_in`].
+/// with the core kinds' parser (`parse_bytes`, no freshness rules), which moves them into the
+/// owned message it returns. Extension kinds: [`MessageBuilder::body_in`].
 pub fn write_checked<T: Body>(parts: &EnvelopeParts<'_>, body: &T) -> Result<Message, Rejection> {
     write_checked_in(parts, body, None)
 }

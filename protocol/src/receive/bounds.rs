@@ -22,7 +22,7 @@ use serde_json::json;
 
 use crate::build::MessageBuilder;
 use crate::delivery::ReceiverConfig;
-use crate::lifecycle::{WorkKey, WorkTracker, WorkUnit};
+use crate::lifecycle::{WorkTracker, WorkUnit};
 use crate::parse::Message;
 use crate::TraceBody;
 
@@ -66,11 +66,10 @@ pub(crate) fn over_work_cap(
     None
 }
 
-/// The `trace` (state `failed`) with which the target `config.local_peer` expires the idle unit
-/// `key` at `now`, to its initiator; `None` when it cannot be built.
+/// The `trace` (state `failed`) with which the target `config.local_peer` expires the idle
+/// `unit` at `now`, to its initiator; `None` when it cannot be built.
 pub(crate) fn idle_trace(
     config: &ReceiverConfig,
-    key: &WorkKey,
     unit: &WorkUnit,
     id: &str,
     now: i64,
@@ -83,6 +82,7 @@ pub(crate) fn idle_trace(
         ),
     }))
     .ok()?;
+    let key = unit.key();
     let builder = MessageBuilder::new(&config.workspace_id, &config.channel, &config.local_peer)
         .id(id)
         .ts(now)

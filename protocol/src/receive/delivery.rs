@@ -26,7 +26,7 @@ use crate::generated::EnvelopeParts;
 use crate::message::build::{place, write_checked, write_signed};
 use crate::message::parse::{Head, Message, Options, Registry, Rejection};
 use crate::problem::ReasonCode;
-use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkKey, WorkTracker, WorkUnit};
+use crate::receive::lifecycle::{IgnoreReason, Outcome, WorkTracker, WorkUnit};
 use crate::recipes::identity::is_direct_room_of;
 use crate::ReceiptBody;
 use bytes::Bytes;
@@ -199,28 +199,27 @@ impl Receiver {
         // Only the idle units this peer is the target of are copied out (the timeline finds
         // the idle ones without a scan).
         let local = self.config.local_peer.as_str();
-        let due: Vec<(WorkKey, WorkUnit)> = self
+        let due: Vec<WorkUnit> = self
             .work
             .idle_iter(now.saturating_sub(idle))
             .filter(|(_, unit)| unit.target() == local)
-            .map(|(key, unit)| (key.clone(), unit.clone()))
+            .map(|(_, unit)| unit.clone())
             .collect();
         let mut out = Vec::new();
-        for (key, unit) in due {
+        for unit in due {
             self.receipts_sent += 1;
             let id = format!(
                 "idle_{}_{}_{}",
                 self.config.local_peer, now, self.receipts_sent
             );
-            let applied =
-                crate::bounds::idle_trace(&self.config, &key, &unit, &id, now).map(|trace| {
-                    let outcome = self.work.apply_message(&trace);
-                    (trace, outcome)
-                });
+            let applied = crate::bounds::idle_trace(&self.config, &unit, &id, now).map(|trace| {
+                let outcome = self.work.apply_message(&trace);
+                (trace, outcome)
+            });
             match applied {
                 Some((trace, outcome)) if outcome.is_accepted() => out.push((trace, outcome)),
                 _ => {
-                    self.work.forget(&key);
+                    self.work.forget(unit.key());
                 }
             }
         }

@@ -516,8 +516,7 @@ impl WorkTracker {
         let Some(unit) = self.units.remove(KeyRef::of(key)) else {
             return false;
         };
-        let cw = KeyRef::of(key).channel_work();
-        if self.active.remove(cw, Some(unit.key())).is_some() {
+        if self.active.remove(unit.key()) {
             self.timeline.remove(&(unit.last_ts, unit.seq));
             self.release(unit.initiator());
         }
@@ -656,10 +655,10 @@ impl WorkTracker {
         match decision {
             Decision::Open(key, hash) => self.open(facts, key, hash),
             Decision::Apply(at, outcome) => {
-                if let Outcome::Transitioned { to, .. } | Outcome::Unchanged { state: to, .. } =
-                    outcome
+                if let Outcome::Transitioned { key, to, .. }
+                | Outcome::Unchanged { key, state: to, .. } = &outcome
                 {
-                    self.moved(at, to, facts.ts);
+                    self.moved(at, key, to, facts.ts);
                 }
                 outcome
             }
@@ -699,12 +698,14 @@ impl WorkTracker {
         Outcome::Opened { key: entry, state }
     }
 
-    /// The unit at `at` (active: `decide` moves no terminal unit) is now in state `to`, its
-    /// last activity at least `ts`: the timeline follows, and a unit that closed leaves the
-    /// active index and its initiator's count.
-    fn moved(&mut self, at: usize, to: &'static str, ts: i64) {
+    /// The unit at `at` (active: `decide` moves no terminal unit), which must be `key`'s very
+    /// entry, is now in state `to`, its last activity at least `ts`: the timeline follows, and
+    /// a unit that closed leaves the active index and its initiator's count. A place holding
+    /// another unit (the table changed since `decide`) moves nothing.
+    fn moved(&mut self, at: usize, key: &WorkKey, to: &'static str, ts: i64) {
         let terminal = self.lifecycle.is_terminal(to);
-        let Some(unit) = self.units.at_mut(at) else {
+        let Some(unit) = self.units.at_mut(at).filter(|u| u.key().same_entry(key)) else {
+            debug_assert!(false, "decided for another unit than the one at its place");
             return;
         };
         unit.state = to;
@@ -715,11 +716,7 @@ impl WorkTracker {
             let key = unit.key().clone();
             // A closed unit leaves the timeline from where it stood: no move first.
             self.timeline.remove(&(was, seq));
-            if self
-                .active
-                .remove(KeyRef::of(&key).channel_work(), Some(&key))
-                .is_some()
-            {
+            if self.active.remove(&key) {
                 self.release(key.entry_initiator());
             }
             self.closed_now(&key);

@@ -54,7 +54,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::json::scan::{each_member, RawJson};
+use crate::json;
+use crate::json::scan::{self, each_member, RawJson};
 
 use crate::schema::model::{Clock, Exchange, ReplyRule};
 
@@ -139,14 +140,7 @@ impl<'a> BodyFacts<'a> {
 
     /// The body's top-level member `name`, as its text (the walk stops at it).
     pub fn get(&self, name: &str) -> Option<RawJson<'_>> {
-        let mut found = None;
-        each_member(RawJson::checked(&self.body), |member, s| {
-            if member != name {
-                return None;
-            }
-            found = s.raw_checked();
-            Some(false)
-        });
+        let [found] = scan::members(RawJson::checked(&self.body), [name]);
         found
     }
 
@@ -475,21 +469,25 @@ impl Correlator {
         if !self.reads_body(kind) {
             return None;
         }
-        let mut text = String::from("{");
+        let mut text = vec![b'{'];
         each_member(RawJson::checked(body), |name, s| {
             if !self.reads(kind, Some(name)) {
                 return None;
             }
             let value = s.raw_checked()?;
             if text.len() > 1 {
-                text.push(',');
+                text.push(b',');
             }
-            text.push_str(&Value::from(name).to_string());
-            text.push(':');
-            text.push_str(value.get());
+            json::write::string(&mut text, name);
+            text.push(b':');
+            text.extend_from_slice(value.get().as_bytes());
             Some(true)
         });
-        text.push('}');
+        text.push(b'}');
+        // Only UTF-8 went in (escaped names, slices of checked text): the lossy branch is never
+        // taken, and would change nothing of valid text.
+        let text = String::from_utf8(text)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         Some(BodyFacts {
             body: Cow::Owned(text),
         })

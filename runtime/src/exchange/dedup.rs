@@ -21,7 +21,8 @@ use std::hash::BuildHasher;
 /// bucket with no dead slot sends an insert on to the next bucket and counts it (`passed`), so a
 /// lookup goes on past a bucket only while some pair went past it (the count is taken back when
 /// that pair leaves the ring). The table grows by doubling (the live pairs hashed again from their
-/// bytes) up to twice the cap in slots.
+/// bytes) up to the power of two of buckets that holds at least twice the cap in slots (at most
+/// half the slots live).
 #[derive(Clone, Debug)]
 pub struct DedupWindow {
     cap: usize,
@@ -190,25 +191,19 @@ impl DedupWindow {
 
     /// Whether `seen` is the pair `(from, id)`, compared in full.
     fn is(&self, seen: &Seen, from: &[u8], id: &[u8]) -> bool {
-        if seen.from_len != from.len() || seen.id_len != id.len() {
-            return false;
-        }
-        let Ok(at) = usize::try_from(seen.start - self.base) else {
-            return false;
-        };
-        self.bytes.get(at..at + from.len()) == Some(from)
-            && self.bytes.get(at + from.len()..at + from.len() + id.len()) == Some(id)
+        seen.from_len == from.len() && seen.id_len == id.len() && self.pair_of(seen) == (from, id)
     }
 
     /// The bytes of a remembered pair.
     fn pair_of(&self, seen: &Seen) -> (&[u8], &[u8]) {
-        let at = usize::try_from(seen.start - self.base).unwrap_or(usize::MAX);
-        let from = self.bytes.get(at..at + seen.from_len).unwrap_or_default();
-        let id = self
-            .bytes
-            .get(at + seen.from_len..at + seen.from_len + seen.id_len)
+        let pair = usize::try_from(seen.start - self.base)
+            .ok()
+            .and_then(|at| {
+                self.bytes
+                    .get(at..at.checked_add(seen.from_len + seen.id_len)?)
+            })
             .unwrap_or_default();
-        (from, id)
+        pair.split_at(seen.from_len.min(pair.len()))
     }
 
     fn find(&self, hash: u64, from: &[u8], id: &[u8]) -> bool {
@@ -376,22 +371,39 @@ impl DedupWindow {
     /// Records `id` from `from` seen at `now`; returns `false` if that sender's `id` was already
     /// inside the window.
     pub fn insert(&mut self, from: &str, id: &str, now: i64) -> bool {
-        self.expire(now);
-        let probe = self.probe(from, id);
-        self.record(probe, from, id, now)
+        let (from, id) = (from.as_bytes(), id.as_bytes());
+        self.insert_hashed(self.hash(from, id), None, from, id, now)
     }
 
     /// [`DedupWindow::insert`] with the hash of a [`DedupWindow::probe`] of the same pair (not
-    /// hashed again; looked up again, so a pair recorded since the probe is not kept twice).
-    /// Returns `false` if the pair is inside the window.
+    /// hashed again; looked up again only if a pair was remembered since the probe, so that a
+    /// pair recorded since is not kept twice). Returns `false` if the pair is inside the window.
     pub fn record(&mut self, probe: Probe, from: &str, id: &str, now: i64) -> bool {
         let (from, id) = (from.as_bytes(), id.as_bytes());
         debug_assert_eq!(probe.hash, self.hash(from, id), "a probe of another pair");
+        let seen = match probe.next == self.next_seq() {
+            // Nothing remembered since: what the probe found still holds (forgetting only removes).
+            true => Some(probe.seen),
+            false => probe.seen.then_some(true),
+        };
+        self.insert_hashed(probe.hash, seen, from, id, now)
+    }
+
+    /// Expires, then remembers the pair under `hash` unless it is inside the window: `seen` when
+    /// that is known, else found by one lookup.
+    fn insert_hashed(
+        &mut self,
+        hash: u64,
+        seen: Option<bool>,
+        from: &[u8],
+        id: &[u8],
+        now: i64,
+    ) -> bool {
         self.expire(now);
-        if probe.seen || (probe.next != self.next_seq() && self.find(probe.hash, from, id)) {
+        if seen.unwrap_or_else(|| self.find(hash, from, id)) {
             return false;
         }
-        self.push(probe.hash, from, id, now);
+        self.push(hash, from, id, now);
         true
     }
 }

@@ -181,6 +181,82 @@ mod tests {
             let expected = serde_json::to_vec(&v).expect("json");
             proptest::prop_assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&expected));
         }
+
+        /// A struct with a flattened member, as most generated bodies are: serde serializes it
+        /// as a map, so its own members' names and the extra members' go through the key path.
+        #[test]
+        fn random_flattened_structs_are_written_as_serde_json_writes_them(
+            id in texts(),
+            n in proptest::prelude::any::<u64>(),
+            extra in proptest::collection::vec((texts(), values()), 0..6),
+        ) {
+            #[derive(serde::Serialize)]
+            struct Body {
+                id: String,
+                #[serde(rename = "n\"\u{1}")]
+                n: u64,
+                #[serde(flatten)]
+                extra: serde_json::Map<String, serde_json::Value>,
+            }
+            let body = Body { id, n, extra: extra.into_iter().collect() };
+            let mut out = Vec::new();
+            value(&mut out, &body).expect("written");
+            let expected = serde_json::to_vec(&body).expect("json");
+            proptest::prop_assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&expected));
+        }
+    }
+
+    /// A map whose keys are any `Serialize` (`BTreeMap` needs `Ord`, which floats lack).
+    struct Keyed<K>(Vec<K>);
+
+    impl<K: serde::Serialize> serde::Serialize for Keyed<K> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap as _;
+            let mut m = s.serialize_map(Some(self.0.len()))?;
+            for k in &self.0 {
+                m.serialize_entry(k, &0)?;
+            }
+            m.end()
+        }
+    }
+
+    #[test]
+    fn map_keys_follow_serde_json_key_rules() {
+        #[derive(serde::Serialize)]
+        enum Name {
+            #[serde(rename = "a\tb")]
+            Plain,
+            Wrapped(u8),
+        }
+        #[derive(serde::Serialize)]
+        struct Newtype(&'static str);
+        fn same<K: serde::Serialize>(keys: Vec<K>) -> bool {
+            let keyed = Keyed(keys);
+            let mut out = Vec::new();
+            let ours = value(&mut out, &keyed).map(|()| out);
+            match (ours, serde_json::to_vec(&keyed)) {
+                (Ok(ours), Ok(theirs)) => ours == theirs,
+                (Err(ours), Err(theirs)) => ours.to_string() == theirs.to_string(),
+                _ => false,
+            }
+        }
+        assert!(same(vec!["x\u{0}\"", "\u{2028}"]));
+        assert!(same(vec!['\n', 'é']));
+        assert!(same(vec![Name::Plain]));
+        assert!(same(vec![Name::Wrapped(1)]));
+        assert!(same(vec![Newtype("n\u{7f}")]));
+        assert!(same(vec![Some("s"), None]));
+        assert!(same(vec![Some(3u8)]));
+        assert!(same(vec![true, false]));
+        assert!(same(vec![i128::from(i8::MIN), i128::MAX]));
+        assert!(same(vec![u128::MAX]));
+        assert!(same(vec![1.5f64, -0.0, 1e300]));
+        assert!(same(vec![0.1f32]));
+        assert!(same(vec![f64::NAN]));
+        assert!(same(vec![f32::INFINITY]));
+        assert!(same(vec![()]));
+        assert!(same(vec![vec![1u8]]));
+        assert!(same(vec![(1u8, 2u8)]));
     }
 
     #[test]

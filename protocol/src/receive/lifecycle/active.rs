@@ -70,15 +70,18 @@ impl<S: BuildHasher> ActiveIndex<S> {
         }
     }
 
-    /// Removes the active unit of `cw` when it is `key`'s entry (or any, without `key`).
-    pub(super) fn remove(&mut self, cw: ChannelRef<'_>, key: Option<&WorkKey>) -> Option<WorkKey> {
-        let hash = self.hash(cw);
-        let slot = self.table.find_entry(hash, |a| cw.is(&a.key)).ok()?;
-        let found = &slot.get().key;
-        if key.is_some_and(|key| !found.same_entry(key) && found != key) {
-            return None;
-        }
-        Some(slot.remove().0.key)
+    /// Removes `key`'s entry (the very entry inserted, not only an equal key) if it is the
+    /// active unit of its `(workspace, channel, work_id)`; whether it was.
+    pub(super) fn remove(&mut self, key: &WorkKey) -> bool {
+        let cw = ChannelRef::of(key);
+        let Ok(slot) = self
+            .table
+            .find_entry(self.hash(cw), |a| a.key.same_entry(key))
+        else {
+            return false;
+        };
+        slot.remove();
+        true
     }
 
     /// How many units are active.
@@ -122,12 +125,16 @@ mod tests {
             "t2"
         );
         assert_eq!(a.len(), 3);
-        // Removed only as the unit it is, when one is named.
+        // Removed only as the very entry it is: another unit of the same channel and work, an
+        // equal key of another entry and the entry it replaced are not it.
         let other = key("w", "c", "t9", "x");
-        assert!(a.remove(ChannelRef("w", "c", "x"), Some(&other)).is_none());
-        let t2 = key("w", "c", "t2", "x");
-        assert_eq!(a.remove(ChannelRef("w", "c", "x"), Some(&t2)).unwrap(), t2);
-        assert!(a.remove(ChannelRef("w", "c", "x"), None).is_none());
+        assert!(!a.remove(&other));
+        assert!(!a.remove(&key("w", "c", "t2", "x")));
+        assert!(!a.remove(&old));
+        let t2 = a.get(ChannelRef("w", "c", "x")).unwrap().clone();
+        assert!(a.remove(&t2));
+        assert!(!a.remove(&t2), "removed once");
+        assert!(a.get(ChannelRef("w", "c", "x")).is_none());
         assert_eq!(a.len(), 2);
     }
 
@@ -175,7 +182,8 @@ mod tests {
             a.get(ChannelRef("w", "c", "x5")).unwrap().container_id(),
             "u5"
         );
-        assert!(a.remove(ChannelRef("w", "c", "x3"), None).is_some());
+        let x3 = a.get(ChannelRef("w", "c", "x3")).unwrap().clone();
+        assert!(a.remove(&x3));
         assert!(a.get(ChannelRef("w", "c", "x3")).is_none());
         assert_eq!(
             a.get(ChannelRef("w", "c", "x4")).unwrap().container_id(),

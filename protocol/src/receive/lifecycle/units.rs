@@ -107,9 +107,20 @@ impl WorkKey {
         [0, 1, 2, 3, 4].map(|i| self.part(i))
     }
 
-    /// The initiator, in an entry the tracker made.
+    /// The opening message's `from`, in an entry the tracker made (empty in a key made by
+    /// [`WorkKey::new`]).
     pub(super) fn entry_initiator(&self) -> &str {
         self.part(5)
+    }
+
+    /// The opening message's `to`, in an entry the tracker made.
+    fn entry_target(&self) -> &str {
+        self.part(6)
+    }
+
+    /// The opening message's id, in an entry the tracker made.
+    fn entry_opened_by(&self) -> &str {
+        self.part(7)
     }
 
     /// Whether `other` is this very entry (not only an equal key).
@@ -259,17 +270,17 @@ impl WorkUnit {
 
     /// The opening message's `from`.
     pub fn initiator(&self) -> &str {
-        self.key.part(5)
+        self.key.entry_initiator()
     }
 
     /// The opening message's `to`.
     pub fn target(&self) -> &str {
-        self.key.part(6)
+        self.key.entry_target()
     }
 
     /// The opening message's id.
     pub fn opened_by(&self) -> &str {
-        self.key.part(7)
+        self.key.entry_opened_by()
     }
 
     pub(super) fn role_of(&self, peer: &str) -> Option<Sender> {

@@ -1,10 +1,12 @@
 //! serde_json's compact JSON, byte for byte, with the strings escaped by
-//! [`super::escaped`] (eight bytes at a time where no byte needs an escape) instead of
+//! [`super::string`] (eight bytes at a time where no byte needs an escape) instead of
 //! serde_json's loop over every byte: what [`super::value`] serializes typed payloads with.
 //!
-//! Only the string paths are this module's own: the punctuation of arrays, objects and
-//! variants is serde_json's compact form, and every other leaf (numbers, booleans, bytes,
-//! `arbitrary_precision` numbers and raw values, map keys that are not strings) is written by
+//! The string paths are this module's own, map keys included (a struct with a
+//! `#[serde(flatten)]` member, as most generated bodies are, is serialized as a map, so every
+//! member name of it is a map key): [`MapKey`] writes keys by serde_json's key rules. The
+//! punctuation of arrays, objects and variants is serde_json's compact form, and every other
+//! leaf (numbers, booleans, bytes, `arbitrary_precision` numbers and raw values) is written by
 //! serde_json itself into the same buffer.
 
 use serde::ser::{self, Serialize};
@@ -56,24 +58,10 @@ impl<'a> Compound<'a> {
         value.serialize(Compact(self.out))
     }
 
-    /// A map's key, written by serde_json's key rules (a string, an integer or a boolean in
-    /// quotes, others refused): `{key:null}` written, then cut to the key. Keys are short;
-    /// struct members' names, the common case, are [`Compound::member`]'s.
+    /// A map's key, written by serde_json's key rules (see [`MapKey`]).
     fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
         self.comma();
-        let at = self.out.len();
-        {
-            use ser::SerializeMap as _;
-            let mut s = serde_json::Serializer::new(&mut *self.out);
-            let mut m = ser::Serializer::serialize_map(&mut s, Some(1))?;
-            m.serialize_key(key)?;
-            m.serialize_value(&())?;
-            m.end()?;
-        }
-        // `{` + key + `:null}`
-        let end = self.out.len().saturating_sub(b":null}".len());
-        self.out.truncate(end);
-        self.out.remove(at);
+        key.serialize(MapKey(&mut *self.out))?;
         self.out.push(b':');
         Ok(())
     }
@@ -334,5 +322,123 @@ impl ser::SerializeStruct for Struct<'_> {
             Struct::Object(c) => c.close(),
             Struct::Private(..) => Ok(()),
         }
+    }
+}
+
+/// A map key, by serde_json's key rules: a string (or a char, a unit variant's name) escaped by
+/// [`super::string`]; an integer or a boolean written as serde_json writes it, in quotes; a
+/// finite float likewise; newtypes and `Some` are their content; anything else is refused with
+/// serde_json's message.
+struct MapKey<'a>(&'a mut Vec<u8>);
+
+impl MapKey<'_> {
+    /// A number or a boolean: serde_json's spelling of the value, in quotes.
+    fn quoted<T: Serialize>(self, v: T) -> Result<(), Error> {
+        self.0.push(b'"');
+        json(self.0, &v)?;
+        self.0.push(b'"');
+        Ok(())
+    }
+}
+
+/// serde_json's refusal of a key that is not a string, an integer, a float or a boolean.
+fn refused() -> Error {
+    ser::Error::custom("key must be a string")
+}
+
+macro_rules! quoted_keys {
+    ($($method:ident: $t:ty),*) => {
+        $(fn $method(self, v: $t) -> Result<(), Error> {
+            self.quoted(v)
+        })*
+    };
+}
+
+macro_rules! float_keys {
+    ($($method:ident: $t:ty),*) => {
+        $(fn $method(self, v: $t) -> Result<(), Error> {
+            if !v.is_finite() {
+                return Err(ser::Error::custom("float key must be finite (got NaN or +/-inf)"));
+            }
+            self.quoted(v)
+        })*
+    };
+}
+
+macro_rules! refused_keys {
+    ($($method:ident($($arg:ty),*) -> $ok:ty),*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<$ok, Error> {
+            Err(refused())
+        })*
+    };
+}
+
+impl ser::Serializer for MapKey<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<(), Error>;
+    type SerializeTuple = ser::Impossible<(), Error>;
+    type SerializeTupleStruct = ser::Impossible<(), Error>;
+    type SerializeTupleVariant = ser::Impossible<(), Error>;
+    type SerializeMap = ser::Impossible<(), Error>;
+    type SerializeStruct = ser::Impossible<(), Error>;
+    type SerializeStructVariant = ser::Impossible<(), Error>;
+
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        super::string(self.0, v);
+        Ok(())
+    }
+
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        self.serialize_str(v.encode_utf8(&mut [0; 4]))
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        self.serialize_str(variant)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+
+    quoted_keys!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16,
+        serialize_i32: i32, serialize_i64: i64, serialize_i128: i128, serialize_u8: u8,
+        serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_u128: u128);
+
+    float_keys!(serialize_f32: f32, serialize_f64: f64);
+
+    refused_keys!(serialize_bytes(&[u8]) -> (), serialize_unit() -> (),
+        serialize_unit_struct(&'static str) -> (), serialize_none() -> (),
+        serialize_seq(Option<usize>) -> Self::SerializeSeq,
+        serialize_tuple(usize) -> Self::SerializeTuple,
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct,
+        serialize_tuple_variant(&'static str, u32, &'static str, usize)
+            -> Self::SerializeTupleVariant,
+        serialize_map(Option<usize>) -> Self::SerializeMap,
+        serialize_struct(&'static str, usize) -> Self::SerializeStruct,
+        serialize_struct_variant(&'static str, u32, &'static str, usize)
+            -> Self::SerializeStructVariant);
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<(), Error> {
+        Err(refused())
     }
 }
