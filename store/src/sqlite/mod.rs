@@ -985,6 +985,33 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_then_quiet_leaves_no_derived_row_in_the_log() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        let store = SqliteStore::open(&path, binding()).expect("create");
+        let tickets: Vec<_> = (0..600)
+            .map(|i| store.submit(request(&format!("m{i}"), &format!("w{i}"), i)))
+            .collect();
+        for t in tickets {
+            t.wait().expect("durable");
+        }
+        store.settled().wait().expect("derived");
+        // No append comes any more: the idle writer deletes what the appends left, while the
+        // store stays open.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while log_file_rows(&path) > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} derived rows still in the log",
+                log_file_rows(&path)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(store.work("w599").expect("work").len(), 1);
+        store.close();
+    }
+
+    #[test]
     fn a_closed_store_leaves_nothing_underived() {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("peer.sqlite3");

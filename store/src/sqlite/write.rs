@@ -146,18 +146,35 @@ impl LogFile {
 }
 
 impl LogFile {
-    /// Deletes the rows derived and not deleted yet, in a transaction of its own (on open and
-    /// on close; a failure leaves them for the next append).
+    /// Deletes the rows derived and not deleted yet, in a transaction of its own (on close; a
+    /// failure leaves them for the next append).
     pub(super) fn tidy(&mut self) {
-        let derived = self.derived.load(Ordering::SeqCst);
-        if derived > self.deleted
-            && self
-                .conn
-                .execute("DELETE FROM log WHERE seq <= ?1", [derived])
-                .is_ok()
-        {
-            self.deleted = derived;
+        self.tidy_some(i64::MAX);
+    }
+
+    /// Whether rows derived are still in the log.
+    pub(super) fn untidy(&self) -> bool {
+        self.derived.load(Ordering::SeqCst) > self.deleted
+    }
+
+    /// Deletes the oldest of the rows derived and not deleted yet, at most `max`, in a
+    /// transaction of its own; `false` when that failed (they are left for the next append).
+    pub(super) fn tidy_some(&mut self, max: i64) -> bool {
+        let upto = self
+            .derived
+            .load(Ordering::SeqCst)
+            .min(self.deleted.saturating_add(max));
+        if upto <= self.deleted {
+            return true;
         }
+        let deleted = self
+            .conn
+            .prepare_cached("DELETE FROM log WHERE seq <= ?1")
+            .and_then(|mut s| s.execute([upto]));
+        if deleted.is_ok() {
+            self.deleted = upto;
+        }
+        deleted.is_ok()
     }
 }
 
@@ -195,6 +212,9 @@ pub(super) const DERIVE_CHUNK: usize = 64;
 /// At most this many log rows are derived in one transaction while the writer is idle: a group
 /// that comes meanwhile waits for the row being derived and the commit of those before it.
 pub(super) const IDLE_CHUNK: usize = 8;
+
+/// How many derived log rows the idle writer deletes in one transaction.
+pub(super) const IDLE_TIDY: i64 = 256;
 
 /// `meta.derived_upto` of the (migrated) store file on `conn`.
 pub(super) fn derived_upto(conn: &Connection, path: &Path) -> Result<i64> {
@@ -264,7 +284,8 @@ impl Writer {
             Ok(Some((upto, count))) => {
                 self.derived_upto = upto;
                 self.failed = None;
-                // The next append deletes the rows (a crash before it: the next open does).
+                // Appends delete the rows a few at a time, the idle writer the rest (a crash
+                // before: the next open does).
                 self.derived.store(upto, Ordering::SeqCst);
                 self.cap_log();
                 Ok(count)
@@ -491,6 +512,9 @@ impl Hub {
 pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize) {
     let yield_now = || hub.waiting();
     let mut pending = None;
+    // Whether the idle writer's last delete of derived log rows worked (a failing one is not
+    // tried again until a job comes).
+    let mut tidy_ok = true;
     loop {
         let job = match pending.take() {
             Some(job) => job,
@@ -498,7 +522,7 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                 let backlog = {
                     let w = hub.lock();
                     w.pending() > 0 && !w.stuck()
-                };
+                } || (tidy_ok && lock(&hub.log).untidy());
                 let next = if backlog {
                     jobs.recv_timeout(DERIVE_IDLE)
                 } else {
@@ -519,12 +543,20 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                     job
                 };
                 match next {
-                    Ok(job) => job,
+                    Ok(job) => {
+                        tidy_ok = true;
+                        job
+                    }
                     Err(mpsc::RecvTimeoutError::Timeout) => {
                         let mut w = hub.lock();
-                        if w.derive(IDLE_CHUNK, &yield_now).is_ok() {
+                        if w.pending() > 0 && !w.stuck() && w.derive(IDLE_CHUNK, &yield_now).is_ok()
+                        {
                             hub.committed(&w.conn, false);
                         }
+                        drop(w);
+                        // What the appends left of the derived rows (a burst, then quiet), a
+                        // few at a time: an append waiting for the log file waits for no more.
+                        tidy_ok = lock(&hub.log).tidy_some(IDLE_TIDY);
                         continue;
                     }
                     Err(mpsc::RecvTimeoutError::Disconnected) => {
