@@ -97,9 +97,9 @@ pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &Signals) {
             let next = at + PACE;
             let now = Instant::now();
             if next > now {
-                // Signals that come meanwhile are folded into this checkpoint.
-                if let Err(mpsc::RecvTimeoutError::Disconnected) =
-                    sleep_draining(signals, next - now)
+                // Nothing signals meanwhile (`dirty` stays set until the checkpoint begins, so
+                // commits fold into it); only the writer hanging up ends the wait early.
+                if let Err(mpsc::RecvTimeoutError::Disconnected) = signals.recv_timeout(next - now)
                 {
                     return;
                 }
@@ -117,25 +117,6 @@ pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &Signals) {
             }
         }
         last = Some(Instant::now());
-    }
-}
-
-/// Waits `wait`, taking the signals that arrive; `Disconnected` when the writer is gone.
-fn sleep_draining(
-    signals: &mpsc::Receiver<()>,
-    wait: Duration,
-) -> std::result::Result<(), mpsc::RecvTimeoutError> {
-    let until = Instant::now() + wait;
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Ok(());
-        }
-        match signals.recv_timeout(left) {
-            Ok(()) => {}
-            Err(mpsc::RecvTimeoutError::Timeout) => return Ok(()),
-            Err(e) => return Err(e),
-        }
     }
 }
 
