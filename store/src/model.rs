@@ -92,12 +92,11 @@ impl MessageRecord {
             }),
             _ => None,
         };
-        let surface = member("surface");
-        let container_id = match surface.as_deref() {
-            Some("thread") => member("thread_id"),
-            Some("direct") => member("direct_id"),
-            _ => None,
-        };
+        // The surface and the id of the container it selects, together (`x-agh-container`).
+        let (surface, container_id) = message
+            .placement()
+            .map(|(surface, id)| (surface.to_owned(), id.to_owned()))
+            .unzip();
         MessageRecord {
             bytes: bytes.into(),
             direction,
