@@ -68,12 +68,20 @@ impl Shared {
     /// Waits until the step is recorded, then publishes and delivers what it produced; what
     /// could not be recorded is neither (an `internal` event says so).
     pub(super) async fn finish(&self, step: Step) {
-        if let Some(ticket) = step.ticket {
-            if let Err(e) = ticket.await {
-                return self.emit(record::unrecorded(&e));
-            }
+        let recorded = match step.ticket {
+            Some(ticket) => ticket.await,
+            None => Ok(()),
+        };
+        self.finish_recorded(recorded, step.out).await;
+    }
+
+    /// Publishes and delivers what a step produced once its records are `recorded`; what could
+    /// not be recorded is neither (an `internal` event says so).
+    async fn finish_recorded(&self, recorded: agh_store::Result<()>, out: Outputs) {
+        match recorded {
+            Ok(()) => self.run(out, true).await,
+            Err(e) => self.emit(record::unrecorded(&e)),
         }
-        self.run(step.out, true).await;
     }
 }
 
@@ -92,10 +100,12 @@ impl Sink {
                 // Only this loop hands steps to the delivery task: with none of them left there,
                 // nothing can come before this step.
                 if shared.flights.steps.load(Ordering::SeqCst) == 0 {
-                    match step.ticket.as_ref().map(agh_store::Ticket::try_take) {
-                        None | Some(Some(Ok(()))) => return shared.run(step.out, true).await,
-                        Some(Some(Err(e))) => return shared.emit(record::unrecorded(&e)),
-                        Some(None) => {}
+                    let ready = match step.ticket.as_ref().map(agh_store::Ticket::try_take) {
+                        None => Some(Ok(())),
+                        Some(taken) => taken,
+                    };
+                    if let Some(recorded) = ready {
+                        return shared.finish_recorded(recorded, step.out).await;
                     }
                 }
                 shared.flights.steps.fetch_add(1, Ordering::SeqCst);
