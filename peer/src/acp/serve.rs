@@ -227,7 +227,9 @@ async fn undecodable(
         correlation,
         Err(Failure::local(r.code.as_str(), r.to_string())),
     );
-    if kind != "error" {
+    // Two agents never trade errors about errors (the rule `agh_acp::error_reply` keeps for
+    // refused messages, with the generated kind).
+    if kind != <ErrorPayload as agh_runtime::Body>::RULES.kind {
         let e = error(r.code.as_str(), &r.to_string());
         answer(shared, route, "error", Some(&sender.id), &e).await;
     }
