@@ -2,6 +2,7 @@
 //! NATS binding is tested against real servers in `nats.rs`).
 #![allow(clippy::unwrap_used)]
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -192,4 +193,60 @@ async fn a_dead_inbound_loop_ends_the_event_stream() {
     let message = internal.expect("an internal event before the end");
     assert!(message.contains("inbound loop failed"), "{message}");
     assert!(message.contains("boom"), "{message}");
+}
+
+/// A transport whose flush never completes once `stuck` is set (a server that stopped
+/// answering).
+#[derive(Clone)]
+struct StuckFlush {
+    bus: Bus,
+    stuck: Arc<AtomicBool>,
+}
+
+impl Transport for StuckFlush {
+    fn publish(
+        &self,
+        subject: String,
+        payload: bytes::Bytes,
+    ) -> futures_util::future::BoxFuture<'_, Result<(), agh_peer::TransportError>> {
+        self.bus.publish(subject, payload)
+    }
+    fn subscribe(
+        &self,
+        subject: String,
+    ) -> futures_util::future::BoxFuture<'_, Result<agh_peer::Subscription, agh_peer::TransportError>>
+    {
+        self.bus.subscribe(subject)
+    }
+    fn flush(&self) -> futures_util::future::BoxFuture<'_, Result<(), agh_peer::TransportError>> {
+        match self.stuck.load(Ordering::SeqCst) {
+            true => Box::pin(futures_util::future::pending()),
+            false => self.bus.flush(),
+        }
+    }
+    fn link_events(&self) -> Option<tokio::sync::broadcast::Receiver<agh_peer::LinkEvent>> {
+        None
+    }
+}
+
+/// An ACP agent's shutdown gives the transport's flush at most `SHUTDOWN_WAIT`, like a v0
+/// peer's: a flush that never completes does not hang it.
+#[tokio::test]
+async fn an_agent_shutdown_does_not_wait_forever_for_the_flush() {
+    use agh_peer::acp::{Agent, AgentConfig, Silent};
+    let stuck = Arc::new(AtomicBool::new(false));
+    let transport = StuckFlush {
+        bus: Bus::new(),
+        stuck: stuck.clone(),
+    };
+    let agent = Agent::start(AgentConfig::new("aaaaaaaaaaaaaaaa"), transport, Silent)
+        .await
+        .unwrap();
+    stuck.store(true, Ordering::SeqCst);
+    let started = tokio::time::Instant::now();
+    let bound = agh_peer::SHUTDOWN_WAIT * 2 + Duration::from_secs(2);
+    tokio::time::timeout(bound, agent.shutdown())
+        .await
+        .expect("the shutdown ended");
+    assert!(started.elapsed() >= agh_peer::SHUTDOWN_WAIT);
 }

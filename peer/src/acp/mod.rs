@@ -687,12 +687,13 @@ impl Agent {
 
     /// Stops the agent: its subscriptions end (NATS then has no responder for it; what they
     /// had already received is still answered, for at most [`crate::SHUTDOWN_DRAIN`]), running
-    /// delegations are aborted, waiting results resolve with an error.
+    /// delegations are aborted, waiting results resolve with an error. The runtime's tasks and
+    /// then the transport's flush are each given at most [`crate::SHUTDOWN_WAIT`].
     pub async fn shutdown(&self) {
-        let deadline = tokio::time::Instant::now() + crate::SHUTDOWN_WAIT;
-        self.runtime.shutdown(deadline).await;
+        let wait = crate::SHUTDOWN_WAIT;
+        self.runtime.shutdown(runtime::deadline_after(wait)).await;
         // The loop's `on_stop` did this, unless the loop was aborted at the deadline first.
         self.shared().stop_work();
-        let _ = self.shared().transport.flush().await;
+        let _ = tokio::time::timeout(wait, self.shared().transport.flush()).await;
     }
 }
