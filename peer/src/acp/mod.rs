@@ -289,10 +289,35 @@ impl Shared {
             .map_err(|e| Failure::local("internal", format!("payload: {e}")))?;
         let checked = agh_acp::parse_ref(&bytes, &agh_acp::options(now.div_euclid(1000)))
             .map_err(|r| Failure::local(r.code.as_str(), r.to_string()))?;
-        let facts = checked
-            .body_json()
-            .and_then(|b| self.correlator.body_facts(kind, b.get()));
+        let facts = self.body_facts(kind, checked.body_json());
         Ok((id, bytes, facts))
+    }
+
+    /// The members of a checked `body` the inbox's tracker reads.
+    fn body_facts(
+        &self,
+        kind: &str,
+        body: Option<agh_runtime::json::scan::RawJson<'_>>,
+    ) -> Option<agh_runtime::correlation::BodyFacts<'static>> {
+        body.and_then(|b| self.correlator.body_facts(kind, b.get()))
+    }
+
+    /// Records in the inbox an envelope this agent sends, from what its writer knows (its id,
+    /// addressing and body facts: no second parse).
+    fn record_sent(
+        &self,
+        kind: &str,
+        id: &str,
+        (to, reference): (Option<&str>, Option<&str>),
+        facts: Option<&agh_runtime::correlation::BodyFacts<'static>>,
+        now: i64,
+    ) -> Result<Correlation, Failure> {
+        let sent = Exchanged::new(kind, id, self.id(), to, reference, now).with_body(facts);
+        self.inbox
+            .lock()
+            .map_err(|_| Failure::local("internal", "the agent's inbox is poisoned"))?
+            .sent(&sent)
+            .map_err(|r| Failure::local(r.code.unwrap_or(r.refusal), r.to_string()))
     }
 
     /// Writes, checks and records (the inbox, from what the writer knows: no second parse)
@@ -306,14 +331,7 @@ impl Shared {
     ) -> Result<(String, Vec<u8>, Correlation), Failure> {
         let now = now_ms();
         let (id, bytes, facts) = self.compose(kind, to, reference, payload, now)?;
-        let sent =
-            Exchanged::new(kind, &id, self.id(), to, reference, now).with_body(facts.as_ref());
-        let outcome = self
-            .inbox
-            .lock()
-            .map_err(|_| Failure::local("internal", "the agent's inbox is poisoned"))?
-            .sent(&sent)
-            .map_err(|r| Failure::local(r.code.unwrap_or(r.refusal), r.to_string()))?;
+        let outcome = self.record_sent(kind, &id, (to, reference), facts.as_ref(), now)?;
         Ok((id, bytes, outcome))
     }
 

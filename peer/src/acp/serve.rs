@@ -6,7 +6,6 @@ use std::time::Duration;
 use agh_acp::{
     AckPayload, AgentStatus, Correlation, Count, ErrorPayload, KnownBody, PongPayload, Verdict,
 };
-use agh_runtime::correlation::Exchanged;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use serde_json::Map;
@@ -108,12 +107,11 @@ async fn answer<T: serde::Serialize + ?Sized>(
 fn record(shared: &Shared, message: &agh_acp::Message, now: i64) -> bool {
     let e = message.envelope();
     let kind = message.kind();
-    let facts = message
-        .body_json()
-        .and_then(|b| shared.correlator.body_facts(kind, b.get()));
-    let (to, reference) = (e.to.as_deref(), e.ref_.as_deref());
-    let sent = Exchanged::new(kind, &e.id, &e.from, to, reference, now).with_body(facts.as_ref());
-    shared.inbox.lock().is_ok_and(|mut i| i.sent(&sent).is_ok())
+    let facts = shared.body_facts(kind, message.body_json());
+    let addressing = (e.to.as_deref(), e.ref_.as_deref());
+    shared
+        .record_sent(kind, &e.id, addressing, facts.as_ref(), now)
+        .is_ok()
 }
 
 async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound) {
