@@ -13,16 +13,16 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use agh_peer::core::{CoreConfig, PeerCore};
-use agh_peer::Event;
+use agh_peer::core::PeerCore;
 use agh_protocol::{
     build, DedupWindow, EnvelopeParts, Message, MessageBuilder, Options, ReceiptBody,
     ReceiptStatus, SayBody, WorkTracker,
 };
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-const WS: &str = "ws_bench";
-const CH: &str = "bench";
+mod peer_work;
+use peer_work::{core_of, CH, WS};
+
 const SENDER: &str = "sender.bench";
 const RECEIVER: &str = "receiver.bench";
 /// Requests made (and received by one core) at a time.
@@ -78,40 +78,11 @@ fn requests(template: &(Vec<u8>, [usize; 2]), first: u64, n: u64) -> Vec<Vec<u8>
         .collect()
 }
 
-fn core() -> PeerCore {
-    PeerCore::new(CoreConfig {
-        workspace_id: WS.into(),
-        channel: CH.into(),
-        peer_id: RECEIVER.into(),
-        display_name: None,
-        catalog: None,
-        greet_interval_secs: 30,
-        replay_age_secs: agh_protocol::DEFAULT_REPLAY_AGE_SECS,
-        nonce: 1,
-        key: None,
-        trust_policy: Default::default(),
-        // No cap on open work: every request opens a unit that stays open.
-        limits: agh_peer::Limits {
-            open_work: usize::MAX,
-            open_work_per_initiator: usize::MAX,
-            ..Default::default()
-        },
-    })
-    .expect("core")
-}
-
-/// The peer's work for one request: receive it, answer it with a receipt, ready that.
+/// The peer's work for one request (`peer_work::serve`): the bytes of its receipts, every
+/// request answered.
 fn serve(core: &mut PeerCore, request: bytes::Bytes, now: i64) -> usize {
     let mut answered = 0;
-    for e in core.on_inbound_bytes(request, now).events {
-        if let Event::Message(m) = e {
-            let receipt = core
-                .receipt(&m, ReceiptStatus::Accepted, None, None, now)
-                .expect("receipt");
-            let (publish, _) = core.prepare(&receipt).expect("prepared");
-            answered += publish.payload.len();
-        }
-    }
+    peer_work::serve(core, request, now, |p| answered += p.payload.len());
     assert!(answered > 0, "every request is answered");
     answered
 }
@@ -149,7 +120,7 @@ fn bench(c: &mut Criterion) {
                         .map(bytes::Bytes::from)
                         .collect();
                     next += n;
-                    let mut core = core();
+                    let mut core = core_of(RECEIVER);
                     let start = Instant::now();
                     for r in reqs {
                         black_box(serve(&mut core, black_box(r), ts));
@@ -251,7 +222,7 @@ fn interleaved(_c: &mut Criterion) {
                 receipts,
             }
         };
-        let mut core = core();
+        let mut core = core_of(RECEIVER);
         let mut dedup = DedupWindow::new(DedupWindow::DEFAULT_CAP, options.replay_age_secs);
         let mut tracker = WorkTracker::new();
         let warm = batch(next, WARM);

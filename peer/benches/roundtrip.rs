@@ -31,20 +31,19 @@
 
 #[path = "../tests/support/nats_server.rs"]
 mod nats_server;
+mod peer_work;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agh_peer::core::{CoreConfig, PeerCore};
 use agh_peer::{Event, NatsTransport, Peer, PeerConfig};
 use agh_protocol::identity::peer_subject;
 use agh_protocol::{MessageBuilder, ReceiptStatus, SayBody};
 use bytes::Bytes;
 use futures_util::StreamExt;
+use peer_work::{core_of, serve, unbounded_work, CH, WS};
 use tokio::sync::Semaphore;
 
-const WS: &str = "ws_bench";
-const CH: &str = "bench";
 const SENDER: &str = "sender.bench";
 const RECEIVER: &str = "receiver.bench";
 const STORED: &str = "stored.bench";
@@ -146,34 +145,6 @@ async fn drive(
 
 /// Per request, microseconds of one thread: `parse_ref` alone, and the peer's whole protocol
 /// work (inbound pipeline, receipt built, validated, recorded and serialized).
-/// The default limits but no cap on open work: every request of the bench opens a unit that
-/// stays open (accepted, never completed), and the figures are for that path, not `busy`.
-fn unbounded_work() -> agh_peer::Limits {
-    agh_peer::Limits {
-        open_work: usize::MAX,
-        open_work_per_initiator: usize::MAX,
-        ..Default::default()
-    }
-}
-
-/// A core as the receiving peers have it.
-fn core_of(peer_id: &str) -> PeerCore {
-    PeerCore::new(CoreConfig {
-        workspace_id: WS.into(),
-        channel: CH.into(),
-        peer_id: peer_id.into(),
-        display_name: None,
-        catalog: None,
-        greet_interval_secs: 30,
-        replay_age_secs: agh_protocol::DEFAULT_REPLAY_AGE_SECS,
-        nonce: 1,
-        key: None,
-        trust_policy: Default::default(),
-        limits: unbounded_work(),
-    })
-    .expect("core")
-}
-
 fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
     let n = requests.len() as f64;
     let options = agh_protocol::Options::at(now());
@@ -185,15 +156,10 @@ fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
     let mut core = core_of(RECEIVER);
     let start = Instant::now();
     for r in requests {
-        let t = now();
-        for e in core.on_inbound(r, t).events {
-            if let Event::Message(m) = e {
-                let receipt = core
-                    .receipt(&m, ReceiptStatus::Accepted, None, None, t)
-                    .expect("receipt");
-                std::hint::black_box(core.prepare(&receipt).expect("prepared"));
-            }
-        }
+        // As the transport hands a payload over (`Bytes`: a reference count, no copy).
+        serve(&mut core, r.clone(), now(), |p| {
+            std::hint::black_box(p);
+        });
     }
     (parse_ref, start.elapsed().as_secs_f64() * 1e6 / n)
 }
@@ -296,16 +262,11 @@ async fn main() {
         let raw = raw.clone();
         tokio::spawn(async move {
             let mut core = core_of(INLINE);
+            let mut receipts = Vec::new();
             while let Some(m) = inline_sub.next().await {
-                let t = now();
-                for e in core.on_inbound_bytes(m.payload, t).events {
-                    if let Event::Message(m) = e {
-                        let receipt = core
-                            .receipt(&m, ReceiptStatus::Accepted, None, None, t)
-                            .expect("receipt");
-                        let (p, _) = core.prepare(&receipt).expect("prepared");
-                        raw.publish(p.subject, p.payload).await.expect("receipt");
-                    }
+                serve(&mut core, m.payload, now(), |p| receipts.push(p));
+                for p in receipts.drain(..) {
+                    raw.publish(p.subject, p.payload).await.expect("receipt");
                 }
             }
         })
