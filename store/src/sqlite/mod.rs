@@ -984,17 +984,24 @@ mod tests {
         assert_eq!(order, ["m0", "m1", "m2", "m4"]);
     }
 
-    #[test]
-    fn a_burst_then_quiet_leaves_no_derived_row_in_the_log() {
-        let dir = tempfile::tempdir().expect("dir");
-        let path = dir.path().join("peer.sqlite3");
-        let store = SqliteStore::open(&path, binding()).expect("create");
-        let tickets: Vec<_> = (0..600)
+    /// A new store at `path` that took `n` requests (`m<i>` opening `w<i>`), each submitted on its
+    /// own and durable.
+    fn store_with_requests(path: &Path, n: i64) -> SqliteStore {
+        let store = SqliteStore::open(path, binding()).expect("create");
+        let tickets: Vec<_> = (0..n)
             .map(|i| store.submit(request(&format!("m{i}"), &format!("w{i}"), i)))
             .collect();
         for t in tickets {
             t.wait().expect("durable");
         }
+        store
+    }
+
+    #[test]
+    fn a_burst_then_quiet_leaves_no_derived_row_in_the_log() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("peer.sqlite3");
+        let store = store_with_requests(&path, 600);
         store.settled().wait().expect("derived");
         // No append comes any more: the idle writer deletes what the appends left, while the
         // store stays open.
@@ -1015,13 +1022,7 @@ mod tests {
     fn a_closed_store_leaves_nothing_underived() {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("peer.sqlite3");
-        let store = SqliteStore::open(&path, binding()).expect("create");
-        let tickets: Vec<_> = (0..50)
-            .map(|i| store.submit(request(&format!("m{i}"), &format!("w{i}"), i)))
-            .collect();
-        for t in tickets {
-            t.wait().expect("durable");
-        }
+        let store = store_with_requests(&path, 50);
         store.close();
         let conn = Connection::open(&path).expect("open");
         assert_eq!(log_file_rows(&path), 0);
