@@ -125,19 +125,7 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
             if r.head.from.as_deref() == Some(shared.id()) {
                 return; // our own broadcast, or a copy of it
             }
-            let id = shared.ids.next_id();
-            if let Ok(Some(reply)) = agh_acp::error_reply(&r, shared.id(), &id, now) {
-                let to = reply.envelope().to.as_ref().map(|t| t.to_string());
-                let subject = match (&m.reply, &to) {
-                    (Some(r), _) => Some(r.clone()),
-                    (None, Some(to)) => shared.subjects.direct(to).ok(),
-                    (None, None) => None,
-                };
-                // Checked by `error_reply`'s parse: recorded from it, not parsed again.
-                if let (true, Some(subject)) = (record(shared, &reply, now), subject) {
-                    let _ = shared.transport.publish(subject, reply.into_bytes()).await;
-                }
-            }
+            refuse(shared, &r, m.reply, now).await;
             return;
         }
         Verdict::Delivered {
@@ -164,7 +152,7 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
         // Checked, but not of its kind's generated type: answered with `error` (the
         // rejection's code, `malformed`) like any refused message, an `error` excepted; a
         // reply this agent waits for (a delegation's `result`) resolves its waiter with it.
-        Err(r) => return undecodable(shared, &route, &sender, kind, &correlation, &r).await,
+        Err(r) => return undecodable(shared, route.reply, &correlation, r).await,
     };
     let Some(body) = body else {
         // ping, discover and cancel may come without a payload.
@@ -209,28 +197,42 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
     }
 }
 
-/// A delivered message whose body its kind's generated type does not take: answered with
-/// `error` (the rejection's code) unless it is an `error`; a reply this agent waits for (a
-/// delegation's `result`) resolves its waiter with the failure.
+/// Answers a refused message with the `error` [`agh_acp::error_reply`] makes of it (none for an
+/// `error`: that function alone decides), recorded by the inbox first, on the request's reply
+/// subject or the sender's.
+async fn refuse(shared: &Shared, refusal: &agh_acp::Refusal, reply: Option<String>, now: i64) {
+    let id = shared.ids.next_id();
+    let Ok(Some(answer)) = agh_acp::error_reply(refusal, shared.id(), &id, now) else {
+        return;
+    };
+    let to = answer.envelope().to.as_ref().map(|t| t.to_string());
+    let subject = match (reply, &to) {
+        (Some(r), _) => Some(r),
+        (None, Some(to)) => shared.subjects.direct(to).ok(),
+        (None, None) => None,
+    };
+    // Checked by `error_reply`'s parse: recorded from it, not parsed again.
+    if let (true, Some(subject)) = (record(shared, &answer, now), subject) {
+        let _ = shared.transport.publish(subject, answer.into_bytes()).await;
+    }
+}
+
+/// A delivered message whose body its kind's generated type does not take: refused like any
+/// other ([`refuse`]: answered with `error`, the rejection's code, unless it is an `error`); a
+/// reply this agent waits for (a delegation's `result`) resolves its waiter with the failure.
 async fn undecodable(
     shared: &Shared,
-    route: &Route,
-    sender: &Sender,
-    kind: &str,
+    reply: Option<String>,
     correlation: &Correlation,
-    r: &agh_runtime::Rejection,
+    r: agh_runtime::Rejection,
 ) {
     settle(
         shared,
         correlation,
         Err(Failure::local(r.code.as_str(), r.to_string())),
     );
-    // Two agents never trade errors about errors (the rule `agh_acp::error_reply` keeps for
-    // refused messages, with the generated kind).
-    if kind != <ErrorPayload as agh_runtime::Body>::RULES.kind {
-        let e = error(r.code.as_str(), &r.to_string());
-        answer(shared, route, "error", Some(&sender.id), &e).await;
-    }
+    let refusal = agh_acp::Refusal::of_rejection::<agh_acp::Acp>(r);
+    refuse(shared, &refusal, reply, now_ms()).await;
 }
 
 /// Answers a query with its `response`, or the handler's `error`.
@@ -411,28 +413,14 @@ mod tests {
         let rejection = |kind: &str| {
             let problem = Problem::new(ReasonCode::Malformed, "/payload", "schema", "no fit");
             let head = Head {
+                id: Some(id.clone()),
+                from: Some(A.to_owned()),
                 kind: Some(kind.to_owned()),
                 ..Head::default()
             };
             Rejection::new(problem, head)
         };
-        let route = Route {
-            to: A.to_owned(),
-            reply: None,
-        };
-        let sender = Sender {
-            from: A.to_owned(),
-            id: id.clone(),
-        };
-        undecodable(
-            shared,
-            &route,
-            &sender,
-            "query",
-            &correlation,
-            &rejection("query"),
-        )
-        .await;
+        undecodable(shared, None, &correlation, rejection("query")).await;
         let answer = to_a.next().await.unwrap();
         let m = agh_acp::parse(&answer.payload, &agh_acp::options(now_ms() / 1000)).unwrap();
         assert_eq!(m.kind(), "error");
@@ -443,15 +431,7 @@ mod tests {
         assert_eq!(e.code.as_str(), "malformed");
         assert!(e.message.contains("no fit"), "{}", e.message.as_str());
         // An `error` is never answered with one.
-        undecodable(
-            shared,
-            &route,
-            &sender,
-            "error",
-            &correlation,
-            &rejection("error"),
-        )
-        .await;
+        undecodable(shared, None, &correlation, rejection("error")).await;
         let nothing = tokio::time::timeout(Duration::from_millis(100), to_a.next()).await;
         assert!(nothing.is_err(), "an error was answered: {nothing:?}");
         b.shutdown().await;

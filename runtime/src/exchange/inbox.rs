@@ -66,6 +66,19 @@ impl Refusal {
             head: Box::new(head),
         }
     }
+
+    /// The refusal of a message of profile `P` the parser (or a profile's typed decode) rejected,
+    /// spelled in the profile's code.
+    pub fn of_rejection<P: Profile>(r: Rejection) -> Self {
+        let refusal = r.code.as_str();
+        Refusal {
+            refusal,
+            code: P::SPEC.refusal_code(refusal),
+            pointer: r.pointer,
+            message: r.message,
+            head: r.head,
+        }
+    }
 }
 
 /// What the inbox made of one message.
@@ -330,13 +343,6 @@ impl<P: Profile> Inbox<P> {
     }
 
     fn rejected(&self, r: Rejection) -> Refusal {
-        let refusal = r.code.as_str();
-        Refusal {
-            refusal,
-            code: P::SPEC.refusal_code(refusal),
-            pointer: r.pointer,
-            message: r.message,
-            head: r.head,
-        }
+        Refusal::of_rejection::<P>(r)
     }
 }
