@@ -15,7 +15,11 @@
 //!
 //! With a store: a third receiver, the same Peer recording in a `SqliteStore` (a fresh file in a
 //! temporary directory, the default options: WAL, `synchronous=NORMAL`), driven in the same
-//! rounds; its columns compare it with the receiver without a store.
+//! rounds; its columns compare it with the receiver without a store. And its floor (issue 32): a
+//! fourth receiver, the same Peer with a `SqliteStore` that only appends to its log while the
+//! bench runs (`derive_idle` and `checkpoint_pace` of an hour, no `max_lag`: nothing derived,
+//! one checkpoint at the start), so each request costs what issue 32 requires before a delivery
+//! and before a publish (the request's row, then the receipt's, each committed) and nothing else.
 //!
 //! The floor of the runtime (issue 34), in the same rounds: "raw + work inline", a raw
 //! `async-nats` subscriber that runs the peer's protocol work itself in its handler (a
@@ -47,6 +51,7 @@ use tokio::sync::Semaphore;
 const SENDER: &str = "sender.bench";
 const RECEIVER: &str = "receiver.bench";
 const STORED: &str = "stored.bench";
+const LOGGED: &str = "logged.bench";
 const INLINE: &str = "inline.bench";
 const WINDOW: usize = 256;
 const ROUNDS: usize = 3;
@@ -189,37 +194,33 @@ async fn main() {
     .await
     .expect("join");
     let app = accept_all(Arc::new(peer), events);
-    // The same receiver recording in a SQLite store.
+    // The same receiver recording in a SQLite store, and the one that only appends to its log.
     let dir = tempfile::tempdir().expect("temp dir");
     // `ROUNDTRIP_PAGE_SIZE=1024`: the store file with another page size than the default.
     let page_size = std::env::var("ROUNDTRIP_PAGE_SIZE")
         .ok()
-        .map(|s| s.parse().expect("ROUNDTRIP_PAGE_SIZE: a number of bytes"));
+        .map(|s| s.parse().expect("ROUNDTRIP_PAGE_SIZE: a number of bytes"))
+        .unwrap_or(agh_store::DEFAULT_PAGE_SIZE);
     let options = agh_store::SqliteOptions {
-        page_size: page_size.unwrap_or(agh_store::DEFAULT_PAGE_SIZE),
+        page_size,
         ..Default::default()
     };
-    let store = agh_store::SqliteStore::open_with(
-        dir.path().join("stored.sqlite3"),
-        agh_store::Binding::new(WS, CH, STORED),
-        options,
-    )
-    .expect("store");
+    let (store, stored_app) = stored_peer(&url, dir.path(), STORED, options).await;
     eprintln!(
         "store: page size {} bytes",
         store.page_size().expect("page size")
     );
-    let store = Arc::new(store);
-    let (stored, stored_events) = Peer::join(
-        PeerConfig::new(WS, CH, STORED)
-            .limits(unbounded_work())
-            .store(store.clone()),
-        NatsTransport::connect(&url).await.expect("peer connect"),
-    )
-    .await
-    .expect("join");
-    let stored_app = accept_all(Arc::new(stored), stored_events);
+    let hour = Duration::from_secs(3600);
+    let log_only = agh_store::SqliteOptions {
+        page_size,
+        derive_idle: hour,
+        checkpoint_pace: hour,
+        max_lag: usize::MAX,
+        ..Default::default()
+    };
+    let (logged, logged_app) = stored_peer(&url, dir.path(), LOGGED, log_only).await;
     let stored_subject = peer_subject(WS, CH, STORED).expect("subject");
+    let logged_subject = peer_subject(WS, CH, LOGGED).expect("subject");
     // The raw baseline: same bytes in, bytes of a receipt's size out, no protocol work.
     let raw_in = "bench.raw.in";
     // Bytes of an accepted receipt as `Peer::receipt` writes it for a request of the run.
@@ -306,6 +307,7 @@ async fn main() {
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut work_rows = Vec::new();
     let mut store_rows = Vec::new();
+    let mut floor_rows = Vec::new();
     let mut inline_rows = Vec::new();
     for (size, n, m) in [
         (200usize, 20_000usize, 2_000usize),
@@ -317,7 +319,9 @@ async fn main() {
         let mut inlines = Vec::new();
         let mut works = Vec::new();
         let mut storeds = Vec::new();
+        let mut loggeds = Vec::new();
         let mut transactions = Vec::new();
+        let mut logged_transactions = Vec::new();
         for round in 0..ROUNDS {
             works.push(protocol_work(&envelopes(
                 size,
@@ -343,6 +347,11 @@ async fn main() {
             storeds.push(drive(&client, &mut answers, &stored_subject, t, l).await);
             // Each request is two records: the request's, then its receipt's.
             transactions.push((store.transactions() - before) as f64 / (n + m) as f64);
+            let t = envelopes_to(LOGGED, size, n, &format!("{tag}gt"));
+            let l = envelopes_to(LOGGED, size, m, &format!("{tag}gl"));
+            let before = logged.transactions();
+            loggeds.push(drive(&client, &mut answers, &logged_subject, t, l).await);
+            logged_transactions.push((logged.transactions() - before) as f64 / (n + m) as f64);
         }
         let rate = |v: &Vec<Figures>| median(v.iter().map(|f| f.per_sec).collect(), |x| *x);
         let p = |v: &Vec<Figures>, f: fn(&Figures) -> Duration| {
@@ -365,15 +374,29 @@ async fn main() {
             let sr = rate(&storeds);
             let (s50, s99) = (p(&storeds, |f| f.p50), p(&storeds, |f| f.p99));
             let per_request = median(transactions, |x| *x);
+            let gr = rate(&loggeds);
+            let (g50, g99) = (p(&loggeds, |f| f.p50), p(&loggeds, |f| f.p99));
+            let logged_per_request = median(logged_transactions, |x| *x);
+            let us = |d: Duration| d.as_secs_f64() * 1e6;
             store_rows.push(format!(
-            "| {size} B | {pr:.0} | {sr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} | {per_request:.2} |",
-            sr / pr,
-            p50.as_secs_f64() * 1e6,
-            p99.as_secs_f64() * 1e6,
-            s50.as_secs_f64() * 1e6,
-            s99.as_secs_f64() * 1e6,
-            s99.as_secs_f64() / p99.as_secs_f64()
-        ));
+                "| {size} B | {pr:.0} | {sr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} | {per_request:.2} |",
+                sr / pr,
+                us(p50),
+                us(p99),
+                us(s50),
+                us(s99),
+                s99.as_secs_f64() / p99.as_secs_f64()
+            ));
+            floor_rows.push(format!(
+                "| {size} B | {pr:.0} | {gr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} | {:.2} | {logged_per_request:.2} |",
+                gr / pr,
+                us(p50),
+                us(p99),
+                us(g50),
+                us(g99),
+                g99.as_secs_f64() / p99.as_secs_f64(),
+                s99.as_secs_f64() / g99.as_secs_f64(),
+            ));
         }
         let parse_ref = median(works.iter().map(|w| w.0).collect(), |x| *x);
         let work = median(works.iter().map(|w| w.1).collect(), |x| *x);
@@ -412,12 +435,47 @@ async fn main() {
         for row in store_rows {
             println!("{row}");
         }
+        println!();
+        println!("The store's floor: the log append alone (nothing derived, no checkpoint).");
+        println!();
+        println!("| size | peer msg/s | log only msg/s | log only/none | peer p50 | peer p99 | log only p50 | log only p99 | log only p99 / peer p99 | store p99 / log only p99 | commits / request |");
+        println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+        for row in floor_rows {
+            println!("{row}");
+        }
     }
     echo.abort();
     inline.abort();
     app.abort();
     stored_app.abort();
+    logged_app.abort();
     drop(server);
+}
+
+/// A receiving peer `name` recording in a fresh `SqliteStore` in `dir` opened with `options`,
+/// its application accepting every request.
+async fn stored_peer(
+    url: &str,
+    dir: &std::path::Path,
+    name: &str,
+    options: agh_store::SqliteOptions,
+) -> (Arc<agh_store::SqliteStore>, tokio::task::JoinHandle<()>) {
+    let store = agh_store::SqliteStore::open_with(
+        dir.join(format!("{name}.sqlite3")),
+        agh_store::Binding::new(WS, CH, name),
+        options,
+    )
+    .expect("store");
+    let store = Arc::new(store);
+    let (peer, events) = Peer::join(
+        PeerConfig::new(WS, CH, name)
+            .limits(unbounded_work())
+            .store(store.clone()),
+        NatsTransport::connect(url).await.expect("peer connect"),
+    )
+    .await
+    .expect("join");
+    (store, accept_all(Arc::new(peer), events))
 }
 
 /// The application of a receiving peer: an `accepted` receipt for every say.

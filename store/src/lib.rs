@@ -34,7 +34,8 @@
 //! committed group is in the WAL file when its ticket is ready: it survives the process being
 //! killed at any moment (`kill -9`), but a power loss or OS crash may lose the groups committed
 //! since the last checkpoint began (the database stays consistent: they are lost whole). A
-//! checkpointer thread beside the writer checkpoints, at most once a second while writes come in,
+//! checkpointer thread beside the writer checkpoints, at most once a second while writes come in
+//! ([`SqliteOptions::checkpoint_pace`]),
 //! syncing the WAL first; the writer never checkpoints, so no ticket waits for a sync. With
 //! [`Synchronous::Full`] the WAL is synced before the ticket is ready, so a ready ticket survives
 //! a power loss too, at the cost of one `fsync` per transaction. Either way a log row and what is

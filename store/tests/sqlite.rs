@@ -613,6 +613,67 @@ fn the_wal_is_checkpointed_beside_the_writer() {
     assert_eq!(count(&store), 300);
 }
 
+/// `derive_idle` and `checkpoint_pace` are the writer's schedule: with both long, a committed
+/// write stays in the log (readers do not see it) until something asks for it to be derived,
+/// and after the first checkpoint nothing is copied into the store file for the pace.
+#[test]
+fn the_writer_derives_and_checkpoints_on_the_schedule_asked_for() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("s.sqlite3");
+    let options = SqliteOptions {
+        derive_idle: Duration::from_secs(60),
+        checkpoint_pace: Duration::from_secs(60),
+        max_lag: 100_000,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&path, binding(), options).expect("open");
+    let reader = SqliteStore::open_reader(&path).expect("reader");
+    store
+        .submit(vec![Write::Message(say("m-0", "thread_a", 1_000))])
+        .wait()
+        .expect("durable");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(count(&reader), 0, "derived before its idle time");
+    store.settled().wait().expect("derived");
+    assert_eq!(count(&reader), 1);
+    // The first commit's checkpoint is over well within a second.
+    std::thread::sleep(Duration::from_secs(1));
+    let size = std::fs::metadata(&path).expect("file").len();
+    for i in 1..300 {
+        store
+            .submit(vec![Write::Message(say(
+                &format!("m-{i}"),
+                &format!("thread_{i}"),
+                1_000 + i,
+            ))])
+            .wait()
+            .expect("durable");
+    }
+    store.settled().wait().expect("derived");
+    // Longer than the default pace: a store checkpointing at it would have grown by now.
+    std::thread::sleep(Duration::from_millis(1_500));
+    assert_eq!(count(&reader), 300);
+    assert_eq!(
+        std::fs::metadata(&path).expect("file").len(),
+        size,
+        "checkpointed before its pace"
+    );
+
+    // The default schedule: derived behind the commit without being asked.
+    let path = dir.path().join("d.sqlite3");
+    let store = SqliteStore::open(&path, binding()).expect("open");
+    let reader = SqliteStore::open_reader(&path).expect("reader");
+    store
+        .submit(vec![Write::Message(say("m-0", "thread_a", 1_000))])
+        .wait()
+        .expect("durable");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while count(&reader) == 0 {
+        assert!(std::time::Instant::now() < deadline, "never derived");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 #[test]
 fn a_derivation_that_fails_keeps_the_log_and_says_so_when_settling() {
     let dir = tempfile::tempdir().expect("dir");

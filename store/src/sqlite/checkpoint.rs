@@ -6,7 +6,8 @@
 //! The first commit after a checkpoint began signals the checkpointer (later ones do not: a
 //! wake-up of this thread per commit, on the committing thread's path, is what a closed loop of
 //! requests would pay for nothing); it runs a `PASSIVE` checkpoint (it never waits for the
-//! writer or for readers, and never makes them wait) at most once per [`PACE`].
+//! writer or for readers, and never makes them wait) at most once per
+//! [`SqliteOptions::checkpoint_pace`].
 //! The WAL starts over from its beginning only once a checkpoint has copied all of it; under
 //! writes that never pause, passive checkpoints may not get there, so when the WAL has grown
 //! past [`WAL_CAP`] pages the checkpointer asks the writer (`too_big`) to checkpoint once itself,
@@ -22,12 +23,6 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::SqliteOptions;
 use crate::error::{Error, Result};
-
-/// The least time between two checkpoints while writes come in: the window of commits a power
-/// loss may take with `synchronous=NORMAL` (the guide says so). Each checkpoint writes the pages
-/// back and syncs both files, which slows the round trips that overlap it (`BENCHMARKS.md`,
-/// issue 32: the store's round-trip p99 with a second against 250 ms).
-pub(super) const PACE: Duration = Duration::from_secs(1);
 
 /// The WAL's size, in pages (64 MiB), past which the writer checkpoints once itself.
 pub(super) const WAL_CAP: i64 = 16_384;
@@ -85,8 +80,9 @@ pub(super) fn signal() -> (Signal, Signals) {
 }
 
 /// Runs until the writer hangs up (`signals` disconnected); checkpoints each of `files` (the
-/// store file, the log file) and sets its flag in `too_big` when its WAL is past the cap.
-pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &Signals) {
+/// store file, the log file) at most once per `pace` and sets its flag in `too_big` when its WAL
+/// is past the cap.
+pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &Signals, pace: Duration) {
     let Signals {
         wake: signals,
         dirty,
@@ -94,13 +90,11 @@ pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &Signals) {
     let mut last: Option<Instant> = None;
     while signals.recv().is_ok() {
         if let Some(at) = last {
-            let next = at + PACE;
-            let now = Instant::now();
-            if next > now {
+            let wait = pace.saturating_sub(at.elapsed());
+            if !wait.is_zero() {
                 // Nothing signals meanwhile (`dirty` stays set until the checkpoint begins, so
                 // commits fold into it); only the writer hanging up ends the wait early.
-                if let Err(mpsc::RecvTimeoutError::Disconnected) = signals.recv_timeout(next - now)
-                {
+                if let Err(mpsc::RecvTimeoutError::Disconnected) = signals.recv_timeout(wait) {
                     return;
                 }
             }

@@ -70,6 +70,15 @@ pub struct SqliteOptions {
     /// the log, behind the commit that made it durable; past this many groups waiting to be
     /// derived the writer derives after each commit, so they lag by at most about this many.
     pub max_lag: usize,
+    /// How long the writer thread waits without a group to commit before it derives what is
+    /// pending (a few rows at a time, yielding to the next group). Longer: fewer derivations
+    /// beside a steady stream of requests, readers lagging further (up to `max_lag`).
+    pub derive_idle: Duration,
+    /// The least time between two checkpoints while writes come in (each copies the WAL back
+    /// into the file and syncs both; with [`Synchronous::Normal`] that sync is what makes a
+    /// commit survive a power loss, so this is the window a power loss may take). Longer:
+    /// fewer stalls of the commits that overlap a checkpoint, a longer WAL.
+    pub checkpoint_pace: Duration,
     /// A group submitted while the writer has nothing else to do is committed on the
     /// submitting thread (no hand-off to the writer thread and back); `false`: always by the
     /// writer thread.
@@ -78,6 +87,14 @@ pub struct SqliteOptions {
 
 /// The page size of a new store file.
 pub const DEFAULT_PAGE_SIZE: u32 = 4096;
+
+/// [`SqliteOptions::derive_idle`]'s default: requests that come one after another commit
+/// without waiting for a derivation.
+pub const DEFAULT_DERIVE_IDLE: Duration = Duration::from_millis(2);
+
+/// [`SqliteOptions::checkpoint_pace`]'s default (`BENCHMARKS.md`, issue 32: the store's
+/// round-trip p99 with a second against 250 ms).
+pub const DEFAULT_CHECKPOINT_PACE: Duration = Duration::from_secs(1);
 
 impl Default for SqliteOptions {
     fn default() -> Self {
@@ -88,6 +105,8 @@ impl Default for SqliteOptions {
             max_pages: None,
             page_size: DEFAULT_PAGE_SIZE,
             max_lag: 1024,
+            derive_idle: DEFAULT_DERIVE_IDLE,
+            checkpoint_pace: DEFAULT_CHECKPOINT_PACE,
             commit_on_caller: true,
         }
     }
@@ -211,12 +230,19 @@ impl SqliteStore {
             path: path.clone(),
             detail: format!("the {what} thread could not start: {e}"),
         };
+        let pace = options.checkpoint_pace;
         let checkpointer = thread("agh-store-checkpoint")
-            .spawn(move || checkpoint::run(&files, &signals))
+            .spawn(move || checkpoint::run(&files, &signals, pace))
             .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
         let max_group = options.max_group.max(1);
-        let hub = Arc::new(Hub::new(writer, too_big, signal, options.max_lag));
+        let hub = Arc::new(Hub::new(
+            writer,
+            too_big,
+            signal,
+            options.max_lag,
+            options.derive_idle,
+        ));
         let shared = hub.clone();
         let writer = thread("agh-store-writer")
             .spawn(move || run_writer(&shared, &receiver, max_group))

@@ -431,11 +431,9 @@ pub(super) struct Hub {
     signal: checkpoint::Signal,
     /// Readers may lag by at most about this many log rows.
     max_lag: i64,
+    /// How long the writer thread waits for the next group before it derives what is pending.
+    derive_idle: Duration,
 }
-
-/// How long the writer thread waits for the next group before it derives what is pending:
-/// requests that come one after another commit without waiting for a derivation.
-pub(super) const DERIVE_IDLE: Duration = Duration::from_millis(2);
 
 impl Hub {
     pub(super) fn new(
@@ -443,6 +441,7 @@ impl Hub {
         too_big: [Arc<AtomicBool>; 2],
         signal: checkpoint::Signal,
         max_lag: usize,
+        derive_idle: Duration,
     ) -> Hub {
         Hub {
             log: writer.log.clone(),
@@ -453,6 +452,7 @@ impl Hub {
             too_big,
             signal,
             max_lag: i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX),
+            derive_idle,
         }
     }
 
@@ -506,7 +506,7 @@ impl Hub {
 }
 
 /// The writer thread: commits what arrives together as one transaction of log rows, derives
-/// behind those commits (once no group has come for [`DERIVE_IDLE`], yielding to the next
+/// behind those commits (once no group has come for `derive_idle`, yielding to the next
 /// group; or, at `max_lag` rows pending, after a commit until fewer are), and answers the jobs
 /// that need everything derived (settling, pruning).
 pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize) {
@@ -524,7 +524,7 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                     w.pending() > 0 && !w.stuck()
                 } || (tidy_ok && lock(&hub.log).untidy());
                 let next = if backlog {
-                    jobs.recv_timeout(DERIVE_IDLE)
+                    jobs.recv_timeout(hub.derive_idle)
                 } else {
                     hub.asleep.store(true, Ordering::SeqCst);
                     // A submitter may have committed before it could see `asleep`.
