@@ -99,6 +99,26 @@ pub enum Event {
     },
 }
 
+/// The application's events, as a [`Stream`](futures_util::Stream). It ends when the peer
+/// shuts down, and when its inbound loop stops for any other reason (the transport ended the
+/// subscriptions, or the loop failed): then a last [`Event::Refused`] with reason `internal`
+/// says why.
+///
+/// Bounded ([`Limits::events`](crate::Limits::events)). When the application reads too slowly
+/// and the queue is full: a delivery ([`Event::Message`], and the [`Event::Work`] a received
+/// message did) makes the inbound loop wait for room, so no message is half handled (processed
+/// but never seen); the transport then queues, and past its own bound drops inbound messages,
+/// reported as [`Event::SlowConsumer`] (their senders get no receipt and send again). Every
+/// other event (refusals, ignored messages, presence, the peer's own work, link changes) is
+/// dropped and counted instead, so that a flood of garbage can never stall the peer; the count
+/// is reported as [`Event::EventsDropped`] once there is room, and in
+/// [`Peer::stats`](crate::Peer::stats). An application that does not read its events should
+/// drop them: then nothing waits for it.
+///
+/// The runtime's queue of any profile's events, of v0's [`Event`] here (named beside the event
+/// type so that the runtime names no profile's events).
+pub type Events = crate::runtime::Events<Event>;
+
 impl Event {
     /// Whether the inbound loop waits for room in the application's queue for this event
     /// (a delivered message and the work it opened or moved) instead of dropping it.
