@@ -2,6 +2,8 @@
 //! (`x-agh-binding`, `Spec::binding`) and the recipes the templates name. The runtime names no
 //! profile and no member: the templates say which envelope members they read, the profile
 //! gives their values (its scope: v0's workspace and channel; ACP has none) and the recipes.
+//! The one place agh-peer renders subject templates: the ACP agent's, the v0 core's, and a
+//! Verified Peer's v1 subjects (a [`Variant`] of v0's).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -33,6 +35,8 @@ impl Bound for agh_protocol::V0 {
     }
 }
 
+impl Bound for agh_acp::Acp {}
+
 /// The profile's templates rendered another way: `recipes` in place of the profile's, and
 /// every subject's leading `prefix` written `becomes` (v0's trust profile, TRUST.md: the
 /// fingerprint as route token, under `agh.network.v1`).
@@ -45,8 +49,6 @@ pub struct Variant {
     /// The recipes the templates name.
     pub recipes: &'static [SubjectRecipe],
 }
-
-impl Bound for agh_acp::Acp {}
 
 /// The subjects of one local party of profile `P`: its own direct subject (what it subscribes
 /// to), the broadcast subject if the profile has one, and the direct subject of any other party.
