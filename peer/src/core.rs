@@ -10,9 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use agh_protocol::discovery::{answer_whois_signed, Catalog, PeerCardBuilder, PresenceRegistry};
-use agh_protocol::identity::{
-    broadcast_subject, direct_id, peer_subject, v1_broadcast_subject, v1_peer_subject,
-};
+use agh_protocol::identity::direct_id;
 use agh_protocol::{
     build, EnvelopeParts, GreetBody, KnownBody, Message, MessageBuilder, Outcome, PeerCard,
     ReasonCode, ReceiptBody, ReceiptStatus, Receiver, ReceiverConfig, WhoisBody, WhoisBodyType,
@@ -21,6 +19,18 @@ use agh_protocol::{
 use bytes::Bytes;
 
 use crate::error::PeerError;
+use crate::runtime::{Subjects, Variant};
+
+/// v0's subjects, from the generated binding (`x-agh-binding`): the one renderer.
+type V0Subjects = Subjects<agh_protocol::V0>;
+
+/// The trust profile's subjects (TRUST.md): v0's templates under `agh.network.v1`, the
+/// fingerprint of a verified peer id as route token.
+const TRUST_SUBJECTS: Variant = Variant {
+    prefix: agh_protocol::identity::SUBJECT_PREFIX,
+    becomes: agh_protocol::trust::SUBJECT_PREFIX,
+    recipes: agh_protocol::identity::V1_SUBJECT_RECIPES,
+};
 
 /// One envelope to publish.
 #[derive(Clone, Debug)]
@@ -98,6 +108,26 @@ pub enum Event {
         total: u64,
     },
 }
+
+/// The application's events, as a [`Stream`](futures_util::Stream). It ends when the peer
+/// shuts down, and when its inbound loop stops for any other reason (the transport ended the
+/// subscriptions, or the loop failed): then a last [`Event::Refused`] with reason `internal`
+/// says why.
+///
+/// Bounded ([`Limits::events`](crate::Limits::events)). When the application reads too slowly
+/// and the queue is full: a delivery ([`Event::Message`], and the [`Event::Work`] a received
+/// message did) makes the inbound loop wait for room, so no message is half handled (processed
+/// but never seen); the transport then queues, and past its own bound drops inbound messages,
+/// reported as [`Event::SlowConsumer`] (their senders get no receipt and send again). Every
+/// other event (refusals, ignored messages, presence, the peer's own work, link changes) is
+/// dropped and counted instead, so that a flood of garbage can never stall the peer; the count
+/// is reported as [`Event::EventsDropped`] once there is room, and in
+/// [`Peer::stats`](crate::Peer::stats). An application that does not read its events should
+/// drop them: then nothing waits for it.
+///
+/// The runtime's queue of any profile's events, of v0's [`Event`] here (named beside the event
+/// type so that the runtime names no profile's events).
+pub type Events = crate::runtime::Events<Event>;
 
 impl Event {
     /// Whether the inbound loop waits for room in the application's queue for this event
@@ -180,8 +210,12 @@ pub struct PeerCore {
     presence: PresenceRegistry,
     card: PeerCard,
     known: BTreeSet<String>,
+    /// v0's subjects.
+    v0: V0Subjects,
+    /// A Verified Peer's subjects under the trust profile (TRUST.md), which it speaks.
+    v1: Option<V0Subjects>,
+    /// The broadcast subject it sends on (v1's for a Verified Peer).
     broadcast: String,
-    own: String,
     /// Every subject this peer listens on (a Verified Peer: both prefixes).
     subscriptions: Vec<String>,
     seq: u64,
@@ -197,18 +231,13 @@ const SUBJECT_CACHE: usize = 1024;
 impl PeerCore {
     /// A core for `config`; checks the identifiers and builds the Peer Card.
     pub fn new(config: CoreConfig) -> Result<PeerCore, PeerError> {
-        let config_err =
-            |e: agh_protocol::identity::IdentityError| PeerError::Config(e.to_string());
-        let v0_broadcast =
-            broadcast_subject(&config.workspace_id, &config.channel).map_err(config_err)?;
-        let v0_own = peer_subject(&config.workspace_id, &config.channel, &config.peer_id)
-            .map_err(config_err)?;
-        let (broadcast, own, subscriptions) = match &config.key {
-            None => (
-                v0_broadcast.clone(),
-                v0_own.clone(),
-                vec![v0_broadcast, v0_own],
-            ),
+        let scope = [
+            ("workspace_id", config.workspace_id.as_str()),
+            ("channel", config.channel.as_str()),
+        ];
+        let v0 = V0Subjects::new(&config.peer_id, &scope)?;
+        let v1 = match &config.key {
+            None => None,
             Some(key) => {
                 let fingerprint = agh_protocol::trust::split_verified_id(&config.peer_id)
                     .map(|(_, fp)| fp.to_owned());
@@ -219,15 +248,27 @@ impl PeerCore {
                         config.peer_id
                     )));
                 }
-                let b = v1_broadcast_subject(&config.workspace_id, &config.channel)
-                    .map_err(config_err)?;
-                let o = v1_peer_subject(&config.workspace_id, &config.channel, &config.peer_id)
-                    .map_err(config_err)?
-                    .unwrap_or_else(|| v0_own.clone());
-                // Speaking both versions: v0 peers reach it on the v0 subjects too.
-                (b.clone(), o.clone(), vec![b, o, v0_broadcast, v0_own])
+                Some(V0Subjects::variant(
+                    &config.peer_id,
+                    &scope,
+                    TRUST_SUBJECTS,
+                )?)
             }
         };
+        let speaking = v1.as_ref().unwrap_or(&v0);
+        let broadcast = speaking
+            .broadcast()
+            .ok_or_else(|| {
+                PeerError::Config("the v0 binding declares no broadcast subject".into())
+            })?
+            .to_owned();
+        // Speaking both versions, a Verified Peer is reached by v0 peers on the v0 subjects too.
+        let subscriptions = v1
+            .iter()
+            .chain([&v0])
+            .flat_map(|s| s.broadcast().into_iter().chain([s.own()]))
+            .map(str::to_owned)
+            .collect();
         let mut card = PeerCardBuilder::new(&config.peer_id).artifact("capability");
         if config.key.is_some() {
             card = card.trust_mode(agh_protocol::trust::PROFILE);
@@ -254,8 +295,9 @@ impl PeerCore {
                 .with_cap(limits.presence, limits.presence_bytes),
             card,
             known: BTreeSet::new(),
+            v0,
+            v1,
             broadcast,
-            own,
             subscriptions,
             seq: 0,
             counters: Counters::default(),
@@ -272,12 +314,12 @@ impl PeerCore {
     /// The broadcast subject and this peer's own subject it sends and answers on (under
     /// `agh.network.v1` for a Verified Peer).
     pub fn subjects(&self) -> (&str, &str) {
-        (&self.broadcast, &self.own)
+        (&self.broadcast, self.v1.as_ref().unwrap_or(&self.v0).own())
     }
 
-    /// Every subject to subscribe to on join (a Verified Peer: both prefixes, TRUST.md): v0's
-    /// from the generated binding (`identity::BINDING`, through the identity recipes), the one
-    /// place the peer renders them (the shell subscribes to these).
+    /// Every subject to subscribe to on join (a Verified Peer: both prefixes, TRUST.md), from
+    /// the generated binding through `runtime::Subjects`, the one renderer of subjects in this
+    /// crate (the shell subscribes to these).
     pub fn subscriptions(&self) -> &[String] {
         &self.subscriptions
     }
@@ -506,25 +548,18 @@ impl PeerCore {
         Ok(subject)
     }
 
-    /// The subject of a message by its `to` (NOTES 9).
+    /// The subject of a message by its `to` (NOTES 9); `to` must be a peer id.
     pub fn subject_for(&self, to: Option<&str>) -> Result<String, PeerError> {
-        let config_err =
-            |e: agh_protocol::identity::IdentityError| PeerError::Config(e.to_string());
-        match to {
-            None => Ok(self.broadcast.clone()),
-            // A Verified Peer reaches a verified target on its v1 subject (TRUST.md).
-            Some(to) if self.config.key.is_some() => {
-                match v1_peer_subject(&self.config.workspace_id, &self.config.channel, to)
-                    .map_err(config_err)?
-                {
-                    Some(subject) => Ok(subject),
-                    None => peer_subject(&self.config.workspace_id, &self.config.channel, to)
-                        .map_err(config_err),
-                }
-            }
-            Some(to) => peer_subject(&self.config.workspace_id, &self.config.channel, to)
-                .map_err(config_err),
-        }
+        let subjects = match (&self.v1, to) {
+            // A Verified Peer reaches a verified target on its v1 subject (TRUST.md), and
+            // broadcasts on v1's.
+            (Some(v1), Some(to)) if agh_protocol::trust::split_verified_id(to).is_some() => v1,
+            (Some(v1), None) => v1,
+            _ => &self.v0,
+        };
+        subjects
+            .for_to(to)
+            .map_err(|e| PeerError::Config(e.to_string()))
     }
 
     /// Readies a message this peer sends: it must be from this peer in its workspace channel;
@@ -764,9 +799,12 @@ impl PeerCore {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use agh_protocol::identity::{
+        broadcast_subject, peer_subject, v1_broadcast_subject, v1_peer_subject,
+    };
 
-    fn core(peer: &str) -> PeerCore {
-        PeerCore::new(CoreConfig {
+    fn config(peer: &str) -> CoreConfig {
+        CoreConfig {
             workspace_id: "ws_t".into(),
             channel: "ch".into(),
             peer_id: peer.into(),
@@ -778,8 +816,69 @@ mod tests {
             key: None,
             trust_policy: Default::default(),
             limits: Default::default(),
-        })
-        .unwrap()
+        }
+    }
+
+    fn core(peer: &str) -> PeerCore {
+        PeerCore::new(config(peer)).unwrap()
+    }
+
+    #[test]
+    fn subjects_are_v0s_and_a_verified_peer_speaks_v1_too() {
+        let a = core("ops.a");
+        let (b, o) = (
+            broadcast_subject("ws_t", "ch").unwrap(),
+            peer_subject("ws_t", "ch", "ops.a").unwrap(),
+        );
+        assert_eq!(a.subjects(), (b.as_str(), o.as_str()));
+        assert_eq!(a.subscriptions(), [b.clone(), o.clone()]);
+        assert_eq!(a.subject_for(None).unwrap(), b);
+        let verified = "n@0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            a.subject_for(Some(verified)).unwrap(),
+            peer_subject("ws_t", "ch", verified).unwrap()
+        );
+
+        let key = agh_protocol::trust::Key::from_seed(&[7; 32]);
+        let id = key.peer_id("ops").unwrap();
+        let mut c = config(&id);
+        c.key = Some(key);
+        let v = PeerCore::new(c).unwrap();
+        let (vb, vo) = (
+            v1_broadcast_subject("ws_t", "ch").unwrap(),
+            v1_peer_subject("ws_t", "ch", &id).unwrap().unwrap(),
+        );
+        assert!(vo.starts_with("agh.network.v1.ws_t.ch.peer."));
+        assert_eq!(v.subjects(), (vb.as_str(), vo.as_str()));
+        assert_eq!(
+            v.subscriptions(),
+            [vb.clone(), vo, b, peer_subject("ws_t", "ch", &id).unwrap()]
+        );
+        assert_eq!(v.subject_for(None).unwrap(), vb);
+        // A verified target on v1, any other on v0 (TRUST.md).
+        assert_eq!(
+            v.subject_for(Some(verified)).unwrap(),
+            v1_peer_subject("ws_t", "ch", verified).unwrap().unwrap()
+        );
+        assert_eq!(v.subject_for(Some("ops.a")).unwrap(), o);
+        // A key whose fingerprint is not the peer id's.
+        let mut c = config(verified);
+        c.key = Some(agh_protocol::trust::Key::from_seed(&[7; 32]));
+        assert!(matches!(PeerCore::new(c), Err(PeerError::Config(_))));
+        // Identifiers outside their grammar.
+        for (ws, ch, peer) in [
+            ("ws*", "ch", "ops.a"),
+            ("ws", "Ch", "ops.a"),
+            ("ws", "c.h", "ops.a"),
+            ("ws", "ch", "Ops"),
+        ] {
+            let mut c = config(peer);
+            (c.workspace_id, c.channel) = (ws.into(), ch.into());
+            assert!(
+                matches!(PeerCore::new(c), Err(PeerError::Config(_))),
+                "{ws} {ch} {peer}"
+            );
+        }
     }
 
     const T: i64 = 1_776_366_000;

@@ -39,7 +39,7 @@ mod shell;
 pub mod stats;
 pub mod transport;
 
-pub use crate::core::{Container, Event, Publish};
+pub use crate::core::{Container, Event, Events, Publish};
 pub use crate::error::PeerError;
 pub use crate::limits::Limits;
 pub use crate::shell::*;

@@ -9,22 +9,13 @@ use std::task::{Context, Poll};
 
 use tokio::sync::mpsc;
 
-/// The application's events, as a [`Stream`](futures_util::Stream). It ends when the peer
-/// shuts down, and when its inbound loop stops for any other reason (the transport ended the
-/// subscriptions, or the loop failed): then a last [`Event::Refused`](crate::Event::Refused)
-/// with reason `internal` says why.
-///
-/// Bounded ([`Limits::events`](crate::Limits::events)). When the application reads too slowly and the queue is full:
-/// a delivery ([`Event::Message`](crate::Event::Message), and the [`Event::Work`](crate::Event::Work) a received message did) makes the
-/// inbound loop wait for room, so no message is half handled (processed but never seen); the
-/// transport then queues, and past its own bound drops inbound messages, reported as
-/// [`Event::SlowConsumer`](crate::Event::SlowConsumer) (their senders get no receipt and send again). Every other event
-/// (refusals, ignored messages, presence, the peer's own work, link changes) is dropped and
-/// counted instead, so that a flood of garbage can never stall the peer; the count is reported
-/// as [`Event::EventsDropped`](crate::Event::EventsDropped) once there is room, and in [`Peer::stats`](crate::Peer::stats). An application that
-/// does not read its events should drop them: then nothing waits for it.
+/// A profile's events for the application, as a [`Stream`](futures_util::Stream) of `E`, ended
+/// by [`EventSink::end`]. What waits for room and what is dropped is the sink's caller's choice
+/// ([`EventSink::tx`], [`EventSink::emit`]). The event type is named where the events are
+/// defined (v0: `core::Events`, the application's [`crate::Events`]), so the runtime names no
+/// profile's events.
 #[derive(Debug)]
-pub struct Events<E = crate::Event> {
+pub struct Events<E> {
     rx: mpsc::Receiver<E>,
 }
 

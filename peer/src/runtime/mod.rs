@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 pub(crate) use events::EventSink;
 pub use events::Events;
 pub(crate) use request::{request, wait_until, Abandon};
-pub(crate) use subjects::Subjects;
+pub(crate) use subjects::{Subjects, Variant};
 
 use crate::error::PeerError;
 use crate::transport::{Inbound, LinkEvent, Subscription, Transport};

@@ -1,5 +1,5 @@
-//! The peer's side of its event queue (the queue itself is the runtime's
-//! [`Events`](crate::runtime::Events)): deliveries wait for room, everything else is dropped and
+//! The peer's side of its event queue (the queue itself is the runtime's, of v0's events:
+//! [`Events`](crate::Events)): deliveries wait for room, everything else is dropped and
 //! counted when it is full, and the drops are reported as events once there is room.
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -20,14 +20,14 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
-use crate::core::{self as peer_core, Container, Event, Publish};
+use crate::core::{self as peer_core, Container, Event, Events, Publish};
 use crate::error::PeerError;
 use crate::limits::Limits;
 use crate::record;
 use crate::runtime::{self, deadline_after, EventSink, Link, PeerProfile, Runtime};
 use crate::transport::{Inbound, Transport, TransportError};
 
-pub use crate::runtime::{Events, SHUTDOWN_DRAIN, SHUTDOWN_WAIT};
+pub use crate::runtime::{SHUTDOWN_DRAIN, SHUTDOWN_WAIT};
 
 /// The clock: Unix seconds.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;

@@ -287,7 +287,7 @@ pub fn broadcast_subject(workspace_id: &str, channel: &str) -> Result<String, Id
     let Some(broadcast) = BINDING.broadcast else {
         return Err(no_subject("broadcast"));
     };
-    render(&broadcast, &workspace_id, &channel, "")
+    render(&broadcast, &workspace_id, &channel, "", SUBJECT_RECIPES)
 }
 
 /// v0's binding, generated from `x-agh-binding` on `schemas/agh-network-v0/envelope.schema.json`
@@ -304,6 +304,42 @@ pub const SUBJECT_RECIPES: &[SubjectRecipe] = &[SubjectRecipe {
     apply: route_token,
 }];
 
+/// The recipes of the trust profile's subjects (TRUST.md), which are v0's templates with the
+/// prefix [`crate::trust::SUBJECT_PREFIX`] in place of [`SUBJECT_PREFIX`]: `route-token` is the
+/// fingerprint of a verified peer id ([`v1_route_token`]; empty, which no subject token may be,
+/// for a peer id not in the verified form).
+pub const V1_SUBJECT_RECIPES: &[SubjectRecipe] = &[SubjectRecipe {
+    name: "route-token",
+    apply: fingerprint_token,
+}];
+
+fn fingerprint_token(peer_id: &str) -> String {
+    crate::trust::split_verified_id(peer_id)
+        .map(|(_, fingerprint)| fingerprint.to_owned())
+        .unwrap_or_default()
+}
+
+/// `subject`, rendered from v0's templates, under the trust profile's prefix (TRUST.md):
+/// its leading [`SUBJECT_PREFIX`] written [`crate::trust::SUBJECT_PREFIX`]. `None` when it does
+/// not begin with the v0 prefix.
+pub fn under_v1_prefix(subject: &str) -> Option<String> {
+    subject
+        .strip_prefix(SUBJECT_PREFIX)
+        .map(|rest| format!("{}{rest}", crate::trust::SUBJECT_PREFIX))
+}
+
+/// Checks `value` against the grammar of the envelope member `member` that v0's subject
+/// templates read: `workspace_id`, `channel`, and `to` (a peer id); any other member passes
+/// (rendering still refuses what cannot stand in a subject). Errors name the member.
+pub fn check_subject_value(member: &str, value: &str) -> Result<(), IdentityError> {
+    match member {
+        "workspace_id" => parse::<WorkspaceId>("workspace_id", value).map(drop),
+        "channel" => parse::<Channel>("channel", value).map(drop),
+        m if Some(m) == crate::generated::rules::ROLES.to => parse::<PeerId>("to", value).map(drop),
+        _ => Ok(()),
+    }
+}
+
 fn no_subject(what: &'static str) -> IdentityError {
     IdentityError::Grammar {
         argument: what,
@@ -312,12 +348,14 @@ fn no_subject(what: &'static str) -> IdentityError {
     }
 }
 
-/// One of v0's subject templates over checked values (`to`: the peer id, unused by broadcast).
+/// One of v0's subject templates over checked values (`to`: the peer id, unused by broadcast),
+/// through `recipes` ([`SUBJECT_RECIPES`], or the trust profile's [`V1_SUBJECT_RECIPES`]).
 fn render(
     template: &Subject,
     workspace_id: &str,
     channel: &str,
     to: &str,
+    recipes: &[SubjectRecipe],
 ) -> Result<String, IdentityError> {
     let roles = crate::generated::rules::ROLES;
     let value = |member: &str| match member {
@@ -327,7 +365,7 @@ fn render(
         _ => None,
     };
     template
-        .render(value, SUBJECT_RECIPES)
+        .render(value, recipes)
         .map_err(|e| IdentityError::Grammar {
             argument: e.member,
             value: String::new(),
@@ -338,8 +376,18 @@ fn render(
 /// The channel's broadcast subject under the trust profile's prefix (TRUST.md):
 /// `agh.network.v1.<workspace_id>.<channel>.broadcast`.
 pub fn v1_broadcast_subject(workspace_id: &str, channel: &str) -> Result<String, IdentityError> {
-    let v0 = broadcast_subject(workspace_id, channel)?;
-    Ok(v0.replacen(SUBJECT_PREFIX, crate::trust::SUBJECT_PREFIX, 1))
+    under_v1(broadcast_subject(workspace_id, channel)?)
+}
+
+/// [`under_v1_prefix`], failing when the v0 binding's templates do not begin with the v0 prefix.
+fn under_v1(v0: String) -> Result<String, IdentityError> {
+    under_v1_prefix(&v0).ok_or_else(|| IdentityError::Grammar {
+        argument: "subject",
+        value: v0,
+        message: format!(
+            "does not begin with `{SUBJECT_PREFIX}`, the prefix the trust profile replaces"
+        ),
+    })
 }
 
 /// A verified peer's route token under the trust profile (TRUST.md): the fingerprint of its
@@ -351,8 +399,9 @@ pub fn v1_route_token(peer_id: &str) -> Result<Option<String>, IdentityError> {
 }
 
 /// A verified peer's inbox subject under the trust profile's prefix (TRUST.md): its route token
-/// is [`v1_route_token`], `agh.network.v1.<workspace_id>.<channel>.peer.<fingerprint>`. `None`
-/// for a peer id not in the verified form.
+/// is [`v1_route_token`], `agh.network.v1.<workspace_id>.<channel>.peer.<fingerprint>` (v0's
+/// direct template through [`V1_SUBJECT_RECIPES`], then [`under_v1_prefix`]). `None` for a peer
+/// id not in the verified form.
 pub fn v1_peer_subject(
     workspace_id: &str,
     channel: &str,
@@ -360,14 +409,17 @@ pub fn v1_peer_subject(
 ) -> Result<Option<String>, IdentityError> {
     let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
     let channel: Channel = parse("channel", channel)?;
-    Ok(v1_route_token(peer_id)?.map(|fingerprint| {
-        format!(
-            "{}.{}.{}.peer.{fingerprint}",
-            crate::trust::SUBJECT_PREFIX,
-            *workspace_id,
-            *channel
-        )
-    }))
+    if v1_route_token(peer_id)?.is_none() {
+        return Ok(None);
+    }
+    let v0 = render(
+        &BINDING.direct,
+        &workspace_id,
+        &channel,
+        peer_id,
+        V1_SUBJECT_RECIPES,
+    )?;
+    under_v1(v0).map(Some)
 }
 
 /// A peer's inbox subject in a channel:
@@ -380,5 +432,11 @@ pub fn peer_subject(
     let workspace_id: WorkspaceId = parse("workspace_id", workspace_id)?;
     let channel: Channel = parse("channel", channel)?;
     let peer: PeerId = parse("peer", peer_id)?;
-    render(&BINDING.direct, &workspace_id, &channel, &peer)
+    render(
+        &BINDING.direct,
+        &workspace_id,
+        &channel,
+        &peer,
+        SUBJECT_RECIPES,
+    )
 }
