@@ -235,6 +235,13 @@ impl PeerCore {
             ("workspace_id", config.workspace_id.as_str()),
             ("channel", config.channel.as_str()),
         ];
+        // Its own id, named as such (the subjects would name it as a `to`).
+        if let Err(e) = config.peer_id.parse::<agh_protocol::PeerId>() {
+            return Err(PeerError::Config(format!(
+                "peer id `{}`: {e}",
+                config.peer_id
+            )));
+        }
         let v0 = V0Subjects::new(&config.peer_id, &scope)?;
         let v1 = match &config.key {
             None => None,
@@ -874,10 +881,16 @@ mod tests {
         ] {
             let mut c = config(peer);
             (c.workspace_id, c.channel) = (ws.into(), ch.into());
-            assert!(
-                matches!(PeerCore::new(c), Err(PeerError::Config(_))),
-                "{ws} {ch} {peer}"
-            );
+            let Err(PeerError::Config(e)) = PeerCore::new(c) else {
+                panic!("{ws} {ch} {peer} accepted")
+            };
+            // The error names the value that is wrong, as what it is.
+            let (what, value) = match (ws, ch) {
+                ("ws*", _) => ("workspace_id", ws),
+                (_, "ch") => ("peer id", peer),
+                _ => ("channel", ch),
+            };
+            assert!(e.contains(what) && e.contains(value), "{e}");
         }
     }
 
