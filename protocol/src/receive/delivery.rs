@@ -262,10 +262,11 @@ impl Receiver {
         // A repeat of an envelope already received is `duplicate` (decided after the trust and
         // routing checks below). The pair is hashed once: probed here, so that the window's
         // bucket (a cache miss, most often) is read while those checks run, and recorded below.
+        // `from` and `id` are read from their spans once.
+        let (from, id) = (message.from(), message.id());
         self.dedup.expire(now);
-        let probe = self.dedup.probe(message.from(), message.id());
+        let probe = self.dedup.probe(from, id);
         // The trust policy and routing (nothing of the message copied unless it is turned away).
-        let from = message.from();
         match self.route(&message) {
             Route::Here => {}
             Route::Elsewhere(reason) => {
@@ -281,10 +282,7 @@ impl Receiver {
             } => return self.refuse(&message, code, pointer, m, now),
         }
         if probe.seen() {
-            let m = format!(
-                "envelope `{}` from `{from}` was already received",
-                message.id()
-            );
+            let m = format!("envelope `{id}` from `{from}` was already received");
             return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
         }
         // The lifecycle decides once; past a work cap: `busy`, and nothing is recorded (not
@@ -295,7 +293,7 @@ impl Receiver {
         {
             return self.refuse(&message, ReasonCode::Busy, "", m, now);
         }
-        self.dedup.record(probe, from, message.id(), now);
+        self.dedup.record(probe, from, id, now);
         match self.work.apply_pending(pending) {
             Outcome::Refused { code, message: m } => self.refuse(&message, code, "", m, now),
             Outcome::Ignored(why @ (IgnoreReason::NotParticipant | IgnoreReason::NeverOpened)) => {
