@@ -96,7 +96,8 @@ def floor(data):
         status = "met" if rr <= 1.5 else ("infeasible (floor %.2fx)" % fl if fl >= 1.5 else "not met (floor %.2fx)" % fl)
         print("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2fx | %.2fx | %.2fx | %.2fx | %.0f | %s |" % (
             n, "yes" if d["work_bound"] else "no", d["parse_ref_ns"], d["step_parse_ns"], d["step_route_ns"],
-            d["dedup_ns"], d["dedup_serial_ns"], d["lifecycle_ns"], fl, d["floor_serial_over_parse_ref"], rr,
+            d["dedup_ns"], d.get("dedup_serial_ns", float("nan")), d["lifecycle_ns"], fl,
+            d.get("floor_serial_over_parse_ref", float("nan")), rr,
             d["receiver_over_floor"], d["receiver_ns"] - steps, status))
     print()
 
