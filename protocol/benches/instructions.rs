@@ -85,17 +85,50 @@ fn receive_inputs(name: &str, calls: u64, work: bool) -> Vec<bytes::Bytes> {
 
 /// The receive runs (the child's side): `prepare` builds the inputs and the receiver only;
 /// `receive` also receives each input once (`Receiver::receive_bytes`: parse, routing, dedup,
-/// lifecycle; the delivered message holds the input's bytes), dropping what it returns.
+/// lifecycle; the delivered message holds the input's bytes), dropping what it returns. The
+/// floor's steps alone: `parse` (`parse_bytes` of each input, dropped); `parsed` parses every
+/// input first and keeps the messages (the baseline of the next three), then `route`
+/// ([`Receiver::route`]), `dedup` (`DedupWindow::insert` of each `(from, id)` into a window of
+/// the receiver's cap) or `lifecycle` (`WorkTracker::apply_message`) of each.
 fn receive_child(step: &str, name: &str, calls: u64, work: bool) {
     let inputs = receive_inputs(name, calls, work);
     let mut config = agh_protocol::ReceiverConfig::new("ws_alpha", "builders", LOCAL);
     // No cap on open work: every work-bound input opens a unit (none is refused as `busy`).
     config.max_open_work = usize::MAX;
     config.max_open_work_per_initiator = usize::MAX;
+    let mut window = agh_protocol::DedupWindow::new(config.dedup_cap, config.replay_age_secs);
+    let mut tracker = agh_protocol::WorkTracker::new();
     let mut receiver = agh_protocol::Receiver::new(config);
+    let options = Options::at(NOW);
+    if matches!(step, "parsed" | "route" | "dedup" | "lifecycle") {
+        let messages: Vec<agh_protocol::Message> = inputs
+            .into_iter()
+            .map(|b| agh_protocol::parse_bytes(b, &options).expect("a valid input"))
+            .collect();
+        for m in &messages {
+            match step {
+                "parsed" => drop(black_box(m)),
+                "route" => assert_eq!(
+                    receiver.route(black_box(m)),
+                    agh_protocol::Route::Here,
+                    "every input is for the receiver"
+                ),
+                "dedup" => assert!(window.insert(black_box(m.from()), black_box(m.id()), NOW)),
+                _ => assert_eq!(
+                    tracker.apply_message(black_box(m)).is_accepted(),
+                    work,
+                    "a work-bound input opens its unit"
+                ),
+            }
+        }
+        return;
+    }
     for bytes in inputs {
         match step {
             "prepare" => drop(black_box(bytes)),
+            "parse" => drop(black_box(
+                agh_protocol::parse_bytes(black_box(bytes), &options).expect("a valid input"),
+            )),
             "receive" => {
                 let delivery = receiver.receive_bytes(black_box(bytes), NOW);
                 assert!(
@@ -208,24 +241,58 @@ fn main() {
 /// preparation of the inputs and the receiver subtracted). Broadcast: the corpus `say` as it is
 /// (no work); work-bound: directed to the receiver with a fresh `work_id` (opens a unit).
 fn receive_table() {
-    println!("per envelope received through `Receiver::receive_bytes` (callgrind and memcheck, 2,000 distinct envelopes, the preparation subtracted)");
+    println!("per envelope received through `Receiver::receive_bytes` (callgrind and memcheck, 2,000 distinct envelopes, the preparation subtracted), and the floor: the steps a receiver must take, each alone (parse = `parse_bytes`, route = `Receiver::route`, dedup = `DedupWindow::insert`, lifecycle = `WorkTracker::apply_message`), and `parse_ref` of the corpus envelope");
     println!();
-    println!("| envelope | instructions | allocations |");
-    println!("| --- | ---: | ---: |");
+    println!("| envelope | instructions | allocations | parse | route | dedup | lifecycle | floor | receiver - floor | parse_ref | receiver / parse_ref | floor / parse_ref |");
+    println!(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    let calls = 2_000;
     for name in ["say_200", "say_1024"] {
-        for (flag, what) in [("--receive", "broadcast"), ("--receive-work", "work-bound")] {
-            let calls = 2_000;
-            let (Some(base), Some(run)) = (
-                count_as(flag, "prepare", name, calls),
-                count_as(flag, "receive", name, calls),
-            ) else {
-                println!("valgrind gave no count for receive on {name}");
+        let parse_ref = match (
+            count("prepare", name, calls),
+            count("parse_ref", name, calls),
+        ) {
+            (Some(base), Some(run)) => run.0.saturating_sub(base.0) as f64 / calls as f64,
+            _ => {
+                println!("valgrind gave no count for parse_ref on {name}");
                 return;
-            };
+            }
+        };
+        for (flag, what) in [("--receive", "broadcast"), ("--receive-work", "work-bound")] {
+            // Instructions and allocations per call of each step, over its baseline.
+            let mut per_call = Vec::new();
+            for (step, base) in [
+                ("receive", "prepare"),
+                ("parse", "prepare"),
+                ("route", "parsed"),
+                ("dedup", "parsed"),
+                ("lifecycle", "parsed"),
+            ] {
+                let (Some(base), Some(run)) = (
+                    count_as(flag, base, name, calls),
+                    count_as(flag, step, name, calls),
+                ) else {
+                    println!("valgrind gave no count for {step} on {name}");
+                    return;
+                };
+                per_call.push((
+                    run.0.saturating_sub(base.0) as f64 / calls as f64,
+                    run.1.saturating_sub(base.1) as f64 / calls as f64,
+                ));
+            }
+            let receive = per_call[0].0;
+            let floor: f64 = per_call[1..].iter().map(|p| p.0).sum();
             println!(
-                "| {name} ({what}) | {:.0} | {:.1} |",
-                run.0.saturating_sub(base.0) as f64 / calls as f64,
-                run.1.saturating_sub(base.1) as f64 / calls as f64,
+                "| {name} ({what}) | {receive:.0} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0} | {floor:.0} | {:.0} | {parse_ref:.0} | {:.2}x | {:.2}x |",
+                per_call[0].1,
+                per_call[1].0,
+                per_call[2].0,
+                per_call[3].0,
+                per_call[4].0,
+                receive - floor,
+                receive / parse_ref,
+                floor / parse_ref,
             );
         }
     }

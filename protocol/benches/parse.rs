@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use agh_protocol::{
-    parse, parse_ref, DedupWindow, Delivery, Message, Options, Outcome, Receiver, ReceiverConfig,
-    WorkTracker,
+    parse, parse_bytes, parse_ref, DedupWindow, Delivery, Message, Options, Outcome, Receiver,
+    ReceiverConfig, Route, WorkTracker,
 };
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Value};
@@ -151,9 +151,13 @@ fn stamp(buf: &mut [u8], span: &Range<usize>, serial: u64) {
     buf[span.end - STAMP_DIGITS..span.end].copy_from_slice(digits.as_bytes());
 }
 
-/// One corpus envelope through [`Receiver::receive`] as an application receives it, and the two
-/// stateful steps of that pipeline alone, each on its own state: [`DedupWindow::insert`] and
-/// [`WorkTracker::apply_message`] (from an owned `Message` parsed beforehand).
+/// One corpus envelope through [`Receiver::receive`] as an application receives it, and each
+/// step that pipeline must take, alone (the floor): the parse of the transport's `Bytes`
+/// (`parse_bytes`, freshness included, the message dropped as the receiver's caller drops it),
+/// the trust policy and routing ([`Receiver::route`]), and the two stateful steps, each on its own
+/// state: [`DedupWindow::insert`] (expiry of the window included) and
+/// [`WorkTracker::apply_message`] (from an owned `Message` parsed beforehand; for a message
+/// outside work, the check that it is).
 ///
 /// Every call is a message the receiver has not seen: [`ReceiverBench::refill`], outside the
 /// timed region, writes a fresh serial over the tail of the `id` (and, for a work-bound kind, of
@@ -174,16 +178,23 @@ struct ReceiverBench {
     serial: u64,
     receiver: Receiver,
     window: DedupWindow,
+    /// The window of the serialized dedup step ([`ReceiverBench::dedup_serial`]).
+    window_serial: DedupWindow,
+    /// What its last insert answered (the next one's pair is chosen through it).
+    last_serial: bool,
     tracker: WorkTracker,
     pool: Vec<Vec<u8>>,
     /// The pool's envelopes as a transport hands them over (`Bytes`, moved into the receiver).
     wire: Vec<bytes::Bytes>,
+    /// The same again, for the parse step alone.
+    wire_parse: Vec<bytes::Bytes>,
     ids: Vec<String>,
     messages: Vec<Message>,
-    /// Next pool slot, calls and accepted calls, per step: receive, dedup, lifecycle.
-    next: [usize; 3],
-    calls: [u64; 3],
-    accepted: [u64; 3],
+    /// Next pool slot, calls and accepted calls, per step: receive, dedup, lifecycle, parse,
+    /// route.
+    next: [usize; STEPS],
+    calls: [u64; STEPS],
+    accepted: [u64; STEPS],
 }
 
 impl ReceiverBench {
@@ -220,14 +231,17 @@ impl ReceiverBench {
             serial: 0,
             receiver: Receiver::new(ReceiverConfig::new("-", "-", "-")),
             window: DedupWindow::new(1, 1),
+            window_serial: DedupWindow::new(1, 1),
+            last_serial: true,
             tracker: WorkTracker::new(),
             pool: Vec::new(),
             wire: Vec::new(),
+            wire_parse: Vec::new(),
             ids: Vec::new(),
             messages: Vec::new(),
-            next: [0; 3],
-            calls: [0; 3],
-            accepted: [0; 3],
+            next: [0; STEPS],
+            calls: [0; STEPS],
+            accepted: [0; STEPS],
         };
         run.fresh_state();
         run
@@ -237,6 +251,7 @@ impl ReceiverBench {
     fn fresh_state(&mut self) {
         let config = ReceiverConfig::new(&self.workspace.0, &self.workspace.1, LOCAL_PEER);
         self.window = DedupWindow::new(config.dedup_cap, config.replay_age_secs);
+        self.window_serial = DedupWindow::new(config.dedup_cap, config.replay_age_secs);
         self.receiver = Receiver::new(config);
         self.tracker = WorkTracker::new();
     }
@@ -252,6 +267,7 @@ impl ReceiverBench {
         self.ids.clear();
         self.messages.clear();
         self.wire.clear();
+        self.wire_parse.clear();
         for buf in &mut self.pool[..calls] {
             self.serial += 1;
             stamp(buf, &self.id, self.serial);
@@ -271,12 +287,13 @@ impl ReceiverBench {
                     Outcome::Opened { .. }
                 ));
             }
-            self.wire.push(bytes::Bytes::copy_from_slice(buf));
+            self.wire.push(transport_bytes(buf));
+            self.wire_parse.push(transport_bytes(buf));
             let message = parse(buf, &self.options).expect("a valid stamped envelope");
             self.ids.push(message.envelope().id.to_string());
             self.messages.push(message);
         }
-        self.next = [0; 3];
+        self.next = [0; STEPS];
     }
 
     /// `Receiver::receive_bytes` of the next prepared envelope (its `Bytes` moved in, as the
@@ -322,10 +339,63 @@ impl ReceiverBench {
         drop(black_box(outcome));
     }
 
+    /// `parse_bytes` of the next prepared envelope's `Bytes` (moved in, as the receiver takes
+    /// them), the message dropped.
+    fn parse(&mut self) {
+        let k = self.next[3];
+        self.next[3] += 1;
+        let bytes = std::mem::take(&mut self.wire_parse[k]);
+        let parsed = parse_bytes(black_box(bytes), &self.options);
+        self.calls[3] += 1;
+        if parsed.is_ok() {
+            self.accepted[3] += 1;
+        }
+        drop(black_box(parsed));
+    }
+
+    /// [`DedupWindow::insert`] as [`ReceiverBench::dedup`], but each pair chosen through the
+    /// previous insert's answer (which stands in its bucket): the next insert's loads wait for
+    /// the previous one's, so that no two inserts' cache misses overlap, as in the receiver,
+    /// where a parse lies between two inserts (in a batch of independent inserts the processor
+    /// overlaps them).
+    fn dedup_serial(&mut self) {
+        let k = self.next[5];
+        self.next[5] += 1;
+        self.calls[5] += 1;
+        // `k` whatever the answer was (the compiler cannot know that), but only once it is known.
+        let last = usize::from(self.last_serial);
+        let k = k ^ black_box(last) ^ last;
+        self.last_serial =
+            self.window_serial
+                .insert(black_box(&self.from), black_box(&self.ids[k]), NOW);
+        if self.last_serial {
+            self.accepted[5] += 1;
+        }
+    }
+
+    /// [`Receiver::route`] (trust policy and routing) of the next prepared message.
+    fn route(&mut self) {
+        let k = self.next[4];
+        self.next[4] += 1;
+        let route = self.receiver.route(black_box(&self.messages[k]));
+        self.calls[4] += 1;
+        if route == Route::Here {
+            self.accepted[4] += 1;
+        }
+        drop(black_box(route));
+    }
+
     fn assert_all_accepted(&self, name: &str) {
-        for (step, (calls, accepted)) in ["receive", "dedup", "lifecycle"]
-            .iter()
-            .zip(self.calls.iter().zip(&self.accepted))
+        for (step, (calls, accepted)) in [
+            "receive",
+            "dedup",
+            "lifecycle",
+            "parse",
+            "route",
+            "dedup (serialized)",
+        ]
+        .iter()
+        .zip(self.calls.iter().zip(&self.accepted))
         {
             assert!(*calls > 0, "{name}: {step} never ran");
             assert_eq!(
@@ -335,6 +405,18 @@ impl ReceiverBench {
         }
     }
 }
+
+/// A copy of `buf` in the form a transport hands it over: `Bytes` whose clone counts a reference
+/// (async-nats' payload is split off its read buffer, shared). A `Bytes` made from a `Vec` would
+/// allocate its shared header at its first clone, inside the timed call.
+fn transport_bytes(buf: &[u8]) -> bytes::Bytes {
+    let bytes = bytes::Bytes::copy_from_slice(buf);
+    drop(bytes.clone());
+    bytes
+}
+
+/// The receiver's steps in [`ReceiverBench`]: receive, then the floor's steps alone.
+const STEPS: usize = 6;
 
 /// Median of a sample.
 fn median(mut v: Vec<f64>) -> f64 {
@@ -391,6 +473,10 @@ fn interleaved_ratios(_c: &mut Criterion) {
                     &options,
                 )))
             }),
+            // The floor's other two steps alone: the parse of a fresh `Bytes`, the routing.
+            Box::new(|| recv.borrow_mut().parse()),
+            Box::new(|| recv.borrow_mut().route()),
+            Box::new(|| recv.borrow_mut().dedup_serial()),
         ];
         const RECEIVE: usize = 5;
         const DEDUP: usize = 6;
@@ -398,8 +484,13 @@ fn interleaved_ratios(_c: &mut Criterion) {
         const COPY: usize = 8;
         const SMALL: usize = 9;
         const SHARED: usize = 10;
-        const C: usize = 11;
-        const RECIPE: usize = 12;
+        const PARSE: usize = 11;
+        const ROUTE: usize = 12;
+        const DEDUP_SERIAL: usize = 13;
+        const C: usize = 14;
+        const RECIPE: usize = 15;
+        // The steps every receiver must take for this envelope, each timed alone.
+        const FLOOR: [usize; 4] = [PARSE, ROUTE, DEDUP, LIFECYCLE];
         if context {
             doc = capability_document(bytes);
             let (raw, fields) = recipe_input(&doc);
@@ -429,7 +520,10 @@ fn interleaved_ratios(_c: &mut Criterion) {
         // The receiver steps warm too; and checked once before any timing.
         for _ in 0..3 {
             recv.borrow_mut().refill(batch);
-            for f in &fns[RECEIVE..=LIFECYCLE] {
+            for f in fns[RECEIVE..=LIFECYCLE]
+                .iter()
+                .chain(&fns[PARSE..=DEDUP_SERIAL])
+            {
                 for _ in 0..batch {
                     f();
                 }
@@ -447,6 +541,9 @@ fn interleaved_ratios(_c: &mut Criterion) {
         let mut recv_owned = Vec::with_capacity(ROUNDS);
         let mut copy_floor = Vec::with_capacity(ROUNDS);
         let mut shared_ref = Vec::with_capacity(ROUNDS);
+        let mut floor_ref = Vec::with_capacity(ROUNDS);
+        let mut recv_floor = Vec::with_capacity(ROUNDS);
+        let mut floor_serial_ref = Vec::with_capacity(ROUNDS);
         for round in 0..ROUNDS {
             recv.borrow_mut().refill(batch);
             let mut ns = vec![0f64; n];
@@ -469,6 +566,10 @@ fn interleaved_ratios(_c: &mut Criterion) {
             recv_owned.push(ns[RECEIVE] / ns[3]);
             copy_floor.push((ns[2] + ns[COPY]) / ns[2]);
             shared_ref.push(ns[SHARED] / ns[2]);
+            let floor: f64 = FLOOR.iter().map(|&f| ns[f]).sum();
+            floor_ref.push(floor / ns[2]);
+            recv_floor.push(ns[RECEIVE] / floor);
+            floor_serial_ref.push((floor - ns[DEDUP] + ns[DEDUP_SERIAL]) / ns[2]);
             if context {
                 ratio_c.push(ns[C] / ns[2]);
                 ratio_b_less_recipe.push(ns[1] / (ns[2] - ns[RECIPE]));
@@ -495,6 +596,12 @@ fn interleaved_ratios(_c: &mut Criterion) {
             "parse_ref_and_copy_over_parse_ref": median(copy_floor),
             "parse_bytes_ns": medians[SHARED],
             "parse_bytes_over_parse_ref": median(shared_ref),
+            "step_parse_ns": medians[PARSE],
+            "step_route_ns": medians[ROUTE],
+            "floor_over_parse_ref": median(floor_ref),
+            "receiver_over_floor": median(recv_floor),
+            "dedup_serial_ns": medians[DEDUP_SERIAL],
+            "floor_serial_over_parse_ref": median(floor_serial_ref),
             "work_bound": recv.borrow().work_id.is_some(),
             "rounds": ROUNDS, "batch": batch,
         });
@@ -603,6 +710,9 @@ fn bench_receiver(c: &mut Criterion) {
         run.receive();
         run.dedup();
         run.lifecycle();
+        run.parse();
+        run.route();
+        run.dedup_serial();
         run.assert_all_accepted(&name);
     }
     group.finish();

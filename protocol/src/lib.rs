@@ -18,7 +18,7 @@ pub use agh_runtime::{check, correlation, inbox, jcs, json, kind, model, problem
 pub use agh_macros::Body;
 pub use agh_runtime::{HeadSource, Problem, Problems, RawJson, ReasonCode};
 pub use build::MessageBuilder;
-pub use delivery::{DedupWindow, Delivery, Receiver, ReceiverConfig, Refusal};
+pub use delivery::{DedupWindow, Delivery, Receiver, ReceiverConfig, Refusal, Route};
 pub use generated::*;
 pub use kind::{Body, EnvelopeMatch, KindRules, Presence, Verify, WorkRole};
 pub use lifecycle::{Outcome, WorkEvent, WorkKey, WorkTracker, WorkUnit};

@@ -170,7 +170,10 @@ impl EnvelopeSpans {
             __decoded: decoded.into_boxed_str(),
         }
     }
-    /// The string member `name` over `text` (`None`: absent, `null` or no string).
+    /// The string member `name` over `text` (`None`: absent, `null` or no string). Always
+    /// inlined: where `name` is a constant (the receiver's routing, the lifecycle, `id` and
+    /// `from`), the match folds to the member's span.
+    #[inline(always)]
     pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
         match name {
             "id" => Some(self.id.str(text, &self.__decoded)),

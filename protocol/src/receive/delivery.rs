@@ -126,6 +126,24 @@ impl Delivery {
     }
 }
 
+/// What the trust policy and routing make of a parsed message ([`Receiver::route`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Addressed to this receiver.
+    Here,
+    /// For another workspace or channel: ignored, nothing answered (why).
+    Elsewhere(String),
+    /// Refused (and answered by a receipt when it can be addressed).
+    Refused {
+        /// The reason code.
+        code: ReasonCode,
+        /// JSON Pointer of the offending member.
+        pointer: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
 /// A receiver for one local peer in one workspace channel: parser, routing, dedup, lifecycle.
 #[derive(Clone, Debug)]
 pub struct Receiver {
@@ -244,62 +262,27 @@ impl Receiver {
         // A repeat of an envelope already received is `duplicate` (decided after the trust and
         // routing checks below). The pair is hashed once: probed here, so that the window's
         // bucket (a cache miss, most often) is read while those checks run, and recorded below.
+        // `from` and `id` are read from their spans once.
+        let (from, id) = (message.from(), message.id());
         self.dedup.expire(now);
-        let probe = self.dedup.probe(message.from(), message.id());
-        // Trust: evaluated by the parser after freshness (a rejected envelope never gets here);
-        // the local policy applies before routing.
-        if let crate::trust::TrustState::Rejected { step, message: m } =
-            self.config.trust_policy.apply(message.trust().clone())
-        {
-            let text = format!("trust step `{step}` failed: {m}");
-            return self.refuse(
-                &message,
-                ReasonCode::VerificationFailed,
-                step.pointer(),
-                text,
-                now,
-            );
-        }
-        // Routing reads five members from their spans (the whole view only for a refusal's text).
-        let from = message.from();
-        let (workspace_id, channel) = (
-            message.str_of("workspace_id").unwrap_or_default(),
-            message.str_of("channel").unwrap_or_default(),
-        );
-        if workspace_id != self.config.workspace_id || channel != self.config.channel {
-            return Delivery::Ignored {
-                reason: format!(
-                    "for workspace `{workspace_id}` channel `{channel}`, not this receiver's `{}` `{}`",
-                    self.config.workspace_id, self.config.channel
-                ),
-                message: Some(message),
-            };
-        }
-        let to = message.str_of("to");
-        if let Some(to) = to {
-            if to != self.config.local_peer {
-                let m = format!(
-                    "directed to `{to}`, not to the local peer `{}`",
-                    self.config.local_peer
-                );
-                return self.refuse(&message, ReasonCode::NotTarget, "/to", m, now);
+        let probe = self.dedup.probe(from, id);
+        // The trust policy and routing (nothing of the message copied unless it is turned away).
+        match self.route(&message) {
+            Route::Here => {}
+            Route::Elsewhere(reason) => {
+                return Delivery::Ignored {
+                    reason,
+                    message: Some(message),
+                }
             }
-        }
-        if let Some(direct_id) = message.str_of("direct_id") {
-            // Both peers of the room are known: the sender and the target (or the local peer).
-            let other = to.unwrap_or(self.config.local_peer.as_str());
-            if !is_direct_room_of(workspace_id, channel, direct_id, from, other) {
-                let m = format!(
-                    "`{direct_id}` is not the direct room of `{from}` and `{other}` in this workspace channel"
-                );
-                return self.refuse(&message, ReasonCode::Malformed, "/direct_id", m, now);
-            }
+            Route::Refused {
+                code,
+                pointer,
+                message: m,
+            } => return self.refuse(&message, code, pointer, m, now),
         }
         if probe.seen() {
-            let m = format!(
-                "envelope `{}` from `{from}` was already received",
-                message.id()
-            );
+            let m = format!("envelope `{id}` from `{from}` was already received");
             return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
         }
         // The lifecycle decides once; past a work cap: `busy`, and nothing is recorded (not
@@ -310,7 +293,7 @@ impl Receiver {
         {
             return self.refuse(&message, ReasonCode::Busy, "", m, now);
         }
-        self.dedup.record(probe, from, message.id(), now);
+        self.dedup.record(probe, from, id, now);
         match self.work.apply_pending(pending) {
             Outcome::Refused { code, message: m } => self.refuse(&message, code, "", m, now),
             Outcome::Ignored(why @ (IgnoreReason::NotParticipant | IgnoreReason::NeverOpened)) => {
@@ -321,6 +304,62 @@ impl Receiver {
             }
             work => Delivery::Delivered { message, work },
         }
+    }
+
+    /// The local trust policy and routing (step 6) of a parsed `message` for this receiver:
+    /// [`Route::Here`] when it is addressed here. The checks [`Receiver::receive`] makes between
+    /// the parse and deduplication; nothing is recorded.
+    pub fn route(&self, message: &Message) -> Route {
+        // Trust: evaluated by the parser after freshness (a rejected envelope never gets here);
+        // the local policy applies before routing.
+        if let crate::trust::TrustState::Rejected { step, message: m } =
+            self.config.trust_policy.apply(message.trust().clone())
+        {
+            return Route::Refused {
+                code: ReasonCode::VerificationFailed,
+                pointer: step.pointer(),
+                message: format!("trust step `{step}` failed: {m}"),
+            };
+        }
+        // Routing reads its members from their spans (the whole view is not rebuilt).
+        let from = message.from();
+        let (workspace_id, channel) = (
+            message.str_of("workspace_id").unwrap_or_default(),
+            message.str_of("channel").unwrap_or_default(),
+        );
+        if workspace_id != self.config.workspace_id || channel != self.config.channel {
+            return Route::Elsewhere(format!(
+                "for workspace `{workspace_id}` channel `{channel}`, not this receiver's `{}` `{}`",
+                self.config.workspace_id, self.config.channel
+            ));
+        }
+        let to = message.str_of("to");
+        if let Some(to) = to {
+            if to != self.config.local_peer {
+                return Route::Refused {
+                    code: ReasonCode::NotTarget,
+                    pointer: "/to",
+                    message: format!(
+                        "directed to `{to}`, not to the local peer `{}`",
+                        self.config.local_peer
+                    ),
+                };
+            }
+        }
+        if let Some(direct_id) = message.str_of("direct_id") {
+            // Both peers of the room are known: the sender and the target (or the local peer).
+            let other = to.unwrap_or(self.config.local_peer.as_str());
+            if !is_direct_room_of(workspace_id, channel, direct_id, from, other) {
+                return Route::Refused {
+                    code: ReasonCode::Malformed,
+                    pointer: "/direct_id",
+                    message: format!(
+                        "`{direct_id}` is not the direct room of `{from}` and `{other}` in this workspace channel"
+                    ),
+                };
+            }
+        }
+        Route::Here
     }
 
     fn refuse(

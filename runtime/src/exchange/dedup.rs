@@ -20,8 +20,8 @@ use std::hash::BuildHasher;
 /// compared only when a live slot's tag matches, so two pairs with one hash are still two. A
 /// bucket with no dead slot sends an insert on to the next bucket and counts it (`passed`), so a
 /// lookup goes on past a bucket only while some pair went past it (the count is taken back when
-/// that pair leaves the ring). The table grows by doubling (the live pairs hashed again from their
-/// bytes) up to the power of two of buckets that holds at least twice the cap in slots (at most
+/// that pair leaves the ring). The table grows by doubling (the live pairs placed again under the
+/// hashes their records keep) up to the power of two of buckets that holds at least twice the cap in slots (at most
 /// half the slots live).
 #[derive(Clone, Debug)]
 pub struct DedupWindow {
@@ -60,7 +60,8 @@ struct Bucket {
     passed: u64,
 }
 
-/// One remembered pair: where its bytes are, when it was seen, where its slot is.
+/// One remembered pair: where its bytes are, when it was seen, its hash (its home bucket is
+/// `hash & mask`; a rebuild places it again without reading or hashing its bytes).
 #[derive(Clone, Copy, Debug)]
 struct Seen {
     /// Offset of its bytes (`from`, then `id`) in everything appended to `bytes`.
@@ -71,8 +72,8 @@ struct Seen {
     id_len: usize,
     /// When it was seen.
     at: i64,
-    /// Its hash's bucket.
-    home: u32,
+    /// Its hash.
+    hash: u64,
     /// How many buckets it went past (each counts it in `passed` while it is remembered).
     went_past: u32,
 }
@@ -262,7 +263,7 @@ impl DedupWindow {
 
     fn unpass(&mut self, seen: &Seen) {
         let mask = self.mask();
-        let mut b = seen.home as usize;
+        let mut b = self.home(seen.hash);
         for _ in 0..seen.went_past {
             if let Some(bucket) = self.buckets.get_mut(b) {
                 bucket.passed = bucket.passed.saturating_sub(1);
@@ -294,8 +295,8 @@ impl DedupWindow {
 
     /// Puts the slot of the ring entry `seq` (hashed to `hash`; the ring's first `live` entries
     /// are in the table) in the first dead slot from its home bucket on, counting the buckets it
-    /// goes past; returns its home and that count.
-    fn place(&mut self, hash: u64, seq: u64, live: usize) -> (u32, u32) {
+    /// goes past; returns that count.
+    fn place(&mut self, hash: u64, seq: u64, live: usize) -> u32 {
         let (mask, home) = (self.mask(), self.home(hash));
         let (first, live) = (self.first as u32, live as u32);
         let slot = tag(hash) << 32 | u64::from(seq as u32);
@@ -314,25 +315,20 @@ impl DedupWindow {
             went_past += 1;
             b = (b + 1) & mask;
         }
-        (home as u32, went_past)
+        went_past
     }
 
-    /// Builds the table again with `buckets` buckets, every remembered pair hashed again from its
-    /// bytes and placed, oldest first.
+    /// Builds the table again with `buckets` buckets, every remembered pair placed under its
+    /// kept hash, oldest first (its bytes neither read nor hashed again).
     fn rebuild(&mut self, buckets: usize) {
-        let hashes: Vec<u64> = self
-            .order
-            .iter()
-            .map(|s| {
-                let (from, id) = self.pair_of(s);
-                self.hash(from, id)
-            })
-            .collect();
         self.buckets = vec![Bucket::default(); buckets];
-        for (i, hash) in hashes.into_iter().enumerate() {
-            let placed = self.place(hash, self.first.wrapping_add(i as u64), i);
+        for i in 0..self.order.len() {
+            let Some(hash) = self.order.get(i).map(|s| s.hash) else {
+                break;
+            };
+            let went_past = self.place(hash, self.first.wrapping_add(i as u64), i);
             if let Some(seen) = self.order.get_mut(i) {
-                (seen.home, seen.went_past) = placed;
+                seen.went_past = went_past;
             }
         }
     }
@@ -357,13 +353,13 @@ impl DedupWindow {
         let start = self.base + self.bytes.len() as u64;
         self.bytes.extend_from_slice(from);
         self.bytes.extend_from_slice(id);
-        let (home, went_past) = self.place(hash, seq, self.order.len());
+        let went_past = self.place(hash, seq, self.order.len());
         self.order.push_back(Seen {
             start,
             from_len: from.len(),
             id_len: id.len(),
             at: now,
-            home,
+            hash,
             went_past,
         });
     }
@@ -435,9 +431,9 @@ mod tests {
                 let (from, id) = self.pair_of(seen);
                 let (from, id) = (from.to_vec(), id.to_vec());
                 assert!(self.find(self.hash(&from, &id), &from, &id));
-                assert_eq!(seen.home as usize, self.home(self.hash(&from, &id)));
+                assert_eq!(seen.hash, self.hash(&from, &id));
                 for k in 0..seen.went_past as usize {
-                    passed[(seen.home as usize + k) & self.mask()] += 1;
+                    passed[(self.home(seen.hash) + k) & self.mask()] += 1;
                 }
             }
             let counted: Vec<u64> = self.buckets.iter().map(|b| b.passed).collect();
