@@ -9,9 +9,9 @@
 //! query, answers like `Echo` and writes the response: `acp_work`), no agent runtime. When even
 //! the floor stays below the target's ratio, the protocol work alone forbids it on this machine.
 //!
-//! A second table says where each phase's time goes, per round trip: the CPU of the bench process
-//! and of `nats-server` (from `/proc`, clock ticks of 10 ms) and the context switches of the
-//! bench's threads.
+//! A second table says where each phase's time goes, per round trip of its throughput window (the
+//! sequential round trips left out): the CPU of the bench process and of `nats-server` (from
+//! `/proc`, clock ticks of 10 ms) and the context switches of the bench's threads.
 //!
 //! Figures: requests/s with up to `WINDOW` requests in flight, and p50/p99 of sequential
 //! round trips. Each figure is the median of `ROUNDS` rounds. Targets (issue 35): throughput
@@ -39,22 +39,30 @@ use futures_util::{stream, StreamExt};
 const WINDOW: usize = 64;
 const ROUNDS: usize = 3;
 const THROUGHPUT: usize = 10_000;
-const LATENCY: usize = 2_000;
+/// Sequential round trips per round (a p99 of 2,000 was the 20 slowest, which one stall of the
+/// machine decides).
+const LATENCY: usize = 10_000;
 
 #[derive(Clone, Copy, Debug)]
 struct Figures {
     per_sec: f64,
     p50: Duration,
     p99: Duration,
+    /// CPU and context switches of the throughput window (not of the sequential round trips).
+    usage: Usage,
 }
 
-fn figures(n: usize, elapsed: Duration, mut lat: Vec<Duration>) -> Figures {
+/// The `nats-server` the bench started, for [`Usage`].
+static SERVER: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+
+fn figures(n: usize, elapsed: Duration, mut lat: Vec<Duration>, usage: Usage) -> Figures {
     lat.sort();
     let pct = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
     Figures {
         per_sec: n as f64 / elapsed.as_secs_f64(),
         p50: pct(0.50),
         p99: pct(0.99),
+        usage,
     }
 }
 
@@ -67,6 +75,8 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Option<String>>,
 {
+    let server = SERVER.get().copied().flatten();
+    let before = Usage::now(server);
     let start = Instant::now();
     let errors = stream::iter(0..THROUGHPUT)
         .map(|_| ask())
@@ -74,8 +84,9 @@ where
         .filter_map(|e| async move { e })
         .collect::<Vec<_>>()
         .await;
-    failed.extend(errors);
     let elapsed = start.elapsed();
+    let usage = Usage::now(server).since(before);
+    failed.extend(errors);
     let mut lat = Vec::with_capacity(LATENCY);
     for _ in 0..LATENCY {
         let t = Instant::now();
@@ -84,7 +95,7 @@ where
         }
         lat.push(t.elapsed());
     }
-    figures(THROUGHPUT, elapsed, lat)
+    figures(THROUGHPUT, elapsed, lat, usage)
 }
 
 async fn acp_round(a: &Agent, q: &agh_acp::QueryPayload, failed: &mut Vec<String>) -> Figures {
@@ -238,17 +249,6 @@ fn server_pid() -> Option<u32> {
 }
 
 /// Runs `round` and adds what it used to `used`.
-async fn measured<F: std::future::Future<Output = Figures>>(
-    server: Option<u32>,
-    used: &mut Usage,
-    round: F,
-) -> Figures {
-    let before = Usage::now(server);
-    let figures = round.await;
-    used.add(Usage::now(server).since(before));
-    figures
-}
-
 fn median<T: Copy>(mut v: Vec<T>, key: impl Fn(&T) -> f64) -> T {
     v.sort_by(|a, b| key(a).total_cmp(&key(b)));
     v[v.len() / 2]
@@ -258,7 +258,7 @@ fn median<T: Copy>(mut v: Vec<T>, key: impl Fn(&T) -> f64) -> T {
 async fn main() {
     let server = nats_server::NatsServer::start();
     let url = server.url();
-    let server_pid = server_pid();
+    let _ = SERVER.set(server_pid());
     let connect = || async { NatsTransport::connect(&url).await.expect("connect") };
     let b = Agent::start(AgentConfig::new(B), connect().await, Echo)
         .await
@@ -341,14 +341,19 @@ async fn main() {
         for _ in 0..ROUNDS {
             let [r, f, c] = &mut used;
             if probe.is_none_or(|p| p == "raw") {
-                let round = raw_round(&client, "bench.raw", &query_bytes);
-                raws.push(measured(server_pid, r, round).await);
+                let f = raw_round(&client, "bench.raw", &query_bytes).await;
+                r.add(f.usage);
+                raws.push(f);
             }
             if probe.is_none_or(|p| p == "floor") {
-                floors.push(measured(server_pid, f, inline_round(&caller, &q)).await);
+                let figures = inline_round(&caller, &q).await;
+                f.add(figures.usage);
+                floors.push(figures);
             }
             if probe.is_none_or(|p| p == "acp") {
-                acps.push(measured(server_pid, c, acp_round(&a, &q, &mut failed)).await);
+                let f = acp_round(&a, &q, &mut failed).await;
+                c.add(f.usage);
+                acps.push(f);
             }
         }
         if probe.is_some() {
@@ -396,7 +401,7 @@ async fn main() {
         "| question | phase | bench CPU us/rt | nats-server CPU us/rt | context switches/rt |"
     );
     println!("| --- | --- | --- | --- | --- |");
-    let per_rt = (ROUNDS * (THROUGHPUT + LATENCY)) as f64;
+    let per_rt = (ROUNDS * THROUGHPUT) as f64;
     for (size, used) in usage {
         for (phase, u) in ["raw", "floor", "acp"].iter().zip(used) {
             println!(
