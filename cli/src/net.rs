@@ -496,10 +496,7 @@ pub fn event_text(e: &Event) -> String {
                 ),
                 _ => m.kind().to_owned(),
             };
-            let work = m
-                .str_of("work_id")
-                .map(|w| format!(" [{w}]"))
-                .unwrap_or_default();
+            let work = m.work_id().map(|w| format!(" [{w}]")).unwrap_or_default();
             format!("{} {what}{work}", m.from())
         }
         Event::PeerJoined(card) => format!("+ {} joined", card.peer_id.as_str()),
@@ -727,9 +724,7 @@ pub(crate) async fn stop_signal() {
 
 /// A `say` or `capability` with `work_id` directed to `me`.
 fn is_work_request(m: &Message, me: &str) -> bool {
-    matches!(m.kind(), "say" | "capability")
-        && m.envelope().work_id.is_some()
-        && m.str_of("to") == Some(me)
+    matches!(m.kind(), "say" | "capability") && m.work_id().is_some() && m.to() == Some(me)
 }
 
 /// The value of an option that `what` needs.
@@ -823,8 +818,8 @@ async fn run_send(a: &SendArgs, peer: &Peer, mut events: Events) -> Result<(), F
         while let Ok(Some(e)) = tokio::time::timeout_at(deadline, events.recv()).await {
             let Event::Message(m) = &e else { continue };
             let related = agh_peer::answers(m, &id)
-                || m.str_of("causation_id") == Some(id.as_str())
-                || (work.is_some() && m.envelope().work_id.as_ref().map(|w| w.to_string()) == work);
+                || m.causation_id() == Some(id.as_str())
+                || (work.is_some() && m.work_id() == work.as_deref());
             if related {
                 print_event(true, &e)?;
                 if let Some(KnownBody::Trace(t)) = m.known() {

@@ -160,7 +160,7 @@ fn write_receipt(request: &Message, id: &str, now: i64, out: &mut Vec<u8>) {
         channel: Some(CH),
         from: Some(RECEIVER),
         to: Some(request.from()),
-        work_id: request.str_of("work_id"),
+        work_id: request.work_id(),
         reply_to: Some(request.id()),
         ts: Some(now),
         ..EnvelopeParts::default()

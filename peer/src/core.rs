@@ -497,8 +497,7 @@ impl PeerCore {
         now: i64,
     ) -> Result<Message, PeerError> {
         // Surface, container and `work_id` borrowed from the message.
-        let (Some((surface, container)), Some(work_id)) =
-            (message.placement(), message.str_of("work_id"))
+        let (Some((surface, container)), Some(work_id)) = (message.placement(), message.work_id())
         else {
             return Err(PeerError::Config(format!(
                 "`{}` has no surface, container or work_id: a receipt cannot answer it",
@@ -658,7 +657,7 @@ impl PeerCore {
                 let to = refusal
                     .receipt
                     .as_ref()
-                    .and_then(|r| r.str_of("to").map(str::to_owned));
+                    .and_then(|r| r.to().map(str::to_owned));
                 if to.as_deref() == Some(self.config.peer_id.as_str()) {
                     return out; // an echo of our own envelope
                 }
@@ -733,7 +732,7 @@ impl PeerCore {
                             message.id(),
                             r.message
                         ),
-                        from: Some(message.envelope().from.to_string()),
+                        from: Some(message.from().to_owned()),
                         answered: false,
                     }),
                 }
@@ -779,7 +778,7 @@ impl PeerCore {
         // Idle work opened by others: `failed`, with a trace to its initiator.
         for (trace, outcome) in self.receiver.expire_idle(now) {
             self.counters.expired_work += 1;
-            let to = trace.str_of("to");
+            let to = trace.to();
             if let (Ok(subject), Ok(bytes)) = (self.subject_for(to), self.wire(&trace)) {
                 out.publish.push(Publish {
                     subject,

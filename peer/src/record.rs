@@ -115,7 +115,7 @@ pub(crate) fn inbound(
     for event in &out.events {
         match event {
             Event::Message(m) => {
-                let from = m.envelope().from.to_string();
+                let from = m.from().to_owned();
                 writes.push(Write::Message(MessageRecord::of_message(
                     payload,
                     m,

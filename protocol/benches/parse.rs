@@ -202,17 +202,15 @@ impl ReceiverBench {
         let message = parse(bytes, options).expect("a valid corpus envelope");
         let env = message.envelope();
         let id = value_span(bytes, "id", &env.id);
-        let work_id = message
-            .str_of("work_id")
-            .map(|w| value_span(bytes, "work_id", w));
+        let work_id = message.work_id().map(|w| value_span(bytes, "work_id", w));
         let opening = work_id.as_ref().map(|_| {
             // The work a receipt or trace answers: opened by the local peer in the same thread,
             // directed to the sender (the corpus' fixtures share thread and work_id).
             let mut say = fixture("core.message-kinds/accept_say_with_work_id.json");
             say["from"] = json!(LOCAL_PEER);
             say["to"] = json!(message.from());
-            say["thread_id"] = json!(message.str_of("thread_id").expect("a thread"));
-            say["work_id"] = json!(message.str_of("work_id"));
+            say["thread_id"] = json!(message.thread_id().expect("a thread"));
+            say["work_id"] = json!(message.work_id());
             let open = serde_json::to_vec(&say).expect("json");
             let id = value_span(&open, "id", say["id"].as_str().expect("id"));
             let w = value_span(&open, "work_id", say["work_id"].as_str().expect("work_id"));

@@ -81,7 +81,6 @@ impl MessageRecord {
         direction: Direction,
         received_at_ms: i64,
     ) -> Self {
-        let member = |name: &str| message.str_of(name).map(str::to_owned);
         let body = |name: &str| message.body_str(name).map(|v| v.into_owned());
         let summary = match message.kind() {
             "say" => body("text"),
@@ -102,13 +101,13 @@ impl MessageRecord {
             direction,
             kind: Some(message.kind().to_owned()),
             id: Some(message.id().to_owned()),
-            from: member("from"),
-            to: member("to"),
+            from: Some(message.from().to_owned()),
+            to: message.to().map(str::to_owned),
             surface,
             container_id,
-            work_id: member("work_id"),
-            reply_to: member("reply_to"),
-            causation_id: member("causation_id"),
+            work_id: message.work_id().map(str::to_owned),
+            reply_to: message.reply_to().map(str::to_owned),
+            causation_id: message.causation_id().map(str::to_owned),
             ts: i64::try_from(message.envelope().ts).ok(),
             received_at_ms,
             trust: Some(message.trust().as_str().to_owned()),

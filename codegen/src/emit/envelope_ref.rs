@@ -63,7 +63,7 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
     let ref_ty = format_ident!("{}Ref", env.type_name);
     let (mut fields, mut ofs, mut views, mut idents) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut strs = Vec::new();
+    let (mut strs, mut accessors) = (Vec::new(), Vec::new());
     for f in &env.members {
         let ident = format_ident!("{}", f.rust_name);
         let (ty, of, view) = match member_repr(model, f) {
@@ -84,11 +84,27 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
         let name = &f.json_name;
         let optional = member_optional(model, f);
         if member_repr(model, f) == MemberRepr::Str {
+            let doc =
+                format!(" The `{name}` member over `text`, the text the spans were recorded over.");
+            accessors.push(match optional {
+                true => quote! {
+                    #[doc = #doc]
+                    #[inline(always)]
+                    pub fn #ident<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+                        self.#ident.as_ref().map(|v| v.str(text, &self.__decoded))
+                    }
+                },
+                false => quote! {
+                    #[doc = #doc]
+                    #[inline(always)]
+                    pub fn #ident<'s>(&'s self, text: &'s str) -> &'s str {
+                        self.#ident.str(text, &self.__decoded)
+                    }
+                },
+            });
             strs.push(match optional {
-                true => {
-                    quote!(#name => self.#ident.as_ref().map(|v| v.str(text, &self.__decoded)),)
-                }
-                false => quote!(#name => Some(self.#ident.str(text, &self.__decoded)),),
+                true => quote!(#name => self.#ident(text),),
+                false => quote!(#name => Some(self.#ident(text)),),
             });
         }
         if optional {
@@ -121,9 +137,10 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
                 EnvelopeSpans { #(#idents,)* __decoded: decoded.into_boxed_str() }
             }
 
-            /// The string member `name` over `text` (`None`: absent, `null` or no string). Always
-            /// inlined: where `name` is a constant (the receiver's routing, the lifecycle, `id` and
-            /// `from`), the match folds to the member's span.
+            /// The string member `name` over `text` (`None`: absent, `null` or no string), for a
+            /// name known only at run time (a member a schema names); code that knows the member
+            /// calls its accessor (`spans.to(text)`). Always inlined: where `name` is a constant
+            /// the match folds to the member's span.
             #[inline(always)]
             pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
                 match name {
@@ -136,6 +153,46 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
             pub fn view<'s>(&'s self, text: &'s str) -> super::scan::#ref_ty<'s> {
                 super::scan::#ref_ty { #(#views)* }
             }
+
+            #(#accessors)*
+        }
+    }
+}
+
+/// The v0 profile's typed accessors on `agh_protocol::Message` (emitted into the reference set's
+/// `profile.rs`, an `impl crate::Message` block): one per string member of the envelope
+/// but the kind member (`Message::kind`, the parser's `&'static str`), each reading its recorded
+/// span through the `EnvelopeSpans` accessor of the same name (`&str` for a required member,
+/// `Option<&str>` for an optional or nullable one).
+pub(crate) fn emit_message_accessors(model: &Model) -> proc_macro2::TokenStream {
+    use quote::{format_ident, quote};
+    let env = &model.envelope;
+    let accessors = env
+        .members
+        .iter()
+        .filter(|f| member_repr(model, f) == MemberRepr::Str && f.json_name != env.kind_member)
+        .map(|f| {
+            let ident = format_ident!("{}", f.rust_name);
+            let ty = match member_optional(model, f) {
+                true => quote!(Option<&str>),
+                false => quote!(&str),
+            };
+            let doc = format!(
+                " The envelope `{}`, read from its recorded span.",
+                f.json_name
+            );
+            quote! {
+                #[doc = #doc]
+                #[inline]
+                pub fn #ident(&self) -> #ty {
+                    self.inner.spans().#ident(self.inner.text())
+                }
+            }
+        });
+    quote! {
+        /// The envelope's string members, one accessor each (generated from the envelope schema).
+        impl crate::Message {
+            #(#accessors)*
         }
     }
 }

@@ -95,8 +95,10 @@ pub fn emit_macro_code(set: &SchemaSet, model: &Model) -> Result<Vec<GeneratedFi
     }])
 }
 
-/// The Rust files of a profile, as [`emit_code`]; with `reference`, its known-values enums are
-/// the runtime's ([`emit_runtime_code`]) and re-exported.
+/// The Rust files of a profile, as [`emit_code`]; with `reference` (the v0 set, emitted into
+/// `agh_protocol`), its known-values enums are the runtime's ([`emit_runtime_code`]) and
+/// re-exported, and `profile.rs` carries the typed accessors of `agh_protocol::Message`
+/// ([`envelope_ref::emit_message_accessors`]).
 pub fn emit_profile_code(
     set: &SchemaSet,
     model: &Model,
@@ -108,7 +110,11 @@ pub fn emit_profile_code(
     let scan = parse_file(scan::emit_scan(model, &emitted.matchers)?, "scan.rs")?;
     let types = rust::emit_types(set, model, &emitted.compiled)?;
     let rules = parse_file(rules::emit_rules_with(model, reference), "rules.rs")?;
-    let profile = parse_file(profile::emit_profile(model), "profile.rs")?;
+    let mut profile = profile::emit_profile(model);
+    if reference {
+        profile.extend(envelope_ref::emit_message_accessors(model));
+    }
+    let profile = parse_file(profile, "profile.rs")?;
     let write = parse_file(write::emit_write(model)?, "write.rs")?;
     let view = parse_file(view::emit_view(model)?, "view.rs")?;
 

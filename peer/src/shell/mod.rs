@@ -743,7 +743,7 @@ impl Peer {
                 Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
                 Ok(Ok(m)) => m,
             };
-            if next.str_of("reply_to") != Some(id.as_str()) {
+            if next.reply_to() != Some(id.as_str()) {
                 continue;
             }
             let Some(KnownBody::Whois(w)) = next.known() else {
@@ -923,7 +923,7 @@ pub fn answers(m: &Message, id: &str) -> bool {
             return true;
         }
     }
-    m.str_of("reply_to") == Some(id)
+    m.reply_to() == Some(id)
 }
 
 fn body_of<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, PeerError> {

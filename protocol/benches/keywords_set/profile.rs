@@ -153,18 +153,19 @@ impl EnvelopeSpans {
             __decoded: decoded.into_boxed_str(),
         }
     }
-    /// The string member `name` over `text` (`None`: absent, `null` or no string). Always
-    /// inlined: where `name` is a constant (the receiver's routing, the lifecycle, `id` and
-    /// `from`), the match folds to the member's span.
+    /// The string member `name` over `text` (`None`: absent, `null` or no string), for a
+    /// name known only at run time (a member a schema names); code that knows the member
+    /// calls its accessor (`spans.to(text)`). Always inlined: where `name` is a constant
+    /// the match folds to the member's span.
     #[inline(always)]
     pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
         match name {
-            "protocol" => Some(self.protocol.str(text, &self.__decoded)),
-            "id" => Some(self.id.str(text, &self.__decoded)),
-            "kind" => Some(self.kind.str(text, &self.__decoded)),
-            "from" => Some(self.from.str(text, &self.__decoded)),
-            "to" => self.to.as_ref().map(|v| v.str(text, &self.__decoded)),
-            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text, &self.__decoded)),
+            "protocol" => Some(self.protocol(text)),
+            "id" => Some(self.id(text)),
+            "kind" => Some(self.kind(text)),
+            "from" => Some(self.from(text)),
+            "to" => self.to(text),
+            "reply_to" => self.reply_to(text),
             _ => None,
         }
     }
@@ -198,5 +199,35 @@ impl EnvelopeSpans {
                 v.get(text)
             },
         }
+    }
+    /// The `protocol` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn protocol<'s>(&'s self, text: &'s str) -> &'s str {
+        self.protocol.str(text, &self.__decoded)
+    }
+    /// The `id` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn id<'s>(&'s self, text: &'s str) -> &'s str {
+        self.id.str(text, &self.__decoded)
+    }
+    /// The `kind` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn kind<'s>(&'s self, text: &'s str) -> &'s str {
+        self.kind.str(text, &self.__decoded)
+    }
+    /// The `from` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn from<'s>(&'s self, text: &'s str) -> &'s str {
+        self.from.str(text, &self.__decoded)
+    }
+    /// The `to` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn to<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.to.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+    /// The `reply_to` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn reply_to<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.reply_to.as_ref().map(|v| v.str(text, &self.__decoded))
     }
 }

@@ -266,28 +266,27 @@ impl EnvelopeSpans {
             __decoded: decoded.into_boxed_str(),
         }
     }
-    /// The string member `name` over `text` (`None`: absent, `null` or no string). Always
-    /// inlined: where `name` is a constant (the receiver's routing, the lifecycle, `id` and
-    /// `from`), the match folds to the member's span.
+    /// The string member `name` over `text` (`None`: absent, `null` or no string), for a
+    /// name known only at run time (a member a schema names); code that knows the member
+    /// calls its accessor (`spans.to(text)`). Always inlined: where `name` is a constant
+    /// the match folds to the member's span.
     #[inline(always)]
     pub fn str_of<'s>(&'s self, text: &'s str, name: &str) -> Option<&'s str> {
         match name {
-            "protocol" => Some(self.protocol.str(text, &self.__decoded)),
-            "id" => Some(self.id.str(text, &self.__decoded)),
-            "workspace_id" => Some(self.workspace_id.str(text, &self.__decoded)),
-            "kind" => Some(self.kind.str(text, &self.__decoded)),
-            "channel" => Some(self.channel.str(text, &self.__decoded)),
-            "surface" => self.surface.as_ref().map(|v| v.str(text, &self.__decoded)),
-            "thread_id" => self.thread_id.as_ref().map(|v| v.str(text, &self.__decoded)),
-            "direct_id" => self.direct_id.as_ref().map(|v| v.str(text, &self.__decoded)),
-            "from" => Some(self.from.str(text, &self.__decoded)),
-            "to" => self.to.as_ref().map(|v| v.str(text, &self.__decoded)),
-            "work_id" => self.work_id.as_ref().map(|v| v.str(text, &self.__decoded)),
-            "reply_to" => self.reply_to.as_ref().map(|v| v.str(text, &self.__decoded)),
-            "trace_id" => self.trace_id.as_ref().map(|v| v.str(text, &self.__decoded)),
-            "causation_id" => {
-                self.causation_id.as_ref().map(|v| v.str(text, &self.__decoded))
-            }
+            "protocol" => Some(self.protocol(text)),
+            "id" => Some(self.id(text)),
+            "workspace_id" => Some(self.workspace_id(text)),
+            "kind" => Some(self.kind(text)),
+            "channel" => Some(self.channel(text)),
+            "surface" => self.surface(text),
+            "thread_id" => self.thread_id(text),
+            "direct_id" => self.direct_id(text),
+            "from" => Some(self.from(text)),
+            "to" => self.to(text),
+            "work_id" => self.work_id(text),
+            "reply_to" => self.reply_to(text),
+            "trace_id" => self.trace_id(text),
+            "causation_id" => self.causation_id(text),
             _ => None,
         }
     }
@@ -341,5 +340,143 @@ impl EnvelopeSpans {
             proof: self.proof.as_ref().map(|v| v.get(text)),
             ext: self.ext.as_ref().map(|v| v.get(text)),
         }
+    }
+    /// The `protocol` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn protocol<'s>(&'s self, text: &'s str) -> &'s str {
+        self.protocol.str(text, &self.__decoded)
+    }
+    /// The `id` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn id<'s>(&'s self, text: &'s str) -> &'s str {
+        self.id.str(text, &self.__decoded)
+    }
+    /// The `workspace_id` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn workspace_id<'s>(&'s self, text: &'s str) -> &'s str {
+        self.workspace_id.str(text, &self.__decoded)
+    }
+    /// The `kind` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn kind<'s>(&'s self, text: &'s str) -> &'s str {
+        self.kind.str(text, &self.__decoded)
+    }
+    /// The `channel` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn channel<'s>(&'s self, text: &'s str) -> &'s str {
+        self.channel.str(text, &self.__decoded)
+    }
+    /// The `surface` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn surface<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.surface.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+    /// The `thread_id` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn thread_id<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.thread_id.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+    /// The `direct_id` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn direct_id<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.direct_id.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+    /// The `from` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn from<'s>(&'s self, text: &'s str) -> &'s str {
+        self.from.str(text, &self.__decoded)
+    }
+    /// The `to` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn to<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.to.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+    /// The `work_id` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn work_id<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.work_id.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+    /// The `reply_to` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn reply_to<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.reply_to.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+    /// The `trace_id` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn trace_id<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.trace_id.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+    /// The `causation_id` member over `text`, the text the spans were recorded over.
+    #[inline(always)]
+    pub fn causation_id<'s>(&'s self, text: &'s str) -> Option<&'s str> {
+        self.causation_id.as_ref().map(|v| v.str(text, &self.__decoded))
+    }
+}
+/// The envelope's string members, one accessor each (generated from the envelope schema).
+impl crate::Message {
+    /// The envelope `protocol`, read from its recorded span.
+    #[inline]
+    pub fn protocol(&self) -> &str {
+        self.inner.spans().protocol(self.inner.text())
+    }
+    /// The envelope `id`, read from its recorded span.
+    #[inline]
+    pub fn id(&self) -> &str {
+        self.inner.spans().id(self.inner.text())
+    }
+    /// The envelope `workspace_id`, read from its recorded span.
+    #[inline]
+    pub fn workspace_id(&self) -> &str {
+        self.inner.spans().workspace_id(self.inner.text())
+    }
+    /// The envelope `channel`, read from its recorded span.
+    #[inline]
+    pub fn channel(&self) -> &str {
+        self.inner.spans().channel(self.inner.text())
+    }
+    /// The envelope `surface`, read from its recorded span.
+    #[inline]
+    pub fn surface(&self) -> Option<&str> {
+        self.inner.spans().surface(self.inner.text())
+    }
+    /// The envelope `thread_id`, read from its recorded span.
+    #[inline]
+    pub fn thread_id(&self) -> Option<&str> {
+        self.inner.spans().thread_id(self.inner.text())
+    }
+    /// The envelope `direct_id`, read from its recorded span.
+    #[inline]
+    pub fn direct_id(&self) -> Option<&str> {
+        self.inner.spans().direct_id(self.inner.text())
+    }
+    /// The envelope `from`, read from its recorded span.
+    #[inline]
+    pub fn from(&self) -> &str {
+        self.inner.spans().from(self.inner.text())
+    }
+    /// The envelope `to`, read from its recorded span.
+    #[inline]
+    pub fn to(&self) -> Option<&str> {
+        self.inner.spans().to(self.inner.text())
+    }
+    /// The envelope `work_id`, read from its recorded span.
+    #[inline]
+    pub fn work_id(&self) -> Option<&str> {
+        self.inner.spans().work_id(self.inner.text())
+    }
+    /// The envelope `reply_to`, read from its recorded span.
+    #[inline]
+    pub fn reply_to(&self) -> Option<&str> {
+        self.inner.spans().reply_to(self.inner.text())
+    }
+    /// The envelope `trace_id`, read from its recorded span.
+    #[inline]
+    pub fn trace_id(&self) -> Option<&str> {
+        self.inner.spans().trace_id(self.inner.text())
+    }
+    /// The envelope `causation_id`, read from its recorded span.
+    #[inline]
+    pub fn causation_id(&self) -> Option<&str> {
+        self.inner.spans().causation_id(self.inner.text())
     }
 }

@@ -159,7 +159,9 @@ impl Message {
         self.inner.envelope()
     }
 
-    /// The string value of an envelope member by its JSON name (absent, `null`: `None`).
+    /// The string value of an envelope member by its JSON name (absent, `null`: `None`), for a
+    /// name known only at run time; each string member has its own generated accessor
+    /// (`message.to()`, `message.workspace_id()`: `generated/profile.rs`).
     #[inline]
     pub fn str_of(&self, member: &str) -> Option<&str> {
         self.inner.str_of(member)
@@ -174,18 +176,6 @@ impl Message {
     #[inline]
     pub fn kind(&self) -> &'static str {
         self.inner.kind()
-    }
-
-    /// The envelope `id`.
-    #[inline]
-    pub fn id(&self) -> &str {
-        self.str_of("id").unwrap_or_default()
-    }
-
-    /// The envelope `from`.
-    #[inline]
-    pub fn from(&self) -> &str {
-        self.str_of("from").unwrap_or_default()
     }
 
     /// The checked body, as the JSON text it was read from.

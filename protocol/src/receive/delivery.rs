@@ -323,17 +323,14 @@ impl Receiver {
         }
         // Routing reads its members from their spans (the whole view is not rebuilt).
         let from = message.from();
-        let (workspace_id, channel) = (
-            message.str_of("workspace_id").unwrap_or_default(),
-            message.str_of("channel").unwrap_or_default(),
-        );
+        let (workspace_id, channel) = (message.workspace_id(), message.channel());
         if workspace_id != self.config.workspace_id || channel != self.config.channel {
             return Route::Elsewhere(format!(
                 "for workspace `{workspace_id}` channel `{channel}`, not this receiver's `{}` `{}`",
                 self.config.workspace_id, self.config.channel
             ));
         }
-        let to = message.str_of("to");
+        let to = message.to();
         if let Some(to) = to {
             if to != self.config.local_peer {
                 return Route::Refused {
@@ -346,7 +343,7 @@ impl Receiver {
                 };
             }
         }
-        if let Some(direct_id) = message.str_of("direct_id") {
+        if let Some(direct_id) = message.direct_id() {
             // Both peers of the room are known: the sender and the target (or the local peer).
             let other = to.unwrap_or(self.config.local_peer.as_str());
             if !is_direct_room_of(workspace_id, channel, direct_id, from, other) {

@@ -695,7 +695,7 @@ impl PresenceRegistry {
     pub fn observe(&mut self, message: &Message, now: i64) -> bool {
         match message.known() {
             Some(KnownBody::Greet(g)) => {
-                let channel = message.envelope().channel.to_string();
+                let channel = message.channel().to_owned();
                 self.refresh(&channel, g.peer_card.clone(), now);
                 true
             }

@@ -605,7 +605,7 @@ impl WorkTracker {
     /// applies it.
     pub(crate) fn pending<'a>(&self, message: &'a Message) -> Pending<'a> {
         // What `decide` answers first, without reading the other facts.
-        if let Some(why) = self.outside(message.kind(), message.str_of("work_id")) {
+        if let Some(why) = self.outside(message.kind(), message.work_id()) {
             return Pending(Decided::Outside(why));
         }
         let facts = Facts::of_message(message);

@@ -269,6 +269,13 @@ impl<P: Profile, E: KindEntry> Message<P, E> {
         &self.extra
     }
 
+    /// Where each envelope member stands in [`Message::text`] (the profile's generated
+    /// `EnvelopeSpans`: one typed accessor per string member, taking the text).
+    #[inline]
+    pub fn spans(&self) -> &P::Spans {
+        &self.spans
+    }
+
     /// The string value of a member (`Absent`, `null` and non-strings: `None`).
     #[inline]
     pub fn str_of(&self, member: &str) -> Option<&str> {
