@@ -531,3 +531,127 @@ fn count_keywords_are_carried_and_misplaced_ones_refused() {
         "{err}"
     );
 }
+
+/// Whether `schema` (a member of the v0 envelope schema, `$ref`s into `defs` followed) is a
+/// string, and whether it admits `null`: read from the schema text, not from the model the
+/// generator builds.
+fn string_and_nullable(schema: &serde_json::Value, defs: &serde_json::Value) -> (bool, bool) {
+    if let Some(r) = schema.get("$ref").and_then(|r| r.as_str()) {
+        let name = r.rsplit('/').next().unwrap();
+        return string_and_nullable(&defs["$defs"][name], defs);
+    }
+    if let Some(branches) = schema.get("anyOf").and_then(|b| b.as_array()) {
+        let read: Vec<_> = branches
+            .iter()
+            .map(|b| string_and_nullable(b, defs))
+            .collect();
+        let null_only =
+            |b: &serde_json::Value| b.get("type").and_then(|t| t.as_str()) == Some("null");
+        let others: Vec<_> = branches
+            .iter()
+            .zip(&read)
+            .filter(|(b, _)| !null_only(b))
+            .collect();
+        let string = !others.is_empty() && others.iter().all(|(_, (s, _))| *s);
+        return (string, read.iter().any(|(_, n)| *n));
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        serde_json::Value::String(t) => vec![t.as_str()],
+        serde_json::Value::Array(ts) => ts.iter().filter_map(|t| t.as_str()).collect(),
+        _ => vec![],
+    };
+    let non_null: Vec<_> = types.iter().filter(|t| **t != "null").collect();
+    (non_null == [&"string"], types.contains(&"null"))
+}
+
+/// The return types (re-printed token by token) of the methods of the `impl` block for `self_ty`.
+fn methods_of(file: &syn::File, self_ty: &str) -> std::collections::BTreeMap<String, String> {
+    let block = file
+        .items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Impl(i) if i.trait_.is_none() => {
+                let ty = quote::ToTokens::to_token_stream(&i.self_ty).to_string();
+                (ty.replace(' ', "") == self_ty).then_some(i)
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no impl {self_ty}"));
+    block
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::ImplItem::Fn(f) => {
+                let ret = match &f.sig.output {
+                    syn::ReturnType::Default => String::new(),
+                    syn::ReturnType::Type(_, t) => quote::ToTokens::to_token_stream(t).to_string(),
+                };
+                Some((f.sig.ident.to_string(), ret.replace(' ', "")))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_string_member_of_the_envelope_has_a_typed_accessor() {
+    // The string members of the envelope schema, each with whether it may be absent or `null`.
+    let envelope = read_json(&schemas().join("envelope.schema.json"));
+    let defs = read_json(&schemas().join("defs.schema.json"));
+    let required: Vec<&str> = envelope["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    let mut members = Vec::new();
+    for (name, schema) in envelope["properties"].as_object().unwrap() {
+        let (string, nullable) = string_and_nullable(schema, &defs);
+        if string {
+            members.push((name.clone(), nullable || !required.contains(&name.as_str())));
+        }
+    }
+    assert!(members.iter().any(|(_, optional)| *optional) && members.iter().any(|(_, o)| !*o));
+    // The member the kinds are selected on: `agh_protocol::Message::kind` is the parser's
+    // `&'static str`, not an accessor of the span.
+    let if_ = &envelope["allOf"][0]["if"]["properties"];
+    let kind_member = if_.as_object().unwrap().keys().next().unwrap().clone();
+
+    let outputs = agh_codegen::workspace_outputs(&root()).unwrap();
+    let protocol = outputs
+        .iter()
+        .find(|o| o.dir == "protocol/src/generated")
+        .unwrap();
+    let profile = parse(file(&protocol.files, "profile.rs"));
+    let spans = methods_of(&profile, "EnvelopeSpans");
+    let message = methods_of(&profile, "crate::Message");
+    for (name, optional) in &members {
+        let (on_spans, on_message) = match optional {
+            true => ("Option<&'sstr>", "Option<&str>"),
+            false => ("&'sstr", "&str"),
+        };
+        assert_eq!(
+            spans.get(name).map(String::as_str),
+            Some(on_spans),
+            "EnvelopeSpans::{name}"
+        );
+        if *name != kind_member {
+            assert_eq!(
+                message.get(name).map(String::as_str),
+                Some(on_message),
+                "Message::{name}"
+            );
+        }
+    }
+    // Nothing else on `Message`: one accessor per string member but the kind.
+    let expected: Vec<_> = members
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| **n != kind_member)
+        .collect();
+    assert_eq!(message.keys().collect::<Vec<_>>(), {
+        let mut e = expected;
+        e.sort();
+        e
+    });
+}
