@@ -160,7 +160,7 @@ pub(crate) fn emit_spans(model: &Model) -> proc_macro2::TokenStream {
 }
 
 /// The v0 profile's typed accessors on `agh_protocol::Message` (emitted into the reference set's
-/// `profile.rs`, an `impl crate::Message` block): one per string member of the envelope
+/// `profile.rs`, an `impl crate::Message` block, `paths::protocol_message`): one per string member of the envelope
 /// but the kind member (`Message::kind`, the parser's `&'static str`), each reading its recorded
 /// span through the `EnvelopeSpans` accessor of the same name (`&str` for a required member,
 /// `Option<&str>` for an optional or nullable one).
@@ -189,9 +189,10 @@ pub(crate) fn emit_message_accessors(model: &Model) -> proc_macro2::TokenStream 
                 }
             }
         });
+    let message = crate::emit::paths::protocol_message();
     quote! {
         /// The envelope's string members, one accessor each (generated from the envelope schema).
-        impl crate::Message {
+        impl #message {
             #(#accessors)*
         }
     }

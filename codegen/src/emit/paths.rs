@@ -19,3 +19,10 @@ pub fn runtime() -> TokenStream {
 pub fn runtime_path() -> String {
     format!("::{RUNTIME_CRATE}")
 }
+
+/// The v0 `Message` (`agh_protocol::Message`) as the protocol crate's generated code names it
+/// (`crate::Message`, built from its segments: the path is the protocol crate's, not this one's).
+pub fn protocol_message() -> TokenStream {
+    let root = Ident::new("crate", Span::call_site());
+    quote!(#root::Message)
+}
