@@ -262,7 +262,7 @@ async fn direct_room_say_between_two_peers() {
         .unwrap();
     let m = wait_for(&mut b_events, "the direct say", |e| is_message(e, "say")).await;
     let room = direct_id(ws, CH, "ops.a", "patch.b").unwrap();
-    assert_eq!(m.str_of("direct_id"), Some(room.as_str()));
+    assert_eq!(m.direct_id(), Some(room.as_str()));
     match m.known() {
         Some(KnownBody::Say(s)) => assert_eq!(s.text.as_str(), "just between us"),
         _ => panic!("not a say"),

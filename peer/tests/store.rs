@@ -363,7 +363,7 @@ async fn a_restarted_peer_remembers_dedup_keys_and_work() {
             .await
             .unwrap();
         let trace = next_message(&mut ae, "trace").await;
-        assert_eq!(trace.str_of("work_id"), Some("work_open"));
+        assert_eq!(trace.work_id(), Some("work_open"));
         assert_eq!(b.work_state(&key).unwrap(), Some("completed"));
         a.shutdown().await.unwrap();
         b.shutdown().await.unwrap();

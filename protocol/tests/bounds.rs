@@ -62,7 +62,7 @@ fn assert_busy(d: &Delivery, to: &str, for_id: &str) {
     };
     assert_eq!(r.code, ReasonCode::Busy, "{}", r.message);
     let receipt = r.receipt.as_ref().expect("a busy refusal is answered");
-    assert_eq!(receipt.str_of("to").unwrap(), to);
+    assert_eq!(receipt.to().unwrap(), to);
     let Some(KnownBody::Receipt(body)) = receipt.known() else {
         panic!("not a receipt")
     };
@@ -215,9 +215,9 @@ fn idle_work_from_others_expires_as_failed_with_a_trace_to_its_initiator() {
         outcome,
         Outcome::Transitioned { to: "failed", .. }
     ));
-    assert_eq!(t.str_of("to").unwrap(), "a");
-    assert_eq!(t.str_of("work_id").unwrap(), "work_1");
-    assert_eq!(t.str_of("causation_id").unwrap(), "o1");
+    assert_eq!(t.to().unwrap(), "a");
+    assert_eq!(t.work_id().unwrap(), "work_1");
+    assert_eq!(t.causation_id().unwrap(), "o1");
     let Some(KnownBody::Trace(body)) = t.known() else {
         panic!("not a trace")
     };

@@ -71,6 +71,10 @@ fn the_view_is_the_parsers_escapes_included() {
     assert_eq!(message.id(), "m1");
     assert_eq!(message.str_of("thread_id"), Some("t1"));
     assert_eq!(message.str_of("to"), None, "null reads as absent");
+    // The generated accessors read the same spans (`to` is `null` here).
+    assert_eq!(message.thread_id(), Some("t1"));
+    assert_eq!(message.to(), None, "null reads as absent");
+    assert_eq!(message.from(), view.envelope().from);
     assert_eq!(
         message.body_json().get(),
         r#"{"text":"h\"i","x":[1,{"y":null}]}"#

@@ -156,7 +156,7 @@ fn the_receiver_reports_trust_and_can_accept_verified_only() {
             assert!(r.message.contains("policy"), "{}", r.message);
             // Answered with a receipt to the sender.
             let receipt = r.receipt.expect("a receipt");
-            assert_eq!(receipt.str_of("to"), Some("ops.a"));
+            assert_eq!(receipt.to(), Some("ops.a"));
         }
         other => panic!("{other:?}"),
     }
