@@ -628,6 +628,14 @@ async fn reconnected(links: &mut tokio::sync::broadcast::Receiver<LinkEvent>, wh
     }
 }
 
+/// `nats`' connection is up and the server has processed everything it sent before.
+async fn flushed(nats: &NatsTransport) {
+    tokio::time::timeout(WAIT, nats.client().flush())
+        .await
+        .expect("flushed in time")
+        .expect("flush");
+}
+
 fn greet_from(peer: &'static str) -> impl FnMut(&Event) -> Option<Message> {
     move |e: &Event| is_message(e, "greet").filter(|m| m.from() == peer)
 }
@@ -673,9 +681,14 @@ async fn server_restart_mid_run() {
     reconnected(&mut a_links, "ops.a").await;
     reconnected(&mut b_links, "patch.b").await;
 
-    // b's link alone: a (connected) sees b's reconnect greet; then a's alone.
+    // b's link alone: a (connected) sees b's reconnect greet; then a's alone. After each
+    // reconnect a flush: its PING follows the subscriptions async-nats sends again on the new
+    // connection, so once it is answered the server routes to them (a message published to
+    // the peer before that is lost, as NATS loses anything sent to no subscriber; a greet in the
+    // other's queue from the server's restart would not show it).
     b_nats.client().force_reconnect().await.unwrap();
     reconnected(&mut b_links, "patch.b").await;
+    flushed(&b_nats).await;
     wait_for(
         &mut a_events,
         "b's greet after the restart",
@@ -684,6 +697,7 @@ async fn server_restart_mid_run() {
     .await;
     a_nats.client().force_reconnect().await.unwrap();
     reconnected(&mut a_links, "ops.a").await;
+    flushed(&a_nats).await;
     wait_for(
         &mut b_events,
         "a's greet after the restart",
