@@ -27,9 +27,8 @@ type V0Subjects = Subjects<agh_protocol::V0>;
 /// The trust profile's subjects (TRUST.md): v0's templates under `agh.network.v1`, the
 /// fingerprint of a verified peer id as route token.
 const TRUST_SUBJECTS: Variant = Variant {
-    prefix: agh_protocol::identity::SUBJECT_PREFIX,
-    becomes: agh_protocol::trust::SUBJECT_PREFIX,
     recipes: agh_protocol::identity::V1_SUBJECT_RECIPES,
+    rewrite: agh_protocol::identity::under_v1_prefix,
 };
 
 /// One envelope to publish.

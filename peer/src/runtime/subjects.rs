@@ -38,16 +38,14 @@ impl Bound for agh_protocol::V0 {
 impl Bound for agh_acp::Acp {}
 
 /// The profile's templates rendered another way: `recipes` in place of the profile's, and
-/// every subject's leading `prefix` written `becomes` (v0's trust profile, TRUST.md: the
-/// fingerprint as route token, under `agh.network.v1`).
+/// every subject rendered then rewritten by `rewrite` (`None`: it cannot be; v0's trust profile,
+/// TRUST.md: the fingerprint as route token, `identity::under_v1_prefix`).
 #[derive(Clone, Copy, Debug)]
 pub struct Variant {
-    /// The leading text of every subject the templates render.
-    pub prefix: &'static str,
-    /// What it is written as.
-    pub becomes: &'static str,
     /// The recipes the templates name.
     pub recipes: &'static [SubjectRecipe],
+    /// What a rendered subject becomes.
+    pub rewrite: fn(&str) -> Option<String>,
 }
 
 /// The subjects of one local party of profile `P`: its own direct subject (what it subscribes
@@ -191,19 +189,11 @@ impl<P: Bound> Subjects<P> {
         let Some(variant) = self.variant else {
             return Ok(subject);
         };
-        match subject.strip_prefix(variant.prefix) {
-            Some(rest) => {
-                let mut out = String::with_capacity(variant.becomes.len() + rest.len());
-                out.push_str(variant.becomes);
-                out.push_str(rest);
-                Ok(out)
-            }
-            None => Err(SubjectError {
-                template: template.template,
-                member: "",
-                message: format!("does not begin with `{}`", variant.prefix),
-            }),
-        }
+        (variant.rewrite)(&subject).ok_or_else(|| SubjectError {
+            template: template.template,
+            member: "",
+            message: format!("`{subject}` cannot be rewritten as the variant's"),
+        })
     }
 }
 
@@ -225,7 +215,7 @@ fn check<P: Bound>(
 mod tests {
     use super::*;
     use agh_protocol::identity::{
-        broadcast_subject, peer_subject, v1_broadcast_subject, v1_peer_subject, SUBJECT_PREFIX,
+        broadcast_subject, peer_subject, under_v1_prefix, v1_broadcast_subject, v1_peer_subject,
         V1_SUBJECT_RECIPES,
     };
 
@@ -233,9 +223,8 @@ mod tests {
 
     /// The trust profile's rendering, as the v0 core has it.
     const V1: Variant = Variant {
-        prefix: SUBJECT_PREFIX,
-        becomes: agh_protocol::trust::SUBJECT_PREFIX,
         recipes: V1_SUBJECT_RECIPES,
+        rewrite: under_v1_prefix,
     };
 
     fn v0(own: &str, ws: &str, ch: &str) -> Subjects<V0> {
