@@ -313,10 +313,9 @@ pub const V1_SUBJECT_RECIPES: &[SubjectRecipe] = &[SubjectRecipe {
     apply: fingerprint_token,
 }];
 
+/// [`v1_route_token`] as a subject recipe (which has no error to give: empty).
 fn fingerprint_token(peer_id: &str) -> String {
-    crate::trust::split_verified_id(peer_id)
-        .map(|(_, fingerprint)| fingerprint.to_owned())
-        .unwrap_or_default()
+    v1_route_token(peer_id).ok().flatten().unwrap_or_default()
 }
 
 /// `subject`, rendered from v0's templates, under the trust profile's prefix (TRUST.md):
