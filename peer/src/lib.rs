@@ -34,6 +34,11 @@ pub mod core;
 mod error;
 pub mod limits;
 mod record;
+/// The store writes of a step, reachable for the `records` bench only (not an API).
+#[doc(hidden)]
+pub mod records {
+    pub use crate::record::{inbound, sent};
+}
 mod runtime;
 mod shell;
 pub mod stats;

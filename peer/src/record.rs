@@ -72,7 +72,7 @@ fn sent_record(p: &Publish, now: i64, at_ms: i64) -> MessageRecord {
 }
 
 /// The writes for a message this peer sends, with what its lifecycle did.
-pub(crate) fn sent(
+pub fn sent(
     core: &PeerCore,
     message: &Message,
     publish: &Publish,
@@ -93,7 +93,7 @@ pub(crate) fn sent(
 /// (accepted or refused, exact bytes), its dedup key, the work change, presence, one audit row
 /// (delivered, refused or ignored), and every envelope the step publishes (receipts, whois
 /// answers).
-pub(crate) fn inbound(
+pub fn inbound(
     core: &PeerCore,
     payload: &[u8],
     out: &Outputs,

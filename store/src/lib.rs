@@ -90,3 +90,10 @@ pub use model::{
 };
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous, DEFAULT_PAGE_SIZE, SCHEMA_VERSION};
 pub use ticket::Ticket;
+
+/// The log row [`SqliteStore`] commits for a group of writes, for the `records` benches only
+/// (not an API: the row's form is the store's own).
+#[doc(hidden)]
+pub fn log_row(writes: &[Write]) -> Vec<u8> {
+    sqlite::log_row(writes)
+}

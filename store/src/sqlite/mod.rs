@@ -30,6 +30,11 @@ use crate::model::{
 };
 use crate::schema::MIGRATIONS;
 pub use crate::schema::SCHEMA_VERSION;
+
+/// [`log::encode`], for [`crate::log_row`].
+pub(crate) fn log_row(writes: &[Write]) -> Vec<u8> {
+    log::encode(writes)
+}
 use crate::ticket::{pair, Completer, Ticket};
 
 use open::*;
