@@ -8,8 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use agh_protocol::{Message, Options, Outcome};
 use agh_store::{
-    AuditKind, AuditRecord, DedupKey, Direction, MessageFilter, MessageRecord, MessageScope,
-    PageRequest, PresenceRecord, Store, StoredMessage, WorkChange, WorkRef, Write,
+    AuditKind, AuditRecord, Direction, MessageFilter, MessageRecord, MessageScope, PageRequest,
+    PresenceRecord, SharedWrite, Store, StoredMessage, Write,
 };
 
 use crate::core::{Event, Outputs, PeerCore, Publish};
@@ -45,12 +45,9 @@ fn work_change(core: &PeerCore, outcome: &Outcome, message_id: &str, at_ms: i64)
         Outcome::Transitioned { key, to, .. } => (key, *to),
         _ => return None,
     };
-    let unit = core.work().get(key)?;
-    Some(Write::Work(WorkChange {
-        key: WorkRef::new(key.surface(), key.container_id(), key.work_id()),
-        initiator: unit.initiator().to_owned(),
-        target: Some(unit.target().to_owned()),
-        state: state.to_owned(),
+    Some(Write::Shared(SharedWrite::Work {
+        unit: core.work().get(key)?.clone(),
+        state,
         closed: core.work().lifecycle().is_terminal(state),
         message_id: message_id.to_owned(),
         at_ms,
@@ -71,20 +68,15 @@ fn sent_record(p: &Publish, now: i64, at_ms: i64) -> MessageRecord {
     }
 }
 
-/// The writes for a message this peer sends, with what its lifecycle did.
-pub fn sent(
-    core: &PeerCore,
-    message: &Message,
-    publish: &Publish,
-    outcome: &Outcome,
-) -> Vec<Write> {
+/// The writes for a message this peer sends (its bytes are what is published), with what its
+/// lifecycle did.
+pub fn sent(core: &PeerCore, message: &Message, outcome: &Outcome) -> Vec<Write> {
     let at_ms = now_ms();
-    let mut writes = vec![Write::Message(MessageRecord::of_message(
-        publish.payload.to_vec(),
-        message,
-        Direction::Sent,
+    let mut writes = vec![Write::Shared(SharedWrite::Message {
+        message: message.clone(),
+        direction: Direction::Sent,
         at_ms,
-    ))];
+    })];
     writes.extend(work_change(core, outcome, message.id(), at_ms));
     writes
 }
@@ -114,30 +106,11 @@ pub fn inbound(
     };
     for event in &out.events {
         match event {
-            Event::Message(m) => {
-                let from = m.from().to_owned();
-                writes.push(Write::Message(MessageRecord::of_message(
-                    payload,
-                    m,
-                    Direction::Accepted,
-                    at_ms,
-                )));
-                writes.push(Write::Dedup(DedupKey {
-                    from: from.clone(),
-                    id: m.id().to_owned(),
-                    expires_at: now.saturating_add_unsigned(replay_age_secs),
-                }));
-                writes.push(Write::Presence(PresenceRecord {
-                    peer: from.clone(),
-                    last_seen_ms: at_ms,
-                    card: None,
-                }));
-                writes.push(Write::Audit(audit(
-                    AuditKind::Delivered,
-                    Some(m.id().to_owned()),
-                    Some(from),
-                )));
-            }
+            Event::Message(m) => writes.push(Write::Shared(SharedWrite::Delivered {
+                message: m.clone(),
+                at_ms,
+                expires_at: now.saturating_add_unsigned(replay_age_secs),
+            })),
             Event::Work {
                 message_id,
                 outcome,

@@ -76,6 +76,7 @@ mod error;
 mod memory;
 mod model;
 mod schema;
+mod shared;
 mod sqlite;
 mod ticket;
 
@@ -88,6 +89,7 @@ pub use model::{
     MessageRecord, MessageScope, Participant, PresenceRecord, Pruned, Recovery, StoredAudit,
     StoredMessage, Transition, WorkChange, WorkDetail, WorkRecord, WorkRef, Write,
 };
+pub use shared::SharedWrite;
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous, DEFAULT_PAGE_SIZE, SCHEMA_VERSION};
 pub use ticket::Ticket;
 

@@ -116,6 +116,11 @@ impl State {
                 *e = (*e).max(k.expires_at);
             }
             Write::Work(w) => self.change_work(w),
+            Write::Shared(s) => {
+                for w in s.expand() {
+                    self.apply(w);
+                }
+            }
             Write::Audit(a) => {
                 self.audit.insert(self.next_audit, a);
                 self.next_audit += 1;

@@ -4,6 +4,7 @@ use agh_protocol::{Message, Rejection};
 
 pub use crate::binding::Binding;
 use crate::error::Error;
+use crate::shared::{MessageView, SharedWrite};
 
 /// How a message reached the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -81,38 +82,7 @@ impl MessageRecord {
         direction: Direction,
         received_at_ms: i64,
     ) -> Self {
-        let body = |name: &str| message.body_str(name).map(|v| v.into_owned());
-        let summary = match message.kind() {
-            "say" => body("text"),
-            "trace" => body("state"),
-            "receipt" => body("status").map(|status| match body("reason_code") {
-                Some(code) => format!("{status} {code}"),
-                None => status,
-            }),
-            _ => None,
-        };
-        // The surface and the id of the container it selects, together (`x-agh-container`).
-        let (surface, container_id) = message
-            .placement()
-            .map(|(surface, id)| (surface.to_owned(), id.to_owned()))
-            .unzip();
-        MessageRecord {
-            bytes: bytes.into(),
-            direction,
-            kind: Some(message.kind().to_owned()),
-            id: Some(message.id().to_owned()),
-            from: Some(message.from().to_owned()),
-            to: message.to().map(str::to_owned),
-            surface,
-            container_id,
-            work_id: message.work_id().map(str::to_owned),
-            reply_to: message.reply_to().map(str::to_owned),
-            causation_id: message.causation_id().map(str::to_owned),
-            ts: i64::try_from(message.envelope().ts).ok(),
-            received_at_ms,
-            trust: Some(message.trust().as_str().to_owned()),
-            summary,
-        }
+        MessageView::of(message).record(bytes.into(), direction, received_at_ms)
     }
 
     /// The record of a refused message: its exact bytes and what the rejection could read of it.
@@ -448,6 +418,9 @@ pub enum Write {
     Audit(AuditRecord),
     /// A peer seen.
     Presence(PresenceRecord),
+    /// Records read from the peer's own message or work unit, not copied out of them: recorded
+    /// as the plain writes of [`SharedWrite::expand`].
+    Shared(SharedWrite),
 }
 
 /// What a restarted peer loads.
@@ -502,6 +475,7 @@ pub(crate) fn check_write(write: &Write) -> Result<(), Error> {
             }
         }
         Write::Audit(_) => {}
+        Write::Shared(s) => return s.check(),
         Write::Presence(p) => {
             if p.peer.is_empty() {
                 return bad("presence: peer must not be empty");

@@ -3,8 +3,8 @@
 
 use agh_store::{
     AuditFilter, AuditKind, AuditRecord, Binding, Cursor, DedupKey, Direction, Error,
-    MessageFilter, MessageRecord, MessageScope, PageRequest, PresenceRecord, Store, WorkChange,
-    WorkRef, Write,
+    MessageFilter, MessageRecord, MessageScope, PageRequest, PresenceRecord, SharedWrite, Store,
+    WorkChange, WorkRef, Write,
 };
 
 fn binding() -> Binding {
@@ -673,6 +673,105 @@ fn tickets_can_be_awaited(store: &dyn Store) {
 }
 
 /// A minimal executor: polls the future, parking the thread until its waker is called.
+/// A `say` from `ops.one` to `worker.one` opening `work_1` in a thread, and its receipt back.
+fn request_and_receipt() -> (agh_protocol::Message, agh_protocol::Message) {
+    let build = |from: &str, to: &str, id: &str| {
+        agh_protocol::MessageBuilder::new("ws_alpha", "builders", from)
+            .id(id)
+            .ts(1_776_000_000)
+            .to(to)
+            .thread("thread_1")
+            .work_id("work_1")
+    };
+    let say: agh_protocol::SayBody =
+        serde_json::from_value(serde_json::json!({ "text": "do it" })).expect("say body");
+    let receipt: agh_protocol::ReceiptBody =
+        serde_json::from_value(serde_json::json!({ "for_id": "m1", "status": "accepted" }))
+            .expect("receipt body");
+    (
+        build("ops.one", "worker.one", "m1")
+            .body(&say)
+            .expect("say"),
+        build("worker.one", "ops.one", "r1")
+            .body(&receipt)
+            .expect("receipt"),
+    )
+}
+
+/// Writes that share the peer's message and work unit read back as the plain writes they
+/// stand for would.
+fn shared_writes_read_as_their_plain_writes(store: &dyn Store) {
+    let (say, receipt) = request_and_receipt();
+    let mut tracker = agh_protocol::WorkTracker::new();
+    let agh_protocol::Outcome::Opened { key, state } = tracker.apply_message(&say) else {
+        panic!("the say opens work_1");
+    };
+    let opened = tracker.get(&key).expect("unit").clone();
+    let agh_protocol::Outcome::Transitioned { to, .. } = tracker.apply_message(&receipt) else {
+        panic!("the receipt moves work_1");
+    };
+    let accepted = tracker.get(&key).expect("unit").clone();
+    let shared = vec![
+        Write::Shared(SharedWrite::Delivered {
+            message: say,
+            at_ms: 1_000,
+            expires_at: 1_776_000_600,
+        }),
+        Write::Shared(SharedWrite::Work {
+            unit: opened,
+            state,
+            closed: false,
+            message_id: "m1".into(),
+            at_ms: 1_000,
+        }),
+        Write::Shared(SharedWrite::Message {
+            message: receipt,
+            direction: Direction::Sent,
+            at_ms: 2_000,
+        }),
+        Write::Shared(SharedWrite::Work {
+            unit: accepted,
+            state: to,
+            closed: false,
+            message_id: "r1".into(),
+            at_ms: 2_000,
+        }),
+    ];
+    let plain = agh_store::MemoryStore::new(binding());
+    let expanded = shared.iter().flat_map(|w| match w {
+        Write::Shared(s) => s.expand(),
+        w => vec![w.clone()],
+    });
+    plain.write(expanded.collect()).expect("plain");
+    store.write(shared).expect("shared");
+    let page = PageRequest::newest(50);
+    let all = MessageFilter::new(MessageScope::All);
+    let got = store.messages(&all, &page).expect("messages").items;
+    assert_eq!(ids(&got), ["r1", "m1"]);
+    let want = plain.messages(&all, &page).expect("messages").items;
+    let records =
+        |m: Vec<agh_store::StoredMessage>| m.into_iter().map(|m| m.record).collect::<Vec<_>>();
+    assert_eq!(records(got), records(want));
+    assert_eq!(
+        store.work("work_1").expect("work"),
+        plain.work("work_1").expect("work")
+    );
+    assert_eq!(
+        store.recover(0, 0).expect("recover"),
+        plain.recover(0, 0).expect("recover")
+    );
+    let audit = |s: &dyn Store| {
+        let rows = s.audit(AuditFilter::All, &page).expect("audit").items;
+        rows.into_iter().map(|a| a.record).collect::<Vec<_>>()
+    };
+    assert_eq!(audit(store), audit(&plain));
+    assert_eq!(audit(store)[0].kind, AuditKind::Delivered);
+    let peers = |s: &dyn Store| s.peers(&page).expect("peers").items;
+    assert_eq!(peers(store), peers(&plain));
+    let threads = |s: &dyn Store| s.threads(&page).expect("threads").items;
+    assert_eq!(threads(store), threads(&plain));
+}
+
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
     use std::sync::Arc;
     use std::task::{Context, Poll, Wake};
@@ -733,4 +832,5 @@ contract!(
     presence_keeps_the_latest_sighting_and_card,
     a_bad_write_refuses_its_whole_group,
     tickets_can_be_awaited,
+    shared_writes_read_as_their_plain_writes,
 );

@@ -526,7 +526,7 @@ impl Peer {
             .shared()
             .store
             .as_ref()
-            .map(|_| record::sent(core, message, &publish, &outcome));
+            .map(|_| record::sent(core, message, &outcome));
         Ok((publish, outcome, writes))
     }
 

@@ -10,6 +10,7 @@ use crate::model::{
     AuditKind, AuditRecord, DedupKey, Direction, MessageRecord, PresenceRecord, WorkChange,
     WorkRef, Write,
 };
+use crate::shared::{MessageView, SharedWrite};
 
 /// The version byte of this form.
 const FORM: u8 = 1;
@@ -20,24 +21,25 @@ const WORK: u8 = 3;
 const AUDIT: u8 = 4;
 const PRESENCE: u8 = 5;
 
-/// A group as one log row.
+/// A group as one log row. A [`Write::Shared`] is encoded as the plain writes it stands for,
+/// straight from the message or unit it holds (nothing built in between).
 pub(super) fn encode(writes: &[Write]) -> Vec<u8> {
     let mut out = Out(Vec::with_capacity(
         64 + writes.iter().map(size_hint).sum::<usize>(),
     ));
     out.byte(FORM);
-    out.uint(writes.len() as u64);
+    let count: usize = writes
+        .iter()
+        .map(|w| match w {
+            Write::Shared(s) => s.count(),
+            _ => 1,
+        })
+        .sum();
+    out.uint(count as u64);
     for write in writes {
         match write {
             Write::Message(m) => {
-                out.byte(MESSAGE);
-                out.bytes(&m.bytes);
-                out.byte(match m.direction {
-                    Direction::Accepted => 0,
-                    Direction::Sent => 1,
-                    Direction::Refused => 2,
-                });
-                for s in [
+                let texts = [
                     &m.kind,
                     &m.id,
                     &m.from,
@@ -47,56 +49,77 @@ pub(super) fn encode(writes: &[Write]) -> Vec<u8> {
                     &m.work_id,
                     &m.reply_to,
                     &m.causation_id,
-                ] {
-                    out.opt_text(s.as_deref());
-                }
-                out.opt_int(m.ts);
-                out.int(m.received_at_ms);
+                ]
+                .map(Option::as_deref);
+                out.message(&m.bytes, m.direction, texts, m.ts, m.received_at_ms);
                 out.opt_text(m.trust.as_deref());
                 out.opt_text(m.summary.as_deref());
             }
-            Write::Dedup(k) => {
-                out.byte(DEDUP);
-                out.text(&k.from);
-                out.text(&k.id);
-                out.int(k.expires_at);
-            }
-            Write::Work(w) => {
-                out.byte(WORK);
-                out.text(&w.key.surface);
-                out.text(&w.key.container_id);
-                out.text(&w.key.work_id);
-                out.text(&w.initiator);
-                out.opt_text(w.target.as_deref());
-                out.text(&w.state);
-                out.byte(u8::from(w.closed));
-                out.text(&w.message_id);
-                out.int(w.at_ms);
-            }
-            Write::Audit(a) => {
-                out.byte(AUDIT);
-                out.byte(match a.kind {
-                    AuditKind::Refused => 0,
-                    AuditKind::Ignored => 1,
-                    AuditKind::Delivered => 2,
-                });
-                out.int(a.at_ms);
-                for s in [
+            Write::Dedup(k) => out.dedup(&k.from, &k.id, k.expires_at),
+            Write::Work(w) => out.work(
+                [
+                    &w.key.surface,
+                    &w.key.container_id,
+                    &w.key.work_id,
+                    &w.initiator,
+                ],
+                w.target.as_deref(),
+                (&w.state, w.closed),
+                &w.message_id,
+                w.at_ms,
+            ),
+            Write::Audit(a) => out.audit(
+                a.kind,
+                a.at_ms,
+                [
                     &a.message_id,
                     &a.from,
                     &a.reason_code,
                     &a.pointer,
                     &a.detail,
-                ] {
-                    out.opt_text(s.as_deref());
-                }
-                out.byte(u8::from(a.receipt_sent));
+                ]
+                .map(Option::as_deref),
+                a.receipt_sent,
+            ),
+            Write::Presence(p) => out.presence(&p.peer, p.last_seen_ms, p.card.as_deref()),
+            Write::Shared(SharedWrite::Message {
+                message,
+                direction,
+                at_ms,
+            }) => out.view(&MessageView::of(message), *direction, *at_ms),
+            Write::Shared(SharedWrite::Delivered {
+                message,
+                at_ms,
+                expires_at,
+            }) => {
+                let view = MessageView::of(message);
+                out.view(&view, Direction::Accepted, *at_ms);
+                let (from, id) = (message.from(), message.id());
+                out.dedup(from, id, *expires_at);
+                out.presence(from, *at_ms, None);
+                let texts = [Some(id), Some(from), None, None, None];
+                out.audit(AuditKind::Delivered, *at_ms, texts, false);
             }
-            Write::Presence(p) => {
-                out.byte(PRESENCE);
-                out.text(&p.peer);
-                out.int(p.last_seen_ms);
-                out.opt_text(p.card.as_deref());
+            Write::Shared(SharedWrite::Work {
+                unit,
+                state,
+                closed,
+                message_id,
+                at_ms,
+            }) => {
+                let key = unit.key();
+                out.work(
+                    [
+                        key.surface(),
+                        key.container_id(),
+                        key.work_id(),
+                        unit.initiator(),
+                    ],
+                    Some(unit.target()),
+                    (state, *closed),
+                    message_id,
+                    *at_ms,
+                );
             }
         }
     }
@@ -107,6 +130,8 @@ fn size_hint(write: &Write) -> usize {
     match write {
         Write::Message(m) => m.bytes.len() + m.summary.as_ref().map_or(0, String::len) + 128,
         Write::Presence(p) => p.card.as_ref().map_or(0, String::len) + 32,
+        Write::Shared(SharedWrite::Message { message, .. }) => 2 * message.bytes().len() + 128,
+        Write::Shared(SharedWrite::Delivered { message, .. }) => 2 * message.bytes().len() + 256,
         _ => 96,
     }
 }
@@ -209,6 +234,98 @@ pub(super) fn decode(row: &[u8]) -> Result<Vec<Write>, String> {
 struct Out(Vec<u8>);
 
 impl Out {
+    /// A message's fields up to its receive time (its trust and summary follow).
+    fn message(
+        &mut self,
+        bytes: &[u8],
+        direction: Direction,
+        texts: [Option<&str>; 9],
+        ts: Option<i64>,
+        received_at_ms: i64,
+    ) {
+        self.byte(MESSAGE);
+        self.bytes(bytes);
+        self.byte(match direction {
+            Direction::Accepted => 0,
+            Direction::Sent => 1,
+            Direction::Refused => 2,
+        });
+        for s in texts {
+            self.opt_text(s);
+        }
+        self.opt_int(ts);
+        self.int(received_at_ms);
+    }
+
+    /// A message's record read from its view: as [`MessageView::record`]'s would be.
+    fn view(&mut self, v: &MessageView<'_>, direction: Direction, at_ms: i64) {
+        self.message(v.bytes, direction, v.texts, v.ts, at_ms);
+        self.opt_text(Some(v.trust));
+        match &v.summary {
+            [Some(first), second] => {
+                self.byte(1);
+                let len = first.len() + second.as_ref().map_or(0, |s| 1 + s.len());
+                self.uint(len as u64);
+                self.0.extend_from_slice(first.as_bytes());
+                if let Some(second) = second {
+                    self.0.push(b' ');
+                    self.0.extend_from_slice(second.as_bytes());
+                }
+            }
+            [None, _] => self.byte(0),
+        }
+    }
+
+    fn dedup(&mut self, from: &str, id: &str, expires_at: i64) {
+        self.byte(DEDUP);
+        self.text(from);
+        self.text(id);
+        self.int(expires_at);
+    }
+
+    /// A work change: key (surface, container, work id) and initiator, target, state and
+    /// whether it is terminal, the message's id and the time.
+    fn work(
+        &mut self,
+        texts: [&str; 4],
+        target: Option<&str>,
+        (state, closed): (&str, bool),
+        message_id: &str,
+        at_ms: i64,
+    ) {
+        self.byte(WORK);
+        for s in texts {
+            self.text(s);
+        }
+        self.opt_text(target);
+        self.text(state);
+        self.byte(u8::from(closed));
+        self.text(message_id);
+        self.int(at_ms);
+    }
+
+    /// An audit row: kind, time, message id, from, reason code, pointer, detail, receipt sent.
+    fn audit(&mut self, kind: AuditKind, at_ms: i64, texts: [Option<&str>; 5], receipt: bool) {
+        self.byte(AUDIT);
+        self.byte(match kind {
+            AuditKind::Refused => 0,
+            AuditKind::Ignored => 1,
+            AuditKind::Delivered => 2,
+        });
+        self.int(at_ms);
+        for s in texts {
+            self.opt_text(s);
+        }
+        self.byte(u8::from(receipt));
+    }
+
+    fn presence(&mut self, peer: &str, last_seen_ms: i64, card: Option<&str>) {
+        self.byte(PRESENCE);
+        self.text(peer);
+        self.int(last_seen_ms);
+        self.opt_text(card);
+    }
+
     fn byte(&mut self, b: u8) {
         self.0.push(b);
     }
@@ -391,6 +508,114 @@ mod tests {
         let writes = every_kind();
         assert_eq!(decode(&encode(&writes)), Ok(writes));
         assert_eq!(decode(&encode(&[])), Ok(Vec::new()));
+    }
+
+    /// A message from `from` to `to` in a direct room, in work `work_1`, with `body`.
+    fn envelope<T: agh_protocol::Body + Send + Sync + 'static>(
+        from: &str,
+        to: &str,
+        id: &str,
+        body: serde_json::Value,
+    ) -> agh_protocol::Message {
+        let body: T = serde_json::from_value(body).expect("body");
+        agh_protocol::MessageBuilder::new("ws_alpha", "builders", from)
+            .id(id)
+            .ts(1_776_000_000)
+            .to(to)
+            .direct(&format!("direct_{}", "d1".repeat(16)))
+            .work_id("work_1")
+            .reply_to("m0")
+            .body(&body)
+            .expect("valid")
+    }
+
+    #[test]
+    fn a_shared_write_encodes_as_its_plain_writes() {
+        use agh_protocol::{ReceiptBody, SayBody, TraceBody, WorkTracker};
+        let say = envelope::<SayBody>(
+            "ops.one",
+            "worker.one",
+            "m1",
+            serde_json::json!({ "text": "caf\u{e9} \"quoted\"\n" }),
+        );
+        let receipt = envelope::<ReceiptBody>(
+            "worker.one",
+            "ops.one",
+            "r1",
+            serde_json::json!({ "for_id": "m1", "status": "rejected", "reason_code": "busy" }),
+        );
+        let accepted = envelope::<ReceiptBody>(
+            "worker.one",
+            "ops.one",
+            "r2",
+            serde_json::json!({ "for_id": "m1", "status": "accepted" }),
+        );
+        let trace = envelope::<TraceBody>(
+            "worker.one",
+            "ops.one",
+            "t1",
+            serde_json::json!({ "state": "working" }),
+        );
+        let mut tracker = WorkTracker::new();
+        let agh_protocol::Outcome::Opened { key, state } = tracker.apply_message(&say) else {
+            panic!("the say opens work_1");
+        };
+        let unit = tracker.get(&key).expect("unit").clone();
+        let shared = vec![
+            Write::Shared(SharedWrite::Delivered {
+                message: say.clone(),
+                at_ms: 5,
+                expires_at: 1_776_000_600,
+            }),
+            Write::Shared(SharedWrite::Work {
+                unit,
+                state,
+                closed: false,
+                message_id: "m1".into(),
+                at_ms: 6,
+            }),
+            Write::Dedup(DedupKey {
+                from: "a.b".into(),
+                id: "x".into(),
+                expires_at: 1,
+            }),
+        ]
+        .into_iter()
+        .chain([receipt, accepted, trace, say].into_iter().map(|message| {
+            Write::Shared(SharedWrite::Message {
+                message,
+                direction: Direction::Sent,
+                at_ms: -7,
+            })
+        }))
+        .collect::<Vec<_>>();
+        let plain: Vec<Write> = shared
+            .iter()
+            .flat_map(|w| match w {
+                Write::Shared(s) => s.expand(),
+                w => vec![w.clone()],
+            })
+            .collect();
+        assert_eq!(plain.len(), 10);
+        assert_eq!(encode(&shared), encode(&plain));
+        assert_eq!(decode(&encode(&shared)), Ok(plain.clone()));
+        let summaries: Vec<_> = plain
+            .iter()
+            .filter_map(|w| match w {
+                Write::Message(m) => Some(m.summary.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            summaries,
+            [
+                Some("caf\u{e9} \"quoted\"\n"),
+                Some("rejected busy"),
+                Some("accepted"),
+                Some("working"),
+                Some("caf\u{e9} \"quoted\"\n"),
+            ]
+        );
     }
 
     #[test]

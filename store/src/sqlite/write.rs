@@ -636,6 +636,8 @@ pub(super) fn apply(
             .execute(params![k.from, k.id, k.expires_at])
             .map(drop),
         Write::Work(w) => change_work(conn, w, derived),
+        // (The log's rows hold plain writes only: `log::decode` never gives one.)
+        Write::Shared(s) => s.expand().iter().try_for_each(|w| apply(conn, w, derived)),
         Write::Audit(a) => conn
             .prepare_cached(
                 "INSERT INTO audit (kind, at_ms, message_id, from_peer, reason_code, pointer,
