@@ -158,6 +158,9 @@ pub struct Counters {
 pub struct Outputs {
     /// Envelopes to publish, in order.
     pub publish: Vec<Publish>,
+    /// The envelopes of `publish` this step built (receipts, whois answers), as messages, in
+    /// the same order: what a store records of them, not parsed back from their bytes.
+    pub sent: Vec<Message>,
     /// Events for the application, in order.
     pub events: Vec<Event>,
 }
@@ -674,15 +677,16 @@ impl PeerCore {
                         .ok()
                         .and_then(|m| agh_protocol::Head::of(&m).kind);
                 let answerable = refused_kind.as_deref() != Some("receipt");
-                if let Some(receipt) = refusal.receipt.as_ref().filter(|_| answerable) {
+                if let Some(receipt) = refusal.receipt.filter(|_| answerable) {
                     if let (Ok(subject), Ok(bytes)) =
-                        (self.subject_for(to.as_deref()), self.wire(receipt))
+                        (self.subject_for(to.as_deref()), self.wire(&receipt))
                     {
                         out.publish.push(Publish {
                             subject,
                             payload: bytes,
                             id: receipt.id().to_owned(),
                         });
+                        out.sent.push(receipt);
                         answered = true;
                     }
                 }
@@ -720,6 +724,7 @@ impl PeerCore {
                     Ok(Some(response)) => {
                         if let Ok((p, _)) = self.prepare(&response) {
                             out.publish.push(p);
+                            out.sent.push(response);
                         }
                     }
                     Ok(None) => {}
@@ -936,6 +941,8 @@ mod tests {
         assert_eq!(out.publish.len(), 1);
         let answer = &out.publish[0];
         assert_eq!(answer.subject, peer_subject("ws_t", "ch", "ops.a").unwrap());
+        assert_eq!(out.sent.len(), 1, "the answer as a message too");
+        assert_eq!(out.sent[0].bytes(), &answer.payload);
         let got = a.on_inbound(&answer.payload, T);
         assert!(matches!(&got.events[0], Event::PeerJoined(c) if c.peer_id.as_str() == "patch.b"));
         assert!(matches!(&got.events[1], Event::Message(m) if m.kind() == "whois"));
@@ -956,6 +963,8 @@ mod tests {
             .unwrap();
         let out = b.on_inbound(&m.to_vec(), T);
         assert_eq!(out.publish.len(), 1);
+        assert_eq!(out.sent[0].bytes(), &out.publish[0].payload);
+        assert_eq!(out.sent[0].kind(), "receipt");
         assert_eq!(
             out.publish[0].subject,
             peer_subject("ws_t", "ch", "ops.a").unwrap()
@@ -981,7 +990,7 @@ mod tests {
             .body(&rb)
             .unwrap();
         let out = b.on_inbound(&r.to_vec(), T);
-        assert!(out.publish.is_empty());
+        assert!(out.publish.is_empty() && out.sent.is_empty());
         assert!(matches!(
             &out.events[0],
             Event::Refused {

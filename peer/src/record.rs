@@ -54,10 +54,11 @@ fn work_change(core: &PeerCore, outcome: &Outcome, message_id: &str, at_ms: i64)
     }))
 }
 
-/// The record of an envelope this peer publishes (a receipt, a whois answer, a greet): parsed
-/// back from its bytes (they are this peer's own, valid when built).
-fn sent_record(p: &Publish, now: i64, at_ms: i64) -> MessageRecord {
-    match agh_protocol::parse(&p.payload, &Options::at(now)) {
+/// The record of an envelope this peer publishes that a step built but did not keep as a
+/// message (none of the core's do: [`Outputs::sent`]): parsed back from its bytes (this peer's
+/// own, valid when built).
+fn parsed_back(p: &Publish, now: i64, at_ms: i64) -> Write {
+    Write::Message(match agh_protocol::parse(&p.payload, &Options::at(now)) {
         Ok(m) => MessageRecord::of_message(p.payload.to_vec(), &m, Direction::Sent, at_ms),
         Err(r) => {
             let mut record = MessageRecord::of_rejection(p.payload.to_vec(), &r, at_ms);
@@ -65,7 +66,7 @@ fn sent_record(p: &Publish, now: i64, at_ms: i64) -> MessageRecord {
             record.id = Some(p.id.clone());
             record
         }
-    }
+    })
 }
 
 /// The writes for a message this peer sends (its bytes are what is published), with what its
@@ -181,8 +182,15 @@ pub fn inbound(
             })),
         }
     }
-    for p in &out.publish {
-        writes.push(Write::Message(sent_record(p, now, at_ms)));
+    for (i, p) in out.publish.iter().enumerate() {
+        writes.push(match out.sent.get(i) {
+            Some(m) if m.id() == p.id => Write::Shared(SharedWrite::Message {
+                message: m.clone(),
+                direction: Direction::Sent,
+                at_ms,
+            }),
+            _ => parsed_back(p, now, at_ms),
+        });
     }
     writes
 }

@@ -44,6 +44,7 @@ impl Step {
             ticket: None,
             out: Outputs {
                 publish: Vec::new(),
+                sent: Vec::new(),
                 events: vec![event],
             },
         }
