@@ -73,11 +73,12 @@ fn parsed_back(p: &Publish, now: i64, at_ms: i64) -> Write {
 /// lifecycle did.
 pub fn sent(core: &PeerCore, message: &Message, outcome: &Outcome) -> Vec<Write> {
     let at_ms = now_ms();
-    let mut writes = vec![Write::Shared(SharedWrite::Message {
+    let mut writes = Vec::with_capacity(2);
+    writes.push(Write::Shared(SharedWrite::Message {
         message: message.clone(),
         direction: Direction::Sent,
         at_ms,
-    })];
+    }));
     writes.extend(work_change(core, outcome, message.id(), at_ms));
     writes
 }
@@ -94,7 +95,7 @@ pub fn inbound(
     replay_age_secs: u64,
 ) -> Vec<Write> {
     let at_ms = now_ms();
-    let mut writes = Vec::new();
+    let mut writes = Vec::with_capacity(out.events.len() + out.publish.len());
     let audit = |kind, id: Option<String>, from: Option<String>| AuditRecord {
         kind,
         at_ms,
