@@ -10,7 +10,11 @@
 //! # Writing
 //! [`Store::submit`] hands a group of [`Write`]s to the store and returns a [`Ticket`]; the ticket
 //! is ready (`.await` it, or [`Ticket::wait`] outside async code) once the whole group is durable,
-//! so a peer records a message before it delivers or publishes it.
+//! so a peer records a message before it delivers or publishes it. A [`Write::Shared`]
+//! ([`SharedWrite`]) shares what the peer already holds (the parsed message, the work unit)
+//! instead of copying it into the owned records: a store records it exactly as the plain
+//! writes of [`SharedWrite::expand`] (the SQLite log row is encoded straight from it, with the
+//! same bytes).
 //!
 //! [`SqliteStore`] makes a group durable as one row of an append-only log (the group's writes,
 //! the message's exact bytes among them) in a file of its own beside the store file
