@@ -80,7 +80,6 @@ mod error;
 mod memory;
 mod model;
 mod schema;
-mod shared;
 mod sqlite;
 mod ticket;
 
@@ -88,12 +87,12 @@ pub use contract::Store;
 pub use cursor::{Cursor, Page, PageRequest, Position};
 pub use error::{Error, Result};
 pub use memory::MemoryStore;
+pub use model::shared::SharedWrite;
 pub use model::{
     AuditFilter, AuditKind, AuditRecord, Binding, Conversation, DedupKey, Direction, MessageFilter,
     MessageRecord, MessageScope, Participant, PresenceRecord, Pruned, Recovery, StoredAudit,
     StoredMessage, Transition, WorkChange, WorkDetail, WorkRecord, WorkRef, Write,
 };
-pub use shared::SharedWrite;
 pub use sqlite::{SqliteOptions, SqliteStore, Synchronous, DEFAULT_PAGE_SIZE, SCHEMA_VERSION};
 pub use ticket::Ticket;
 

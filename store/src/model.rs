@@ -4,7 +4,9 @@ use agh_protocol::{Message, Rejection};
 
 pub use crate::binding::Binding;
 use crate::error::Error;
-use crate::shared::{MessageView, SharedWrite};
+use shared::{MessageView, SharedWrite};
+
+pub(crate) mod shared;
 
 /// How a message reached the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,11 +6,11 @@
 //! integers as LEB128 (signed ones zigzagged), text and bytes as their length then their bytes,
 //! an optional field as a presence byte then the field.
 
+use crate::model::shared::{MessageView, SharedWrite};
 use crate::model::{
     AuditKind, AuditRecord, DedupKey, Direction, MessageRecord, PresenceRecord, WorkChange,
     WorkRef, Write,
 };
-use crate::shared::{MessageView, SharedWrite};
 
 /// The version byte of this form.
 const FORM: u8 = 1;

@@ -9,11 +9,11 @@ use std::fmt;
 
 use agh_protocol::{Message, WorkUnit};
 
-use crate::error::Error;
-use crate::model::{
+use super::{
     AuditKind, AuditRecord, DedupKey, Direction, MessageRecord, PresenceRecord, WorkChange,
     WorkRef, Write,
 };
+use crate::error::Error;
 
 /// A write that shares what the peer holds (see the module's text); [`Write::Shared`].
 #[derive(Clone)]
