@@ -70,7 +70,7 @@ fn parsed_back(p: &Publish, now: i64, at_ms: i64) -> Write {
 }
 
 /// The writes for a message this peer sends (its bytes are what is published), with what its
-/// lifecycle did.
+/// lifecycle did: the message and the work unit shared ([`SharedWrite`]), not copied.
 pub fn sent(core: &PeerCore, message: &Message, outcome: &Outcome) -> Vec<Write> {
     let at_ms = now_ms();
     let mut writes = Vec::with_capacity(2);
@@ -86,7 +86,9 @@ pub fn sent(core: &PeerCore, message: &Message, outcome: &Outcome) -> Vec<Write>
 /// The writes for one inbound `payload` and what the core made of it (`out`): the message
 /// (accepted or refused, exact bytes), its dedup key, the work change, presence, one audit row
 /// (delivered, refused or ignored), and every envelope the step publishes (receipts, whois
-/// answers).
+/// answers). A delivered message, its work unit and the envelopes the step built are shared
+/// ([`SharedWrite`]: one `Delivered` write for the message's record, dedup key, presence and
+/// audit row), not copied into owned records.
 pub fn inbound(
     core: &PeerCore,
     payload: &[u8],
