@@ -807,7 +807,7 @@ impl PeerCore {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use agh_protocol::identity::{
         broadcast_subject, peer_subject, v1_broadcast_subject, v1_peer_subject,
@@ -829,7 +829,8 @@ mod tests {
         }
     }
 
-    fn core(peer: &str) -> PeerCore {
+    /// A core in workspace `ws_t`, channel `ch` (also `record.rs`'s tests).
+    pub(crate) fn core(peer: &str) -> PeerCore {
         PeerCore::new(config(peer)).unwrap()
     }
 

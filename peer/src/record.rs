@@ -328,3 +328,58 @@ fn in_window(window: &HashSet<(String, String)>, r: &MessageRecord) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The `Sent` message records among `writes`, their local time left out.
+    fn sent_records(writes: &[Write]) -> Vec<MessageRecord> {
+        let plain = writes.iter().flat_map(|w| match w {
+            Write::Shared(s) => s.expand(),
+            w => vec![w.clone()],
+        });
+        plain
+            .filter_map(|w| match w {
+                Write::Message(m) if m.direction == Direction::Sent => Some(MessageRecord {
+                    received_at_ms: 0,
+                    ..m
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn what_a_step_publishes_is_recorded_from_its_message_or_parsed_back_the_same() {
+        let now = 1_776_000_000;
+        let mut core = crate::core::tests::core("patch.b");
+        let body: agh_protocol::SayBody =
+            serde_json::from_value(serde_json::json!({ "text": "hi" })).unwrap();
+        // Addressed to another peer: refused `not_target`, answered with a receipt.
+        let bytes = agh_protocol::MessageBuilder::new("ws_t", "ch", "ops.a")
+            .id("m1")
+            .ts(now)
+            .to("someone.else")
+            .thread("thread_x")
+            .work_id("work_x")
+            .body(&body)
+            .unwrap()
+            .to_vec();
+        let mut out = core.on_inbound(&bytes, now);
+        assert_eq!((out.publish.len(), out.sent.len()), (1, 1));
+        let shared = inbound(&core, &bytes, &out, now, 300);
+        let recorded = sent_records(&shared);
+        assert_eq!(recorded.len(), 1);
+        assert_eq!(recorded[0].bytes, out.publish[0].payload);
+        assert_eq!(recorded[0].kind.as_deref(), Some("receipt"));
+        assert_eq!(recorded[0].summary.as_deref(), Some("rejected not_target"));
+        // An `Outputs` without its messages: the envelope is parsed back, to the same record.
+        out.sent.clear();
+        assert_eq!(
+            sent_records(&inbound(&core, &bytes, &out, now, 300)),
+            recorded
+        );
+    }
+}
