@@ -223,7 +223,10 @@ async fn a_responder_that_is_gone_is_timeout_at_once() {
     let (a, b, _notes) = pair(&server.url(), Duration::ZERO).await;
     a.ping(B).await.unwrap();
     b.shutdown().await;
+    // Once the server has dropped B's subscription (it may not have read B's connection close
+    // yet on a busy machine: a request then goes to B's socket and waits for the timeout),
     // NATS reports "no responders" at once: no waiting for the 3 s request timeout.
+    until_no_responders(&server.url(), B).await;
     let started = Instant::now();
     let f = a.ping(B).await.unwrap_err();
     assert_eq!(
@@ -241,6 +244,29 @@ async fn a_responder_that_is_gone_is_timeout_at_once() {
     let f = a.discover("cccccccccccccccc").await.unwrap_err();
     assert_eq!(f.code, "timeout");
     a.shutdown().await;
+}
+
+/// Waits (at most `WAIT`) until the server answers a request to `agent`'s subject with "no
+/// responders": it has dropped every subscription of that agent.
+async fn until_no_responders(url: &str, agent: &str) {
+    let raw = async_nats::connect(url).await.unwrap();
+    let started = Instant::now();
+    loop {
+        let request = async_nats::Request::new()
+            .payload(Bytes::from_static(b"{}"))
+            .timeout(Some(Duration::from_millis(500)));
+        match raw
+            .send_request(format!("acp.v0-2.agent.{agent}"), request)
+            .await
+        {
+            Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => break,
+            other => assert!(
+                started.elapsed() < WAIT,
+                "{agent} still answers after it stopped: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// A hand-written responder on B's subject that sends the `result` before the `ack`.
@@ -603,24 +629,7 @@ async fn an_agent_dropped_without_shutdown_stops() {
     // One clone left: still running.
     a.ping(B).await.unwrap();
     drop(also_b);
-    let raw = async_nats::connect(server.url()).await.unwrap();
-    let started = Instant::now();
-    loop {
-        let request = async_nats::Request::new()
-            .payload(Bytes::from_static(b"{}"))
-            .timeout(Some(Duration::from_millis(500)));
-        match raw
-            .send_request(format!("acp.v0-2.agent.{B}"), request)
-            .await
-        {
-            Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => break,
-            other => assert!(
-                started.elapsed() < WAIT,
-                "B still answers after being dropped: {other:?}"
-            ),
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_no_responders(&server.url(), B).await;
     assert_eq!(
         kept.client().connection_state(),
         async_nats::connection::State::Connected
