@@ -51,8 +51,10 @@ impl StrSpan {
 
     /// Where the scanner's string `value` stands in `text`; a value that had escapes (or, not
     /// reached, stands elsewhere or beyond 2 GiB) is appended to `decoded`, the decoded strings
-    /// the spans keep.
-    #[inline]
+    /// the spans keep. Out of line: the generated `EnvelopeSpans::of` calls it once per string
+    /// member, and a copy of it per member made the receiver's code outgrow the instruction
+    /// cache (BENCHMARKS.md, "Receiver pipeline").
+    #[inline(never)]
     pub fn of(text: &str, value: &str, decoded: &mut String) -> StrSpan {
         match offsets(text, value) {
             Some((start, end)) if end < DECODED => StrSpan {
@@ -114,8 +116,8 @@ pub struct RawSpan {
 
 impl RawSpan {
     /// Where the scanner's `value` stands in `text` (an empty span when it stands elsewhere,
-    /// which a scanner over `text` never gives).
-    #[inline]
+    /// which a scanner over `text` never gives). Out of line, as [`StrSpan::of`].
+    #[inline(never)]
     pub fn of(text: &str, value: RawJson<'_>) -> RawSpan {
         match offsets(text, value.get()) {
             Some((start, end)) if end < u32::MAX => RawSpan {
