@@ -284,16 +284,27 @@ impl Receiver {
         if probe.seen() {
             return self.refuse_duplicate(&message, now);
         }
-        // The lifecycle decides once; past a work cap: `busy`, and nothing is recorded (not
-        // even by dedup).
-        let pending = self.work.pending(&message);
-        if let Some(m) =
-            crate::bounds::over_work_cap(&self.work, &self.config, from, pending.opens())
-        {
-            return self.refuse(&message, ReasonCode::Busy, "", m, now);
-        }
-        self.dedup.record(probe, from, id, now);
-        match self.work.apply_pending(pending) {
+        // A message outside the lifecycle (every broadcast) is answered at once: it opens no
+        // work (no cap applies) and the lifecycle's decision (`Pending`, a few hundred bytes)
+        // is not made. Otherwise the lifecycle decides once; past a work cap: `busy`, and
+        // nothing is recorded (not even by dedup).
+        let work = match self.work.outside_of(&message) {
+            Some(why) => {
+                self.dedup.record(probe, from, id, now);
+                Outcome::Ignored(why)
+            }
+            None => {
+                let pending = self.work.pending(&message);
+                if let Some(m) =
+                    crate::bounds::over_work_cap(&self.work, &self.config, from, pending.opens())
+                {
+                    return self.refuse(&message, ReasonCode::Busy, "", m, now);
+                }
+                self.dedup.record(probe, from, id, now);
+                self.work.apply_pending(pending)
+            }
+        };
+        match work {
             Outcome::Refused { code, message: m } => self.refuse(&message, code, "", m, now),
             Outcome::Ignored(why @ (IgnoreReason::NotParticipant | IgnoreReason::NeverOpened)) => {
                 Delivery::Ignored {
