@@ -119,3 +119,30 @@ fn the_receiver_delivers_the_bytes_it_was_handed() {
         other => panic!("not delivered: {other:?}"),
     }
 }
+
+/// A `Message` records its members as 31-bit spans of its text: the parsers that make one refuse
+/// an envelope longer than spans stand in (`spans::MAX_TEXT`, 2 GiB) with the size error, whatever
+/// `Options::max_bytes` allows, so that no span stands for less than its member. (The bytes are
+/// zeroed and never read, the size being checked first: their pages are never touched.)
+#[test]
+fn an_envelope_longer_than_spans_stand_in_is_refused_by_size() {
+    let max = agh_protocol::profile::spans::MAX_TEXT;
+    assert_eq!(max, (1 << 31) - 1);
+    let options = Options {
+        max_bytes: usize::MAX,
+        ..Options::at(NOW)
+    };
+    let bytes = Bytes::from(vec![0u8; max + 1]);
+    let refusals = [
+        parse_bytes(bytes.clone(), &options).map(drop),
+        parse(&bytes, &options).map(drop),
+        agh_protocol::Registry::v0()
+            .parse(&bytes, &options)
+            .map(drop),
+    ];
+    for refusal in refusals {
+        let r = refusal.expect_err("longer than spans stand in");
+        assert_eq!(r.code, agh_protocol::ReasonCode::Malformed);
+        assert_eq!(r.rule, "envelope: size limit", "{r:?}");
+    }
+}

@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 use std::num::NonZeroU32;
 
+use super::Options;
 use crate::json::scan::RawJson;
 
 /// Where `part` starts and ends in `text`, by address: `None` when its bytes are not inside
@@ -28,6 +29,25 @@ fn offsets(text: &str, part: &str) -> Option<(u32, u32)> {
 
 /// The flag of a [`StrSpan`] whose range is in the spans' decoded strings, not in the text.
 const DECODED: u32 = 1 << 31;
+
+/// The longest envelope text spans stand in: 2 GiB less one byte. Every offset into such a text
+/// fits a span's 31 bits, and so do the decoded strings of its escaped members (a string's
+/// decoded value is never longer than its JSON text), so no span stands for less than its
+/// member. The parsers that make an owned message ([`parse`](super::parse),
+/// [`parse_bytes_in`](super::parse_bytes_in), v0's `Registry::parse` and `parse_bytes`) refuse
+/// a longer envelope with the size error, as if [`Options::max_bytes`] were this
+/// ([`bounded`]); the protocol's own limit (`x-agh-envelope`, `Options::at`) is 1 MiB.
+pub const MAX_TEXT: usize = DECODED as usize - 1;
+
+/// `options` with [`Options::max_bytes`] at most [`MAX_TEXT`]: what a parser that records
+/// spans checks the size against.
+#[inline]
+pub fn bounded(options: &Options) -> Options {
+    Options {
+        max_bytes: options.max_bytes.min(MAX_TEXT),
+        ..*options
+    }
+}
 
 /// A checked string member of an envelope's text, in 8 bytes (an `Option` of it too): the range
 /// of its value in the text, or, when it had escapes, the range of its decoded value in the
