@@ -145,11 +145,13 @@ fn receive_child(step: &str, name: &str, calls: u64, work: bool) {
 /// Total instructions of one child run under callgrind, and its heap allocations (memcheck's
 /// heap summary, a second run).
 fn count(step: &str, name: &str, calls: u64) -> Option<(u64, u64)> {
-    count_as("--child", step, name, calls)
+    count_as("--child", step, name, calls).map(|(i, a, _)| (i, a))
 }
 
-/// [`count`] of a child run started with `flag`.
-fn count_as(flag: &str, step: &str, name: &str, calls: u64) -> Option<(u64, u64)> {
+/// [`count`] of a child run started with `flag`, and its instruction-cache misses (callgrind's
+/// simulation of this machine's first-level instruction cache, 32 KiB: where a path's code
+/// outgrows it, each call fetches its code again).
+fn count_as(flag: &str, step: &str, name: &str, calls: u64) -> Option<(u64, u64, u64)> {
     let exe = std::env::current_exe().ok()?;
     let run = |tool: &[&str]| {
         Command::new("valgrind")
@@ -162,15 +164,22 @@ fn count_as(flag: &str, step: &str, name: &str, calls: u64) -> Option<(u64, u64)
             .filter(|out| out.status.success())
             .map(|out| String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let callgrind = run(&["--tool=callgrind", "--callgrind-out-file=/dev/null"])?;
+    let callgrind = run(&[
+        "--tool=callgrind",
+        "--cache-sim=yes",
+        "--callgrind-out-file=/dev/null",
+    ])?;
+    // "Collected : Ir Dr Dw I1mr ..." (the events in that order with the cache simulation).
     let line = callgrind.lines().find(|l| l.contains("Collected :"))?;
-    let instructions = line.rsplit(':').next()?.trim().parse().ok()?;
+    let mut events = line.rsplit(':').next()?.split_whitespace();
+    let instructions = events.next()?.parse().ok()?;
+    let i1_misses = events.nth(2)?.parse().ok()?;
     // "total heap usage: 1,234 allocs, 1,234 frees, 56,789 bytes allocated"
     let memcheck = run(&["--tool=memcheck", "--leak-check=no"])?;
     let line = memcheck.lines().find(|l| l.contains("total heap usage:"))?;
     let allocs = line.split("usage:").nth(1)?.split("allocs").next()?;
     let allocs = allocs.trim().replace(',', "").parse().ok()?;
-    Some((instructions, allocs))
+    Some((instructions, allocs, i1_misses))
 }
 
 fn main() {
@@ -241,11 +250,11 @@ fn main() {
 /// preparation of the inputs and the receiver subtracted). Broadcast: the corpus `say` as it is
 /// (no work); work-bound: directed to the receiver with a fresh `work_id` (opens a unit).
 fn receive_table() {
-    println!("per envelope received through `Receiver::receive_bytes` (callgrind and memcheck, 2,000 distinct envelopes, the preparation subtracted), and the floor: the steps a receiver must take, each alone (parse = `parse_bytes`, route = `Receiver::route`, dedup = `DedupWindow::insert`, lifecycle = `WorkTracker::apply_message`), and `parse_ref` of the corpus envelope");
+    println!("per envelope received through `Receiver::receive_bytes` (callgrind and memcheck, 2,000 distinct envelopes, the preparation subtracted), and the floor: the steps a receiver must take, each alone (parse = `parse_bytes`, route = `Receiver::route`, dedup = `DedupWindow::insert`, lifecycle = `WorkTracker::apply_message`), and `parse_ref` of the corpus envelope; I1 misses: callgrind's simulated 32 KiB instruction cache, misses per envelope of the receiver and of the floor's steps (each alone), what the receiver's code costs beyond its instructions where it outgrows the cache");
     println!();
-    println!("| envelope | instructions | allocations | parse | route | dedup | lifecycle | floor | receiver - floor | parse_ref | receiver / parse_ref | floor / parse_ref |");
+    println!("| envelope | instructions | allocations | parse | route | dedup | lifecycle | floor | receiver - floor | parse_ref | receiver / parse_ref | floor / parse_ref | I1 misses: receiver | floor |");
     println!(
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     );
     let calls = 2_000;
     for name in ["say_200", "say_1024"] {
@@ -276,15 +285,14 @@ fn receive_table() {
                     println!("valgrind gave no count for {step} on {name}");
                     return;
                 };
-                per_call.push((
-                    run.0.saturating_sub(base.0) as f64 / calls as f64,
-                    run.1.saturating_sub(base.1) as f64 / calls as f64,
-                ));
+                let per = |run: u64, base: u64| run.saturating_sub(base) as f64 / calls as f64;
+                per_call.push((per(run.0, base.0), per(run.1, base.1), per(run.2, base.2)));
             }
             let receive = per_call[0].0;
             let floor: f64 = per_call[1..].iter().map(|p| p.0).sum();
+            let floor_i1: f64 = per_call[1..].iter().map(|p| p.2).sum();
             println!(
-                "| {name} ({what}) | {receive:.0} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0} | {floor:.0} | {:.0} | {parse_ref:.0} | {:.2}x | {:.2}x |",
+                "| {name} ({what}) | {receive:.0} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0} | {floor:.0} | {:.0} | {parse_ref:.0} | {:.2}x | {:.2}x | {:.0} | {floor_i1:.0} |",
                 per_call[0].1,
                 per_call[1].0,
                 per_call[2].0,
@@ -293,6 +301,7 @@ fn receive_table() {
                 receive - floor,
                 receive / parse_ref,
                 floor / parse_ref,
+                per_call[0].2,
             );
         }
     }

@@ -190,13 +190,27 @@ pub enum TrustPolicy {
 impl TrustPolicy {
     /// Applies the policy to a state.
     pub fn apply(self, state: TrustState) -> TrustState {
-        match (self, state) {
-            (TrustPolicy::VerifiedOnly, TrustState::Unverified { reason }) => TrustState::rejected(
+        if self.admits(&state) {
+            return state;
+        }
+        match state {
+            TrustState::Unverified { reason } => TrustState::rejected(
                 Step::Policy,
                 format!("this receiver accepts verified envelopes only ({reason})"),
             ),
-            (_, state) => state,
+            state => state,
         }
+    }
+
+    /// Whether a message in `state` passes the policy ([`TrustPolicy::apply`] leaves it not
+    /// `rejected`), read without a copy of the state.
+    #[inline]
+    pub fn admits(self, state: &TrustState) -> bool {
+        !matches!(
+            (self, state),
+            (_, TrustState::Rejected { .. })
+                | (TrustPolicy::VerifiedOnly, TrustState::Unverified { .. })
+        )
     }
 }
 

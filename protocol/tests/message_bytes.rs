@@ -18,10 +18,27 @@ fn messages_are_send_sync_and_static() {
 /// Small enough to move by value (an event, a channel) rather than box: the spans 8 bytes a
 /// member, the escaped strings' values in one buffer, the kind entry's rules `'static`, the
 /// typed body (once decoded) boxed.
+///
+/// What the receiver moves per message, by size (`--nocapture` prints them; BENCHMARKS.md,
+/// "Receiver pipeline", measured what the moves cost): the message, the spans in it, and what
+/// `Receiver::receive` returns.
 #[test]
 fn a_message_is_small_to_move() {
-    let size = std::mem::size_of::<agh_protocol::Message>();
-    assert!(size <= 320, "{size} bytes");
+    use std::mem::size_of;
+    let sizes = [
+        ("Message", size_of::<agh_protocol::Message>(), 320),
+        (
+            "EnvelopeSpans",
+            size_of::<agh_protocol::generated::profile::EnvelopeSpans>(),
+            176,
+        ),
+        ("Delivery", size_of::<agh_protocol::Delivery>(), 400),
+        ("Outcome", size_of::<agh_protocol::Outcome>(), 96),
+    ];
+    for (name, size, most) in sizes {
+        eprintln!("{name}: {size} bytes");
+        assert!(size <= most, "{name}: {size} bytes, more than {most}");
+    }
 }
 
 #[test]
@@ -100,5 +117,32 @@ fn the_receiver_delivers_the_bytes_it_was_handed() {
             assert_eq!(message.bytes().as_ptr(), bytes.as_ptr());
         }
         other => panic!("not delivered: {other:?}"),
+    }
+}
+
+/// A `Message` records its members as 31-bit spans of its text: the parsers that make one refuse
+/// an envelope longer than spans stand in (`spans::MAX_TEXT`, 2 GiB) with the size error, whatever
+/// `Options::max_bytes` allows, so that no span stands for less than its member. (The bytes are
+/// zeroed and never read, the size being checked first: their pages are never touched.)
+#[test]
+fn an_envelope_longer_than_spans_stand_in_is_refused_by_size() {
+    let max = agh_protocol::profile::spans::MAX_TEXT;
+    assert_eq!(max, (1 << 31) - 1);
+    let options = Options {
+        max_bytes: usize::MAX,
+        ..Options::at(NOW)
+    };
+    let bytes = Bytes::from(vec![0u8; max + 1]);
+    let refusals = [
+        parse_bytes(bytes.clone(), &options).map(drop),
+        parse(&bytes, &options).map(drop),
+        agh_protocol::Registry::v0()
+            .parse(&bytes, &options)
+            .map(drop),
+    ];
+    for refusal in refusals {
+        let r = refusal.expect_err("longer than spans stand in");
+        assert_eq!(r.code, agh_protocol::ReasonCode::Malformed);
+        assert_eq!(r.rule, "envelope: size limit", "{r:?}");
     }
 }

@@ -297,6 +297,9 @@ impl Registry {
     /// the envelope is accepted) and the spans the parser found: [`Registry::parse_ref`], then
     /// the view's spans are recorded. [`Registry::parse_bytes`] shares a buffer instead.
     pub fn parse(&self, bytes: &[u8], options: &Options) -> Result<Message, Rejection> {
+        // An envelope longer than spans stand in is refused with the size error
+        // (`agh_runtime::profile::spans::MAX_TEXT`, 2 GiB).
+        let options = &agh_runtime::profile::spans::bounded(options);
         Ok(self.parse_ref(bytes, options)?.to_message())
     }
 
@@ -418,7 +421,9 @@ impl<'a> MessageRef<'a> {
         typed_envelope(&self.inner.envelope, || self.head())
     }
 
-    /// The [`Message`] owning a copy of the checked bytes, with the view's spans.
+    /// The [`Message`] owning a copy of the checked bytes, with the view's spans (of a view
+    /// parsed with a size limit of at most `agh_runtime::profile::spans::MAX_TEXT`, 2 GiB, as
+    /// [`Registry::parse`] parses).
     pub fn to_message(&self) -> Message {
         Message::new(agh_runtime::profile::Message::of_accepted(&self.inner))
     }

@@ -282,19 +282,29 @@ impl Receiver {
             } => return self.refuse(&message, code, pointer, m, now),
         }
         if probe.seen() {
-            let m = format!("envelope `{id}` from `{from}` was already received");
-            return self.refuse(&message, ReasonCode::Duplicate, "/id", m, now);
+            return self.refuse_duplicate(&message, now);
         }
-        // The lifecycle decides once; past a work cap: `busy`, and nothing is recorded (not
-        // even by dedup).
-        let pending = self.work.pending(&message);
-        if let Some(m) =
-            crate::bounds::over_work_cap(&self.work, &self.config, from, pending.opens())
-        {
-            return self.refuse(&message, ReasonCode::Busy, "", m, now);
-        }
-        self.dedup.record(probe, from, id, now);
-        match self.work.apply_pending(pending) {
+        // A message outside the lifecycle (every broadcast) is answered at once: it opens no
+        // work (no cap applies) and the lifecycle's decision (`Pending`, a few hundred bytes)
+        // is not made. Otherwise the lifecycle decides once; past a work cap: `busy`, and
+        // nothing is recorded (not even by dedup).
+        let work = match self.work.outside_of(&message) {
+            Some(why) => {
+                self.dedup.record(probe, from, id, now);
+                Outcome::Ignored(why)
+            }
+            None => {
+                let pending = self.work.pending(&message);
+                if let Some(m) =
+                    crate::bounds::over_work_cap(&self.work, &self.config, from, pending.opens())
+                {
+                    return self.refuse(&message, ReasonCode::Busy, "", m, now);
+                }
+                self.dedup.record(probe, from, id, now);
+                self.work.apply_pending(pending)
+            }
+        };
+        match work {
             Outcome::Refused { code, message: m } => self.refuse(&message, code, "", m, now),
             Outcome::Ignored(why @ (IgnoreReason::NotParticipant | IgnoreReason::NeverOpened)) => {
                 Delivery::Ignored {
@@ -311,54 +321,47 @@ impl Receiver {
     /// the parse and deduplication; nothing is recorded.
     pub fn route(&self, message: &Message) -> Route {
         // Trust: evaluated by the parser after freshness (a rejected envelope never gets here);
-        // the local policy applies before routing.
-        if let crate::trust::TrustState::Rejected { step, message: m } =
-            self.config.trust_policy.apply(message.trust().clone())
-        {
-            return Route::Refused {
-                code: ReasonCode::VerificationFailed,
-                pointer: step.pointer(),
-                message: format!("trust step `{step}` failed: {m}"),
-            };
+        // the local policy applies before routing (the state copied only when it turns the
+        // message away).
+        let policy = self.config.trust_policy;
+        if !policy.admits(message.trust()) {
+            return untrusted(policy, message);
         }
-        // Routing reads its members from their spans (the whole view is not rebuilt).
+        // Routing reads its members from their spans (the whole view is not rebuilt). The
+        // texts of what is turned away are written out of this path (cold functions).
         let from = message.from();
         let (workspace_id, channel) = (message.workspace_id(), message.channel());
         if workspace_id != self.config.workspace_id || channel != self.config.channel {
-            return Route::Elsewhere(format!(
-                "for workspace `{workspace_id}` channel `{channel}`, not this receiver's `{}` `{}`",
-                self.config.workspace_id, self.config.channel
-            ));
+            return elsewhere(&self.config, workspace_id, channel);
         }
         let to = message.to();
         if let Some(to) = to {
             if to != self.config.local_peer {
-                return Route::Refused {
-                    code: ReasonCode::NotTarget,
-                    pointer: "/to",
-                    message: format!(
-                        "directed to `{to}`, not to the local peer `{}`",
-                        self.config.local_peer
-                    ),
-                };
+                return not_target(&self.config, to);
             }
         }
         if let Some(direct_id) = message.direct_id() {
             // Both peers of the room are known: the sender and the target (or the local peer).
             let other = to.unwrap_or(self.config.local_peer.as_str());
             if !is_direct_room_of(workspace_id, channel, direct_id, from, other) {
-                return Route::Refused {
-                    code: ReasonCode::Malformed,
-                    pointer: "/direct_id",
-                    message: format!(
-                        "`{direct_id}` is not the direct room of `{from}` and `{other}` in this workspace channel"
-                    ),
-                };
+                return not_the_room(direct_id, from, other);
             }
         }
         Route::Here
     }
 
+    /// The refusal of a message the window already holds (cold: kept out of the receiver's
+    /// path, as every refusal).
+    #[cold]
+    #[inline(never)]
+    fn refuse_duplicate(&mut self, message: &Message, now: i64) -> Delivery {
+        let (from, id) = (message.from(), message.id());
+        let m = format!("envelope `{id}` from `{from}` was already received");
+        self.refuse(message, ReasonCode::Duplicate, "/id", m, now)
+    }
+
+    #[cold]
+    #[inline(never)]
     fn refuse(
         &mut self,
         message: &Message,
@@ -377,6 +380,8 @@ impl Receiver {
         })
     }
 
+    #[cold]
+    #[inline(never)]
     fn refuse_rejection(&mut self, r: Rejection, now: i64) -> Delivery {
         let receipt = self.receipt(&r.head, r.code, &r.message, now);
         Delivery::Refused(Refusal {
@@ -433,5 +438,57 @@ impl Receiver {
             None => write_checked(&parts, &body),
         }
         .ok()
+    }
+}
+
+/// [`Receiver::route`]'s answer for a message the trust policy turns away.
+#[cold]
+#[inline(never)]
+fn untrusted(policy: crate::trust::TrustPolicy, message: &Message) -> Route {
+    match policy.apply(message.trust().clone()) {
+        crate::trust::TrustState::Rejected { step, message: m } => Route::Refused {
+            code: ReasonCode::VerificationFailed,
+            pointer: step.pointer(),
+            message: format!("trust step `{step}` failed: {m}"),
+        },
+        // `admits` and `apply` agree: not reached.
+        _ => Route::Here,
+    }
+}
+
+/// [`Receiver::route`]'s answer for another workspace or channel.
+#[cold]
+#[inline(never)]
+fn elsewhere(config: &ReceiverConfig, workspace_id: &str, channel: &str) -> Route {
+    Route::Elsewhere(format!(
+        "for workspace `{workspace_id}` channel `{channel}`, not this receiver's `{}` `{}`",
+        config.workspace_id, config.channel
+    ))
+}
+
+/// [`Receiver::route`]'s answer for an envelope directed to another peer.
+#[cold]
+#[inline(never)]
+fn not_target(config: &ReceiverConfig, to: &str) -> Route {
+    Route::Refused {
+        code: ReasonCode::NotTarget,
+        pointer: "/to",
+        message: format!(
+            "directed to `{to}`, not to the local peer `{}`",
+            config.local_peer
+        ),
+    }
+}
+
+/// [`Receiver::route`]'s answer for a `direct_id` that is not the room of its two peers.
+#[cold]
+#[inline(never)]
+fn not_the_room(direct_id: &str, from: &str, other: &str) -> Route {
+    Route::Refused {
+        code: ReasonCode::Malformed,
+        pointer: "/direct_id",
+        message: format!(
+            "`{direct_id}` is not the direct room of `{from}` and `{other}` in this workspace channel"
+        ),
     }
 }

@@ -605,7 +605,7 @@ impl WorkTracker {
     /// applies it.
     pub(crate) fn pending<'a>(&self, message: &'a Message) -> Pending<'a> {
         // What `decide` answers first, without reading the other facts.
-        if let Some(why) = self.outside(message.kind(), message.work_id()) {
+        if let Some(why) = self.outside_of(message) {
             return Pending(Decided::Outside(why));
         }
         let facts = Facts::of_message(message);
@@ -748,6 +748,13 @@ impl WorkTracker {
 
     /// Why a message of `kind` with this `work_id` is outside the lifecycle, if it is: a kind
     /// that moves no work, or no `work_id` (what [`WorkTracker::decide`] answers first).
+    /// Why `message` is outside the lifecycle, if it is: what [`WorkTracker::pending`] answers
+    /// first, without making a [`Pending`] (the receiver's path for most messages).
+    #[inline]
+    pub(crate) fn outside_of(&self, message: &Message) -> Option<IgnoreReason> {
+        self.outside(message.kind(), message.work_id())
+    }
+
     fn outside(&self, kind: &str, work_id: Option<&str>) -> Option<IgnoreReason> {
         if !self.moves(kind) {
             Some(IgnoreReason::NotLifecycleKind)

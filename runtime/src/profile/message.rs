@@ -142,7 +142,10 @@ impl<'a, P: Profile> MessageRef<'a, P> {
     }
 
     /// The owned [`Message`]: the checked text copied once into its buffer, the view's spans
-    /// recorded (nothing is read again).
+    /// recorded (nothing is read again). For a view parsed with the size limit
+    /// ([`Options::max_bytes`](super::Options::max_bytes)) at most
+    /// [`spans::MAX_TEXT`](super::spans::MAX_TEXT) (2 GiB; the protocol's is 1 MiB), as
+    /// [`parse`](super::parse) parses: the spans of a longer text would not reach its end.
     pub fn to_message(&self) -> Message<P> {
         Message::copied(&self.envelope, self.text, self.info, self.extra.clone())
     }
@@ -198,7 +201,8 @@ impl<P: Profile, E> Eq for Message<P, E> {}
 
 impl<P: Profile, E: KindEntry> Message<P, E> {
     /// The message of what the parser accepted: its checked text copied once, the view's spans
-    /// recorded (nothing is read again).
+    /// recorded (nothing is read again); a text of at most
+    /// [`spans::MAX_TEXT`](super::spans::MAX_TEXT), as [`MessageRef::to_message`].
     pub fn of_accepted(a: &super::Accepted<'_, P, E>) -> Self {
         Message::copied(&a.envelope, a.text, a.entry, a.extra.clone())
     }

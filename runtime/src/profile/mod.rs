@@ -316,7 +316,8 @@ fn admitted<'a, P: Profile, K: Kinds>(
 /// Parses and validates one envelope of profile `P` into a [`Message`] owning a copy of `bytes`
 /// (made once the envelope is accepted; [`parse_bytes`] shares a buffer instead).
 pub fn parse<P: Profile>(bytes: &[u8], options: &Options) -> Result<Message<P>, Rejection> {
-    Ok(parse_ref::<P>(bytes, options)?.to_message())
+    // An envelope longer than spans stand in is refused with the size error (`spans::MAX_TEXT`).
+    Ok(parse_ref::<P>(bytes, &spans::bounded(options))?.to_message())
 }
 
 /// Parses and validates one envelope of profile `P` into a [`Message`] holding `bytes` (shared,
@@ -333,6 +334,8 @@ pub fn parse_bytes_in<P: Profile, K: Kinds>(
     bytes: Bytes,
     options: &Options,
 ) -> Result<Message<P, K::Entry>, Rejection> {
+    // An envelope longer than spans stand in is refused with the size error (`spans::MAX_TEXT`).
+    let options = &spans::bounded(options);
     if bytes.len() > options.max_bytes {
         return Err(diagnose::<P, K>(kinds, &bytes, options));
     }

@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 use std::num::NonZeroU32;
 
+use super::Options;
 use crate::json::scan::RawJson;
 
 /// Where `part` starts and ends in `text`, by address: `None` when its bytes are not inside
@@ -28,6 +29,25 @@ fn offsets(text: &str, part: &str) -> Option<(u32, u32)> {
 
 /// The flag of a [`StrSpan`] whose range is in the spans' decoded strings, not in the text.
 const DECODED: u32 = 1 << 31;
+
+/// The longest envelope text spans stand in: 2 GiB less one byte. Every offset into such a text
+/// fits a span's 31 bits, and so do the decoded strings of its escaped members (a string's
+/// decoded value is never longer than its JSON text), so no span stands for less than its
+/// member. The parsers that make an owned message ([`parse`](super::parse),
+/// [`parse_bytes_in`](super::parse_bytes_in), v0's `Registry::parse` and `parse_bytes`) refuse
+/// a longer envelope with the size error, as if [`Options::max_bytes`] were this
+/// ([`bounded`]); the protocol's own limit (`x-agh-envelope`, `Options::at`) is 1 MiB.
+pub const MAX_TEXT: usize = DECODED as usize - 1;
+
+/// `options` with [`Options::max_bytes`] at most [`MAX_TEXT`]: what a parser that records
+/// spans checks the size against.
+#[inline]
+pub fn bounded(options: &Options) -> Options {
+    Options {
+        max_bytes: options.max_bytes.min(MAX_TEXT),
+        ..*options
+    }
+}
 
 /// A checked string member of an envelope's text, in 8 bytes (an `Option` of it too): the range
 /// of its value in the text, or, when it had escapes, the range of its decoded value in the
@@ -51,8 +71,10 @@ impl StrSpan {
 
     /// Where the scanner's string `value` stands in `text`; a value that had escapes (or, not
     /// reached, stands elsewhere or beyond 2 GiB) is appended to `decoded`, the decoded strings
-    /// the spans keep.
-    #[inline]
+    /// the spans keep. Out of line: the generated `EnvelopeSpans::of` calls it once per string
+    /// member, and a copy of it per member made the receiver's code outgrow the instruction
+    /// cache (BENCHMARKS.md, "Receiver pipeline").
+    #[inline(never)]
     pub fn of(text: &str, value: &str, decoded: &mut String) -> StrSpan {
         match offsets(text, value) {
             Some((start, end)) if end < DECODED => StrSpan {
@@ -114,8 +136,8 @@ pub struct RawSpan {
 
 impl RawSpan {
     /// Where the scanner's `value` stands in `text` (an empty span when it stands elsewhere,
-    /// which a scanner over `text` never gives).
-    #[inline]
+    /// which a scanner over `text` never gives). Out of line, as [`StrSpan::of`].
+    #[inline(never)]
     pub fn of(text: &str, value: RawJson<'_>) -> RawSpan {
         match offsets(text, value.get()) {
             Some((start, end)) if end < u32::MAX => RawSpan {
