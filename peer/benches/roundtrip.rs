@@ -8,7 +8,7 @@
 //! Figures: messages/s with up to `WINDOW` requests in flight, and p50/p99 of sequential
 //! request -> receipt round trips (10,000 of them, 5,000 at 10 KiB: a p99 of 2,000 was the 20
 //! slowest, which one stall of the machine decides). Each figure is the median of `ROUNDS`
-//! rounds.
+//! rounds (`ROUNDTRIP_ROUNDS=<n>`: `n` rounds).
 //!
 //! A second table, from the same run, prices the protocol work alone (no I/O, one thread): per
 //! request, `parse_ref` of it, and everything the peer does for it (`PeerCore::on_inbound`, then
@@ -68,6 +68,7 @@ const LOGGED: &str = "logged.bench";
 const INLINE: &str = "inline.bench";
 const STEPS: &str = "steps.bench";
 const WINDOW: usize = 256;
+/// Rounds per size unless `ROUNDTRIP_ROUNDS` says otherwise.
 const ROUNDS: usize = 3;
 
 fn now() -> i64 {
@@ -361,6 +362,11 @@ async fn main() {
         return;
     }
     let interleaved = std::env::args().any(|a| a == "interleaved");
+    let rounds: usize = std::env::var("ROUNDTRIP_ROUNDS")
+        .ok()
+        .map(|s| s.parse().expect("ROUNDTRIP_ROUNDS: a number of rounds"))
+        .unwrap_or(ROUNDS)
+        .max(1);
 
     println!("| size | raw msg/s | peer msg/s | peer/raw | raw p50 | raw p99 | peer p50 | peer p99 | peer p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
@@ -383,7 +389,7 @@ async fn main() {
         let mut loggeds = Vec::new();
         let mut transactions = Vec::new();
         let mut logged_transactions = Vec::new();
-        for round in 0..ROUNDS {
+        for round in 0..rounds {
             works.push(protocol_work(&envelopes(
                 size,
                 n,
@@ -436,12 +442,16 @@ async fn main() {
         ));
         let sr = rate(&stepss);
         let (s50, s99) = (p(&stepss, |f| f.p50), p(&stepss, |f| f.p99));
-        let per_round = raws
-            .iter()
-            .zip(&stepss)
-            .map(|(r, s)| format!("{:.2}", s.per_sec / r.per_sec))
-            .collect::<Vec<_>>()
-            .join(", ");
+        // The rounds' own ratios (each against raw of the same round): median [min-max].
+        let per_round = {
+            let mut v: Vec<f64> = raws
+                .iter()
+                .zip(&stepss)
+                .map(|(r, s)| s.per_sec / r.per_sec)
+                .collect();
+            v.sort_by(f64::total_cmp);
+            format!("{:.2} [{:.2}-{:.2}]", v[v.len() / 2], v[0], v[v.len() - 1])
+        };
         let over_raw = |d: Duration| d.as_secs_f64() / r99.as_secs_f64();
         steps_rows.push(format!(
             "| {size} B | {rr:.0} | {sr:.0} | **{:.2}** | {per_round} | {:.2} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | **{:.2}** | {:.2} | {:.2} |",
@@ -519,7 +529,7 @@ async fn main() {
     println!();
     println!("The floor of any peer: raw + the required steps inline (issue 34: >= 0.6x raw at 200 B / 1 KiB, >= 0.85x at 10 KiB; p99 <= 1.25x raw).");
     println!();
-    println!("| size | raw msg/s | steps msg/s | steps/raw | steps/raw per round | inline/raw | peer/raw | raw p50 | steps p50 | raw p99 | steps p99 | steps p99 / raw p99 | inline p99 / raw p99 | peer p99 / raw p99 |");
+    println!("| size | raw msg/s | steps msg/s | steps/raw | steps/raw per round, median [min-max] | inline/raw | peer/raw | raw p50 | steps p50 | raw p99 | steps p99 | steps p99 / raw p99 | inline p99 / raw p99 | peer p99 / raw p99 |");
     println!(
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
