@@ -8,7 +8,9 @@
 //! Figures: messages/s with up to `WINDOW` requests in flight, and p50/p99 of sequential
 //! request -> receipt round trips (10,000 of them, 5,000 at 10 KiB: a p99 of 2,000 was the 20
 //! slowest, which one stall of the machine decides). Each figure is the median of `ROUNDS`
-//! rounds (`ROUNDTRIP_ROUNDS=<n>`: `n` rounds).
+//! rounds (`ROUNDTRIP_ROUNDS=<n>`: `n` rounds; `ROUNDTRIP_SCALE=<k>`: `k` times the requests of
+//! each throughput phase, whose 20,000 take 0.1-0.2 s, short enough for one stall of a shared
+//! machine to move a round's rate 2x).
 //!
 //! A second table, from the same run, prices the protocol work alone (no I/O, one thread): per
 //! request, `parse_ref` of it, and everything the peer does for it (`PeerCore::on_inbound`, then
@@ -367,6 +369,11 @@ async fn main() {
         .map(|s| s.parse().expect("ROUNDTRIP_ROUNDS: a number of rounds"))
         .unwrap_or(ROUNDS)
         .max(1);
+    let scale: usize = std::env::var("ROUNDTRIP_SCALE")
+        .ok()
+        .map(|s| s.parse().expect("ROUNDTRIP_SCALE: a factor"))
+        .unwrap_or(1)
+        .max(1);
 
     println!("| size | raw msg/s | peer msg/s | peer/raw | raw p50 | raw p99 | peer p50 | peer p99 | peer p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
@@ -380,6 +387,7 @@ async fn main() {
         (1024, 20_000, 10_000),
         (10 * 1024, 5_000, 5_000),
     ] {
+        let n = n * scale;
         let mut raws = Vec::new();
         let mut peers = Vec::new();
         let mut inlines = Vec::new();
