@@ -14,14 +14,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use agh_peer::core::PeerCore;
-use agh_protocol::{
-    build, DedupWindow, EnvelopeParts, Message, MessageBuilder, Options, ReceiptBody,
-    ReceiptStatus, SayBody, WorkTracker,
-};
+use agh_protocol::{Message, MessageBuilder, Options, SayBody};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 mod peer_work;
-use peer_work::{core_of, CH, WS};
+use peer_work::{core_of, Required, CH, WS};
 
 const SENDER: &str = "sender.bench";
 const RECEIVER: &str = "receiver.bench";
@@ -143,32 +140,6 @@ struct Batch {
     receipts: Vec<Vec<u8>>,
 }
 
-/// The `accepted` receipt for `request` as `PeerCore::receipt` writes it (the generated writer,
-/// the same members), into `out`.
-fn write_receipt(request: &Message, id: &str, now: i64, out: &mut Vec<u8>) {
-    let body = ReceiptBody {
-        detail: None,
-        for_id: request.id().try_into().expect("for_id"),
-        reason_code: None,
-        status: ReceiptStatus::Accepted,
-        extra: serde_json::Map::new(),
-    };
-    let (surface, container) = request.placement().expect("placed");
-    let mut parts = EnvelopeParts {
-        id: Some(id),
-        workspace_id: Some(WS),
-        channel: Some(CH),
-        from: Some(RECEIVER),
-        to: Some(request.from()),
-        work_id: request.work_id(),
-        reply_to: Some(request.id()),
-        ts: Some(now),
-        ..EnvelopeParts::default()
-    };
-    build::place(&mut parts, surface, container);
-    parts.write("receipt", Some(&body), out).expect("written");
-}
-
 /// The two functions in interleaved rounds (each round times a batch of `parse_ref` and a batch
 /// of `PeerCore` on the same new requests, in alternating order), so that a busy machine slows
 /// both alike: prints the median of the rounds' ratios. One core per size serves every round, as
@@ -176,11 +147,12 @@ fn write_receipt(request: &Message, id: &str, now: i64, out: &mut Vec<u8>) {
 /// filter `interleaved` to skip criterion's own measurements.
 ///
 /// Then the floor, in rounds of their own (a batch of each step per round, in a rotating order):
-/// each step issue 34 requires of the peer's work, timed alone on the same envelopes, against
-/// `parse_ref`: the request's owned parse (`parse_bytes`, what the receiver holds), its dedup
-/// insert, the receipt's writer, the parser's check of the written receipt, and the unit's entry
-/// (a tracker applying the parsed request: its lookups and the opened unit). The dedup window and
-/// the tracker are warmed like the core, and grow the same way.
+/// each step issue 34 requires of the peer's work ([`Required`], shared with `roundtrip`'s
+/// required-steps receiver), timed alone on the same envelopes, against `parse_ref`: the
+/// request's owned parse (`parse_bytes`, what the receiver holds), its dedup insert, the
+/// receipt's writer, the parser's check of the written receipt, and the unit's entry (a tracker
+/// applying the parsed request: its lookups and the opened unit). The dedup window and the
+/// tracker are warmed like the core, and grow the same way.
 fn interleaved(_c: &mut Criterion) {
     const ROUNDS: usize = 201;
     const BATCH: u64 = 500;
@@ -200,8 +172,10 @@ fn interleaved(_c: &mut Criterion) {
         let ts = now();
         let template = template(size, ts);
         let options = Options::at(ts);
-        let unchecked = Options::without_freshness();
-        let batch = |first: u64, n: u64| {
+        // The steps' state (dedup window, tracker), and a writer for the inputs of the checks.
+        let mut floor = Required::new(RECEIVER);
+        let mut writer = Required::new(RECEIVER);
+        let mut batch = |first: u64, n: u64| {
             let reqs = requests(&template, first, n);
             let parsed: Vec<Message> = reqs
                 .iter()
@@ -209,10 +183,9 @@ fn interleaved(_c: &mut Criterion) {
                 .collect();
             let receipts = parsed
                 .iter()
-                .enumerate()
-                .map(|(i, m)| {
+                .map(|m| {
                     let mut out = Vec::with_capacity(512);
-                    write_receipt(m, &format!("rcpt-{first}-{i}"), ts, &mut out);
+                    writer.write(m, ts, &mut out);
                     out
                 })
                 .collect();
@@ -223,13 +196,12 @@ fn interleaved(_c: &mut Criterion) {
             }
         };
         let mut core = core_of(RECEIVER);
-        let mut dedup = DedupWindow::new(DedupWindow::DEFAULT_CAP, options.replay_age_secs);
-        let mut tracker = WorkTracker::new();
         let warm = batch(next, WARM);
-        for (r, m) in warm.reqs.iter().zip(&warm.parsed) {
+        for r in &warm.reqs {
             serve(&mut core, bytes::Bytes::from(r.clone()), ts);
-            dedup.insert(m.from(), m.id(), ts);
-            tracker.apply_message(m);
+            floor
+                .serve(bytes::Bytes::from(r.clone()), ts)
+                .expect("accepted");
         }
         next += WARM;
         let median = |v: &mut Vec<f64>| {
@@ -299,34 +271,29 @@ fn interleaved(_c: &mut Criterion) {
                     }
                     1 => {
                         for r in std::mem::take(&mut to_parse) {
-                            black_box(
-                                agh_protocol::parse_bytes(black_box(r), &options).expect("v"),
-                            );
+                            black_box(floor.parse(black_box(r), ts).expect("v"));
                         }
                     }
                     2 => {
                         for m in &b.parsed {
-                            dedup.expire(ts);
-                            black_box(dedup.insert(m.from(), m.id(), ts));
+                            black_box(floor.dedup(m, ts));
                         }
                     }
                     3 => {
-                        for (i, m) in b.parsed.iter().enumerate() {
+                        for m in &b.parsed {
                             let mut out = Vec::with_capacity(512);
-                            write_receipt(m, &format!("rcpt-{i}"), ts, &mut out);
+                            floor.write(m, ts, &mut out);
                             black_box(out);
                         }
                     }
                     4 => {
                         for r in std::mem::take(&mut to_check) {
-                            black_box(
-                                agh_protocol::parse_bytes(black_box(r), &unchecked).expect("v"),
-                            );
+                            black_box(floor.check(black_box(r)).expect("v"));
                         }
                     }
                     _ => {
                         for m in &b.parsed {
-                            black_box(tracker.apply_message(black_box(m)));
+                            black_box(floor.enter(black_box(m)));
                         }
                     }
                 }

@@ -8,7 +8,9 @@
 //! Figures: messages/s with up to `WINDOW` requests in flight, and p50/p99 of sequential
 //! request -> receipt round trips (10,000 of them, 5,000 at 10 KiB: a p99 of 2,000 was the 20
 //! slowest, which one stall of the machine decides). Each figure is the median of `ROUNDS`
-//! rounds.
+//! rounds (`ROUNDTRIP_ROUNDS=<n>`: `n` rounds; `ROUNDTRIP_SCALE=<k>`: `k` times the requests of
+//! each throughput phase, whose 20,000 take 0.1-0.2 s, short enough for one stall of a shared
+//! machine to move a round's rate 2x).
 //!
 //! A second table, from the same run, prices the protocol work alone (no I/O, one thread): per
 //! request, `parse_ref` of it, and everything the peer does for it (`PeerCore::on_inbound`, then
@@ -29,11 +31,21 @@
 //! publishes the receipt's bytes, with no runtime, no event queue and no application task. What
 //! the `Peer` costs beyond it is the runtime's (wake-ups, hand-offs, channels).
 //!
+//! The floor of any peer (issue 34), in the same rounds: "raw + required steps inline", a raw
+//! `async-nats` subscriber whose handler runs only the steps issue 34 requires of the work
+//! (`peer_work::Required`, the steps `core_work` times one by one: the request's owned parse, its
+//! dedup insert, the unit's entry, the receipt's writer, the parser's check of the receipt) and
+//! publishes the receipt's bytes to the sender's peer subject. It accepts every request the peer
+//! accepts and answers with the bytes the peer would send: on the first request of every batch
+//! it asserts so against a `PeerCore` of its own (the same request at the same `now`; only the
+//! receipt's id differs, each writer counting its own).
+//!
 //! Run: `cargo bench -p agh-peer --bench roundtrip` (needs `nats-server`; started on a free
-//! 127.0.0.1 port and stopped at the end). `-- interleaved`: only the raw, inline and peer
-//! receivers (no store). `ROUNDTRIP_PROBE=<raw|inline|peer>,<size>,<n>`: nothing but `n`
-//! pipelined requests of `size` bytes to that receiver, for `perf stat` of one phase (`none`:
-//! the same process building the requests but sending none, the part to subtract).
+//! 127.0.0.1 port and stopped at the end). `-- interleaved`: only the raw, inline, required
+//! steps and peer receivers (no store). `ROUNDTRIP_PROBE=<raw|inline|steps|peer>,<size>,<n>`:
+//! nothing but `n` pipelined requests of `size` bytes to that receiver, for `perf stat` of one
+//! phase (`none`: the same process building the requests but sending none, the part to
+//! subtract).
 
 #[path = "../tests/support/nats_server.rs"]
 mod nats_server;
@@ -42,12 +54,13 @@ mod peer_work;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agh_peer::core::{PeerCore, Publish};
 use agh_peer::{Event, NatsTransport, Peer, PeerConfig};
 use agh_protocol::identity::peer_subject;
-use agh_protocol::{MessageBuilder, ReceiptStatus, SayBody};
+use agh_protocol::{Message, MessageBuilder, ReceiptStatus, SayBody};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use peer_work::{core_of, serve, unbounded_work, CH, WS};
+use peer_work::{core_of, serve, unbounded_work, Required, CH, WS};
 use tokio::sync::Semaphore;
 
 const SENDER: &str = "sender.bench";
@@ -55,7 +68,9 @@ const RECEIVER: &str = "receiver.bench";
 const STORED: &str = "stored.bench";
 const LOGGED: &str = "logged.bench";
 const INLINE: &str = "inline.bench";
+const STEPS: &str = "steps.bench";
 const WINDOW: usize = 256;
+/// Rounds per size unless `ROUNDTRIP_ROUNDS` says otherwise.
 const ROUNDS: usize = 3;
 
 fn now() -> i64 {
@@ -150,9 +165,10 @@ async fn drive(
     }
 }
 
-/// Per request, microseconds of one thread: `parse_ref` alone, and the peer's whole protocol
-/// work (inbound pipeline, receipt built, validated, recorded and serialized).
-fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
+/// Per request, microseconds of one thread: `parse_ref` alone, the peer's whole protocol work
+/// (inbound pipeline, receipt built, validated, recorded and serialized), and the required steps
+/// alone (`Required::serve`).
+fn protocol_work(requests: &[Bytes]) -> (f64, f64, f64) {
     let n = requests.len() as f64;
     let options = agh_protocol::Options::at(now());
     let start = Instant::now();
@@ -168,7 +184,13 @@ fn protocol_work(requests: &[Bytes]) -> (f64, f64) {
             std::hint::black_box(p);
         });
     }
-    (parse_ref, start.elapsed().as_secs_f64() * 1e6 / n)
+    let work = start.elapsed().as_secs_f64() * 1e6 / n;
+    let mut steps = Required::new(RECEIVER);
+    let start = Instant::now();
+    for r in requests {
+        std::hint::black_box(steps.serve(r.clone(), now()).expect("accepted"));
+    }
+    (parse_ref, work, start.elapsed().as_secs_f64() * 1e6 / n)
 }
 
 fn median<T: Copy>(mut v: Vec<T>, key: impl Fn(&T) -> f64) -> T {
@@ -274,13 +296,50 @@ async fn main() {
             }
         })
     };
+    // Raw + the required steps inline: the floor of any peer.
+    let steps_subject = peer_subject(WS, CH, STEPS).expect("subject");
+    let mut steps_sub = raw
+        .subscribe(steps_subject.clone())
+        .await
+        .expect("subscribe");
+    let steps = {
+        let raw = raw.clone();
+        tokio::spawn(async move {
+            let mut steps = Required::new(STEPS);
+            // What the peer would send, for the first request of each batch.
+            let mut peer = core_of(STEPS);
+            // The sender's peer subject, rendered once per sender (as `PeerCore` keeps it).
+            let mut subject: Option<(String, String)> = None;
+            while let Some(m) = steps_sub.next().await {
+                let now = now();
+                let receipt = steps
+                    .serve(m.payload.clone(), now)
+                    .expect("the required steps accept every request of the bench");
+                let to = receipt.to().expect("a receipt is directed");
+                let subject = match &subject {
+                    Some((peer_id, s)) if peer_id == to => s.clone(),
+                    _ => {
+                        let s = peer_subject(WS, CH, to).expect("subject");
+                        subject = Some((to.to_owned(), s.clone()));
+                        s
+                    }
+                };
+                if receipt.reply_to().is_some_and(|id| id.ends_with("-0")) {
+                    same_as_peer(&mut peer, m.payload, now, &subject, &receipt);
+                }
+                raw.publish(subject, receipt.bytes().clone())
+                    .await
+                    .expect("receipt");
+            }
+        })
+    };
     raw.flush().await.expect("flush");
     client.flush().await.expect("flush");
 
     if let Ok(probe) = std::env::var("ROUNDTRIP_PROBE") {
         let parts: Vec<&str> = probe.split(',').collect();
         let [phase, size, n] = parts[..] else {
-            panic!("ROUNDTRIP_PROBE: <raw|inline|peer>,<size>,<n>, got `{probe}`")
+            panic!("ROUNDTRIP_PROBE: <raw|inline|steps|peer>,<size>,<n>, got `{probe}`")
         };
         let (size, n): (usize, usize) = (
             size.parse().expect("ROUNDTRIP_PROBE: size"),
@@ -289,8 +348,9 @@ async fn main() {
         let (to, target) = match phase {
             "raw" => (raw_in.to_owned(), RECEIVER),
             "inline" => (inline_subject.clone(), INLINE),
+            "steps" => (steps_subject.clone(), STEPS),
             "peer" | "none" => (receiver_subject.clone(), RECEIVER),
-            _ => panic!("ROUNDTRIP_PROBE: raw, inline, peer or none, got `{phase}`"),
+            _ => panic!("ROUNDTRIP_PROBE: raw, inline, steps, peer or none, got `{phase}`"),
         };
         let t = envelopes_to(target, size, n, "probe");
         let l = envelopes_to(target, size, 10, "probel");
@@ -304,6 +364,16 @@ async fn main() {
         return;
     }
     let interleaved = std::env::args().any(|a| a == "interleaved");
+    let rounds: usize = std::env::var("ROUNDTRIP_ROUNDS")
+        .ok()
+        .map(|s| s.parse().expect("ROUNDTRIP_ROUNDS: a number of rounds"))
+        .unwrap_or(ROUNDS)
+        .max(1);
+    let scale: usize = std::env::var("ROUNDTRIP_SCALE")
+        .ok()
+        .map(|s| s.parse().expect("ROUNDTRIP_SCALE: a factor"))
+        .unwrap_or(1)
+        .max(1);
 
     println!("| size | raw msg/s | peer msg/s | peer/raw | raw p50 | raw p99 | peer p50 | peer p99 | peer p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
@@ -311,20 +381,23 @@ async fn main() {
     let mut store_rows = Vec::new();
     let mut floor_rows = Vec::new();
     let mut inline_rows = Vec::new();
+    let mut steps_rows = Vec::new();
     for (size, n, m) in [
         (200usize, 20_000usize, 10_000usize),
         (1024, 20_000, 10_000),
         (10 * 1024, 5_000, 5_000),
     ] {
+        let n = n * scale;
         let mut raws = Vec::new();
         let mut peers = Vec::new();
         let mut inlines = Vec::new();
+        let mut stepss = Vec::new();
         let mut works = Vec::new();
         let mut storeds = Vec::new();
         let mut loggeds = Vec::new();
         let mut transactions = Vec::new();
         let mut logged_transactions = Vec::new();
-        for round in 0..ROUNDS {
+        for round in 0..rounds {
             works.push(protocol_work(&envelopes(
                 size,
                 n,
@@ -340,6 +413,9 @@ async fn main() {
             let t = envelopes_to(INLINE, size, n, &format!("{tag}it"));
             let l = envelopes_to(INLINE, size, m, &format!("{tag}il"));
             inlines.push(drive(&client, &mut answers, &inline_subject, t, l).await);
+            let t = envelopes_to(STEPS, size, n, &format!("{tag}qt"));
+            let l = envelopes_to(STEPS, size, m, &format!("{tag}ql"));
+            stepss.push(drive(&client, &mut answers, &steps_subject, t, l).await);
             if interleaved {
                 continue;
             }
@@ -372,6 +448,32 @@ async fn main() {
             i50.as_secs_f64() * 1e6,
             i99.as_secs_f64() * 1e6,
         ));
+        let sr = rate(&stepss);
+        let (s50, s99) = (p(&stepss, |f| f.p50), p(&stepss, |f| f.p99));
+        // The rounds' own ratios (each against raw of the same round): median [min-max].
+        let per_round = {
+            let mut v: Vec<f64> = raws
+                .iter()
+                .zip(&stepss)
+                .map(|(r, s)| s.per_sec / r.per_sec)
+                .collect();
+            v.sort_by(f64::total_cmp);
+            format!("{:.2} [{:.2}-{:.2}]", v[v.len() / 2], v[0], v[v.len() - 1])
+        };
+        let over_raw = |d: Duration| d.as_secs_f64() / r99.as_secs_f64();
+        steps_rows.push(format!(
+            "| {size} B | {rr:.0} | {sr:.0} | **{:.2}** | {per_round} | {:.2} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | **{:.2}** | {:.2} | {:.2} |",
+            sr / rr,
+            ir / rr,
+            pr / rr,
+            r50.as_secs_f64() * 1e6,
+            s50.as_secs_f64() * 1e6,
+            r99.as_secs_f64() * 1e6,
+            s99.as_secs_f64() * 1e6,
+            over_raw(s99),
+            over_raw(i99),
+            over_raw(p99),
+        ));
         if !interleaved {
             let sr = rate(&storeds);
             let (s50, s99) = (p(&storeds, |f| f.p50), p(&storeds, |f| f.p99));
@@ -402,11 +504,13 @@ async fn main() {
         }
         let parse_ref = median(works.iter().map(|w| w.0).collect(), |x| *x);
         let work = median(works.iter().map(|w| w.1).collect(), |x| *x);
+        let required = median(works.iter().map(|w| w.2).collect(), |x| *x);
         let budget = 1e6 / (0.85 * rr) - 1e6 / rr;
         work_rows.push(format!(
-            "| {size} B | {:.2} us | {parse_ref:.2} us | {work:.2} us | {budget:.2} us | {:.1} |",
+            "| {size} B | {:.2} us | {parse_ref:.2} us | {work:.2} us | {required:.2} us | {budget:.2} us | {:.1} | {:.1} |",
             1e6 / rr,
-            work / budget
+            work / budget,
+            required / budget
         ));
         println!(
             "| {size} B | {rr:.0} | {pr:.0} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} |",
@@ -419,8 +523,8 @@ async fn main() {
         );
     }
     println!();
-    println!("| size | raw cost / msg | parse_ref / request | peer protocol work / request | budget at 85 % | work / budget |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| size | raw cost / msg | parse_ref / request | peer protocol work / request | required steps / request | budget at 85 % | work / budget | required / budget |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for row in work_rows {
         println!("{row}");
     }
@@ -428,6 +532,16 @@ async fn main() {
     println!("| size | raw msg/s | raw + work inline msg/s | inline/raw | peer msg/s | peer/raw | peer/inline | inline p50 | inline p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for row in inline_rows {
+        println!("{row}");
+    }
+    println!();
+    println!("The floor of any peer: raw + the required steps inline (issue 34: >= 0.6x raw at 200 B / 1 KiB, >= 0.85x at 10 KiB; p99 <= 1.25x raw).");
+    println!();
+    println!("| size | raw msg/s | steps msg/s | steps/raw | steps/raw per round, median [min-max] | inline/raw | peer/raw | raw p50 | steps p50 | raw p99 | steps p99 | steps p99 / raw p99 | inline p99 / raw p99 | peer p99 / raw p99 |");
+    println!(
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    for row in steps_rows {
         println!("{row}");
     }
     if !interleaved {
@@ -448,10 +562,34 @@ async fn main() {
     }
     echo.abort();
     inline.abort();
+    steps.abort();
     app.abort();
     stored_app.abort();
     logged_app.abort();
     drop(server);
+}
+
+/// Asserts that `receipt`, which the required steps wrote for `request` at `now` and publish on
+/// `subject`, is what `peer` (a `PeerCore`) sends for the same request: the same subject and the
+/// same bytes but for the receipt's id (each writer numbers its own receipts).
+fn same_as_peer(peer: &mut PeerCore, request: Bytes, now: i64, subject: &str, receipt: &Message) {
+    let mut sent: Vec<Publish> = Vec::new();
+    serve(peer, request, now, |p| sent.push(p));
+    let [p] = &sent[..] else {
+        panic!(
+            "the peer answers a request with one receipt, got {}",
+            sent.len()
+        )
+    };
+    assert_eq!(p.subject, subject, "the receipt's subject");
+    let ours = std::str::from_utf8(receipt.bytes()).expect("JSON text");
+    let peers = std::str::from_utf8(&p.payload).expect("JSON text");
+    let id = |id: &str| format!("\"id\":\"{id}\"");
+    assert_eq!(
+        ours.replacen(&id(receipt.id()), &id(&p.id), 1),
+        peers,
+        "the required steps' receipt is the peer's"
+    );
 }
 
 /// A receiving peer `name` recording in a fresh `SqliteStore` in `dir` opened with `options`,
