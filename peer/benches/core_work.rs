@@ -8,7 +8,10 @@
 //! requests are made in chunks outside the timed loop, each chunk received by a fresh core.
 //!
 //! Run: `cargo bench -p agh-peer --bench core_work` (criterion's measurements, then the
-//! interleaved rounds' ratios); `-- interleaved` for the rounds alone.
+//! interleaved rounds' ratios); `-- interleaved` for the rounds alone. For a profiler:
+//! `-- --profile-time 2 PeerCore/200` (or `Required/200`: the steps issue 34 requires, alone)
+//! runs that function alone, without the interleaved rounds; under callgrind with
+//! `--toggle-collect='*peer_work::serve*'` (or `'*Required::serve*'`) the counts are per request.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -128,6 +131,30 @@ fn bench(c: &mut Criterion) {
                 total
             })
         });
+        // The floor: only the steps issue 34 requires ([`Required::serve`]), for a profiler to
+        // compare with `PeerCore` (`--profile-time`, callgrind's `--toggle-collect`).
+        group.bench_function(BenchmarkId::new("Required", size), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut done = 0;
+                while done < iters {
+                    let n = (iters - done).min(CHUNK);
+                    let reqs: Vec<bytes::Bytes> = requests(&template, next, n)
+                        .into_iter()
+                        .map(bytes::Bytes::from)
+                        .collect();
+                    next += n;
+                    let mut floor = Required::new(RECEIVER);
+                    let start = Instant::now();
+                    for r in reqs {
+                        black_box(floor.serve(black_box(r), ts).expect("accepted"));
+                    }
+                    total += start.elapsed();
+                    done += n;
+                }
+                total
+            })
+        });
     }
     group.finish();
 }
@@ -154,6 +181,10 @@ struct Batch {
 /// applying the parsed request: its lookups and the opened unit). The dedup window and the
 /// tracker are warmed like the core, and grow the same way.
 fn interleaved(_c: &mut Criterion) {
+    // A profiler's run (`--profile-time`) is of the functions above alone.
+    if std::env::args().any(|a| a == "--profile-time") {
+        return;
+    }
     const ROUNDS: usize = 201;
     const BATCH: u64 = 500;
     const WARM: u64 = 10_000;
