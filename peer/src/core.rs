@@ -575,23 +575,23 @@ impl PeerCore {
     /// lifecycle did; a lifecycle refusal (sending on closed work, ...) is an error and nothing
     /// is published.
     pub fn prepare(&mut self, message: &Message) -> Result<(Publish, Outcome), PeerError> {
-        let env = message.envelope();
-        if *env.from != self.config.peer_id
-            || *env.workspace_id != self.config.workspace_id
-            || *env.channel != self.config.channel
+        // Each member read from its span (the whole view is not rebuilt).
+        let (from, workspace_id, channel) =
+            (message.from(), message.workspace_id(), message.channel());
+        if from != self.config.peer_id
+            || workspace_id != self.config.workspace_id
+            || channel != self.config.channel
         {
             return Err(PeerError::Config(format!(
-                "envelope `{}` is from `{}` in `{}` `{}`, not from this peer `{}` in `{}` `{}`",
-                &*env.id,
-                &*env.from,
-                &*env.workspace_id,
-                &*env.channel,
+                "envelope `{}` is from `{from}` in `{workspace_id}` `{channel}`, not from this \
+                 peer `{}` in `{}` `{}`",
+                message.id(),
                 self.config.peer_id,
                 self.config.workspace_id,
                 self.config.channel
             )));
         }
-        let subject = self.subject_to(env.to.as_deref())?;
+        let subject = self.subject_to(message.to())?;
         let payload = self.wire(message)?;
         // What goes out must fit the size limit too (a received envelope was checked already).
         agh_protocol::discovery::check_encoded_size(payload.len())
@@ -608,7 +608,7 @@ impl PeerCore {
             Publish {
                 subject,
                 payload,
-                id: env.id.to_string(),
+                id: message.id().to_owned(),
             },
             outcome,
         ))
@@ -634,6 +634,8 @@ impl PeerCore {
                 }
                 self.counters.delivered += 1;
                 self.observe(&message, now, len, &mut out);
+                // The events' room made once (not grown event by event).
+                out.events.reserve(1 + usize::from(work.is_accepted()));
                 if work.is_accepted() {
                     out.events.push(Event::Work {
                         message_id: message.id().to_owned(),

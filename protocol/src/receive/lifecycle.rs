@@ -148,8 +148,8 @@ impl<'a> Facts<'a> {
     fn of_message(message: &'a Message) -> Self {
         let m = |name| message.str_of(name);
         let placement = message.placement();
-        // The view is rebuilt from the spans once, for the two members that are no strings.
-        let env = message.envelope();
+        // Read from their spans: the whole view is not rebuilt.
+        let ts = message.inner.spans().ts;
         Facts {
             id: message.id(),
             kind: message.kind(),
@@ -160,8 +160,8 @@ impl<'a> Facts<'a> {
             surface: placement.map(|(surface, _)| surface),
             container_id: placement.map(|(_, container)| container),
             work_id: m("work_id"),
-            body: BodyRef::Message(env.body, OnceCell::new()),
-            ts: i64::try_from(env.ts).unwrap_or(i64::MAX),
+            body: BodyRef::Message(message.body_json(), OnceCell::new()),
+            ts: i64::try_from(ts).unwrap_or(i64::MAX),
         }
     }
 }
