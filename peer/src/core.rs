@@ -230,6 +230,23 @@ pub struct PeerCore {
 /// Most peer subjects [`PeerCore`] keeps rendered.
 const SUBJECT_CACHE: usize = 1024;
 
+/// Appends `n` in `radix` (10 or 16; lowercase hex digits), as `{}` / `{:x}` would.
+fn push_digits(out: &mut String, mut n: u64, radix: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        // (`n % radix` < 16: an index into `DIGITS`.)
+        buf[at] = DIGITS[(n % radix) as usize];
+        n /= radix;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(buf[at..].iter().map(|&b| char::from(b)));
+}
+
 impl PeerCore {
     /// A core for `config`; checks the identifiers and builds the Peer Card.
     pub fn new(config: CoreConfig) -> Result<PeerCore, PeerError> {
@@ -411,15 +428,17 @@ impl PeerCore {
 
     /// A fresh envelope id (`<prefix>-<peer>-<nonce>-<seq>`).
     pub fn next_id(&mut self, prefix: &str) -> String {
-        use std::fmt::Write;
         self.seq += 1;
-        // One allocation of the right size (ids are written for every receipt).
+        // One allocation of the right size (ids are written for every receipt), the numbers
+        // written digit by digit (no formatter).
         let mut id = String::with_capacity(prefix.len() + self.config.peer_id.len() + 40);
         id.push_str(prefix);
         id.push('-');
         id.push_str(&self.config.peer_id);
-        // (Writing to a `String` cannot fail.)
-        let _ = write!(id, "-{:x}-{}", self.config.nonce, self.seq);
+        id.push('-');
+        push_digits(&mut id, self.config.nonce, 16);
+        id.push('-');
+        push_digits(&mut id, self.seq, 10);
         id
     }
 
@@ -1026,6 +1045,21 @@ pub(crate) mod tests {
             .body(&body)
             .unwrap();
         assert!(matches!(a.prepare(&m), Err(PeerError::Config(_))));
+    }
+
+    #[test]
+    fn ids_spell_the_nonce_in_hex_and_the_sequence_in_decimal() {
+        for n in [0u64, 1, 9, 10, 15, 16, 255, 1_000_007, u64::MAX] {
+            let (mut dec, mut hex) = (String::new(), String::new());
+            push_digits(&mut dec, n, 10);
+            push_digits(&mut hex, n, 16);
+            assert_eq!((dec, hex), (n.to_string(), format!("{n:x}")));
+        }
+        let mut c = config("ops.a");
+        c.nonce = 0xbeef;
+        let mut a = PeerCore::new(c).unwrap();
+        assert_eq!(a.next_id("rcpt"), "rcpt-ops.a-beef-1");
+        assert_eq!(a.next_id("whois"), "whois-ops.a-beef-2");
     }
 
     #[test]
