@@ -146,20 +146,20 @@ impl<'a> Facts<'a> {
     }
 
     fn of_message(message: &'a Message) -> Self {
-        let m = |name| message.str_of(name);
         let placement = message.placement();
-        // Read from their spans: the whole view is not rebuilt.
+        // Each member read from its span by its generated accessor (no lookup by name, the
+        // whole view not rebuilt).
         let ts = message.inner.spans().ts;
         Facts {
             id: message.id(),
             kind: message.kind(),
             from: message.from(),
-            to: m("to"),
-            workspace_id: m("workspace_id").unwrap_or_default(),
-            channel: m("channel").unwrap_or_default(),
+            to: message.to(),
+            workspace_id: message.workspace_id(),
+            channel: message.channel(),
             surface: placement.map(|(surface, _)| surface),
             container_id: placement.map(|(_, container)| container),
-            work_id: m("work_id"),
+            work_id: message.work_id(),
             body: BodyRef::Message(message.body_json(), OnceCell::new()),
             ts: i64::try_from(ts).unwrap_or(i64::MAX),
         }
