@@ -54,8 +54,12 @@ pub(super) fn run_deriver(hub: &Hub, wake: &Signals, niceness: Option<i32>) {
         }
         // Derive once no group has been committed for `derive_idle`.
         let seen = hub.commits.load(Ordering::SeqCst);
-        if let Err(mpsc::RecvTimeoutError::Disconnected) = wake.recv_timeout(hub.derive_idle()) {
-            return;
+        match wake.recv_timeout(hub.derive_idle()) {
+            // A wake-up left from the commit that began this backlog (later ones do not
+            // signal until the flag is rearmed), or the close: wait again.
+            Ok(()) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
         if hub.commits.load(Ordering::SeqCst) != seen {
             continue;
