@@ -1,6 +1,7 @@
 //! The store contract in one SQLite file: WAL, one writer thread fed by a channel (what arrives
 //! together is one transaction of log rows; the tables the readers read are derived from the log
-//! behind those commits), readers on their own connections.
+//! behind those commits, on a thread of their own: `background.rs`), readers on their own
+//! connections.
 
 mod background;
 mod checkpoint;
@@ -1051,8 +1052,8 @@ mod tests {
         let path = dir.path().join("peer.sqlite3");
         let store = store_with_requests(&path, 600);
         store.settled().wait().expect("derived");
-        // No append comes any more: the idle writer deletes what the appends left, while the
-        // store stays open.
+        // No append comes any more: the derivation's thread deletes what the appends left, while
+        // the store stays open.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while log_file_rows(&path) > 0 {
             assert!(

@@ -19,7 +19,7 @@ use crate::ticket::Completer;
 
 /// The log file (`<store>-log`): its connection and the `seq` its next row gets. Shared (behind
 /// a mutex) by the writer thread, the submitting threads that commit themselves while the
-/// writer thread is idle, and the derivation (which deletes the rows it derived).
+/// writer thread is idle, and the derivation's thread (which deletes the rows derived).
 #[derive(Debug)]
 pub(super) struct LogFile {
     pub(super) conn: Connection,
@@ -285,8 +285,8 @@ impl Writer {
             Ok(Some((upto, count))) => {
                 self.derived_upto = upto;
                 self.failed = None;
-                // Appends delete the rows a few at a time, the idle writer the rest (a crash
-                // before: the next open does).
+                // Appends delete the rows a few at a time, the derivation's thread the rest (a
+                // crash before: the next open does).
                 self.derived.store(upto, Ordering::SeqCst);
                 self.cap_log();
                 Ok(count)
