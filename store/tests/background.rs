@@ -114,7 +114,10 @@ fn the_derivation_and_the_checkpointer_run_at_the_niceness_asked_for() {
     // The commits tickets wait for keep the process's priority.
     assert_eq!(threads_named("agh-store-write"), [own]);
     store.close();
-    assert!(threads_named("agh-store-deriv").is_empty(), "ended on close");
+    assert!(
+        threads_named("agh-store-deriv").is_empty(),
+        "ended on close"
+    );
 
     // Without it, every thread runs at the process's niceness.
     let path = dir.path().join("plain.sqlite3");

@@ -263,13 +263,15 @@ impl SqliteStore {
             options.derive_idle,
         ));
         let shared = hub.clone();
-        let deriver = thread("agh-store-derive")
-            .spawn(move || background::run_deriver(&shared, &derive_signals, niceness))
-            .map_err(|e| not_started("derivation", e))?;
-        let shared = hub.clone();
         let writer = thread("agh-store-writer")
             .spawn(move || run_writer(&shared, &receiver, max_group))
             .map_err(|e| not_started("writer", e))?;
+        // (Started after the writer: should it fail, the writer ends as `jobs` drops, and
+        // closes the hub.)
+        let shared = hub.clone();
+        let deriver = thread("agh-store-derive")
+            .spawn(move || background::run_deriver(&shared, &derive_signals, niceness))
+            .map_err(|e| not_started("derivation", e))?;
         Ok(SqliteStore {
             path,
             binding,
@@ -375,6 +377,10 @@ impl SqliteStore {
             // The writer completes or fails every ticket itself; a panic in it has made its
             // pending tickets ready with `WriterGone` (their completers were dropped).
             let _ = writer.join();
+        }
+        // The writer closed the hub, unless it panicked.
+        if let Some(hub) = &self.hub {
+            hub.close();
         }
         if let Some(deriver) = self.deriver.take() {
             let _ = deriver.join();

@@ -530,9 +530,16 @@ impl Hub {
         }
     }
 
-    /// Whether the writer thread has closed the hub.
+    /// Whether the hub is closed (the derivation thread ends).
     pub(super) fn closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Ends the derivation thread (by the writer thread once it derived everything on close,
+    /// and by the store after the writer thread ended, whether or not it got there).
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.derive_signal.wake();
     }
 
     /// Commits `group` on the calling thread when the writer is idle (nothing queued, no
@@ -575,8 +582,7 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                     // Closing: leave nothing underived (and no derived row in the log).
                     let _ = hub.lock().derive_all();
                     lock(&hub.log).tidy();
-                    hub.closed.store(true, Ordering::SeqCst);
-                    hub.derive_signal.wake();
+                    hub.close();
                     return;
                 }
             },
