@@ -543,12 +543,14 @@ impl Hub {
     }
 
     /// Commits `group` on the calling thread when the writer is idle (nothing queued, no
-    /// derivation running); hands it back otherwise.
+    /// append running) and the readers lag by less than `max_lag` rows; hands it back
+    /// otherwise (the writer thread then derives behind its commit, at its own priority,
+    /// should the derivation's thread be starved).
     pub(super) fn try_inline(
         &self,
         group: (Vec<Write>, Completer<()>),
     ) -> std::result::Result<(), (Vec<Write>, Completer<()>)> {
-        if self.waiting() {
+        if self.waiting() || self.lag() >= self.max_lag {
             return Err(group);
         }
         let mut w = match self.log.try_lock() {
