@@ -703,9 +703,10 @@ fn a_derivation_that_fails_keeps_the_log_and_says_so_when_settling() {
     assert_eq!(count(&store), 1, "nothing was lost");
 }
 
-/// Readers lag by at most about `max_lag` rows even when the derivation's own thread does not
-/// run (here: its idle time is a minute; a starved background thread is the same): past it a
-/// group goes to the writer thread, which derives behind its commit.
+/// Readers lag by at most about `max_lag` rows under a steady stream of groups that never leaves
+/// the store idle for `derive_idle` (here a minute): the derivation's thread derives past half
+/// of it without waiting, and should it be starved, past `max_lag` a group goes to the writer
+/// thread, which derives behind its commit.
 #[test]
 fn readers_lag_by_at_most_max_lag_while_the_derivation_thread_waits() {
     let dir = tempfile::tempdir().expect("temp dir");

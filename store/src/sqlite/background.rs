@@ -4,8 +4,8 @@
 //! machine runs the threads that commit and answer first.
 //!
 //! The derivation waits for a commit, then until no group has been committed for
-//! [`SqliteOptions::derive_idle`], and derives a few rows at a time, yielding as soon as a group
-//! waits for the writer thread. The writer thread itself derives only what a ticket waits for
+//! [`SqliteOptions::derive_idle`] (or at once while half of `max_lag` rows or more wait), and
+//! derives a few rows at a time, yielding as soon as a group waits for the writer thread. The writer thread itself derives only what a ticket waits for
 //! (`Store::settled`, pruning) and past `max_lag` rows, at the priority it was started with: a
 //! thread cannot raise its priority back without a privilege.
 //!
@@ -50,6 +50,13 @@ pub(super) fn run_deriver(hub: &Hub, wake: &Signals, niceness: Option<i32>) {
                 return;
             }
             tidy_ok = true;
+            continue;
+        }
+        // Past half of `max_lag` (a steady stream of requests never leaves the store idle),
+        // derive now, at this thread's priority, before the writer thread must do it on the
+        // commits' path.
+        if hub.lag() >= (hub.max_lag() / 2).max(1) && hub.backlog() {
+            hub.derive_some(IDLE_CHUNK);
             continue;
         }
         // Derive once no group has been committed for `derive_idle`.

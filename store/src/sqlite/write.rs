@@ -468,8 +468,13 @@ impl Hub {
         }
     }
 
+    /// The most log rows the readers may lag by.
+    pub(super) fn max_lag(&self) -> i64 {
+        self.max_lag
+    }
+
     /// How many log rows wait to be derived, without the writer's mutex.
-    fn lag(&self) -> i64 {
+    pub(super) fn lag(&self) -> i64 {
         self.next.load(Ordering::SeqCst) - 1 - self.derived.load(Ordering::SeqCst)
     }
 
