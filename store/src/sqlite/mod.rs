@@ -77,8 +77,9 @@ pub struct SqliteOptions {
     /// the log, behind the commit that made it durable; past this many groups waiting to be
     /// derived the writer derives after each commit, so they lag by at most about this many.
     pub max_lag: usize,
-    /// How long the writer thread waits without a group to commit before it derives what is
-    /// pending (a few rows at a time, yielding to the next group). Longer: fewer derivations
+    /// How long the derivation's thread waits without a group committed before it derives what
+    /// is pending (a few rows at a time, yielding to the next group; without waiting once half
+    /// of `max_lag` rows are pending). Longer: fewer derivations
     /// beside a steady stream of requests, readers lagging further (up to `max_lag`).
     pub derive_idle: Duration,
     /// The least time between two checkpoints while writes come in (each copies the WAL back
