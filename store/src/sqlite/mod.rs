@@ -79,8 +79,8 @@ pub struct SqliteOptions {
     pub max_lag: usize,
     /// How long the derivation's thread waits without a group committed before it derives what
     /// is pending (a few rows at a time, yielding to the next group; without waiting once half
-    /// of `max_lag` rows are pending). Longer: fewer derivations
-    /// beside a steady stream of requests, readers lagging further (up to `max_lag`).
+    /// of `max_lag` rows are pending). Longer: fewer derivations beside a steady stream of
+    /// requests, readers lagging further (up to half of `max_lag`).
     pub derive_idle: Duration,
     /// The least time between two checkpoints while writes come in (each copies the WAL back
     /// into the file and syncs both; with [`Synchronous::Normal`] that sync is what makes a
