@@ -517,10 +517,11 @@ impl Hub {
         self.derive_idle
     }
 
-    /// Derives at most `chunk` rows, yielding to a group that waits for the writer thread.
+    /// Derives at most `chunk` rows in one transaction (of the store file: no commit waits
+    /// for it, the appends go to the log file).
     pub(super) fn derive_some(&self, chunk: usize) {
         let mut w = self.lock();
-        if w.pending() > 0 && !w.stuck() && w.derive(chunk, &|| self.waiting()).is_ok() {
+        if w.pending() > 0 && !w.stuck() && w.derive(chunk, &|| false).is_ok() {
             self.committed(&w.conn, false);
         }
     }
