@@ -78,8 +78,8 @@ pub struct SqliteOptions {
     /// derived the writer derives after each commit, so they lag by at most about this many.
     pub max_lag: usize,
     /// How long the derivation's thread waits without a group committed before it derives what
-    /// is pending (a few rows at a time, yielding to the next group; without waiting once half
-    /// of `max_lag` rows are pending). Longer: fewer derivations beside a steady stream of
+    /// is pending (a few rows a transaction; without waiting once half of `max_lag` rows are
+    /// pending). Longer: fewer derivations beside a steady stream of
     /// requests, readers lagging further (up to half of `max_lag`).
     pub derive_idle: Duration,
     /// The least time between two checkpoints while writes come in (each copies the WAL back

@@ -209,9 +209,9 @@ pub(super) struct Writer {
 /// (past `max_lag`): it commits the groups that came meanwhile between two such transactions.
 pub(super) const DERIVE_CHUNK: usize = 64;
 
-/// At most this many log rows are derived in one transaction by the derivation thread: a group
-/// that comes meanwhile for the writer thread waits for the row being derived and the commit of
-/// those before it.
+/// At most this many log rows are derived in one transaction by the derivation thread (no
+/// commit waits for it; the writer thread's catch-up past `max_lag` waits for the writer's
+/// mutex meanwhile).
 pub(super) const IDLE_CHUNK: usize = 8;
 
 /// How many derived log rows the derivation thread deletes in one transaction.
