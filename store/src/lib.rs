@@ -23,13 +23,14 @@
 //! together is one transaction of such rows; a group submitted while the writer is idle is
 //! committed on the submitting thread. The tables the reading calls read (messages and their
 //! lookups, conversations, participants, work units and transitions, dedup keys, audit,
-//! presence) are derived from the log by the writer behind those commits, in batches (when no
-//! group has come for a moment, and at the latest once [`SqliteOptions::max_lag`] groups wait),
+//! presence) are derived from the log behind those commits, in batches, on a thread of their own
+//! at a background priority ([`SqliteOptions::background_niceness`]) when no group has come for
+//! a moment, and by the writer at the latest once [`SqliteOptions::max_lag`] groups wait,
 //! with the mark of what is derived (`derived_upto`) in the store file, committed with what is
 //! derived; the log rows at or below it are deleted afterwards (by the next appends, the oldest
 //! first and a few more than each adds, so that no append writes more than a few pages; by the
-//! idle writer, a few hundred a transaction, what the appends left; all of them on close, and on
-//! open after a crash: idempotent). Opening a store derives what a crash left out before anything
+//! derivation's thread, a few hundred a transaction, what the appends left; all of them on
+//! close, and on open after a crash: idempotent). Opening a store derives what a crash left out before anything
 //! reads it; a store opened without its log file has nothing underived. So a reader may lag the writer by at most one
 //! batch; [`Store::settled`] waits until it does not ([`Store::write`] does both).
 //!

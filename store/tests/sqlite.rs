@@ -702,3 +702,32 @@ fn a_derivation_that_fails_keeps_the_log_and_says_so_when_settling() {
     store.settled().wait().expect("derived now");
     assert_eq!(count(&store), 1, "nothing was lost");
 }
+
+/// Readers lag by at most about `max_lag` rows under a steady stream of groups that never leaves
+/// the store idle for `derive_idle` (here a minute): the derivation's thread derives past half
+/// of it without waiting, and should it be starved, past `max_lag` a group goes to the writer
+/// thread, which derives behind its commit.
+#[test]
+fn readers_lag_by_at_most_max_lag_while_the_derivation_thread_waits() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("lag.sqlite3");
+    let options = SqliteOptions {
+        derive_idle: Duration::from_secs(60),
+        max_lag: 10,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&path, binding(), options).expect("open");
+    let reader = SqliteStore::open_reader(&path).expect("reader");
+    for i in 0..50 {
+        store
+            .submit(vec![Write::Message(say(
+                &format!("m-{i}"),
+                "thread_a",
+                1_000 + i,
+            ))])
+            .wait()
+            .expect("durable");
+    }
+    let seen = count(&reader);
+    assert!((40..=50).contains(&seen), "{seen} of 50 derived");
+}

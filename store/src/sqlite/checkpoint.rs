@@ -58,9 +58,35 @@ impl Signal {
             let _ = self.wake.try_send(());
         }
     }
+
+    /// Wakes the other side whether or not it was woken since it last rearmed.
+    pub(super) fn wake(&self) {
+        let _ = self.wake.try_send(());
+    }
 }
 
-/// The checkpointer's side of a [`Signal`]; disconnected once every `Signal` is dropped.
+impl Signals {
+    /// From now on the next commit wakes this side again.
+    pub(super) fn rearm(&self) {
+        self.dirty.store(false, Ordering::SeqCst);
+    }
+
+    /// Waits for a wake-up; `Err` once every `Signal` is dropped.
+    pub(super) fn recv(&self) -> std::result::Result<(), mpsc::RecvError> {
+        self.wake.recv()
+    }
+
+    /// Waits for a wake-up at most `timeout`.
+    pub(super) fn recv_timeout(
+        &self,
+        timeout: Duration,
+    ) -> std::result::Result<(), mpsc::RecvTimeoutError> {
+        self.wake.recv_timeout(timeout)
+    }
+}
+
+/// The checkpointer's side of a [`Signal`] (the derivation's too, `background.rs`);
+/// disconnected once every `Signal` is dropped.
 pub(super) struct Signals {
     wake: mpsc::Receiver<()>,
     dirty: Arc<AtomicBool>,
@@ -81,8 +107,14 @@ pub(super) fn signal() -> (Signal, Signals) {
 
 /// Runs until the writer hangs up (`signals` disconnected); checkpoints each of `files` (the
 /// store file, the log file) at most once per `pace` and sets its flag in `too_big` when its WAL
-/// is past the cap.
-pub(super) fn run(files: &[(Connection, Arc<AtomicBool>)], signals: &Signals, pace: Duration) {
+/// is past the cap; at `niceness` ([`super::SqliteOptions::background_niceness`]).
+pub(super) fn run(
+    files: &[(Connection, Arc<AtomicBool>)],
+    signals: &Signals,
+    pace: Duration,
+    niceness: Option<i32>,
+) {
+    super::background::lower_priority(niceness);
     let Signals {
         wake: signals,
         dirty,

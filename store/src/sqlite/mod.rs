@@ -1,7 +1,9 @@
 //! The store contract in one SQLite file: WAL, one writer thread fed by a channel (what arrives
 //! together is one transaction of log rows; the tables the readers read are derived from the log
-//! behind those commits), readers on their own connections.
+//! behind those commits, on a thread of their own: `background.rs`), readers on their own
+//! connections.
 
+mod background;
 mod checkpoint;
 mod derived;
 mod log;
@@ -75,9 +77,10 @@ pub struct SqliteOptions {
     /// the log, behind the commit that made it durable; past this many groups waiting to be
     /// derived the writer derives after each commit, so they lag by at most about this many.
     pub max_lag: usize,
-    /// How long the writer thread waits without a group to commit before it derives what is
-    /// pending (a few rows at a time, yielding to the next group). Longer: fewer derivations
-    /// beside a steady stream of requests, readers lagging further (up to `max_lag`).
+    /// How long the derivation's thread waits without a group committed before it derives what
+    /// is pending (a few rows a transaction; without waiting once half of `max_lag` rows are
+    /// pending). Longer: fewer derivations beside a steady stream of
+    /// requests, readers lagging further (up to half of `max_lag`).
     pub derive_idle: Duration,
     /// The least time between two checkpoints while writes come in (each copies the WAL back
     /// into the file and syncs both; with [`Synchronous::Normal`] that sync is what makes a
@@ -88,7 +91,16 @@ pub struct SqliteOptions {
     /// submitting thread (no hand-off to the writer thread and back); `false`: always by the
     /// writer thread.
     pub commit_on_caller: bool,
+    /// The niceness (Linux: 0 to 19, higher yields more) of the threads that work beside the
+    /// commits tickets wait for: the derivation of the readers' tables and the checkpointer,
+    /// so that on a busy machine the threads that commit and answer run first. `None`: they
+    /// run at the process's. Ignored elsewhere than on Linux, and when the process may not
+    /// take it (lower than its own).
+    pub background_niceness: Option<i32>,
 }
+
+/// [`SqliteOptions::background_niceness`]'s default: the lowest priority.
+pub const DEFAULT_BACKGROUND_NICENESS: i32 = 19;
 
 /// The page size of a new store file.
 pub const DEFAULT_PAGE_SIZE: u32 = 4096;
@@ -113,6 +125,7 @@ impl Default for SqliteOptions {
             derive_idle: DEFAULT_DERIVE_IDLE,
             checkpoint_pace: DEFAULT_CHECKPOINT_PACE,
             commit_on_caller: true,
+            background_niceness: Some(DEFAULT_BACKGROUND_NICENESS),
         }
     }
 }
@@ -123,8 +136,6 @@ pub(super) enum Job {
     Prune(i64, Completer<Pruned>),
     /// Ready once everything before it is derived.
     Settle(Completer<()>),
-    /// A submitter committed a group itself: derive behind it.
-    Nudge,
 }
 
 /// A [`Store`] in one SQLite file.
@@ -139,6 +150,8 @@ pub struct SqliteStore {
     /// or closed).
     hub: Option<Arc<Hub>>,
     writer: Option<JoinHandle<()>>,
+    /// The derivation thread: ends after the writer (which derives everything on close).
+    deriver: Option<JoinHandle<()>>,
     /// Ends after the writer (its signals stop).
     checkpointer: Option<JoinHandle<()>>,
     /// The writer's `synchronous` setting, read back once set (a reader's: the option).
@@ -230,6 +243,8 @@ impl SqliteStore {
         ];
         let too_big = [files[0].1.clone(), files[1].1.clone()];
         let (signal, signals) = checkpoint::signal();
+        let (derive_signal, derive_signals) = checkpoint::signal();
+        let niceness = options.background_niceness;
         let thread = |name: &str| std::thread::Builder::new().name(name.to_owned());
         let not_started = |what: &str, e: std::io::Error| Error::Open {
             path: path.clone(),
@@ -237,14 +252,14 @@ impl SqliteStore {
         };
         let pace = options.checkpoint_pace;
         let checkpointer = thread("agh-store-checkpoint")
-            .spawn(move || checkpoint::run(&files, &signals, pace))
+            .spawn(move || checkpoint::run(&files, &signals, pace, niceness))
             .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
         let max_group = options.max_group.max(1);
         let hub = Arc::new(Hub::new(
             writer,
             too_big,
-            signal,
+            [signal, derive_signal],
             options.max_lag,
             options.derive_idle,
         ));
@@ -252,6 +267,12 @@ impl SqliteStore {
         let writer = thread("agh-store-writer")
             .spawn(move || run_writer(&shared, &receiver, max_group))
             .map_err(|e| not_started("writer", e))?;
+        // (Started after the writer: should it fail, the writer ends as `jobs` drops, and
+        // closes the hub.)
+        let shared = hub.clone();
+        let deriver = thread("agh-store-derive")
+            .spawn(move || background::run_deriver(&shared, &derive_signals, niceness))
+            .map_err(|e| not_started("derivation", e))?;
         Ok(SqliteStore {
             path,
             binding,
@@ -260,6 +281,7 @@ impl SqliteStore {
             jobs: Some(jobs),
             hub: Some(hub),
             writer: Some(writer),
+            deriver: Some(deriver),
             checkpointer: Some(checkpointer),
             readers: Mutex::new(Vec::new()),
         })
@@ -313,6 +335,7 @@ impl SqliteStore {
             jobs: None,
             hub: None,
             writer: None,
+            deriver: None,
             checkpointer: None,
             readers: Mutex::new(vec![conn]),
         })
@@ -355,6 +378,13 @@ impl SqliteStore {
             // The writer completes or fails every ticket itself; a panic in it has made its
             // pending tickets ready with `WriterGone` (their completers were dropped).
             let _ = writer.join();
+        }
+        // The writer closed the hub, unless it panicked.
+        if let Some(hub) = &self.hub {
+            hub.close();
+        }
+        if let Some(deriver) = self.deriver.take() {
+            let _ = deriver.join();
         }
         // The last handle on the writer's connection and on the checkpointer's signal: the
         // checkpointer ends once it is dropped.
@@ -420,12 +450,7 @@ impl Store for SqliteStore {
         let mut group = (writes, done);
         if self.options.commit_on_caller {
             match hub.try_inline(group) {
-                Ok(wake) => {
-                    if wake {
-                        let _ = self.send(Job::Nudge);
-                    }
-                    return ticket;
-                }
+                Ok(()) => return ticket,
                 Err(back) => group = back,
             }
         }
@@ -1034,8 +1059,8 @@ mod tests {
         let path = dir.path().join("peer.sqlite3");
         let store = store_with_requests(&path, 600);
         store.settled().wait().expect("derived");
-        // No append comes any more: the idle writer deletes what the appends left, while the
-        // store stays open.
+        // No append comes any more: the derivation's thread deletes what the appends left, while
+        // the store stays open.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while log_file_rows(&path) > 0 {
             assert!(

@@ -19,7 +19,7 @@ use crate::ticket::Completer;
 
 /// The log file (`<store>-log`): its connection and the `seq` its next row gets. Shared (behind
 /// a mutex) by the writer thread, the submitting threads that commit themselves while the
-/// writer thread is idle, and the derivation (which deletes the rows it derived).
+/// writer thread is idle, and the derivation's thread (which deletes the rows derived).
 #[derive(Debug)]
 pub(super) struct LogFile {
     pub(super) conn: Connection,
@@ -209,11 +209,12 @@ pub(super) struct Writer {
 /// (past `max_lag`): it commits the groups that came meanwhile between two such transactions.
 pub(super) const DERIVE_CHUNK: usize = 64;
 
-/// At most this many log rows are derived in one transaction while the writer is idle: a group
-/// that comes meanwhile waits for the row being derived and the commit of those before it.
+/// At most this many log rows are derived in one transaction by the derivation thread (no
+/// commit waits for it; the writer thread's catch-up past `max_lag` waits for the writer's
+/// mutex meanwhile).
 pub(super) const IDLE_CHUNK: usize = 8;
 
-/// How many derived log rows the idle writer deletes in one transaction.
+/// How many derived log rows the derivation thread deletes in one transaction.
 pub(super) const IDLE_TIDY: i64 = 256;
 
 /// `meta.derived_upto` of the (migrated) store file on `conn`.
@@ -284,8 +285,8 @@ impl Writer {
             Ok(Some((upto, count))) => {
                 self.derived_upto = upto;
                 self.failed = None;
-                // Appends delete the rows a few at a time, the idle writer the rest (a crash
-                // before: the next open does).
+                // Appends delete the rows a few at a time, the derivation's thread the rest (a
+                // crash before: the next open does).
                 self.derived.store(upto, Ordering::SeqCst);
                 self.cap_log();
                 Ok(count)
@@ -420,51 +421,73 @@ pub(super) struct Hub {
     /// itself only when there are none (so the groups of one thread stay in order), and a
     /// derivation yields as soon as there is one.
     pub(super) queued: AtomicUsize,
-    /// The writer thread waits for a job with nothing left to derive: a submitter that commits
-    /// itself wakes it (`Job::Nudge`) so that it derives behind that commit.
-    asleep: AtomicBool,
     /// Log transactions committed.
     pub(super) commits: AtomicU64,
     /// Set by the checkpointer: the store file's WAL, the log file's, has grown past its cap.
     too_big: [Arc<AtomicBool>; 2],
     /// Tells the checkpointer that a transaction committed.
     signal: checkpoint::Signal,
+    /// Tells the derivation thread that a log transaction committed (`background.rs`).
+    derive_signal: checkpoint::Signal,
+    /// Set by the writer thread once it has derived everything on close: the derivation thread
+    /// ends.
+    closed: AtomicBool,
     /// Readers may lag by at most about this many log rows.
     max_lag: i64,
-    /// How long the writer thread waits for the next group before it derives what is pending.
+    /// How long the derivation thread waits for no group to be committed before it derives.
     derive_idle: Duration,
+    /// The log's next `seq` and the last row derived (the writer's, read without its mutex:
+    /// the derivation thread may hold it).
+    next: Arc<AtomicI64>,
+    derived: Arc<AtomicI64>,
 }
 
 impl Hub {
     pub(super) fn new(
         writer: Writer,
         too_big: [Arc<AtomicBool>; 2],
-        signal: checkpoint::Signal,
+        signals: [checkpoint::Signal; 2],
         max_lag: usize,
         derive_idle: Duration,
     ) -> Hub {
+        let [signal, derive_signal] = signals;
+        let (next, derived) = (writer.next.clone(), writer.derived.clone());
         Hub {
             log: writer.log.clone(),
             writer: Mutex::new(writer),
             queued: AtomicUsize::new(0),
-            asleep: AtomicBool::new(false),
             commits: AtomicU64::new(0),
             too_big,
             signal,
+            derive_signal,
+            closed: AtomicBool::new(false),
             max_lag: i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX),
             derive_idle,
+            next,
+            derived,
         }
+    }
+
+    /// The most log rows the readers may lag by.
+    pub(super) fn max_lag(&self) -> i64 {
+        self.max_lag
+    }
+
+    /// How many log rows wait to be derived, without the writer's mutex.
+    pub(super) fn lag(&self) -> i64 {
+        self.next.load(Ordering::SeqCst) - 1 - self.derived.load(Ordering::SeqCst)
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, Writer> {
         lock(&self.writer)
     }
 
-    /// After a transaction: counts it (a log one), checkpoints if the checkpointer asked, and
-    /// signals the checkpointer.
+    /// After a transaction: counts it (a log one) and signals the derivation thread,
+    /// checkpoints if the checkpointer asked, and signals the checkpointer.
     fn committed(&self, conn: &Connection, logged: bool) {
         if logged {
-            self.commits.fetch_add(1, Ordering::Relaxed);
+            self.commits.fetch_add(1, Ordering::SeqCst);
+            self.derive_signal.committed();
         }
         if self.too_big[usize::from(logged)].swap(false, Ordering::Relaxed) {
             // Nothing writes meanwhile: this one copies all of the WAL, and the next
@@ -478,14 +501,62 @@ impl Hub {
         self.queued.load(Ordering::SeqCst) > 0
     }
 
+    /// Whether log rows wait to be derived (and the last derivation did not fail since the
+    /// last row came).
+    pub(super) fn backlog(&self) -> bool {
+        let w = self.lock();
+        w.pending() > 0 && !w.stuck()
+    }
+
+    /// Whether derived rows are still in the log file.
+    pub(super) fn untidy(&self) -> bool {
+        lock(&self.log).untidy()
+    }
+
+    pub(super) fn derive_idle(&self) -> Duration {
+        self.derive_idle
+    }
+
+    /// Derives at most `chunk` rows in one transaction (of the store file: no commit waits
+    /// for it, the appends go to the log file).
+    pub(super) fn derive_some(&self, chunk: usize) {
+        let mut w = self.lock();
+        if w.pending() > 0 && !w.stuck() && w.derive(chunk, &|| false).is_ok() {
+            self.committed(&w.conn, false);
+        }
+    }
+
+    /// Deletes at most `max` derived rows from the log file unless an append holds it; `false`
+    /// when that failed.
+    pub(super) fn try_tidy(&self, max: i64) -> bool {
+        match self.log.try_lock() {
+            Ok(mut log) => log.tidy_some(max),
+            Err(TryLockError::Poisoned(p)) => p.into_inner().tidy_some(max),
+            Err(TryLockError::WouldBlock) => true,
+        }
+    }
+
+    /// Whether the hub is closed (the derivation thread ends).
+    pub(super) fn closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Ends the derivation thread (by the writer thread once it derived everything on close,
+    /// and by the store after the writer thread ended, whether or not it got there).
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.derive_signal.wake();
+    }
+
     /// Commits `group` on the calling thread when the writer is idle (nothing queued, no
-    /// derivation running); hands it back otherwise. `Ok(true)`: the writer thread must be
-    /// woken to derive behind this commit.
+    /// append running) and the readers lag by less than `max_lag` rows; hands it back
+    /// otherwise (the writer thread then derives behind its commit, at its own priority,
+    /// should the derivation's thread be starved).
     pub(super) fn try_inline(
         &self,
         group: (Vec<Write>, Completer<()>),
-    ) -> std::result::Result<bool, (Vec<Write>, Completer<()>)> {
-        if self.waiting() {
+    ) -> std::result::Result<(), (Vec<Write>, Completer<()>)> {
+        if self.waiting() || self.lag() >= self.max_lag {
             return Err(group);
         }
         let mut w = match self.log.try_lock() {
@@ -500,76 +571,31 @@ impl Hub {
         if w.append(vec![group]) {
             self.committed(&w.conn, true);
         }
-        drop(w);
-        Ok(self.asleep.swap(false, Ordering::SeqCst))
+        Ok(())
     }
 }
 
 /// The writer thread: commits what arrives together as one transaction of log rows, derives
-/// behind those commits (once no group has come for `derive_idle`, yielding to the next
-/// group; or, at `max_lag` rows pending, after a commit until fewer are), and answers the jobs
-/// that need everything derived (settling, pruning).
+/// after a commit while `max_lag` rows or more are pending, and answers the jobs that need
+/// everything derived (settling, pruning). The rest of the derivation runs on a thread of its
+/// own (`background.rs`); on close this one derives everything, then ends that one.
 pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize) {
-    let yield_now = || hub.waiting();
     let mut pending = None;
-    // Whether the idle writer's last delete of derived log rows worked (a failing one is not
-    // tried again until a job comes).
-    let mut tidy_ok = true;
     loop {
         let job = match pending.take() {
             Some(job) => job,
-            None => {
-                let backlog = {
-                    let w = hub.lock();
-                    w.pending() > 0 && !w.stuck()
-                } || (tidy_ok && lock(&hub.log).untidy());
-                let next = if backlog {
-                    jobs.recv_timeout(hub.derive_idle)
-                } else {
-                    hub.asleep.store(true, Ordering::SeqCst);
-                    // A submitter may have committed before it could see `asleep`.
-                    let missed = {
-                        let w = hub.lock();
-                        w.pending() > 0 && !w.stuck()
-                    };
-                    if missed {
-                        hub.asleep.store(false, Ordering::SeqCst);
-                        continue;
-                    }
-                    let job = jobs
-                        .recv()
-                        .map_err(|_| mpsc::RecvTimeoutError::Disconnected);
-                    hub.asleep.store(false, Ordering::SeqCst);
-                    job
-                };
-                match next {
-                    Ok(job) => {
-                        tidy_ok = true;
-                        job
-                    }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        let mut w = hub.lock();
-                        if w.pending() > 0 && !w.stuck() && w.derive(IDLE_CHUNK, &yield_now).is_ok()
-                        {
-                            hub.committed(&w.conn, false);
-                        }
-                        drop(w);
-                        // What the appends left of the derived rows (a burst, then quiet), a
-                        // few at a time: an append waiting for the log file waits for no more.
-                        tidy_ok = lock(&hub.log).tidy_some(IDLE_TIDY);
-                        continue;
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => {
-                        // Closing: leave nothing underived (and no derived row in the log).
-                        let _ = hub.lock().derive_all();
-                        lock(&hub.log).tidy();
-                        return;
-                    }
+            None => match jobs.recv() {
+                Ok(job) => job,
+                Err(mpsc::RecvError) => {
+                    // Closing: leave nothing underived (and no derived row in the log).
+                    let _ = hub.lock().derive_all();
+                    lock(&hub.log).tidy();
+                    hub.close();
+                    return;
                 }
-            }
+            },
         };
         match job {
-            Job::Nudge => {}
             Job::Prune(before_ms, done) => {
                 // Derived first, so that what the log holds is pruned too; a derivation that
                 // fails (a full disk) does not keep the prune from freeing space, after which
@@ -607,8 +633,13 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                     }
                     hub.queued.fetch_sub(taken, Ordering::SeqCst);
                 }
+                // The readers lag by at most `max_lag` rows (and the groups of one commit);
+                // below that the writer's mutex is not taken (the derivation thread, at a
+                // background priority, may hold it).
+                if hub.lag() < hub.max_lag {
+                    continue;
+                }
                 let mut w = hub.lock();
-                // The readers lag by at most `max_lag` rows (and the groups of one commit).
                 while w.pending() >= hub.max_lag {
                     if w.derive(DERIVE_CHUNK, &|| false).is_err() {
                         break;

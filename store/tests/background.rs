@@ -1,0 +1,133 @@
+//! The store's background threads (the derivation of the readers' tables, the checkpointer)
+//! run at the niceness asked for, the writer at the process's, and everything is still derived
+//! and checkpointed. Linux only (niceness per thread); a process of its own, so that the threads
+//! it finds are this test's store's.
+#![cfg(target_os = "linux")]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use agh_store::{
+    Binding, Direction, MessageFilter, MessageRecord, MessageScope, PageRequest, SqliteOptions,
+    SqliteStore, Store, Write,
+};
+
+fn say(i: i64) -> MessageRecord {
+    MessageRecord {
+        bytes: format!("{{\"id\":\"m-{i}\"}}").into_bytes(),
+        direction: Direction::Accepted,
+        kind: Some("say".to_owned()),
+        id: Some(format!("m-{i}")),
+        from: Some("ops.one".to_owned()),
+        to: None,
+        surface: Some("thread".to_owned()),
+        container_id: Some(format!("thread_{i}")),
+        work_id: None,
+        reply_to: None,
+        causation_id: None,
+        ts: Some(i),
+        received_at_ms: 1_000 + i,
+        trust: None,
+        summary: None,
+    }
+}
+
+/// The niceness of a thread, from `/proc/self/task/<tid>/stat` (its 19th field).
+fn niceness(stat: &str) -> i32 {
+    let after = &stat[stat.rfind(')').expect("comm") + 1..];
+    after
+        .split_whitespace()
+        .nth(16)
+        .expect("nice field")
+        .parse()
+        .expect("a number")
+}
+
+/// The niceness of each of this process's threads named `name` (as `comm` shows it: at most 15
+/// bytes).
+fn threads_named(name: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").expect("tasks") {
+        let task = task.expect("task").path();
+        let Ok(comm) = std::fs::read_to_string(task.join("comm")) else {
+            continue; // ended meanwhile
+        };
+        if comm.trim_end() == name {
+            let stat = std::fs::read_to_string(task.join("stat")).expect("stat");
+            found.push(niceness(&stat));
+        }
+    }
+    found
+}
+
+fn process_niceness() -> i32 {
+    niceness(&std::fs::read_to_string("/proc/self/stat").expect("stat"))
+}
+
+/// Writes 300 messages and waits, without asking, until the readers see them all (derived by
+/// the derivation thread) and the store file has grown (checkpointed).
+fn derived_and_checkpointed(store: &SqliteStore, path: &Path) {
+    let reader = SqliteStore::open_reader(path).expect("reader");
+    let before = std::fs::metadata(path).expect("file").len();
+    for i in 0..300 {
+        store
+            .submit(vec![Write::Message(say(i))])
+            .wait()
+            .expect("durable");
+    }
+    let all = MessageFilter::new(MessageScope::All);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let seen = reader
+            .messages(&all, &PageRequest::newest(PageRequest::MAX_LIMIT))
+            .expect("read")
+            .items
+            .len();
+        let grown = std::fs::metadata(path).expect("file").len() > before;
+        if seen == 300 && grown {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{seen} of 300 derived, checkpointed: {grown}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_derivation_and_the_checkpointer_run_at_the_niceness_asked_for() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let own = process_niceness();
+    let asked = 17.max(own);
+    let binding = Binding::new("ws_alpha", "builders", "worker.one");
+
+    let path = dir.path().join("nice.sqlite3");
+    let options = SqliteOptions {
+        background_niceness: Some(asked),
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&path, binding.clone(), options).expect("open");
+    derived_and_checkpointed(&store, &path);
+    assert_eq!(threads_named("agh-store-deriv"), [asked]);
+    assert_eq!(threads_named("agh-store-check"), [asked]);
+    // The commits tickets wait for keep the process's priority.
+    assert_eq!(threads_named("agh-store-write"), [own]);
+    store.close();
+    assert!(
+        threads_named("agh-store-deriv").is_empty(),
+        "ended on close"
+    );
+
+    // Without it, every thread runs at the process's niceness.
+    let path = dir.path().join("plain.sqlite3");
+    let options = SqliteOptions {
+        background_niceness: None,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&path, binding, options).expect("open");
+    derived_and_checkpointed(&store, &path);
+    assert_eq!(threads_named("agh-store-deriv"), [own]);
+    assert_eq!(threads_named("agh-store-check"), [own]);
+    assert_eq!(threads_named("agh-store-write"), [own]);
+}
