@@ -268,19 +268,12 @@ impl Writer {
 
     /// Derives up to `limit` log rows in one transaction of the store file: applies their
     /// writes to the tables the readers read and moves `derived_upto` past them; then deletes
-    /// them from the log file. Stops early (and commits what it derived) once `yield_now` says
-    /// a group waits to be committed. The number derived.
-    pub(super) fn derive(&mut self, limit: usize, yield_now: &dyn Fn() -> bool) -> Result<usize> {
+    /// them from the log file. The number derived.
+    pub(super) fn derive(&mut self, limit: usize) -> Result<usize> {
         if self.pending() <= 0 {
             return Ok(0);
         }
-        let outcome = derive(
-            &self.conn,
-            &self.log_reader,
-            self.derived_upto,
-            limit,
-            yield_now,
-        );
+        let outcome = derive(&self.conn, &self.log_reader, self.derived_upto, limit);
         match outcome {
             Ok(Some((upto, count))) => {
                 self.derived_upto = upto;
@@ -310,7 +303,7 @@ impl Writer {
     /// Derives every log row committed so far.
     pub(super) fn derive_all(&mut self) -> Result<()> {
         while self.pending() > 0 {
-            self.derive(256, &|| false)?;
+            self.derive(256)?;
         }
         Ok(())
     }
@@ -377,7 +370,6 @@ fn derive(
     log: &Connection,
     from: i64,
     limit: usize,
-    yield_now: &dyn Fn() -> bool,
 ) -> std::result::Result<Option<(i64, usize)>, Failure> {
     let rows: Vec<(i64, Vec<u8>)> = log
         .prepare_cached("SELECT seq, writes FROM log WHERE seq > ?1 ORDER BY seq LIMIT ?2")?
@@ -398,9 +390,6 @@ fn derive(
             apply(conn, write, &mut shared)?;
         }
         derived += 1;
-        if yield_now() {
-            break;
-        }
     }
     let upto = rows[derived - 1].0;
     shared.write(conn)?;
@@ -521,7 +510,7 @@ impl Hub {
     /// for it, the appends go to the log file).
     pub(super) fn derive_some(&self, chunk: usize) {
         let mut w = self.lock();
-        if w.pending() > 0 && !w.stuck() && w.derive(chunk, &|| false).is_ok() {
+        if w.pending() > 0 && !w.stuck() && w.derive(chunk).is_ok() {
             self.committed(&w.conn, false);
         }
     }
@@ -641,7 +630,7 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                 }
                 let mut w = hub.lock();
                 while w.pending() >= hub.max_lag {
-                    if w.derive(DERIVE_CHUNK, &|| false).is_err() {
+                    if w.derive(DERIVE_CHUNK).is_err() {
                         break;
                     }
                     hub.committed(&w.conn, false);
