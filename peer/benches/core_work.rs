@@ -87,6 +87,31 @@ fn serve(core: &mut PeerCore, request: bytes::Bytes, now: i64) -> usize {
     answered
 }
 
+/// Times `iters` new requests in chunks of at most [`CHUNK`] (ids from `next` on): each chunk
+/// made outside the timing, as the transport hands them over (`async-nats`: `Bytes`, moved
+/// in), and given to `timed`, which starts a fresh receiver (it would refuse a repeat) and
+/// returns the time its work took; the sum.
+fn in_chunks(
+    iters: u64,
+    template: &(Vec<u8>, [usize; 2]),
+    next: &mut u64,
+    mut timed: impl FnMut(Vec<bytes::Bytes>) -> Duration,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut done = 0;
+    while done < iters {
+        let n = (iters - done).min(CHUNK);
+        let reqs = requests(template, *next, n)
+            .into_iter()
+            .map(bytes::Bytes::from)
+            .collect();
+        *next += n;
+        total += timed(reqs);
+        done += n;
+    }
+    total
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("protocol work per request");
     group.sample_size(20);
@@ -110,49 +135,28 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("PeerCore", size), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                let mut done = 0;
-                while done < iters {
-                    let n = (iters - done).min(CHUNK);
-                    // As the transport hands them over (`async-nats`: `Bytes`, moved in).
-                    let reqs: Vec<bytes::Bytes> = requests(&template, next, n)
-                        .into_iter()
-                        .map(bytes::Bytes::from)
-                        .collect();
-                    next += n;
+                in_chunks(iters, &template, &mut next, |reqs| {
                     let mut core = core_of(RECEIVER);
                     let start = Instant::now();
                     for r in reqs {
                         black_box(serve(&mut core, black_box(r), ts));
                     }
-                    total += start.elapsed();
-                    done += n;
-                }
-                total
+                    start.elapsed()
+                })
             })
         });
         // The floor: only the steps issue 34 requires ([`Required::serve`]), for a profiler to
         // compare with `PeerCore` (`--profile-time`, callgrind's `--toggle-collect`).
         group.bench_function(BenchmarkId::new("Required", size), |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                let mut done = 0;
-                while done < iters {
-                    let n = (iters - done).min(CHUNK);
-                    let reqs: Vec<bytes::Bytes> = requests(&template, next, n)
-                        .into_iter()
-                        .map(bytes::Bytes::from)
-                        .collect();
-                    next += n;
+                in_chunks(iters, &template, &mut next, |reqs| {
                     let mut floor = Required::new(RECEIVER);
                     let start = Instant::now();
                     for r in reqs {
                         black_box(floor.serve(black_box(r), ts).expect("accepted"));
                     }
-                    total += start.elapsed();
-                    done += n;
-                }
-                total
+                    start.elapsed()
+                })
             })
         });
     }

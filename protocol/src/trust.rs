@@ -28,6 +28,7 @@
 //! fingerprint is the key). What it does not: confidentiality, key revocation, or any tie between
 //! a key and a person.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
@@ -190,28 +191,33 @@ pub enum TrustPolicy {
 impl TrustPolicy {
     /// Applies the policy to a state.
     pub fn apply(self, state: TrustState) -> TrustState {
-        if self.admits(&state) {
-            return state;
-        }
-        match state {
-            TrustState::Unverified { reason } => TrustState::rejected(
-                Step::Policy,
-                format!("this receiver accepts verified envelopes only ({reason})"),
-            ),
-            state => state,
+        match self.refusal(&state) {
+            Some((step, message)) => TrustState::rejected(step, message),
+            None => state,
         }
     }
 
-    /// Whether a message in `state` passes the policy ([`TrustPolicy::apply`] leaves it not
-    /// `rejected`), read without a copy of the state.
+    /// Why a message in `state` does not pass the policy: the step and the text of the
+    /// `rejected` state [`TrustPolicy::apply`] gives it; `None` when it passes (nothing copied
+    /// or written then).
     #[inline]
-    pub fn admits(self, state: &TrustState) -> bool {
-        !matches!(
-            (self, state),
-            (_, TrustState::Rejected { .. })
-                | (TrustPolicy::VerifiedOnly, TrustState::Unverified { .. })
-        )
+    pub fn refusal(self, state: &TrustState) -> Option<(Step, Cow<'_, str>)> {
+        match (self, state) {
+            (_, TrustState::Rejected { step, message }) => Some((*step, Cow::Borrowed(message))),
+            (TrustPolicy::VerifiedOnly, TrustState::Unverified { reason }) => {
+                Some((Step::Policy, Cow::Owned(verified_only(reason))))
+            }
+            _ => None,
+        }
     }
+}
+
+/// Why [`TrustPolicy::VerifiedOnly`] turns away an unverified envelope (out of the receiver's
+/// path).
+#[cold]
+#[inline(never)]
+fn verified_only(reason: &str) -> String {
+    format!("this receiver accepts verified envelopes only ({reason})")
 }
 
 /// `nickname@fingerprint`: nickname `[a-z0-9_-]{1,32}`, fingerprint 32 lowercase hex.

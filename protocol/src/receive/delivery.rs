@@ -321,11 +321,9 @@ impl Receiver {
     /// the parse and deduplication; nothing is recorded.
     pub fn route(&self, message: &Message) -> Route {
         // Trust: evaluated by the parser after freshness (a rejected envelope never gets here);
-        // the local policy applies before routing (the state copied only when it turns the
-        // message away).
-        let policy = self.config.trust_policy;
-        if !policy.admits(message.trust()) {
-            return untrusted(policy, message);
+        // the local policy applies before routing (nothing copied for a message it admits).
+        if let Some((step, m)) = self.config.trust_policy.refusal(message.trust()) {
+            return untrusted(step, &m);
         }
         // Routing reads its members from their spans (the whole view is not rebuilt). The
         // texts of what is turned away are written out of this path (cold functions).
@@ -441,18 +439,14 @@ impl Receiver {
     }
 }
 
-/// [`Receiver::route`]'s answer for a message the trust policy turns away.
+/// [`Receiver::route`]'s answer for a message the trust policy turns away at `step`.
 #[cold]
 #[inline(never)]
-fn untrusted(policy: crate::trust::TrustPolicy, message: &Message) -> Route {
-    match policy.apply(message.trust().clone()) {
-        crate::trust::TrustState::Rejected { step, message: m } => Route::Refused {
-            code: ReasonCode::VerificationFailed,
-            pointer: step.pointer(),
-            message: format!("trust step `{step}` failed: {m}"),
-        },
-        // `admits` and `apply` agree: not reached.
-        _ => Route::Here,
+fn untrusted(step: crate::trust::Step, m: &str) -> Route {
+    Route::Refused {
+        code: ReasonCode::VerificationFailed,
+        pointer: step.pointer(),
+        message: format!("trust step `{step}` failed: {m}"),
     }
 }
 

@@ -746,8 +746,6 @@ impl WorkTracker {
         self.moving.contains(&kind)
     }
 
-    /// Why a message of `kind` with this `work_id` is outside the lifecycle, if it is: a kind
-    /// that moves no work, or no `work_id` (what [`WorkTracker::decide`] answers first).
     /// Why `message` is outside the lifecycle, if it is: what [`WorkTracker::pending`] answers
     /// first, without making a [`Pending`] (the receiver's path for most messages).
     #[inline]
@@ -755,6 +753,8 @@ impl WorkTracker {
         self.outside(message.kind(), message.work_id())
     }
 
+    /// Why a message of `kind` with this `work_id` is outside the lifecycle, if it is: a kind
+    /// that moves no work, or no `work_id` (what [`WorkTracker::decide`] answers first).
     fn outside(&self, kind: &str, work_id: Option<&str>) -> Option<IgnoreReason> {
         if !self.moves(kind) {
             Some(IgnoreReason::NotLifecycleKind)

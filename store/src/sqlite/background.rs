@@ -5,9 +5,10 @@
 //!
 //! The derivation waits for a commit, then until no group has been committed for
 //! [`SqliteOptions::derive_idle`] (or at once while half of `max_lag` rows or more wait), and
-//! derives a few rows a transaction (of the store file: no commit waits for it). The writer thread itself derives only what a ticket waits for
-//! (`Store::settled`, pruning) and past `max_lag` rows, at the priority it was started with: a
-//! thread cannot raise its priority back without a privilege.
+//! derives a few rows a transaction (of the store file: no commit waits for it). The writer
+//! thread itself derives only what a ticket waits for (`Store::settled`, pruning) and past
+//! `max_lag` rows, at the priority it was started with: a thread cannot raise its priority back
+//! without a privilege.
 //!
 //! [`SqliteOptions::background_niceness`]: super::SqliteOptions::background_niceness
 //! [`SqliteOptions::derive_idle`]: super::SqliteOptions::derive_idle
