@@ -449,40 +449,55 @@ pub struct Pruned {
 
 /// Refuses a write a store could not record faithfully, naming the field.
 pub(crate) fn check_write(write: &Write) -> Result<(), Error> {
-    let bad = |detail: &str| {
-        Err(Error::BadWrite {
-            detail: detail.to_owned(),
-        })
-    };
     match write {
         Write::Message(m) => {
             if m.surface.is_some() != m.container_id.is_some() {
                 return bad("message: surface and container_id are given together or not at all");
             }
+            Ok(())
         }
-        Write::Dedup(k) => {
-            if k.from.is_empty() || k.id.is_empty() {
-                return bad("dedup key: from and id must not be empty");
-            }
-        }
-        Write::Work(w) => {
-            let k = &w.key;
-            if k.surface.is_empty() || k.container_id.is_empty() || k.work_id.is_empty() {
-                return bad(
-                    "work change: key.surface, key.container_id and key.work_id must not be empty",
-                );
-            }
-            if w.state.is_empty() || w.message_id.is_empty() {
-                return bad("work change: state and message_id must not be empty");
-            }
-        }
-        Write::Audit(_) => {}
-        Write::Shared(s) => return s.check(),
-        Write::Presence(p) => {
-            if p.peer.is_empty() {
-                return bad("presence: peer must not be empty");
-            }
-        }
+        Write::Dedup(k) => check_dedup(&k.from, &k.id),
+        Write::Work(w) => check_work(
+            [&w.key.surface, &w.key.container_id, &w.key.work_id],
+            &w.state,
+            &w.message_id,
+        ),
+        Write::Audit(_) => Ok(()),
+        Write::Shared(s) => s.check(),
+        Write::Presence(p) => check_presence(&p.peer),
+    }
+}
+
+/// A refused write, saying why.
+fn bad(detail: &str) -> Result<(), Error> {
+    Err(Error::BadWrite {
+        detail: detail.to_owned(),
+    })
+}
+
+/// A dedup key's rule (also a shared `Delivered` write's, `shared.rs`).
+pub(crate) fn check_dedup(from: &str, id: &str) -> Result<(), Error> {
+    if from.is_empty() || id.is_empty() {
+        return bad("dedup key: from and id must not be empty");
+    }
+    Ok(())
+}
+
+/// A work change's rule: its key's surface, container id and work id, its state and message id.
+pub(crate) fn check_work(key: [&str; 3], state: &str, message_id: &str) -> Result<(), Error> {
+    if key.iter().any(|part| part.is_empty()) {
+        return bad("work change: key.surface, key.container_id and key.work_id must not be empty");
+    }
+    if state.is_empty() || message_id.is_empty() {
+        return bad("work change: state and message_id must not be empty");
+    }
+    Ok(())
+}
+
+/// A presence row's rule.
+pub(crate) fn check_presence(peer: &str) -> Result<(), Error> {
+    if peer.is_empty() {
+        return bad("presence: peer must not be empty");
     }
     Ok(())
 }

@@ -10,8 +10,8 @@ use std::fmt;
 use agh_protocol::{Message, WorkUnit};
 
 use super::{
-    AuditKind, AuditRecord, DedupKey, Direction, MessageRecord, PresenceRecord, WorkChange,
-    WorkRef, Write,
+    check_dedup, check_work, AuditKind, AuditRecord, DedupKey, Direction, MessageRecord,
+    PresenceRecord, WorkChange, WorkRef, Write,
 };
 use crate::error::Error;
 
@@ -218,19 +218,10 @@ impl SharedWrite {
 
     /// [`crate::model::check_write`] of its plain writes, without building them.
     pub(crate) fn check(&self) -> Result<(), Error> {
-        let bad = |detail: &str| {
-            Err(Error::BadWrite {
-                detail: detail.to_owned(),
-            })
-        };
         match self {
             SharedWrite::Message { .. } => Ok(()),
-            SharedWrite::Delivered { message, .. } => {
-                if message.from().is_empty() || message.id().is_empty() {
-                    return bad("dedup key: from and id must not be empty");
-                }
-                Ok(())
-            }
+            // Its dedup key's rule covers its presence row's (the same `from`).
+            SharedWrite::Delivered { message, .. } => check_dedup(message.from(), message.id()),
             SharedWrite::Work {
                 unit,
                 state,
@@ -238,15 +229,11 @@ impl SharedWrite {
                 ..
             } => {
                 let k = unit.key();
-                if k.surface().is_empty() || k.container_id().is_empty() || k.work_id().is_empty() {
-                    return bad(
-                        "work change: key.surface, key.container_id and key.work_id must not be empty",
-                    );
-                }
-                if state.is_empty() || message_id.is_empty() {
-                    return bad("work change: state and message_id must not be empty");
-                }
-                Ok(())
+                check_work(
+                    [k.surface(), k.container_id(), k.work_id()],
+                    state,
+                    message_id,
+                )
             }
         }
     }
