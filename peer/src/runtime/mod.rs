@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::FutureExt;
-use futures_util::stream::{SelectAll, StreamExt};
+use futures_util::stream::{Stream, StreamExt};
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
@@ -123,7 +123,7 @@ impl Drop for Stop {
 /// A peer's subscriptions, made before its state: own and broadcast subjects (and any other
 /// the profile listens on), flushed, and the transport's link events.
 pub(crate) struct Subscribed {
-    subs: SelectAll<Subscription>,
+    subs: Merged,
     links: Option<broadcast::Receiver<LinkEvent>>,
 }
 
@@ -142,9 +142,69 @@ pub(crate) async fn subscribe(
     }
     transport.flush().await?;
     Ok(Subscribed {
-        subs: futures_util::stream::select_all(streams),
+        subs: Merged {
+            subs: streams,
+            next: 0,
+        },
         links,
     })
+}
+
+/// A peer's subscriptions as one stream: each poll looks at every subscription once, starting
+/// one further each time (none starves), and hands out the first message found; it ends when
+/// every subscription has ended. Polled in place, with no task or allocation per message (as
+/// `futures_util`'s `SelectAll` makes).
+pub(crate) struct Merged {
+    subs: Vec<Subscription>,
+    /// Where the next poll starts.
+    next: usize,
+}
+
+impl Merged {
+    /// The subscriptions not ended yet.
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut Subscription> {
+        self.subs.iter_mut()
+    }
+}
+
+impl Stream for Merged {
+    type Item = Inbound;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Inbound>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        let len = this.subs.len();
+        // Those that ended in this poll (rare: a transport ending them, or a drain).
+        let mut ended = Vec::new();
+        let mut found = None;
+        for i in 0..len {
+            let at = (this.next + i) % len;
+            match this.subs[at].poll_next_unpin(cx) {
+                Poll::Ready(Some(m)) => {
+                    this.next = (at + 1) % len;
+                    found = Some(m);
+                    break;
+                }
+                Poll::Ready(None) => ended.push(at),
+                Poll::Pending => {}
+            }
+        }
+        if !ended.is_empty() {
+            ended.sort_unstable();
+            for at in ended.into_iter().rev() {
+                drop(this.subs.remove(at));
+            }
+            this.next = 0;
+        }
+        match found {
+            Some(m) => Poll::Ready(Some(m)),
+            None if this.subs.is_empty() => Poll::Ready(None),
+            None => Poll::Pending,
+        }
+    }
 }
 
 /// A running peer of profile `P`: its state, its loops, and their stop signal (sent when this
@@ -246,7 +306,7 @@ const BATCH: usize = 64;
 async fn inbound_loop<P: PeerProfile>(
     state: &Arc<P>,
     inlet: &P::Inlet,
-    mut subs: SelectAll<Subscription>,
+    mut subs: Merged,
     mut stop: watch::Receiver<bool>,
 ) -> Option<String> {
     let ended =
@@ -353,3 +413,49 @@ async fn timer_loop<P: PeerProfile>(
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod merged_tests {
+    use std::time::Duration;
+
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::transport::Bus;
+
+    #[tokio::test]
+    async fn merged_subscriptions_take_turns_and_end_when_all_have_ended() {
+        let bus = Bus::new();
+        let mut subs = subscribe(&bus, vec!["a".into(), "b".into(), "a".into()])
+            .await
+            .expect("subscribed")
+            .subs;
+        assert_eq!(
+            subs.subs.len(),
+            2,
+            "a subject listed twice is subscribed once"
+        );
+        for (subject, payload) in [("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")] {
+            bus.publish(subject.into(), Bytes::from(payload))
+                .await
+                .expect("published");
+        }
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            let m = tokio::time::timeout(Duration::from_secs(5), subs.next())
+                .await
+                .expect("a message")
+                .expect("not ended");
+            seen.push(String::from_utf8(m.payload.to_vec()).expect("text"));
+        }
+        // Each subscription in order; the two in turn, so neither waits for the other's burst.
+        assert_eq!(seen, ["a1", "b1", "a2", "b2"]);
+        for s in subs.iter_mut() {
+            s.unsubscribe().await.expect("unsubscribed");
+        }
+        let end = tokio::time::timeout(Duration::from_secs(5), subs.next()).await;
+        assert!(matches!(end, Ok(None)), "ends once every subscription has");
+        assert!(subs.subs.is_empty());
+    }
+}

@@ -20,10 +20,8 @@ impl Shared {
         let report = |total: u64, reported: &AtomicU64, event: fn(u64, u64) -> Event| {
             let before = reported.load(Ordering::Relaxed);
             if total > before {
-                if let Some(tx) = self.events.tx() {
-                    if tx.try_send(event(total - before, total)).is_ok() {
-                        reported.store(total, Ordering::Relaxed);
-                    }
+                if self.events.offer(event(total - before, total)) {
+                    reported.store(total, Ordering::Relaxed);
                 }
             }
         };

@@ -276,8 +276,6 @@ impl Shared {
         for p in &out.publish {
             self.publish_or_report(p).await;
         }
-        // One handle on the queue for all of the step's events.
-        let queue = self.events.tx();
         for e in out.events {
             // Only `whois` / `request` calls in progress listen here: no copy without them.
             if let Event::Message(m) = &e {
@@ -285,11 +283,10 @@ impl Shared {
                     let _ = self.delivered.send(m.clone());
                 }
             }
-            let Some(queue) = &queue else { continue };
             if wait && e.is_delivery() {
-                let _ = queue.send(e).await;
+                self.events.send(e).await;
             } else {
-                self.events.emit_on(queue, e);
+                self.events.emit(e);
             }
         }
     }
@@ -536,19 +533,23 @@ impl Peer {
         message: Message,
         (publish, outcome, writes): (Publish, Outcome, Option<Vec<agh_store::Write>>),
     ) -> Result<Sent, PeerError> {
-        let work = outcome.is_accepted().then(|| Event::Work {
-            message_id: message.id().to_owned(),
-            outcome: outcome.clone(),
-            local: true,
-        });
+        // Made once it is needed: not held across the publish without a store.
+        let work = |message: &Message, outcome: &Outcome| {
+            outcome.is_accepted().then(|| Event::Work {
+                message_id: message.id().to_owned(),
+                outcome: outcome.clone(),
+                local: true,
+            })
+        };
         match (&self.shared().store, writes) {
             (Some(store), Some(writes)) => {
                 let ticket = store.submit(writes);
+                let work = work(&message, &outcome);
                 self.shared().post(ticket, publish.clone(), work).await?;
             }
             _ => {
                 self.shared().publish(&publish).await?;
-                if let Some(work) = work {
+                if let Some(work) = work(&message, &outcome) {
                     self.shared().emit(work);
                 }
             }
