@@ -19,10 +19,8 @@ impl Shared {
     pub(crate) fn report_drops(&self) {
         let report = |total: u64, reported: &AtomicU64, event: fn(u64, u64) -> Event| {
             let before = reported.load(Ordering::Relaxed);
-            if total > before {
-                if self.events.offer(event(total - before, total)) {
-                    reported.store(total, Ordering::Relaxed);
-                }
+            if total > before && self.events.offer(event(total - before, total)) {
+                reported.store(total, Ordering::Relaxed);
             }
         };
         report(
