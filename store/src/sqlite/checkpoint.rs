@@ -107,14 +107,14 @@ pub(super) fn signal() -> (Signal, Signals) {
 
 /// Runs until the writer hangs up (`signals` disconnected); checkpoints each of `files` (the
 /// store file, the log file) at most once per `pace` and sets its flag in `too_big` when its WAL
-/// is past the cap; at `niceness` ([`super::SqliteOptions::background_niceness`]).
+/// is past the cap; at the background `priority` (`background.rs`).
 pub(super) fn run(
     files: &[(Connection, Arc<AtomicBool>)],
     signals: &Signals,
     pace: Duration,
-    niceness: Option<i32>,
+    priority: super::background::Priority,
 ) {
-    super::background::lower_priority(niceness);
+    super::background::lower_priority(priority);
     let Signals {
         wake: signals,
         dirty,
