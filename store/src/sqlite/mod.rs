@@ -143,6 +143,9 @@ pub(super) enum Job {
     Prune(i64, Completer<Pruned>),
     /// Ready once everything before it is derived.
     Settle(Completer<()>),
+    /// A group committed on a submitting thread left the readers `max_lag` rows or more
+    /// behind: the writer thread derives until they are not (`Hub::try_inline`).
+    CatchUp,
 }
 
 /// A [`Store`] in one SQLite file.
@@ -457,7 +460,12 @@ impl Store for SqliteStore {
         let mut group = (writes, done);
         if self.options.commit_on_caller {
             match hub.try_inline(group) {
-                Ok(()) => return ticket,
+                Ok(catch_up) => {
+                    if catch_up {
+                        let _ = self.send(Job::CatchUp);
+                    }
+                    return ticket;
+                }
                 Err(back) => group = back,
             }
         }
