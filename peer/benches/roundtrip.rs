@@ -24,6 +24,8 @@
 //! bench runs (`derive_idle` and `checkpoint_pace` of an hour, no `max_lag`: nothing derived,
 //! one checkpoint at the start), so each request costs what issue 32 requires before a delivery
 //! and before a publish (the request's row, then the receipt's, each committed) and nothing else.
+//! `ROUNDTRIP_BACKGROUND_IDLE=0`: both stores' background threads at niceness 19 only, without
+//! `SCHED_IDLE` (`SqliteOptions::background_idle`).
 //!
 //! The floor of the runtime (issue 34), in the same rounds: "raw + work inline", a raw
 //! `async-nats` subscriber that runs the peer's protocol work itself in its handler (a
@@ -225,8 +227,12 @@ async fn main() {
         .ok()
         .map(|s| s.parse().expect("ROUNDTRIP_PAGE_SIZE: a number of bytes"))
         .unwrap_or(agh_store::DEFAULT_PAGE_SIZE);
+    // `ROUNDTRIP_BACKGROUND_IDLE=0`: the store's background threads at niceness 19 only, not
+    // under `SCHED_IDLE` (`SqliteOptions::background_idle`).
+    let background_idle = std::env::var("ROUNDTRIP_BACKGROUND_IDLE").as_deref() != Ok("0");
     let options = agh_store::SqliteOptions {
         page_size,
+        background_idle,
         ..Default::default()
     };
     let (store, stored_app) = stored_peer(&url, dir.path(), STORED, options).await;
@@ -237,6 +243,7 @@ async fn main() {
     let hour = Duration::from_secs(3600);
     let log_only = agh_store::SqliteOptions {
         page_size,
+        background_idle,
         derive_idle: hour,
         checkpoint_pace: hour,
         max_lag: usize::MAX,

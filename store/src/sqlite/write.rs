@@ -500,6 +500,14 @@ impl Hub {
         self.signal.committed();
     }
 
+    /// After a catch-up transaction of the writer thread: signals the checkpointer only. A store
+    /// file's WAL past its cap is checkpointed by the derivation thread's next transaction
+    /// (a checkpoint syncs the file: on the writer thread, the groups queued behind it would
+    /// wait for that sync).
+    fn caught_up(&self) {
+        self.signal.committed();
+    }
+
     fn waiting(&self) -> bool {
         self.queued.load(Ordering::SeqCst) > 0
     }
@@ -593,7 +601,7 @@ impl Hub {
             if w.derive(DERIVE_CHUNK).is_err() {
                 break;
             }
-            self.committed(&w.conn, false);
+            self.caught_up();
         }
     }
 }
