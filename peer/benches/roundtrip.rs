@@ -24,6 +24,8 @@
 //! bench runs (`derive_idle` and `checkpoint_pace` of an hour, no `max_lag`: nothing derived,
 //! one checkpoint at the start), so each request costs what issue 32 requires before a delivery
 //! and before a publish (the request's row, then the receipt's, each committed) and nothing else.
+//! `ROUNDTRIP_BACKGROUND_IDLE=0`: both stores' background threads at niceness 19 only, without
+//! `SCHED_IDLE` (`SqliteOptions::background_idle`).
 //!
 //! The floor of the runtime (issue 34), in the same rounds: "raw + work inline", a raw
 //! `async-nats` subscriber that runs the peer's protocol work itself in its handler (a
@@ -42,9 +44,9 @@
 //!
 //! Run: `cargo bench -p agh-peer --bench roundtrip` (needs `nats-server`; started on a free
 //! 127.0.0.1 port and stopped at the end). `-- interleaved`: only the raw, inline, required
-//! steps and peer receivers (no store). `ROUNDTRIP_PROBE=<raw|inline|steps|peer>,<size>,<n>`:
-//! nothing but `n` pipelined requests of `size` bytes to that receiver, for `perf stat` of one
-//! phase (`none`: the same process building the requests but sending none, the part to
+//! steps and peer receivers (no store). `ROUNDTRIP_PROBE=<raw|inline|steps|peer|store|logged>,<size>,<n>[,<m>]`:
+//! nothing but `n` pipelined requests of `size` bytes to that receiver, then `m` (10 unless
+//! given) one at a time, for `perf stat`, `strace` or `perf sched` of one phase (`none`: the same process building the requests but sending none, the part to
 //! subtract).
 
 #[path = "../tests/support/nats_server.rs"]
@@ -225,8 +227,12 @@ async fn main() {
         .ok()
         .map(|s| s.parse().expect("ROUNDTRIP_PAGE_SIZE: a number of bytes"))
         .unwrap_or(agh_store::DEFAULT_PAGE_SIZE);
+    // `ROUNDTRIP_BACKGROUND_IDLE=0`: the store's background threads at niceness 19 only, not
+    // under `SCHED_IDLE` (`SqliteOptions::background_idle`).
+    let background_idle = std::env::var("ROUNDTRIP_BACKGROUND_IDLE").as_deref() != Ok("0");
     let options = agh_store::SqliteOptions {
         page_size,
+        background_idle,
         ..Default::default()
     };
     let (store, stored_app) = stored_peer(&url, dir.path(), STORED, options).await;
@@ -237,6 +243,7 @@ async fn main() {
     let hour = Duration::from_secs(3600);
     let log_only = agh_store::SqliteOptions {
         page_size,
+        background_idle,
         derive_idle: hour,
         checkpoint_pace: hour,
         max_lag: usize::MAX,
@@ -338,29 +345,43 @@ async fn main() {
 
     if let Ok(probe) = std::env::var("ROUNDTRIP_PROBE") {
         let parts: Vec<&str> = probe.split(',').collect();
-        let [phase, size, n] = parts[..] else {
-            panic!("ROUNDTRIP_PROBE: <raw|inline|steps|peer>,<size>,<n>, got `{probe}`")
+        let (phase, size, n, m) = match parts[..] {
+            [phase, size, n] => (phase, size, n, "10"),
+            [phase, size, n, m] => (phase, size, n, m),
+            _ => panic!(
+                "ROUNDTRIP_PROBE: <raw|inline|steps|peer|store|logged>,<size>,<n>[,<m>], got `{probe}`"
+            ),
         };
-        let (size, n): (usize, usize) = (
+        let (size, n, m): (usize, usize, usize) = (
             size.parse().expect("ROUNDTRIP_PROBE: size"),
             n.parse().expect("ROUNDTRIP_PROBE: n"),
+            m.parse().expect("ROUNDTRIP_PROBE: m"),
         );
         let (to, target) = match phase {
             "raw" => (raw_in.to_owned(), RECEIVER),
             "inline" => (inline_subject.clone(), INLINE),
             "steps" => (steps_subject.clone(), STEPS),
             "peer" | "none" => (receiver_subject.clone(), RECEIVER),
-            _ => panic!("ROUNDTRIP_PROBE: raw, inline, steps, peer or none, got `{phase}`"),
+            "store" => (stored_subject.clone(), STORED),
+            "logged" => (logged_subject.clone(), LOGGED),
+            _ => panic!(
+                "ROUNDTRIP_PROBE: raw, inline, steps, peer, store, logged or none, got `{phase}`"
+            ),
         };
         let t = envelopes_to(target, size, n, "probe");
-        let l = envelopes_to(target, size, 10, "probel");
+        let l = envelopes_to(target, size, m, "probel");
         if phase == "none" {
             // The same process without the requests: what `perf stat` should subtract.
             println!("none {size} B: {} envelopes built", t.len() + l.len());
             return;
         }
         let f = drive(&client, &mut answers, &to, t, l).await;
-        println!("{phase} {size} B: {:.0} msg/s", f.per_sec);
+        println!(
+            "{phase} {size} B: {:.0} msg/s, one at a time p50 {:.1} us p99 {:.1} us",
+            f.per_sec,
+            f.p50.as_secs_f64() * 1e6,
+            f.p99.as_secs_f64() * 1e6
+        );
         return;
     }
     let interleaved = std::env::args().any(|a| a == "interleaved");

@@ -24,8 +24,10 @@
 //! committed on the submitting thread. The tables the reading calls read (messages and their
 //! lookups, conversations, participants, work units and transitions, dedup keys, audit,
 //! presence) are derived from the log behind those commits, in batches, on a thread of their own
-//! at a background priority ([`SqliteOptions::background_niceness`]) when no group has come for
-//! a moment, and by the writer at the latest once [`SqliteOptions::max_lag`] groups wait,
+//! at a background priority ([`SqliteOptions::background_niceness`],
+//! [`SqliteOptions::background_idle`]) when no group has come for a moment, and by the writer
+//! at the latest once [`SqliteOptions::max_lag`] groups wait (a sixteenth of it later while
+//! groups keep coming: they are committed first),
 //! with the mark of what is derived (`derived_upto`) in the store file, committed with what is
 //! derived; the log rows at or below it are deleted afterwards (by the next appends, the oldest
 //! first and a few more than each adds, so that no append writes more than a few pages; by the

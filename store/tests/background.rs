@@ -1,5 +1,6 @@
 //! The store's background threads (the derivation of the readers' tables, the checkpointer)
-//! run at the niceness asked for, the writer at the process's, and everything is still derived
+//! run at the niceness asked for and under `SCHED_IDLE` unless told not to, the writer as the
+//! process does, and everything is still derived
 //! and checkpointed. Linux only (niceness per thread); a process of its own, so that the threads
 //! it finds are this test's store's.
 #![cfg(target_os = "linux")]
@@ -34,18 +35,28 @@ fn say(i: i64) -> MessageRecord {
 
 /// The niceness of a thread, from `/proc/self/task/<tid>/stat` (its 19th field).
 fn niceness(stat: &str) -> i32 {
+    field(stat, 19)
+}
+
+/// The `n`th field (from 1) of a `stat` line.
+fn field(stat: &str, n: usize) -> i32 {
     let after = &stat[stat.rfind(')').expect("comm") + 1..];
     after
         .split_whitespace()
-        .nth(16)
-        .expect("nice field")
+        .nth(n - 3)
+        .expect("field")
         .parse()
         .expect("a number")
 }
 
-/// The niceness of each of this process's threads named `name` (as `comm` shows it: at most 15
-/// bytes).
-fn threads_named(name: &str) -> Vec<i32> {
+/// Linux's `SCHED_IDLE` policy, as `stat`'s 41st field gives it.
+const SCHED_IDLE: i32 = 5;
+/// `SCHED_OTHER`.
+const SCHED_OTHER: i32 = 0;
+
+/// The niceness and the scheduling policy of each of this process's threads named `name` (as
+/// `comm` shows it: at most 15 bytes).
+fn threads_named(name: &str) -> Vec<(i32, i32)> {
     let mut found = Vec::new();
     for task in std::fs::read_dir("/proc/self/task").expect("tasks") {
         let task = task.expect("task").path();
@@ -54,7 +65,7 @@ fn threads_named(name: &str) -> Vec<i32> {
         };
         if comm.trim_end() == name {
             let stat = std::fs::read_to_string(task.join("stat")).expect("stat");
-            found.push(niceness(&stat));
+            found.push((niceness(&stat), field(&stat, 41)));
         }
     }
     found
@@ -96,38 +107,54 @@ fn derived_and_checkpointed(store: &SqliteStore, path: &Path) {
 }
 
 #[test]
-fn the_derivation_and_the_checkpointer_run_at_the_niceness_asked_for() {
+fn the_derivation_and_the_checkpointer_run_at_the_priority_asked_for() {
     let dir = tempfile::tempdir().expect("temp dir");
     let own = process_niceness();
     let asked = 17.max(own);
     let binding = Binding::new("ws_alpha", "builders", "worker.one");
 
-    let path = dir.path().join("nice.sqlite3");
+    // The default: `SCHED_IDLE` besides the niceness asked for.
+    let path = dir.path().join("idle.sqlite3");
     let options = SqliteOptions {
         background_niceness: Some(asked),
         ..SqliteOptions::default()
     };
     let store = SqliteStore::open_with(&path, binding.clone(), options).expect("open");
     derived_and_checkpointed(&store, &path);
-    assert_eq!(threads_named("agh-store-deriv"), [asked]);
-    assert_eq!(threads_named("agh-store-check"), [asked]);
+    assert_eq!(threads_named("agh-store-deriv"), [(asked, SCHED_IDLE)]);
+    assert_eq!(threads_named("agh-store-check"), [(asked, SCHED_IDLE)]);
     // The commits tickets wait for keep the process's priority.
-    assert_eq!(threads_named("agh-store-write"), [own]);
+    assert_eq!(threads_named("agh-store-write"), [(own, SCHED_OTHER)]);
     store.close();
     assert!(
         threads_named("agh-store-deriv").is_empty(),
         "ended on close"
     );
 
-    // Without it, every thread runs at the process's niceness.
+    // The niceness alone.
+    let path = dir.path().join("nice.sqlite3");
+    let options = SqliteOptions {
+        background_niceness: Some(asked),
+        background_idle: false,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&path, binding.clone(), options).expect("open");
+    derived_and_checkpointed(&store, &path);
+    assert_eq!(threads_named("agh-store-deriv"), [(asked, SCHED_OTHER)]);
+    assert_eq!(threads_named("agh-store-check"), [(asked, SCHED_OTHER)]);
+    assert_eq!(threads_named("agh-store-write"), [(own, SCHED_OTHER)]);
+    store.close();
+
+    // Without either, every thread runs as the process does.
     let path = dir.path().join("plain.sqlite3");
     let options = SqliteOptions {
         background_niceness: None,
+        background_idle: false,
         ..SqliteOptions::default()
     };
     let store = SqliteStore::open_with(&path, binding, options).expect("open");
     derived_and_checkpointed(&store, &path);
-    assert_eq!(threads_named("agh-store-deriv"), [own]);
-    assert_eq!(threads_named("agh-store-check"), [own]);
-    assert_eq!(threads_named("agh-store-write"), [own]);
+    assert_eq!(threads_named("agh-store-deriv"), [(own, SCHED_OTHER)]);
+    assert_eq!(threads_named("agh-store-check"), [(own, SCHED_OTHER)]);
+    assert_eq!(threads_named("agh-store-write"), [(own, SCHED_OTHER)]);
 }

@@ -1,7 +1,8 @@
 //! The store's background work, beside the commits that tickets wait for: the derivation of
 //! the readers' tables from the log (its own thread) and the checkpoints (`checkpoint.rs`), both
-//! at a background scheduling priority ([`SqliteOptions::background_niceness`]) so that a busy
-//! machine runs the threads that commit and answer first.
+//! at a background scheduling priority ([`SqliteOptions::background_niceness`], and Linux's
+//! `SCHED_IDLE`: [`SqliteOptions::background_idle`]) so that a busy machine runs the threads
+//! that commit and answer first.
 //!
 //! The derivation waits for a commit, then until no group has been committed for
 //! [`SqliteOptions::derive_idle`] (or at once while half of `max_lag` rows or more wait), and
@@ -11,6 +12,7 @@
 //! without a privilege.
 //!
 //! [`SqliteOptions::background_niceness`]: super::SqliteOptions::background_niceness
+//! [`SqliteOptions::background_idle`]: super::SqliteOptions::background_idle
 //! [`SqliteOptions::derive_idle`]: super::SqliteOptions::derive_idle
 
 use std::sync::atomic::Ordering;
@@ -18,27 +20,60 @@ use std::sync::mpsc;
 
 use super::checkpoint::Signals;
 use super::write::{Hub, IDLE_CHUNK, IDLE_TIDY};
+use super::SqliteOptions;
 
-/// Sets the calling thread's niceness to `niceness` (Linux; elsewhere nothing). A niceness the
-/// process may not take (below its own without the privilege) leaves the thread as it was.
-pub(super) fn lower_priority(niceness: Option<i32>) {
-    let Some(niceness) = niceness else {
-        return;
-    };
+/// The scheduling of the background threads ([`SqliteOptions::background_niceness`],
+/// [`SqliteOptions::background_idle`]).
+///
+/// [`SqliteOptions::background_idle`]: super::SqliteOptions::background_idle
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Priority {
+    niceness: Option<i32>,
+    idle: bool,
+}
+
+impl Priority {
+    pub(super) fn of(options: &SqliteOptions) -> Priority {
+        Priority {
+            niceness: options.background_niceness,
+            idle: options.background_idle,
+        }
+    }
+}
+
+/// Gives the calling thread the background `priority` (Linux; elsewhere nothing): `SCHED_IDLE`
+/// if asked, then its niceness. What the process may not take (a niceness below its own without
+/// the privilege) leaves the thread as it was.
+pub(super) fn lower_priority(priority: Priority) {
     #[cfg(target_os = "linux")]
     {
-        // On Linux `PRIO_PROCESS` with a thread id sets that thread's niceness alone.
-        let me = rustix::thread::gettid();
-        let _ = rustix::process::setpriority_process(Some(me), niceness.clamp(-20, 19));
+        use thread_priority::unix::{
+            set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
+            ThreadSchedulePolicy,
+        };
+        if priority.idle {
+            // (The crate sets niceness 0 after the policy, which a process niced above 0 may
+            // not take: the policy is set all the same, and the niceness below.)
+            let _ = set_thread_priority_and_policy(
+                thread_native_id(),
+                thread_priority::ThreadPriority::Min,
+                ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle),
+            );
+        }
+        if let Some(niceness) = priority.niceness {
+            // On Linux `PRIO_PROCESS` with a thread id sets that thread's niceness alone.
+            let me = rustix::thread::gettid();
+            let _ = rustix::process::setpriority_process(Some(me), niceness.clamp(-20, 19));
+        }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = niceness;
+    let _ = priority;
 }
 
 /// The derivation thread: runs until the writer thread has closed the hub (after deriving
 /// everything itself).
-pub(super) fn run_deriver(hub: &Hub, wake: &Signals, niceness: Option<i32>) {
-    lower_priority(niceness);
+pub(super) fn run_deriver(hub: &Hub, wake: &Signals, priority: Priority) {
+    lower_priority(priority);
     // Whether the last delete of derived log rows worked (a failing one is not tried again
     // until a commit comes).
     let mut tidy_ok = true;

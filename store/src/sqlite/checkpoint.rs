@@ -10,8 +10,9 @@
 //! [`SqliteOptions::checkpoint_pace`].
 //! The WAL starts over from its beginning only once a checkpoint has copied all of it; under
 //! writes that never pause, passive checkpoints may not get there, so when the WAL has grown
-//! past [`WAL_CAP`] pages the checkpointer asks the writer (`too_big`) to checkpoint once itself,
-//! between two transactions. A checkpoint syncs the WAL first: with `synchronous=NORMAL`, that
+//! past [`WAL_CAP`] pages the checkpointer asks the file's writer (`too_big`: the log file's
+//! appends, the store file's derivation thread, never the writer thread's catch-up) to
+//! checkpoint once itself, between two transactions. A checkpoint syncs the WAL first: with `synchronous=NORMAL`, that
 //! sync is what makes a commit survive a power loss.
 
 use std::path::Path;
@@ -107,14 +108,14 @@ pub(super) fn signal() -> (Signal, Signals) {
 
 /// Runs until the writer hangs up (`signals` disconnected); checkpoints each of `files` (the
 /// store file, the log file) at most once per `pace` and sets its flag in `too_big` when its WAL
-/// is past the cap; at `niceness` ([`super::SqliteOptions::background_niceness`]).
+/// is past the cap; at the background `priority` (`background.rs`).
 pub(super) fn run(
     files: &[(Connection, Arc<AtomicBool>)],
     signals: &Signals,
     pace: Duration,
-    niceness: Option<i32>,
+    priority: super::background::Priority,
 ) {
-    super::background::lower_priority(niceness);
+    super::background::lower_priority(priority);
     let Signals {
         wake: signals,
         dirty,

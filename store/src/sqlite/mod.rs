@@ -97,6 +97,12 @@ pub struct SqliteOptions {
     /// run at the process's. Ignored elsewhere than on Linux, and when the process may not
     /// take it (lower than its own).
     pub background_niceness: Option<i32>,
+    /// Whether those threads run under Linux's `SCHED_IDLE` policy besides: only on a core that
+    /// has nothing else to run, and off it as soon as another thread of the machine wakes there
+    /// (at niceness 19 a woken thread may wait for such a thread's time slice, up to a few
+    /// milliseconds: the round trips' tail, `BENCHMARKS.md`, issue 32). Ignored elsewhere than
+    /// on Linux.
+    pub background_idle: bool,
 }
 
 /// [`SqliteOptions::background_niceness`]'s default: the lowest priority.
@@ -126,6 +132,7 @@ impl Default for SqliteOptions {
             checkpoint_pace: DEFAULT_CHECKPOINT_PACE,
             commit_on_caller: true,
             background_niceness: Some(DEFAULT_BACKGROUND_NICENESS),
+            background_idle: true,
         }
     }
 }
@@ -136,6 +143,9 @@ pub(super) enum Job {
     Prune(i64, Completer<Pruned>),
     /// Ready once everything before it is derived.
     Settle(Completer<()>),
+    /// A group committed on a submitting thread left the readers `max_lag` rows or more
+    /// behind: the writer thread derives until they are not (`Hub::try_inline`).
+    CatchUp,
 }
 
 /// A [`Store`] in one SQLite file.
@@ -244,7 +254,7 @@ impl SqliteStore {
         let too_big = [files[0].1.clone(), files[1].1.clone()];
         let (signal, signals) = checkpoint::signal();
         let (derive_signal, derive_signals) = checkpoint::signal();
-        let niceness = options.background_niceness;
+        let priority = background::Priority::of(&options);
         let thread = |name: &str| std::thread::Builder::new().name(name.to_owned());
         let not_started = |what: &str, e: std::io::Error| Error::Open {
             path: path.clone(),
@@ -252,7 +262,7 @@ impl SqliteStore {
         };
         let pace = options.checkpoint_pace;
         let checkpointer = thread("agh-store-checkpoint")
-            .spawn(move || checkpoint::run(&files, &signals, pace, niceness))
+            .spawn(move || checkpoint::run(&files, &signals, pace, priority))
             .map_err(|e| not_started("checkpoint", e))?;
         let (jobs, receiver) = mpsc::channel();
         let max_group = options.max_group.max(1);
@@ -271,7 +281,7 @@ impl SqliteStore {
         // closes the hub.)
         let shared = hub.clone();
         let deriver = thread("agh-store-derive")
-            .spawn(move || background::run_deriver(&shared, &derive_signals, niceness))
+            .spawn(move || background::run_deriver(&shared, &derive_signals, priority))
             .map_err(|e| not_started("derivation", e))?;
         Ok(SqliteStore {
             path,
@@ -450,7 +460,12 @@ impl Store for SqliteStore {
         let mut group = (writes, done);
         if self.options.commit_on_caller {
             match hub.try_inline(group) {
-                Ok(()) => return ticket,
+                Ok(catch_up) => {
+                    if catch_up {
+                        let _ = self.send(Job::CatchUp);
+                    }
+                    return ticket;
+                }
                 Err(back) => group = back,
             }
         }

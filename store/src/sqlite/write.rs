@@ -206,8 +206,16 @@ pub(super) struct Writer {
 }
 
 /// At most this many log rows are derived in one transaction when the writer must catch up
-/// (past `max_lag`): it commits the groups that came meanwhile between two such transactions.
-pub(super) const DERIVE_CHUNK: usize = 64;
+/// (past `max_lag`): it commits the groups that came meanwhile between two such transactions,
+/// so a group queued behind a catch-up waits for one of them at most.
+pub(super) const DERIVE_CHUNK: usize = 16;
+
+/// How many rows past `max_lag` the readers may lag while the writer thread catches up (at most
+/// a sixteenth of `max_lag`): below it a group is still committed on the submitting thread, and
+/// groups queued meanwhile are committed between two of the catch-up's transactions.
+fn slack(max_lag: i64) -> i64 {
+    (max_lag / 16).min(4 * DERIVE_CHUNK as i64)
+}
 
 /// At most this many log rows are derived in one transaction by the derivation thread (no
 /// commit waits for it; the writer thread's catch-up past `max_lag` waits for the writer's
@@ -423,6 +431,10 @@ pub(super) struct Hub {
     closed: AtomicBool,
     /// Readers may lag by at most about this many log rows.
     max_lag: i64,
+    /// [`slack`] of `max_lag`.
+    slack: i64,
+    /// A catch-up job is queued for the writer thread or running (`Job::CatchUp`).
+    catching_up: AtomicBool,
     /// How long the derivation thread waits for no group to be committed before it derives.
     derive_idle: Duration,
     /// The log's next `seq` and the last row derived (the writer's, read without its mutex:
@@ -451,6 +463,8 @@ impl Hub {
             derive_signal,
             closed: AtomicBool::new(false),
             max_lag: i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX),
+            slack: slack(i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX)),
+            catching_up: AtomicBool::new(false),
             derive_idle,
             next,
             derived,
@@ -483,6 +497,14 @@ impl Hub {
             // transaction starts it over.
             let _ = checkpoint::checkpoint(conn);
         }
+        self.signal.committed();
+    }
+
+    /// After a catch-up transaction of the writer thread: signals the checkpointer only. A store
+    /// file's WAL past its cap is checkpointed by the derivation thread's next transaction
+    /// (a checkpoint syncs the file: on the writer thread, the groups queued behind it would
+    /// wait for that sync).
+    fn caught_up(&self) {
         self.signal.committed();
     }
 
@@ -538,14 +560,16 @@ impl Hub {
     }
 
     /// Commits `group` on the calling thread when the writer is idle (nothing queued, no
-    /// append running) and the readers lag by less than `max_lag` rows; hands it back
-    /// otherwise (the writer thread then derives behind its commit, at its own priority,
-    /// should the derivation's thread be starved).
+    /// append running) and the readers lag by less than `max_lag` rows and the [`slack`] past
+    /// it; hands it back otherwise (the writer thread then derives behind its commit, at its
+    /// own priority, should the derivation's thread be starved). `Ok(true)`: committed, and the
+    /// readers lag by `max_lag` rows or more with no catch-up asked for yet: the caller asks the
+    /// writer thread for one (`Job::CatchUp`).
     pub(super) fn try_inline(
         &self,
         group: (Vec<Write>, Completer<()>),
-    ) -> std::result::Result<(), (Vec<Write>, Completer<()>)> {
-        if self.waiting() || self.lag() >= self.max_lag {
+    ) -> std::result::Result<bool, (Vec<Write>, Completer<()>)> {
+        if self.waiting() || self.lag() >= self.max_lag.saturating_add(self.slack) {
             return Err(group);
         }
         let mut w = match self.log.try_lock() {
@@ -560,7 +584,25 @@ impl Hub {
         if w.append(vec![group]) {
             self.committed(&w.conn, true);
         }
-        Ok(())
+        drop(w);
+        Ok(self.lag() >= self.max_lag && !self.catching_up.swap(true, Ordering::SeqCst))
+    }
+
+    /// Derives on the calling thread (the writer's) while the readers lag by `max_lag` rows or
+    /// more, [`DERIVE_CHUNK`] rows a transaction; between two, it leaves the groups queued
+    /// meanwhile to be committed first, as long as the lag is below the [`slack`] past
+    /// `max_lag` (it is called again after their commit).
+    fn catch_up(&self) {
+        let mut w = self.lock();
+        while w.pending() >= self.max_lag {
+            if self.waiting() && w.pending() < self.max_lag.saturating_add(self.slack) {
+                break;
+            }
+            if w.derive(DERIVE_CHUNK).is_err() {
+                break;
+            }
+            self.caught_up();
+        }
     }
 }
 
@@ -625,16 +667,15 @@ pub(super) fn run_writer(hub: &Hub, jobs: &mpsc::Receiver<Job>, max_group: usize
                 // The readers lag by at most `max_lag` rows (and the groups of one commit);
                 // below that the writer's mutex is not taken (the derivation thread, at a
                 // background priority, may hold it).
-                if hub.lag() < hub.max_lag {
-                    continue;
+                if hub.lag() >= hub.max_lag {
+                    hub.catch_up();
                 }
-                let mut w = hub.lock();
-                while w.pending() >= hub.max_lag {
-                    if w.derive(DERIVE_CHUNK).is_err() {
-                        break;
-                    }
-                    hub.committed(&w.conn, false);
-                }
+            }
+            Job::CatchUp => {
+                // (Cleared first: a commit from now on that finds the lag still past `max_lag`
+                // asks again.)
+                hub.catching_up.store(false, Ordering::SeqCst);
+                hub.catch_up();
             }
         }
     }
