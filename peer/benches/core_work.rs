@@ -12,6 +12,12 @@
 //! `-- --profile-time 2 PeerCore/200` (or `Required/200`: the steps issue 34 requires, alone)
 //! runs that function alone, without the interleaved rounds; under callgrind with
 //! `--toggle-collect='*peer_work::serve*'` (or `'*Required::serve*'`) the counts are per request.
+//! A profiler's run of a known number of requests, whatever the machine's speed (criterion's
+//! own runs make as many as fit in their time): `CORE_WORK_COUNT=PeerCore/200/5000` (or
+//! `Required/...`, `parse_ref/...`) serves that many new requests of that size through one core
+//! (one `Required`; `parse_ref` on each) and exits, e.g.
+//! `CORE_WORK_COUNT=PeerCore/200/5000 valgrind --tool=callgrind --toggle-collect='*peer_work::serve*'
+//! target/release/deps/core_work-* --bench`: the total over 5000 is the count per request.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -367,5 +373,44 @@ fn interleaved(_c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench, interleaved);
+/// `CORE_WORK_COUNT=FUNCTION/SIZE/N` (see the module documentation): N new requests through
+/// that function, then the process exits; without the variable, nothing.
+fn counted(_c: &mut Criterion) {
+    let Ok(spec) = std::env::var("CORE_WORK_COUNT") else {
+        return;
+    };
+    let parts: Vec<&str> = spec.split('/').collect();
+    let [function, size, n] = parts[..] else {
+        panic!("CORE_WORK_COUNT is FUNCTION/SIZE/N, not `{spec}`");
+    };
+    let size: usize = size.parse().expect("CORE_WORK_COUNT: SIZE is a number");
+    let n: u64 = n.parse().expect("CORE_WORK_COUNT: N is a number");
+    let ts = now();
+    let template = template(size, ts);
+    let reqs = requests(&template, 0, n);
+    match function {
+        "PeerCore" => {
+            let mut core = core_of(RECEIVER);
+            for r in reqs {
+                black_box(serve(&mut core, bytes::Bytes::from(r), ts));
+            }
+        }
+        "Required" => {
+            let mut floor = Required::new(RECEIVER);
+            for r in reqs {
+                black_box(floor.serve(bytes::Bytes::from(r), ts).expect("accepted"));
+            }
+        }
+        "parse_ref" => {
+            let options = Options::at(ts);
+            for r in &reqs {
+                black_box(agh_protocol::parse_ref(black_box(r), &options).expect("valid"));
+            }
+        }
+        other => panic!("CORE_WORK_COUNT: no function `{other}` (PeerCore, Required, parse_ref)"),
+    }
+    std::process::exit(0);
+}
+
+criterion_group!(benches, counted, bench, interleaved);
 criterion_main!(benches);

@@ -801,8 +801,17 @@ pub fn members<'a, const N: usize>(raw: RawJson<'a>, names: [&str; N]) -> [Optio
 /// The string value of the top-level member `name` of the (checked) object `raw` (borrowed
 /// unless it had escapes; `None`: absent or no string). The walk stops at it.
 pub fn string_member<'a>(raw: RawJson<'a>, name: &str) -> Option<Cow<'a, str>> {
-    let [v] = members(raw, [name]);
-    v?.string_value()
+    let mut value = None;
+    each_member(raw, |n, s| {
+        if n != name {
+            return None;
+        }
+        // The string read where it stands (not taken as raw text, then read again); another
+        // type of value is no string (`Scanner::string` declines it).
+        value = s.string();
+        Some(false)
+    });
+    value
 }
 
 /// The value at JSON Pointer `pointer` inside the (checked) value `raw`. One scanner descends
