@@ -200,12 +200,11 @@ impl Emitter<'_> {
         out
     }
 
-    /// The bounds of an integer read exactly as `n` (the local named so, an `i128`:
-    /// `integer(s)`, within 64 bits):
-    /// `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum` written as integers are
-    /// compared on `n` (the answer of the exact decimal comparison of its text, without reading
-    /// the text again). Returns those checks and the constraints left to [`Emitter::bounds`] on
-    /// the text (a bound written otherwise, `multipleOf`).
+    /// The bounds of an integer read exactly into the local `n` (an `i128` from `integer(s)`,
+    /// within 64 bits): `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum` written
+    /// as integers are compared on `n` (the answer of the exact decimal comparison of its text,
+    /// without reading the text again). Returns those checks and the constraints left to
+    /// [`Emitter::bounds`] on the text (a bound written otherwise, `multipleOf`).
     fn integer_bounds(shape: &Shape, n: &TokenStream) -> (TokenStream, Shape) {
         let mut rest = shape.constraints.clone();
         let mut on_value = TokenStream::new();
