@@ -411,7 +411,6 @@ fn number_keywords_are_carried_exactly_and_misplaced_ones_refused() {
         r#"c::at_most(n, "0")"#,
         r#"c::at_least(n, "0.1")"#,
         r#"c::above(n, "18446744073709551615")"#,
-        r#"c::below(n, "-10")"#,
     ] {
         assert!(checks.contains(call), "checks.rs lacks {call}");
         assert!(
@@ -419,6 +418,17 @@ fn number_keywords_are_carried_exactly_and_misplaced_ones_refused() {
             "scan.rs lacks {call}"
         );
     }
+    // An integer's bounds written as integers are compared on the integer read (the same exact
+    // answer, its text not read again); `multipleOf` still on the text.
+    assert!(checks.contains(r#"c::below(n, "-10")"#));
+    for check in [
+        "if int_read < -10",
+        "if int_read >= 100",
+        r#"c::not_multiple(nt, "5")"#,
+    ] {
+        assert!(scan.contains(check), "scan.rs lacks {check}");
+    }
+    assert!(!scan.contains(r#"c::below(nt, "-10")"#));
     assert!(checks.contains("must be a multiple of 0.01"));
     assert!(!checks.contains("f64") && !scan.contains("f64"));
     // A number keyword beside `type: string` constrains numbers only: carried, never read.

@@ -168,10 +168,8 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 16u64;
                 f_ts = Some({
-                    let mark = s.mark();
                     let n = integer(s)?;
-                    let nt = s.since(mark).get();
-                    if c::below(nt, "0") {
+                    if n < 0 {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -382,10 +380,8 @@ pub fn scan_capabilities_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `Count` value (`defs.schema.json#/$defs/count`); `None` declines.
 pub fn scan_count<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let mark = s.mark();
-    integer(s)?;
-    let nt = s.since(mark).get();
-    if c::below(nt, "0") {
+    let int_read = integer(s)?;
+    if int_read < 0 {
         return None;
     }
     Some(())
@@ -473,10 +469,8 @@ pub fn scan_dotted_name<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `DurationMs` value (`defs.schema.json#/$defs/duration_ms`); `None` declines.
 pub fn scan_duration_ms<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let mark = s.mark();
-    integer(s)?;
-    let nt = s.since(mark).get();
-    if c::below(nt, "1") {
+    let int_read = integer(s)?;
+    if int_read < 1 {
         return None;
     }
     Some(())
@@ -677,13 +671,11 @@ pub fn scan_progress_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                let mark = s.mark();
-                integer(s)?;
-                let nt = s.since(mark).get();
-                if c::below(nt, "0") {
+                let int_read = integer(s)?;
+                if int_read < 0 {
                     return None;
                 }
-                if c::above(nt, "100") {
+                if int_read > 100 {
                     return None;
                 }
             }
@@ -882,10 +874,8 @@ pub fn scan_text<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `UnixMillis` value (`defs.schema.json#/$defs/unix_millis`); `None` declines.
 pub fn scan_unix_millis<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let mark = s.mark();
-    integer(s)?;
-    let nt = s.since(mark).get();
-    if c::below(nt, "0") {
+    let int_read = integer(s)?;
+    if int_read < 0 {
         return None;
     }
     Some(())

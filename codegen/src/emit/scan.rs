@@ -200,6 +200,58 @@ impl Emitter<'_> {
         out
     }
 
+    /// The bounds of an integer read exactly into the local `n` (an `i128` from `integer(s)`,
+    /// within 64 bits): `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum` written
+    /// as integers are compared on `n` (the answer of the exact decimal comparison of its text,
+    /// without reading the text again). Returns those checks and the constraints left to
+    /// [`Emitter::bounds`] on the text (a bound written otherwise, `multipleOf`).
+    fn integer_bounds(shape: &Shape, n: &TokenStream) -> (TokenStream, Shape) {
+        let mut rest = shape.constraints.clone();
+        let mut on_value = TokenStream::new();
+        let bounds = [
+            (&mut rest.minimum, quote!(<)),
+            (&mut rest.maximum, quote!(>)),
+            (&mut rest.exclusive_minimum, quote!(<=)),
+            (&mut rest.exclusive_maximum, quote!(>=)),
+        ];
+        for (bound, fails) in bounds {
+            if let Some(b) = bound.as_deref().and_then(|b| b.parse::<i128>().ok()) {
+                let b = proc_macro2::Literal::i128_unsuffixed(b);
+                on_value.extend(quote!(if #n #fails #b { return None; }));
+                *bound = None;
+            }
+        }
+        let rest = Shape {
+            constraints: rest,
+            ..Shape::default()
+        };
+        (on_value, rest)
+    }
+
+    /// Reads an integer with `read` (`integer(s)?`), then checks its bounds: on its value where
+    /// written as integers, the others on its text ([`Emitter::integer_bounds`]). The value is
+    /// named `int_read` (not `n`: the statements may stand beside an array's item count).
+    fn integer_then(read: TokenStream, shape: &Shape) -> TokenStream {
+        let n = quote!(int_read);
+        let (on_value, rest) = Self::integer_bounds(shape, &n);
+        let on_text = Self::bounds(&rest);
+        match (on_value.is_empty(), on_text.is_empty()) {
+            (true, true) => quote!(#read;),
+            (true, false) => Self::number_then(read, shape),
+            (false, true) => quote! {
+                let #n = #read;
+                #on_value
+            },
+            (false, false) => quote! {
+                let mark = s.mark();
+                let #n = #read;
+                let nt = s.since(mark).get();
+                #on_value
+                #on_text
+            },
+        }
+    }
+
     /// Reads a number with `read` (`integer(s)?` or `s.number()?`) into `n`, then checks its
     /// bounds on its text.
     fn number_then(read: TokenStream, shape: &Shape) -> TokenStream {
@@ -374,7 +426,7 @@ impl Emitter<'_> {
                 self.big.set(true);
                 Self::number_then(quote!(big_integer(s)?), shape)
             }
-            JsonType::Integer => Self::number_then(quote!(integer(s)?), shape),
+            JsonType::Integer => Self::integer_then(quote!(integer(s)?), shape),
             JsonType::Number if crate::emit::stance::big_number(Some(&shape.constraints)) => {
                 Self::number_then(quote!(s.any_number()?), shape)
             }
@@ -687,13 +739,15 @@ impl Emitter<'_> {
                     quote!(Member::Str(v)),
                 )
             } else if matches!(repr, MemberRepr::U64 | MemberRepr::I128) {
-                let mut min = Self::bounds(resolved);
-                // The integer read, and its text for the bounds.
-                let read = if min.is_empty() {
+                // The bounds written as integers on the integer read; the others on its text.
+                let (mut min, rest) = Self::integer_bounds(resolved, &quote!(n));
+                let on_text = Self::bounds(&rest);
+                let read = if on_text.is_empty() {
                     quote!(let n = integer(s)?;)
                 } else {
                     quote!(let mark = s.mark(); let n = integer(s)?; let nt = s.since(mark).get();)
                 };
+                min.extend(on_text);
                 // `const` / `enum` of an integer member: compare the integer read.
                 let c = &resolved.constraints;
                 let values: Vec<&Value> = c

@@ -176,10 +176,8 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 32u64;
                 f_ts = Some({
-                    let mark = s.mark();
                     let n = integer(s)?;
-                    let nt = s.since(mark).get();
-                    if c::below(nt, "0") {
+                    if n < 0 {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -448,10 +446,8 @@ pub fn scan_ci_snippet<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 4u64;
-                let mark = s.mark();
-                integer(s)?;
-                let nt = s.since(mark).get();
-                if c::below(nt, "1") {
+                let int_read = integer(s)?;
+                if int_read < 1 {
                     return None;
                 }
             }
@@ -514,10 +510,8 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             let hit = super::checks::pattern_7(&k);
                             s.fresh(&mut o, k)?;
                             if hit {
-                                let mark = s.mark();
-                                integer(s)?;
-                                let nt = s.since(mark).get();
-                                if c::below(nt, "0") {
+                                let int_read = integer(s)?;
+                                if int_read < 0 {
                                     return None;
                                 }
                             } else {

@@ -405,10 +405,8 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 16384u64;
                 f_ts = Some({
-                    let mark = s.mark();
                     let n = integer(s)?;
-                    let nt = s.since(mark).get();
-                    if c::below(nt, "0") {
+                    if n < 0 {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -420,10 +418,8 @@ pub fn scan_envelope<'a>(
                 }
                 seen |= 32768u64;
                 f_expires_at = Some({
-                    let mark = s.mark();
                     let n = integer(s)?;
-                    let nt = s.since(mark).get();
-                    if c::below(nt, "0") {
+                    if n < 0 {
                         return None;
                     }
                     u64::try_from(n).ok()?
@@ -1502,10 +1498,8 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `UnixSeconds` value (`defs.schema.json#/$defs/unix_seconds`); `None` declines.
 pub fn scan_unix_seconds<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let mark = s.mark();
-    integer(s)?;
-    let nt = s.since(mark).get();
-    if c::below(nt, "0") {
+    let int_read = integer(s)?;
+    if int_read < 0 {
         return None;
     }
     Some(())

@@ -364,13 +364,11 @@ pub fn scan_app_amount<'a>(s: &mut Scanner<'a>) -> Option<()> {
         let mut end = None;
         if end.is_none() {
             if (|| -> Option<()> {
-                let mark = s.mark();
-                integer(s)?;
-                let nt = s.since(mark).get();
-                if c::below(nt, "0") {
+                let int_read = integer(s)?;
+                if int_read < 0 {
                     return None;
                 }
-                if c::above(nt, "1000") {
+                if int_read > 1000 {
                     return None;
                 }
                 Some(())

@@ -264,10 +264,8 @@ pub fn scan_doc_body_pair_item<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `LeafWeight` value (`body/tree.schema.json#/$defs/leaf~1weight`); `None` declines.
 pub fn scan_leaf_weight<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let mark = s.mark();
-    integer(s)?;
-    let nt = s.since(mark).get();
-    if c::below(nt, "0") {
+    let int_read = integer(s)?;
+    if int_read < 0 {
         return None;
     }
     Some(())
@@ -437,13 +435,11 @@ pub fn scan_slash_key<'a>(s: &mut Scanner<'a>) -> Option<()> {
 }
 /// Reads one `TildeKey` value (`defs.schema.json#/$defs/tilde~0key`); `None` declines.
 pub fn scan_tilde_key<'a>(s: &mut Scanner<'a>) -> Option<()> {
-    let mark = s.mark();
-    integer(s)?;
-    let nt = s.since(mark).get();
-    if c::below(nt, "0") {
+    let int_read = integer(s)?;
+    if int_read < 0 {
         return None;
     }
-    if c::above(nt, "9") {
+    if int_read > 9 {
         return None;
     }
     Some(())

@@ -201,10 +201,8 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 1u64;
-                let mark = s.mark();
-                integer(s)?;
-                let nt = s.since(mark).get();
-                if c::below(nt, "0") {
+                let int_read = integer(s)?;
+                if int_read < 0 {
                     return None;
                 }
             }
@@ -213,10 +211,8 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
                 seen |= 2u64;
-                let mark = s.mark();
-                integer(s)?;
-                let nt = s.since(mark).get();
-                if c::below(nt, "0") {
+                let int_read = integer(s)?;
+                if int_read < 0 {
                     return None;
                 }
             }
@@ -310,10 +306,8 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             let mut n = 0usize;
                             while s.item(&mut a)? {
                                 {
-                                    let mark = s.mark();
-                                    integer(s)?;
-                                    let nt = s.since(mark).get();
-                                    if c::below(nt, "0") {
+                                    let int_read = integer(s)?;
+                                    if int_read < 0 {
                                         return None;
                                     }
                                 }
@@ -509,10 +503,8 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 while s.item(&mut a)? {
                     let cp = s.checkpoint();
                     let hit = (|| -> Option<()> {
-                        let mark = s.mark();
-                        integer(s)?;
-                        let nt = s.since(mark).get();
-                        if c::below(nt, "10") {
+                        let int_read = integer(s)?;
+                        if int_read < 10 {
                             return None;
                         }
                         Some(())
@@ -542,10 +534,8 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             let hit = super::checks::pattern_0(&k);
                             s.fresh(&mut o, k)?;
                             if hit {
-                                let mark = s.mark();
-                                integer(s)?;
-                                let nt = s.since(mark).get();
-                                if c::below(nt, "0") {
+                                let int_read = integer(s)?;
+                                if int_read < 0 {
                                     return None;
                                 }
                             } else {
@@ -604,12 +594,12 @@ pub fn scan_ping_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 seen |= 16384u64;
                 if !s.null() {
                     let mark = s.mark();
-                    integer(s)?;
+                    let int_read = integer(s)?;
                     let nt = s.since(mark).get();
-                    if c::below(nt, "-10") {
+                    if int_read < -10 {
                         return None;
                     }
-                    if c::at_least(nt, "100") {
+                    if int_read >= 100 {
                         return None;
                     }
                     if c::not_multiple(nt, "5") {

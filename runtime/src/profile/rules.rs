@@ -144,8 +144,8 @@ pub fn freshness(map: &impl Members, layout: &Layout, options: &Options, out: &m
     let Some(member) = roles.sent_at else { return };
     let Some(ts) = map.int_of(member) else { return };
     let age = now.saturating_sub(ts);
-    let expires = roles.expires_at.filter(|m| map.present(m));
-    if expires.is_none() && age > replay {
+    // Whether `expires_at` is present is asked only of a message past the replay age.
+    if age > replay && !roles.expires_at.is_some_and(|m| map.present(m)) {
         let no_expiry = match roles.expires_at {
             Some(m) => format!(", and there is no `{m}`"),
             None => String::new(),
@@ -192,6 +192,10 @@ fn presence_rule(
     rule: impl FnOnce() -> Cow<'static, str>,
     out: &mut Problems,
 ) {
+    // Only `Required` and `Forbidden` are rules: the member is not looked up for the others.
+    if !matches!(presence, Presence::Required | Presence::Forbidden) {
+        return;
+    }
     let here = map.present(member);
     let message = match (presence, here) {
         (Presence::Required, false) => format!("`{kind}` requires `{member}`"),
@@ -317,6 +321,9 @@ pub fn overridden_rules(
     layout: &Layout,
     out: &mut Problems,
 ) {
+    if overrides.to.is_none() && overrides.reply_to.is_none() {
+        return;
+    }
     let kind = rules.kind;
     let roles = &layout.roles;
     for (member, presence, rule) in [
