@@ -303,7 +303,8 @@ impl Shared {
         let facts = body
             .filter(|_| inbox.correlator().reads_body(kind))
             .map(|b| BodyFacts::checked(b.get()));
-        let sent = Exchanged::new(kind, id, self.id(), to, reference, now).with_body(facts.as_ref());
+        let sent =
+            Exchanged::new(kind, id, self.id(), to, reference, now).with_body(facts.as_ref());
         inbox
             .sent(&sent)
             .map_err(|r| Failure::local(r.code.unwrap_or(r.refusal), r.to_string()))

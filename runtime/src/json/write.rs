@@ -10,7 +10,6 @@
 //! writes serde_json's compact form with this module's strings (serde_json escapes a byte at a
 //! time: most of the cost of a payload with long text).
 
-
 mod compact;
 
 /// The escape of each byte below 0x80 that needs one: `0` none, `u` the `\u00XX` form,
