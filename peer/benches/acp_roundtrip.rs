@@ -19,7 +19,11 @@
 //!
 //! Run: `cargo bench -p agh-peer --bench acp_roundtrip` (needs `nats-server`; started on a free
 //! 127.0.0.1 port and stopped at the end). `ACP_ROUNDTRIP_PROBE=raw|floor|acp` runs one phase
-//! alone, for `perf stat` or `perf record` of it.
+//! alone, for `perf stat` or `perf record` of it (its usage table is still printed);
+//! `ROUNDTRIP_ROUNDS=<n>`: `n` rounds; `ACP_ROUNDTRIP_SIZE=<bytes>`: that question size only;
+//! `ACP_ROUNDTRIP_COUNT=<n>`: `n` round trips in each throughput window and `n` sequential ones
+//! (for `valgrind --tool=callgrind`: the instructions of one round trip are the difference of two
+//! counts' totals over the difference of their round trips).
 
 mod acp_work;
 #[path = "../tests/support/nats_server.rs"]
@@ -75,10 +79,11 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Option<String>>,
 {
+    let (throughput, latency) = counts();
     let server = SERVER.get().copied().flatten();
     let before = Usage::now(server);
     let start = Instant::now();
-    let errors = stream::iter(0..THROUGHPUT)
+    let errors = stream::iter(0..throughput)
         .map(|_| ask())
         .buffer_unordered(WINDOW)
         .filter_map(|e| async move { e })
@@ -87,15 +92,31 @@ where
     let elapsed = start.elapsed();
     let usage = Usage::now(server).since(before);
     failed.extend(errors);
-    let mut lat = Vec::with_capacity(LATENCY);
-    for _ in 0..LATENCY {
+    let mut lat = Vec::with_capacity(latency);
+    for _ in 0..latency {
         let t = Instant::now();
         if let Some(f) = ask().await {
             failed.push(f);
         }
         lat.push(t.elapsed());
     }
-    figures(THROUGHPUT, elapsed, lat, usage)
+    figures(throughput, elapsed, lat, usage)
+}
+
+/// A number from the environment variable `name`, else `default`.
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .map(|s| s.parse().unwrap_or_else(|_| panic!("{name}: a number")))
+        .unwrap_or(default)
+}
+
+/// Round trips per throughput window and sequential ones per round (`ACP_ROUNDTRIP_COUNT`).
+fn counts() -> (usize, usize) {
+    match env_or("ACP_ROUNDTRIP_COUNT", 0) {
+        0 => (THROUGHPUT, LATENCY),
+        n => (n, n),
+    }
 }
 
 async fn acp_round(a: &Agent, q: &agh_acp::QueryPayload, failed: &mut Vec<String>) -> Figures {
@@ -305,7 +326,12 @@ async fn main() {
     let mut usage = Vec::new();
     println!("| question | raw req/s | floor req/s | acp req/s | floor/raw | acp/raw | raw p50 | raw p99 | acp p50 | acp p99 | acp p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    for size in [32usize, 1024, 10 * 1024] {
+    let rounds = env_or("ROUNDTRIP_ROUNDS", ROUNDS).max(1);
+    let sizes = match env_or("ACP_ROUNDTRIP_SIZE", 0) {
+        0 => vec![32usize, 1024, 10 * 1024],
+        one => vec![one],
+    };
+    for size in sizes {
         let q = question(size);
         let response_len = {
             let r = a.query(B, &q).await.expect("a first response");
@@ -338,7 +364,7 @@ async fn main() {
         let (mut raws, mut floors, mut acps) = (Vec::new(), Vec::new(), Vec::new());
         let mut used = [Usage::default(); 3];
         let mut failed = Vec::new();
-        for _ in 0..ROUNDS {
+        for _ in 0..rounds {
             let [r, f, c] = &mut used;
             if probe.is_none_or(|p| p == "raw") {
                 let f = raw_round(&client, "bench.raw", &query_bytes).await;
@@ -356,6 +382,7 @@ async fn main() {
                 acps.push(f);
             }
         }
+        usage.push((size, used));
         if probe.is_some() {
             // One phase only: its figures alone, no ratio.
             let ran = [&raws, &floors, &acps].into_iter().find(|v| !v.is_empty());
@@ -369,7 +396,6 @@ async fn main() {
             }
             continue;
         }
-        usage.push((size, used));
         let rate = |v: &Vec<Figures>| median(v.iter().map(|f| f.per_sec).collect(), |x| *x);
         let p = |v: &Vec<Figures>, f: fn(&Figures) -> Duration| {
             median(v.iter().map(f).collect(), |d| d.as_secs_f64())
@@ -391,7 +417,7 @@ async fn main() {
             eprintln!(
                 "{size} B: {} of {} ACP requests failed, first: {}",
                 failed.len(),
-                ROUNDS * (THROUGHPUT + LATENCY),
+                rounds * (counts().0 + counts().1),
                 failed[0]
             );
         }
@@ -401,9 +427,10 @@ async fn main() {
         "| question | phase | bench CPU us/rt | nats-server CPU us/rt | context switches/rt |"
     );
     println!("| --- | --- | --- | --- | --- |");
-    let per_rt = (ROUNDS * THROUGHPUT) as f64;
+    let per_rt = (rounds * counts().0) as f64;
     for (size, used) in usage {
-        for (phase, u) in ["raw", "floor", "acp"].iter().zip(used) {
+        let ran = ["raw", "floor", "acp"].iter().zip(used);
+        for (phase, u) in ran.filter(|(p, _)| probe.is_none_or(|only| only == **p)) {
             println!(
                 "| {size} B | {phase} | {:.1} | {:.1} | {:.2} |",
                 u.cpu.as_secs_f64() * 1e6 / per_rt,

@@ -73,7 +73,8 @@ use agh_acp::{
     AckPayload, CapabilitiesPayload, Correlation, DelegatePayload, ErrorPayload, KnownBody,
     NotifyPayload, PongPayload, QueryPayload, ResponsePayload, ResultPayload, Verdict,
 };
-use agh_runtime::correlation::{Correlator, Exchanged};
+use agh_runtime::correlation::{BodyFacts, Exchanged};
+use agh_runtime::json::scan::RawJson;
 use bytes::Bytes;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -206,13 +207,6 @@ type Waiter = oneshot::Sender<Result<ResultPayload, Failure>>;
 /// The delegations an agent runs, by (delegator, delegate id): the task and its `report_back`.
 type Running = HashMap<(String, String), (JoinHandle<()>, bool)>;
 
-/// A written envelope: its id, its bytes and the body members the tracker reads.
-type Composed = (
-    String,
-    Vec<u8>,
-    Option<agh_runtime::correlation::BodyFacts<'static>>,
-);
-
 /// What the agent's tasks share.
 struct Shared {
     config: AgentConfig,
@@ -222,9 +216,6 @@ struct Shared {
     inbox: Mutex<agh_acp::Inbox>,
     /// Where the ids of the messages this agent writes come from.
     ids: agh_acp::Ids,
-    /// An empty tracker of the profile: which body members the inbox's tracker reads, asked
-    /// without its lock.
-    correlator: Correlator,
     /// Delegations this agent sent that await a `result`, by the delegate's id.
     waiting: Mutex<HashMap<String, Waiter>>,
     /// Delegations this agent runs, by (delegator, delegate id), with their `report_back`.
@@ -264,16 +255,17 @@ impl Shared {
     /// Writes one envelope with the generated writer (the typed payload serialized straight
     /// into the bytes, no tree) and checks it with the parser's scan (the types carry most of
     /// the schemas' rules, not all: `result`'s status and error, sizes, an open member named
-    /// like a declared one); nothing is decoded. Returns the id, the bytes and the body
-    /// members the tracker reads.
-    fn compose<T: serde::Serialize + ?Sized>(
+    /// like a declared one); nothing is decoded. `then` is given the id and the checked body
+    /// while the check's view is alive (what the inbox's tracker reads of the body is borrowed
+    /// from it: no second walk, no copy). Returns the id, the bytes and what `then` returned.
+    fn compose<T: serde::Serialize + ?Sized, R>(
         &self,
         kind: &str,
-        to: Option<&str>,
-        reference: Option<&str>,
+        (to, reference): (Option<&str>, Option<&str>),
         payload: Option<&T>,
         now: i64,
-    ) -> Result<Composed, Failure> {
+        then: impl FnOnce(&str, Option<RawJson<'_>>) -> Result<R, Failure>,
+    ) -> Result<(String, Vec<u8>, R), Failure> {
         let id = self.ids.next_id();
         let parts = agh_acp::EnvelopeParts {
             v: Some(1),
@@ -289,33 +281,31 @@ impl Shared {
             .map_err(|e| Failure::local("internal", format!("payload: {e}")))?;
         let checked = agh_acp::parse_ref(&bytes, &agh_acp::options(now.div_euclid(1000)))
             .map_err(|r| Failure::local(r.code.as_str(), r.to_string()))?;
-        let facts = self.body_facts(kind, checked.body_json());
-        Ok((id, bytes, facts))
-    }
-
-    /// The members of a checked `body` the inbox's tracker reads.
-    fn body_facts(
-        &self,
-        kind: &str,
-        body: Option<agh_runtime::json::scan::RawJson<'_>>,
-    ) -> Option<agh_runtime::correlation::BodyFacts<'static>> {
-        body.and_then(|b| self.correlator.body_facts(kind, b.get()))
+        let outcome = then(&id, checked.body_json())?;
+        Ok((id, bytes, outcome))
     }
 
     /// Records in the inbox an envelope this agent sends, from what its writer knows (its id,
-    /// addressing and body facts: no second parse).
+    /// addressing, and its checked `body`, of which the tracker reads what it needs, as the
+    /// inbox does of a received one: no second parse).
     fn record_sent(
         &self,
         kind: &str,
         id: &str,
         (to, reference): (Option<&str>, Option<&str>),
-        facts: Option<&agh_runtime::correlation::BodyFacts<'static>>,
+        body: Option<RawJson<'_>>,
         now: i64,
     ) -> Result<Correlation, Failure> {
-        let sent = Exchanged::new(kind, id, self.id(), to, reference, now).with_body(facts);
-        self.inbox
+        let mut inbox = self
+            .inbox
             .lock()
-            .map_err(|_| Failure::local("internal", "the agent's inbox is poisoned"))?
+            .map_err(|_| Failure::local("internal", "the agent's inbox is poisoned"))?;
+        let facts = body
+            .filter(|_| inbox.correlator().reads_body(kind))
+            .map(|b| BodyFacts::checked(b.get()));
+        let sent =
+            Exchanged::new(kind, id, self.id(), to, reference, now).with_body(facts.as_ref());
+        inbox
             .sent(&sent)
             .map_err(|r| Failure::local(r.code.unwrap_or(r.refusal), r.to_string()))
     }
@@ -330,9 +320,10 @@ impl Shared {
         payload: Option<&T>,
     ) -> Result<(String, Vec<u8>, Correlation), Failure> {
         let now = now_ms();
-        let (id, bytes, facts) = self.compose(kind, to, reference, payload, now)?;
-        let outcome = self.record_sent(kind, &id, (to, reference), facts.as_ref(), now)?;
-        Ok((id, bytes, outcome))
+        let addressing = (to, reference);
+        self.compose(kind, addressing, payload, now, |id, body| {
+            self.record_sent(kind, id, addressing, body, now)
+        })
     }
 
     /// Aborts the delegations this agent runs; the results it waits for resolve with an error.
@@ -445,7 +436,8 @@ impl Shared {
         reference: &str,
         payload: Option<&T>,
     ) -> Result<Option<KnownBody>, Failure> {
-        let (id, bytes, _) = self.compose(kind, Some(to), Some(reference), payload, now_ms())?;
+        let addressing = (Some(to), Some(reference));
+        let (id, bytes, ()) = self.compose(kind, addressing, payload, now_ms(), |_, _| Ok(()))?;
         let answer = self
             .request(kind, to, bytes, self.config.request_timeout)
             .await?;
@@ -505,7 +497,6 @@ impl Agent {
             ids: agh_acp::Ids::new().map_err(|e| {
                 crate::PeerError::Config(format!("no random seed for message ids: {e}"))
             })?,
-            correlator: Correlator::for_spec(&agh_acp::SPEC),
             config,
             transport,
             subjects,

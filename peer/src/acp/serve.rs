@@ -106,18 +106,17 @@ async fn answer<T: serde::Serialize + ?Sized>(
 /// second parse); whether the inbox took it.
 fn record(shared: &Shared, message: &agh_acp::Message, now: i64) -> bool {
     let e = message.envelope();
-    let kind = message.kind();
-    let facts = shared.body_facts(kind, message.body_json());
     let addressing = (e.to.as_deref(), e.ref_.as_deref());
     shared
-        .record_sent(kind, &e.id, addressing, facts.as_ref(), now)
+        .record_sent(message.kind(), &e.id, addressing, message.body_json(), now)
         .is_ok()
 }
 
 async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound) {
     let now = now_ms();
+    let Inbound { payload, reply, .. } = m;
     let verdict = match shared.inbox.lock() {
-        Ok(mut inbox) => inbox.receive_bytes(m.payload.clone(), now),
+        Ok(mut inbox) => inbox.receive_bytes(payload, now),
         Err(_) => return,
     };
     let (message, correlation) = match verdict {
@@ -125,7 +124,7 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
             if r.head.from.as_deref() == Some(shared.id()) {
                 return; // our own broadcast, or a copy of it
             }
-            refuse(shared, &r, m.reply, now).await;
+            refuse(shared, &r, reply, now).await;
             return;
         }
         Verdict::Delivered {
@@ -143,7 +142,7 @@ async fn on_inbound(shared: &Arc<Shared>, handler: &Arc<dyn Handler>, m: Inbound
     }
     let route = Route {
         to: sender.from.clone(),
-        reply: m.reply,
+        reply,
     };
     let reference = envelope.ref_.as_ref().map(|r| r.to_string());
     let kind = message.kind();

@@ -731,7 +731,14 @@ impl Correlator {
     fn deadline(&self, exchange: &Exchange, message: &Exchanged<'_>) -> Option<i64> {
         let from_body = exchange.deadline.and_then(|pointer| {
             let name = pointer.strip_prefix('/')?;
-            message.body?.get(name)?.to_value().as_u64()
+            let value = message.body?.get(name)?;
+            // Digits alone (the usual deadline) read from the checked text, no tree; any other
+            // text as `Value::as_u64` takes it.
+            value
+                .get()
+                .parse::<u64>()
+                .ok()
+                .or_else(|| value.to_value().as_u64())
         });
         let ms = from_body.or(exchange.default_deadline_ms)?;
         let ms = i64::try_from(ms).unwrap_or(i64::MAX);

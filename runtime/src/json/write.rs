@@ -10,8 +10,6 @@
 //! writes serde_json's compact form with this module's strings (serde_json escapes a byte at a
 //! time: most of the cost of a payload with long text).
 
-use std::io::Write as _;
-
 mod compact;
 
 /// The escape of each byte below 0x80 that needs one: `0` none, `u` the `\u00XX` form,
@@ -95,10 +93,16 @@ fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
         .map(|i| at + i)
 }
 
-/// Appends the integer `n` in decimal.
+/// Appends the integer `n` in decimal (`itoa`: no formatting machinery; the 64-bit path for
+/// what fits in one, such as a timestamp).
 pub fn integer(out: &mut Vec<u8>, n: impl Into<i128>) {
-    // Writing to a `Vec` cannot fail.
-    let _ = write!(out, "{}", n.into());
+    let n = n.into();
+    let mut digits = itoa::Buffer::new();
+    let text = match i64::try_from(n) {
+        Ok(small) => digits.format(small),
+        Err(_) => digits.format(n),
+    };
+    out.extend_from_slice(text.as_bytes());
 }
 
 /// Appends `value` as compact JSON through its `Serialize` (typed bodies, open members): no
@@ -369,6 +373,10 @@ mod tests {
         integer(&mut out, -12i64);
         out.push(b',');
         integer(&mut out, u64::MAX);
-        assert_eq!(out, b"-12,18446744073709551615");
+        out.push(b',');
+        integer(&mut out, i64::MIN);
+        out.push(b',');
+        integer(&mut out, 0u8);
+        assert_eq!(out, b"-12,18446744073709551615,-9223372036854775808,0");
     }
 }
