@@ -24,8 +24,8 @@
 //! bench runs (`derive_idle` and `checkpoint_pace` of an hour, no `max_lag`: nothing derived,
 //! one checkpoint at the start), so each request costs what issue 32 requires before a delivery
 //! and before a publish (the request's row, then the receipt's, each committed) and nothing else.
-//! `ROUNDTRIP_BACKGROUND_IDLE=0`: both stores' background threads at niceness 19 only, without
-//! `SCHED_IDLE` (`SqliteOptions::background_idle`).
+//! `ROUNDTRIP_BACKGROUND_IDLE=1`: both stores' background threads under `SCHED_IDLE` besides
+//! niceness 19 (`SqliteOptions::background_idle`; off by default).
 //!
 //! The floor of the runtime (issue 34), in the same rounds: "raw + work inline", a raw
 //! `async-nats` subscriber that runs the peer's protocol work itself in its handler (a
@@ -227,9 +227,9 @@ async fn main() {
         .ok()
         .map(|s| s.parse().expect("ROUNDTRIP_PAGE_SIZE: a number of bytes"))
         .unwrap_or(agh_store::DEFAULT_PAGE_SIZE);
-    // `ROUNDTRIP_BACKGROUND_IDLE=0`: the store's background threads at niceness 19 only, not
-    // under `SCHED_IDLE` (`SqliteOptions::background_idle`).
-    let background_idle = std::env::var("ROUNDTRIP_BACKGROUND_IDLE").as_deref() != Ok("0");
+    // `ROUNDTRIP_BACKGROUND_IDLE=1`: the store's background threads under `SCHED_IDLE` too
+    // (`SqliteOptions::background_idle`), not at niceness 19 only (the default).
+    let background_idle = std::env::var("ROUNDTRIP_BACKGROUND_IDLE").as_deref() == Ok("1");
     let options = agh_store::SqliteOptions {
         page_size,
         background_idle,

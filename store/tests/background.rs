@@ -113,10 +113,15 @@ fn the_derivation_and_the_checkpointer_run_at_the_priority_asked_for() {
     let asked = 17.max(own);
     let binding = Binding::new("ws_alpha", "builders", "worker.one");
 
-    // The default: `SCHED_IDLE` besides the niceness asked for.
+    // `SCHED_IDLE` besides the niceness asked for.
+    assert!(
+        !SqliteOptions::default().background_idle,
+        "off unless asked"
+    );
     let path = dir.path().join("idle.sqlite3");
     let options = SqliteOptions {
         background_niceness: Some(asked),
+        background_idle: true,
         ..SqliteOptions::default()
     };
     let store = SqliteStore::open_with(&path, binding.clone(), options).expect("open");

@@ -101,7 +101,8 @@ pub struct SqliteOptions {
     /// has nothing else to run, and off it as soon as another thread of the machine wakes there
     /// (at niceness 19 a woken thread may wait for such a thread's time slice, up to a few
     /// milliseconds: the round trips' tail, `BENCHMARKS.md`, issue 32). Ignored elsewhere than
-    /// on Linux.
+    /// on Linux. Default `false`: on a quiet machine the round trips' p99 with it was no
+    /// better than at niceness 19 alone (`BENCHMARKS.md`, 2026-11-27 12:27-12:50 UTC).
     pub background_idle: bool,
 }
 
@@ -132,7 +133,7 @@ impl Default for SqliteOptions {
             checkpoint_pace: DEFAULT_CHECKPOINT_PACE,
             commit_on_caller: true,
             background_niceness: Some(DEFAULT_BACKGROUND_NICENESS),
-            background_idle: true,
+            background_idle: false,
         }
     }
 }
