@@ -1,7 +1,6 @@
 //! The store's background threads (the derivation of the readers' tables, the checkpointer)
-//! run at the niceness asked for and under `SCHED_IDLE` unless told not to, the writer as the
-//! process does, and everything is still derived
-//! and checkpointed. Linux only (niceness per thread); a process of its own, so that the threads
+//! run at the niceness asked for, and under `SCHED_IDLE` when asked (off by default), the writer
+//! as the process does, and everything is still derived and checkpointed. Linux only (niceness per thread); a process of its own, so that the threads
 //! it finds are this test's store's.
 #![cfg(target_os = "linux")]
 
@@ -111,55 +110,38 @@ fn the_derivation_and_the_checkpointer_run_at_the_priority_asked_for() {
     let dir = tempfile::tempdir().expect("temp dir");
     let own = process_niceness();
     let asked = 17.max(own);
-    let binding = Binding::new("ws_alpha", "builders", "worker.one");
-
-    // `SCHED_IDLE` besides the niceness asked for.
     assert!(
         !SqliteOptions::default().background_idle,
         "off unless asked"
     );
-    let path = dir.path().join("idle.sqlite3");
-    let options = SqliteOptions {
-        background_niceness: Some(asked),
-        background_idle: true,
-        ..SqliteOptions::default()
-    };
-    let store = SqliteStore::open_with(&path, binding.clone(), options).expect("open");
-    derived_and_checkpointed(&store, &path);
-    assert_eq!(threads_named("agh-store-deriv"), [(asked, SCHED_IDLE)]);
-    assert_eq!(threads_named("agh-store-check"), [(asked, SCHED_IDLE)]);
-    // The commits tickets wait for keep the process's priority.
-    assert_eq!(threads_named("agh-store-write"), [(own, SCHED_OTHER)]);
-    store.close();
-    assert!(
-        threads_named("agh-store-deriv").is_empty(),
-        "ended on close"
-    );
-
-    // The niceness alone.
-    let path = dir.path().join("nice.sqlite3");
-    let options = SqliteOptions {
-        background_niceness: Some(asked),
-        background_idle: false,
-        ..SqliteOptions::default()
-    };
-    let store = SqliteStore::open_with(&path, binding.clone(), options).expect("open");
-    derived_and_checkpointed(&store, &path);
-    assert_eq!(threads_named("agh-store-deriv"), [(asked, SCHED_OTHER)]);
-    assert_eq!(threads_named("agh-store-check"), [(asked, SCHED_OTHER)]);
-    assert_eq!(threads_named("agh-store-write"), [(own, SCHED_OTHER)]);
-    store.close();
-
-    // Without either, every thread runs as the process does.
-    let path = dir.path().join("plain.sqlite3");
-    let options = SqliteOptions {
-        background_niceness: None,
-        background_idle: false,
-        ..SqliteOptions::default()
-    };
-    let store = SqliteStore::open_with(&path, binding, options).expect("open");
-    derived_and_checkpointed(&store, &path);
-    assert_eq!(threads_named("agh-store-deriv"), [(own, SCHED_OTHER)]);
-    assert_eq!(threads_named("agh-store-check"), [(own, SCHED_OTHER)]);
-    assert_eq!(threads_named("agh-store-write"), [(own, SCHED_OTHER)]);
+    // (niceness asked, SCHED_IDLE asked) -> what the derivation and the checkpointer run at;
+    // the commits tickets wait for keep the process's priority in every case.
+    let cases = [
+        ("idle", Some(asked), true, (asked, SCHED_IDLE)),
+        ("nice", Some(asked), false, (asked, SCHED_OTHER)),
+        ("plain", None, false, (own, SCHED_OTHER)),
+    ];
+    for (name, background_niceness, background_idle, background) in cases {
+        let path = dir.path().join(format!("{name}.sqlite3"));
+        let options = SqliteOptions {
+            background_niceness,
+            background_idle,
+            ..SqliteOptions::default()
+        };
+        let binding = Binding::new("ws_alpha", "builders", "worker.one");
+        let store = SqliteStore::open_with(&path, binding, options).expect("open");
+        derived_and_checkpointed(&store, &path);
+        assert_eq!(threads_named("agh-store-deriv"), [background], "{name}");
+        assert_eq!(threads_named("agh-store-check"), [background], "{name}");
+        assert_eq!(
+            threads_named("agh-store-write"),
+            [(own, SCHED_OTHER)],
+            "{name}"
+        );
+        store.close();
+        assert!(
+            threads_named("agh-store-deriv").is_empty(),
+            "{name}: ended on close"
+        );
+    }
 }

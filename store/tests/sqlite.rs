@@ -716,20 +716,29 @@ fn readers_lag_by_at_most_max_lag_while_the_derivation_thread_waits() {
         max_lag: 10,
         ..SqliteOptions::default()
     };
-    let store = SqliteStore::open_with(&path, binding(), options).expect("open");
-    let reader = SqliteStore::open_reader(&path).expect("reader");
-    for i in 0..50 {
-        store
-            .submit(vec![Write::Message(say(
-                &format!("m-{i}"),
-                "thread_a",
-                1_000 + i,
-            ))])
-            .wait()
-            .expect("durable");
-    }
-    let seen = count(&reader);
+    let behind = lag_after_each_commit(&path, options, 50);
+    let seen = 50 - behind[49];
     assert!((40..=50).contains(&seen), "{seen} of 50 derived");
+}
+
+/// Opens a store at `path` with `options`, submits `n` groups of one message each, waiting for
+/// each to be durable, and gives how many rows a reader was behind after each commit.
+fn lag_after_each_commit(path: &Path, options: SqliteOptions, n: i64) -> Vec<usize> {
+    let store = SqliteStore::open_with(path, binding(), options).expect("open");
+    let reader = SqliteStore::open_reader(path).expect("reader");
+    (0..n)
+        .map(|i| {
+            store
+                .submit(vec![Write::Message(say(
+                    &format!("m-{i}"),
+                    "thread_a",
+                    1_000 + i,
+                ))])
+                .wait()
+                .expect("durable");
+            i as usize + 1 - count(&reader)
+        })
+        .collect()
 }
 
 /// With a `max_lag` of 64 the writer thread catches up at most a sixteenth of it later (4 rows):
@@ -744,18 +753,10 @@ fn readers_lag_by_at_most_max_lag_and_its_slack_after_every_commit() {
         max_lag: 64,
         ..SqliteOptions::default()
     };
-    let store = SqliteStore::open_with(&path, binding(), options).expect("open");
-    let reader = SqliteStore::open_reader(&path).expect("reader");
-    for i in 0..200 {
-        store
-            .submit(vec![Write::Message(say(
-                &format!("m-{i}"),
-                "thread_a",
-                1_000 + i,
-            ))])
-            .wait()
-            .expect("durable");
-        let behind = i as usize + 1 - count(&reader);
+    for (i, behind) in lag_after_each_commit(&path, options, 200)
+        .into_iter()
+        .enumerate()
+    {
         assert!(behind <= 68, "{behind} rows behind after write {i}");
     }
 }
