@@ -453,6 +453,7 @@ impl Hub {
     ) -> Hub {
         let [signal, derive_signal] = signals;
         let (next, derived) = (writer.next.clone(), writer.derived.clone());
+        let max_lag = i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX);
         Hub {
             log: writer.log.clone(),
             writer: Mutex::new(writer),
@@ -462,8 +463,8 @@ impl Hub {
             signal,
             derive_signal,
             closed: AtomicBool::new(false),
-            max_lag: i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX),
-            slack: slack(i64::try_from(max_lag.max(1)).unwrap_or(i64::MAX)),
+            max_lag,
+            slack: slack(max_lag),
             catching_up: AtomicBool::new(false),
             derive_idle,
             next,
