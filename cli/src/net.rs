@@ -78,6 +78,12 @@ pub(crate) struct PeerArgs {
     /// trace `completed`
     #[arg(long)]
     auto_complete: bool,
+    /// With --auto-complete, how long each work unit takes: SECS between the trace `working`
+    /// and the trace `completed` (one unit at a time). A cancel in between makes `completed`
+    /// fail with `work_closed` (an `error` event line); Ctrl-C or SIGTERM still stops the peer
+    /// at once, leaving the unit open
+    #[arg(long, value_name = "SECS", value_parser = seconds, default_value = "0", requires = "auto_complete")]
+    work_time: f64,
     /// Open one work unit with PEER as soon as PEER is present
     #[arg(long, value_name = "PEER")]
     open_work: Option<String>,
@@ -616,12 +622,15 @@ fn print_failure(
     out_line(&line)
 }
 
-/// `--auto-complete` on one work request: receipt `accepted`, trace `working`, trace
-/// `completed`.
-async fn complete(peer: &Peer, m: &Message) -> Result<(), agh_peer::PeerError> {
+/// `--auto-complete` on one work request: receipt `accepted`, trace `working`, `--work-time`
+/// seconds, trace `completed`.
+async fn complete(peer: &Peer, m: &Message, work_time: f64) -> Result<(), agh_peer::PeerError> {
     peer.receipt(m, ReceiptStatus::Accepted, None, None).await?;
     peer.trace(m, WorkState::Working, Some("working on it"))
         .await?;
+    if work_time > 0.0 {
+        tokio::time::sleep(Duration::from_secs_f64(work_time)).await;
+    }
     peer.trace(m, WorkState::Completed, Some("done")).await?;
     Ok(())
 }
@@ -685,7 +694,11 @@ async fn run_peer(
                 }
             }
             Event::Message(m) if a.auto_complete && is_work_request(m, peer.peer_id()) => {
-                if let Err(e) = complete(peer, m).await {
+                let done = tokio::select! {
+                    _ = &mut stop => break,
+                    done = complete(peer, m, a.work_time) => done,
+                };
+                if let Err(e) = done {
                     print_failure(json_lines, "auto_complete", Some(m.id()), &e)?;
                 }
             }

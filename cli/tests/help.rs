@@ -201,3 +201,33 @@ fn completions_for_each_shell_name_the_commands() {
         "{err}"
     );
 }
+
+/// `agh peer --work-time` is a number of seconds and only means something with
+/// `--auto-complete`: anything else is a usage error (exit 2) naming it, before any connection.
+#[test]
+fn work_time_needs_auto_complete_and_seconds() {
+    let peer = [
+        "peer",
+        "--nats",
+        "nats://127.0.0.1:1",
+        "--workspace",
+        "w",
+        "--channel",
+        "c",
+        "--id",
+        "p",
+    ];
+    for (more, named) in [
+        (&["--work-time", "1"][..], "--auto-complete"),
+        (&["--auto-complete", "--work-time", "-1"][..], "--work-time"),
+        (
+            &["--auto-complete", "--work-time", "soon"][..],
+            "--work-time",
+        ),
+    ] {
+        let (code, out, err) = run(agh().args(peer).args(more), "");
+        assert_eq!(code, 2, "{more:?}: {err}");
+        assert!(out.is_empty(), "{more:?}: {out}");
+        assert!(err.contains(named), "{more:?} names {named}: {err}");
+    }
+}

@@ -212,13 +212,17 @@ fn net(cmd: &str, url: &str, ws: &str, id: &str) -> Command {
 /// Starts `agh peer --id worker.one --auto-complete --format json` and waits until `agh
 /// peers` lists it.
 fn worker(url: &str, ws: &str) -> (Daemon, mpsc::Receiver<String>) {
-    let (worker, rx) = Daemon::spawn(net("peer", url, ws, "worker.one").args([
-        "--auto-complete",
-        "--greet-interval",
-        "0.3",
-        "--format",
-        "json",
-    ]));
+    worker_with(url, ws, &[])
+}
+
+/// [`worker`] with more arguments of `agh peer`.
+fn worker_with(url: &str, ws: &str, more: &[&str]) -> (Daemon, mpsc::Receiver<String>) {
+    let (worker, rx) = Daemon::spawn(
+        net("peer", url, ws, "worker.one")
+            .args(["--auto-complete", "--greet-interval", "0.3"])
+            .args(["--format", "json"])
+            .args(more),
+    );
     wait_listed(url, ws, "worker.one");
     (worker, rx)
 }
@@ -447,13 +451,16 @@ fn now() -> i64 {
 }
 
 /// A remote peer cannot stop `agh peer --auto-complete`: a work request canceled at once
-/// (both in one write) makes the worker's receipt fail with `work_closed`; the worker reports
-/// that as an event line and keeps running, and completes the next request.
+/// (both in one write) makes the worker's answer (its receipt, its `working` trace or, after
+/// `--work-time`, its `completed` trace: whichever comes after the cancel) fail with
+/// `work_closed`; the worker reports that as an event line and keeps running, and completes the
+/// next request. `--work-time 1` keeps `completed` a second after the request, so the cancel is
+/// always first (without it, the worker could complete before the cancel arrives).
 #[test]
 fn the_worker_survives_work_closed_under_it() {
     let server = NatsServer::start();
     let (url, ws) = (server.url(), unique_workspace());
-    let (worker, rx) = worker(&url, &ws);
+    let (worker, rx) = worker_with(&url, &ws, &["--work-time", "1"]);
     let subject = text(&run(agh().args(["subject", &ws, "builders", "worker.one"])).stdout)
         .trim()
         .to_owned();
