@@ -1046,4 +1046,13 @@ pub(crate) mod tests {
         assert_eq!(a.next_id("rcpt"), "rcpt-ops.a-beef-1");
         assert_eq!(a.next_id("whois"), "whois-ops.a-beef-2");
     }
+
+    #[test]
+    fn events_stay_small() {
+        // Each event is moved several times on its way to the application: the large
+        // variants are boxed (`Message` is ~300 bytes, a Peer Card more); the largest left is
+        // `Refused` (120 bytes).
+        let size = std::mem::size_of::<Event>();
+        assert!(size <= 128, "an Event is {size} bytes");
+    }
 }
