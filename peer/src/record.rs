@@ -111,7 +111,7 @@ pub fn inbound(
     for event in &out.events {
         match event {
             Event::Message(m) => writes.push(Write::Shared(SharedWrite::Delivered {
-                message: m.clone(),
+                message: Message::clone(m),
                 at_ms,
                 expires_at: now.saturating_add_unsigned(replay_age_secs),
             })),

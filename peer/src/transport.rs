@@ -273,6 +273,9 @@ impl Transport for NatsTransport {
         subject: String,
         payload: Bytes,
     ) -> BoxFuture<'_, Result<(), TransportError>> {
+        // The subject's own bytes, shared with the client (not copied: `ToSubject` for a
+        // `String` copies it, for a `Subject` shares it).
+        let subject = async_nats::Subject::from(subject);
         Box::pin(async move {
             self.client
                 .publish(subject.clone(), payload)
@@ -319,6 +322,7 @@ impl Transport for NatsTransport {
             let request = async_nats::Request::new()
                 .payload(payload)
                 .timeout(Some(timeout));
+            let subject = async_nats::Subject::from(subject);
             match self.client.send_request(subject.clone(), request).await {
                 Ok(m) => Ok(m.payload),
                 Err(e) => Err(match e.kind() {
@@ -371,10 +375,11 @@ impl futures_util::Stream for NatsSubscription {
             if m.is_some() {
                 reads.read.fetch_add(1, Ordering::Relaxed);
             }
+            // Copied as text (`to_string` would go through `Display`).
             m.map(|m| Inbound {
-                subject: m.subject.to_string(),
+                subject: m.subject.as_str().to_owned(),
                 payload: m.payload,
-                reply: m.reply.map(|r| r.to_string()),
+                reply: m.reply.map(|r| r.as_str().to_owned()),
             })
         })
     }

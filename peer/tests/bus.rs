@@ -13,7 +13,7 @@ async fn next_message(events: &mut agh_peer::Events, kind: &str) -> agh_protocol
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
         match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Some(Event::Message(m))) if m.kind() == kind => return m,
+            Ok(Some(Event::Message(m))) if m.kind() == kind => return *m,
             Ok(Some(_)) => {}
             other => panic!("no {kind}: {other:?}"),
         }

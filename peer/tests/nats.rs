@@ -83,7 +83,7 @@ async fn refused(events: &mut Events, code: ReasonCode) {
 
 fn is_message(e: &Event, kind: &str) -> Option<Message> {
     match e {
-        Event::Message(m) if m.kind() == kind => Some(m.clone()),
+        Event::Message(m) if m.kind() == kind => Some(Message::clone(m)),
         _ => None,
     }
 }

@@ -42,7 +42,7 @@ async fn next_message(events: &mut agh_peer::Events, kind: &str) -> agh_protocol
     )
     .await
     {
-        Event::Message(m) => m,
+        Event::Message(m) => *m,
         _ => unreachable!(),
     }
 }

@@ -5,8 +5,10 @@
 //! The one place agh-peer renders subject templates: the ACP agent's, the v0 core's, and a
 //! Verified Peer's v1 subjects (a [`Variant`] of v0's).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Mutex;
 
 use agh_runtime::binding::{Binding, Subject, SubjectError, SubjectRecipe};
 
@@ -57,8 +59,17 @@ pub struct Subjects<P: Bound> {
     own: String,
     broadcast: Option<String>,
     variant: Option<Variant>,
+    /// Direct subjects rendered, by party (at most [`KEPT`]; emptied when full): a message
+    /// usually goes to a party seen before (a receipt to the request's sender, the next request
+    /// to the same agent). Hashed with a seeded foldhash (a lookup per message sent: SipHash
+    /// cost more than the rest of the lookup; the seed keeps a sender from aiming its ids at
+    /// one bucket).
+    kept: Mutex<HashMap<String, String, foldhash::fast::RandomState>>,
     profile: PhantomData<fn() -> P>,
 }
+
+/// Most direct subjects [`Subjects`] keeps rendered.
+const KEPT: usize = 1024;
 
 impl<P: Bound> Clone for Subjects<P> {
     fn clone(&self) -> Self {
@@ -68,6 +79,7 @@ impl<P: Bound> Clone for Subjects<P> {
             own: self.own.clone(),
             broadcast: self.broadcast.clone(),
             variant: self.variant,
+            kept: Mutex::default(),
             profile: PhantomData,
         }
     }
@@ -120,6 +132,7 @@ impl<P: Bound> Subjects<P> {
             own: String::new(),
             broadcast: None,
             variant,
+            kept: Mutex::default(),
             profile: PhantomData,
         };
         subjects.own = subjects.direct(own_id).map_err(config)?;
@@ -150,12 +163,24 @@ impl<P: Bound> Subjects<P> {
         std::iter::once(self.own.as_str()).chain(self.broadcast.as_deref())
     }
 
-    /// The direct subject of party `to` (checked first: [`Bound::check_value`]).
+    /// The direct subject of party `to` (checked first: [`Bound::check_value`]), rendered once
+    /// and kept.
     pub fn direct(&self, to: &str) -> Result<String, SubjectError> {
+        // A poisoned map is only a lost cache: the subject is rendered again.
+        if let Some(subject) = self.kept.lock().ok().and_then(|k| k.get(to).cloned()) {
+            return Ok(subject);
+        }
         if let Some(member) = P::SPEC.layout.roles.to {
             check::<P>(self.binding.direct.template, member, to)?;
         }
-        self.render(&self.binding.direct, Some(to))
+        let subject = self.render(&self.binding.direct, Some(to))?;
+        if let Ok(mut kept) = self.kept.lock() {
+            if kept.len() >= KEPT {
+                kept.clear();
+            }
+            kept.insert(to.to_owned(), subject.clone());
+        }
+        Ok(subject)
     }
 
     /// Where a message goes by its `to`: the direct subject of `to`, or the broadcast subject.
@@ -342,5 +367,22 @@ mod tests {
         assert!(!s.binding().is_request_reply("notify"));
         let e = s.direct("a.b").unwrap_err();
         assert_eq!(e.member, "to");
+    }
+
+    #[test]
+    fn kept_subjects_are_the_rendered_ones_and_stay_bounded() {
+        let s = v0("ops.a", "ws_t", "ch");
+        for i in 0..(KEPT + 10) {
+            let to = format!("peer.p{}", i % (KEPT + 5));
+            let want = peer_subject("ws_t", "ch", &to).unwrap();
+            assert_eq!(s.direct(&to).unwrap(), want);
+            assert_eq!(s.direct(&to).unwrap(), want, "kept");
+            assert!(s.kept.lock().unwrap().len() <= KEPT);
+        }
+        // Refused ones are not kept, and refused again.
+        for _ in 0..2 {
+            assert!(s.direct("not a peer id").is_err());
+        }
+        assert!(!s.kept.lock().unwrap().contains_key("not a peer id"));
     }
 }

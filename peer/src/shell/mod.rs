@@ -280,7 +280,7 @@ impl Shared {
             // Only `whois` / `request` calls in progress listen here: no copy without them.
             if let Event::Message(m) = &e {
                 if self.delivered.receiver_count() > 0 {
-                    let _ = self.delivered.send(m.clone());
+                    let _ = self.delivered.send(Message::clone(m));
                 }
             }
             if wait && e.is_delivery() {
