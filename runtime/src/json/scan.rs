@@ -533,6 +533,8 @@ impl<'a> Scanner<'a> {
     #[inline(always)]
     fn string_body(&mut self) -> Option<Cow<'a, str>> {
         let start = self.pos;
+        // Where a byte-by-byte reading would go on: no special byte comes before it.
+        let mut from = start;
         for at in [start, start + 8] {
             let Some(chunk) = self.bytes.get(at..at + 8) else {
                 break;
@@ -542,13 +544,15 @@ impl<'a> Scanner<'a> {
             if special != 0 {
                 let end = at + word::first(special);
                 if self.bytes.get(end) != Some(&b'"') {
+                    from = end;
                     break;
                 }
                 self.pos = end + 1;
                 return self.between(start, end).map(Cow::Borrowed);
             }
+            from = at + 8;
         }
-        self.string_rest()
+        self.string_rest(start, from)
     }
 
     /// The text from `start` to `end`, two character boundaries (`None` if not). Two inlined
@@ -558,16 +562,16 @@ impl<'a> Scanner<'a> {
         self.text.split_at_checked(end)?.0.get(start..)
     }
 
-    /// [`Scanner::string`] after its opening quote, for any length and escapes.
+    /// [`Scanner::string`] of the string whose text starts at `start`, for any length and
+    /// escapes; no special byte (quote, backslash, control character) comes before `from`.
     #[inline(never)]
-    fn string_rest(&mut self) -> Option<Cow<'a, str>> {
-        let start = self.pos;
-        let mut i = start + plain_run(&self.bytes[start..]);
+    fn string_rest(&mut self, start: usize, from: usize) -> Option<Cow<'a, str>> {
+        let mut i = from + plain_run(self.bytes.get(from..)?);
         loop {
             match *self.bytes.get(i)? {
                 b'"' => {
                     self.pos = i + 1;
-                    return self.text.get(start..i).map(Cow::Borrowed);
+                    return self.between(start, i).map(Cow::Borrowed);
                 }
                 b'\\' => break,
                 0x00..=0x1f => return None,
