@@ -628,12 +628,41 @@ async fn reconnected(links: &mut tokio::sync::broadcast::Receiver<LinkEvent>, wh
     }
 }
 
-/// `nats`' connection is up and the server has processed everything it sent before.
+/// Cycles `nats`' link (`force_reconnect`) and returns once the new connection is up and the
+/// server has taken everything it sent again: the link events of earlier reconnects (a server
+/// restart can make a client reconnect more than once) are dropped first, so that the wait is
+/// for this reconnect's.
+async fn cycled(
+    nats: &NatsTransport,
+    links: &mut tokio::sync::broadcast::Receiver<LinkEvent>,
+    who: &str,
+) {
+    use tokio::sync::broadcast::error::TryRecvError;
+    while !matches!(links.try_recv(), Err(TryRecvError::Empty)) {}
+    nats.client().force_reconnect().await.unwrap();
+    reconnected(links, who).await;
+    flushed(nats).await;
+}
+
+/// `nats`' connection is up and the server has processed everything it sent before: a message
+/// through the server to a fresh subscription of this client arrived. The server handles one
+/// connection's operations in order, so the subscriptions async-nats sent again on reconnecting
+/// are in effect then. (`Client::flush` only writes the client's buffer to the socket: the
+/// server may not have read it yet, and a message another client publishes meanwhile finds no
+/// subscriber.)
 async fn flushed(nats: &NatsTransport) {
-    tokio::time::timeout(WAIT, nats.client().flush())
+    use futures_util::StreamExt;
+    let client = nats.client();
+    let inbox = client.new_inbox();
+    let mut probe = client.subscribe(inbox.clone()).await.expect("subscribe");
+    client
+        .publish(inbox, "probe".into())
         .await
-        .expect("flushed in time")
-        .expect("flush");
+        .expect("publish");
+    tokio::time::timeout(WAIT, probe.next())
+        .await
+        .expect("the probe came back in time")
+        .expect("the probe's subscription ended");
 }
 
 fn greet_from(peer: &'static str) -> impl FnMut(&Event) -> Option<Message> {
@@ -682,22 +711,18 @@ async fn server_restart_mid_run() {
     reconnected(&mut b_links, "patch.b").await;
 
     // b's link alone: a (connected) sees b's reconnect greet; then a's alone. After each
-    // reconnect a flush: its PING follows the subscriptions async-nats sends again on the new
-    // connection, so once it is answered the server routes to them (a message published to
-    // the peer before that is lost, as NATS loses anything sent to no subscriber; a greet in the
-    // other's queue from the server's restart would not show it).
-    b_nats.client().force_reconnect().await.unwrap();
-    reconnected(&mut b_links, "patch.b").await;
-    flushed(&b_nats).await;
+    // reconnect, `cycled` waits until the server has the subscriptions async-nats sends again
+    // on the new connection (a message published to the peer before that is lost, as NATS
+    // loses anything sent to no subscriber; a greet in the other's queue from the server's
+    // restart would not show it).
+    cycled(&b_nats, &mut b_links, "patch.b").await;
     wait_for(
         &mut a_events,
         "b's greet after the restart",
         greet_from("patch.b"),
     )
     .await;
-    a_nats.client().force_reconnect().await.unwrap();
-    reconnected(&mut a_links, "ops.a").await;
-    flushed(&a_nats).await;
+    cycled(&a_nats, &mut a_links, "ops.a").await;
     wait_for(
         &mut b_events,
         "a's greet after the restart",
