@@ -100,6 +100,9 @@ fn receive_child(step: &str, name: &str, calls: u64, work: bool) {
     let mut tracker = agh_protocol::WorkTracker::new();
     let mut receiver = agh_protocol::Receiver::new(config);
     let options = Options::at(NOW);
+    if work {
+        open_answered_work(&inputs, &options, &mut receiver, &mut tracker);
+    }
     if matches!(step, "parsed" | "route" | "dedup" | "lifecycle") {
         let messages: Vec<agh_protocol::Message> = inputs
             .into_iter()
@@ -139,6 +142,36 @@ fn receive_child(step: &str, name: &str, calls: u64, work: bool) {
             }
             _ => panic!("unknown step {step}"),
         }
+    }
+}
+
+/// For work-bound inputs of a kind that does not open work (a `receipt`, a `trace`): the work
+/// each answers, opened by the local peer (a directed `say` from [`LOCAL`] to the input's sender
+/// with its `work_id`, given to `Receiver::record_sent` and to the floor's tracker), so that every
+/// input is accepted by the lifecycle. Part of every run's preparation (subtracted).
+fn open_answered_work(
+    inputs: &[bytes::Bytes],
+    options: &Options,
+    receiver: &mut agh_protocol::Receiver,
+    tracker: &mut agh_protocol::WorkTracker,
+) {
+    let opened_by = tracker.lifecycle().opened_by;
+    let say = common::fixture("core.message-kinds/accept_say_with_work_id.json");
+    for (i, bytes) in inputs.iter().enumerate() {
+        let m = agh_protocol::parse(bytes, options).expect("a valid input");
+        if opened_by.contains(&m.kind()) {
+            return;
+        }
+        let mut open = say.clone();
+        open["id"] = format!("open_{i:08}").into();
+        open["from"] = LOCAL.into();
+        open["to"] = m.from().into();
+        open["thread_id"] = m.thread_id().expect("a thread").into();
+        open["work_id"] = m.work_id().expect("a work_id").into();
+        let open = agh_protocol::parse(&serde_json::to_vec(&open).expect("json"), options)
+            .expect("a valid opening say");
+        assert!(receiver.record_sent(&open).is_accepted());
+        assert!(tracker.apply_message(&open).is_accepted());
     }
 }
 

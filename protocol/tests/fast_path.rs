@@ -83,6 +83,15 @@ fn agree(name: &str, bytes: &[u8], now: i64) {
             problems.first(),
             String::from_utf8_lossy(bytes)
         );
+        // The owned parser of a transport's bytes decides the same, with the same rejection (it
+        // checks UTF-8 as it takes the bytes, and names broken UTF-8 from where it breaks).
+        let owned =
+            agh_protocol::parse_bytes(agh_protocol::Bytes::copy_from_slice(bytes), &options);
+        assert_eq!(
+            owned.map(drop),
+            parse_ref(bytes, &options).map(drop),
+            "{name}: parse_bytes and parse_ref differ"
+        );
     }
 }
 

@@ -120,6 +120,38 @@ fn the_receiver_delivers_the_bytes_it_was_handed() {
     }
 }
 
+/// `parse_bytes` takes the bytes without a copy and checks UTF-8 as it does: what it refuses for
+/// broken UTF-8 (or a byte order mark, which the exact path names first) is what `parse_ref`
+/// refuses, wherever the bytes break.
+#[test]
+fn parse_bytes_refuses_broken_utf8_as_parse_ref_does() {
+    let options = Options::at(NOW);
+    let valid = ESCAPED.as_bytes();
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    for at in [0, 1, 7, valid.len() / 2, valid.len() - 1] {
+        for bad in [&[0xff][..], &[0xc3], &[0xe2, 0x82], &[0xed, 0xa0, 0x80]] {
+            let mut b = valid.to_vec();
+            b.splice(at..at, bad.iter().copied());
+            inputs.push(b.clone());
+            // Broken JSON before the broken UTF-8: the UTF-8 is still named first.
+            b.insert(0, b'x');
+            inputs.push(b);
+        }
+    }
+    let bom = [0xef, 0xbb, 0xbf];
+    inputs.push([&bom[..], valid].concat());
+    inputs.push([&bom[..], valid, &[0xff]].concat());
+    inputs.push([&bom[..], &[0xff], valid].concat());
+    inputs.push(bom[..2].to_vec());
+    inputs.push(vec![0xff; 3]);
+    for input in &inputs {
+        let owned = parse_bytes(Bytes::from(input.clone()), &options).map(drop);
+        let borrowed = parse_ref(input, &options).map(drop);
+        assert!(borrowed.is_err(), "{input:?}");
+        assert_eq!(owned, borrowed, "{input:?}");
+    }
+}
+
 /// A `Message` records its members as 31-bit spans of its text: the parsers that make one refuse
 /// an envelope longer than spans stand in (`spans::MAX_TEXT`, 2 GiB) with the size error, whatever
 /// `Options::max_bytes` allows, so that no span stands for less than its member. (The bytes are

@@ -190,6 +190,14 @@ impl DedupWindow {
         self.order.get(at)
     }
 
+    /// Whether `slot` (its tag matching) names a live pair that is `(from, id)`, compared in
+    /// full. Out of line: a tag matches rarely but for the pair itself, and the lookup's loop
+    /// stays small.
+    #[inline(never)]
+    fn names(&self, slot: u64, from: &[u8], id: &[u8]) -> bool {
+        self.live(slot).is_some_and(|s| self.is(s, from, id))
+    }
+
     /// Whether `seen` is the pair `(from, id)`, compared in full.
     fn is(&self, seen: &Seen, from: &[u8], id: &[u8]) -> bool {
         seen.from_len == from.len() && seen.id_len == id.len() && self.pair_of(seen) == (from, id)
@@ -215,7 +223,7 @@ impl DedupWindow {
                 return false;
             };
             for &slot in &bucket.slots {
-                if slot >> 32 == tag && self.live(slot).is_some_and(|s| self.is(s, from, id)) {
+                if slot >> 32 == tag && self.names(slot, from, id) {
                     return true;
                 }
             }
@@ -273,8 +281,18 @@ impl DedupWindow {
     }
 
     /// Forgets pairs seen before `now - window`.
+    #[inline]
     pub fn expire(&mut self, now: i64) {
         let horizon = now.saturating_sub(self.window_secs);
+        // Most calls forget nothing: the oldest pair is read, and the loop stays out of line.
+        if self.order.front().is_some_and(|s| s.at < horizon) {
+            self.forget_before(horizon);
+        }
+    }
+
+    /// Forgets the pairs seen before `horizon`, oldest first.
+    #[inline(never)]
+    fn forget_before(&mut self, horizon: i64) {
         while self.order.front().is_some_and(|s| s.at < horizon) {
             self.pop_oldest();
         }
@@ -288,9 +306,16 @@ impl DedupWindow {
         let dead = usize::try_from(front.start - self.base)
             .map_or(self.bytes.len(), |d| d.min(self.bytes.len()));
         if dead > COMPACT_AT && dead > self.bytes.len() - dead {
-            self.bytes.drain(..dead);
-            self.base += dead as u64;
+            self.drop_dead(dead);
         }
+    }
+
+    /// Drops the first `dead` bytes of the buffer (cold: once per many inserts).
+    #[cold]
+    #[inline(never)]
+    fn drop_dead(&mut self, dead: usize) {
+        self.bytes.drain(..dead);
+        self.base += dead as u64;
     }
 
     /// Puts the slot of the ring entry `seq` (hashed to `hash`; the ring's first `live` entries
@@ -319,7 +344,10 @@ impl DedupWindow {
     }
 
     /// Builds the table again with `buckets` buckets, every remembered pair placed under its
-    /// kept hash, oldest first (its bytes neither read nor hashed again).
+    /// kept hash, oldest first (its bytes neither read nor hashed again). Cold: out of the
+    /// insert's code (a receiver's hot path).
+    #[cold]
+    #[inline(never)]
     fn rebuild(&mut self, buckets: usize) {
         self.buckets = vec![Bucket::default(); buckets];
         for i in 0..self.order.len() {

@@ -219,6 +219,27 @@ pub fn read_envelope_json(
     }
 }
 
+/// The error [`read_envelope_json`] gives for an input of at most [`JsonLimits::max_bytes`] that
+/// does not start with a byte order mark and is not UTF-8 (`e`: where it breaks): what the reader
+/// checks before reading JSON, so it depends on nothing else in the input.
+pub(crate) fn invalid_utf8(e: std::str::Utf8Error) -> JsonError {
+    JsonError {
+        kind: JsonErrorKind::InvalidUtf8,
+        pointer: String::new(),
+        message: format!("input is not valid UTF-8: {e}"),
+        offset: Some(e.valid_up_to()),
+    }
+}
+
+/// Whether `bytes` start with a UTF-8 byte order mark (refused before anything else is read,
+/// but after the size limit).
+pub(crate) fn starts_with_bom(bytes: &[u8]) -> bool {
+    bytes.starts_with(&BOM)
+}
+
+/// The UTF-8 byte order mark.
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
 /// Reads one JSON value (of any type) by the same strict rules as [`read_envelope_json`].
 pub fn read_json(bytes: &[u8], limits: &JsonLimits) -> Result<Value, JsonError> {
     read_value(bytes, limits).map(|(value, _)| value)
@@ -237,7 +258,7 @@ fn read_value<'b>(bytes: &'b [u8], limits: &JsonLimits) -> Result<(Value, &'b st
             offset: Some(limits.max_bytes),
         });
     }
-    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+    if starts_with_bom(bytes) {
         return Err(JsonError {
             kind: JsonErrorKind::Bom,
             pointer: String::new(),
@@ -245,12 +266,7 @@ fn read_value<'b>(bytes: &'b [u8], limits: &JsonLimits) -> Result<(Value, &'b st
             offset: Some(0),
         });
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| JsonError {
-        kind: JsonErrorKind::InvalidUtf8,
-        pointer: String::new(),
-        message: format!("input is not valid UTF-8: {e}"),
-        offset: Some(e.valid_up_to()),
-    })?;
+    let text = std::str::from_utf8(bytes).map_err(invalid_utf8)?;
     let mut reader = Reader {
         text,
         bytes: text.as_bytes(),

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::rules::*;
 use super::*;
-use crate::json::{read_envelope_json, JsonLimits};
+use crate::json::{invalid_utf8, read_envelope_json, JsonError, JsonLimits};
 use crate::schema::model::BodyOverrides;
 use crate::schema::problem::{Problem, Problems, ReasonCode};
 
@@ -161,17 +161,26 @@ pub fn read_checked_json(
     match read_envelope_json(bytes, &limits) {
         Ok(map) => Some(map),
         Err(e) => {
-            let rule = match e.kind {
-                crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
-                _ => "envelope: the envelope is one UTF-8 JSON object",
-            };
-            out.push(Problem::new(
-                ReasonCode::Malformed,
-                e.pointer,
-                rule,
-                e.message,
-            ));
+            out.push(json_problem(e));
             None
         }
     }
+}
+
+/// The problem that refuses an envelope the strict JSON reader refused.
+fn json_problem(e: JsonError) -> Problem {
+    let rule = match e.kind {
+        crate::json::JsonErrorKind::TooLarge => "envelope: size limit",
+        _ => "envelope: the envelope is one UTF-8 JSON object",
+    };
+    Problem::new(ReasonCode::Malformed, e.pointer, rule, e.message)
+}
+
+/// What [`diagnose`] answers for bytes within the size limit, with no byte order mark, that are
+/// not UTF-8 (`e`: where they break): the reader's first check after those two, so nothing else
+/// of the bytes is needed (the owned parsers check UTF-8 as they take the bytes).
+#[cold]
+#[inline(never)]
+pub(super) fn not_utf8(e: std::str::Utf8Error) -> Rejection {
+    Rejection::new(json_problem(invalid_utf8(e)), Head::default())
 }

@@ -301,16 +301,20 @@ fn admitted<'a, P: Profile, K: Kinds>(
     mut accepted: Accepted<'a, P, K::Entry>,
     options: &Options,
 ) -> Result<Accepted<'a, P, K::Entry>, Rejection> {
-    match P::admit(accepted.text.as_bytes(), &accepted.envelope, options) {
-        Ok(extra) => {
-            accepted.extra = extra;
-            Ok(accepted)
-        }
-        Err(problem) => Err(Rejection::new(
-            problem,
-            head(&accepted.envelope, &spec::<P>().layout),
-        )),
-    }
+    accepted.extra = admit::<P>(accepted.text, &accepted.envelope, options)?;
+    Ok(accepted)
+}
+
+/// [`Profile::admit`] on `envelope`, the view the fast path accepted over `text`: what it adds,
+/// or the rejection (the accepted view is neither moved nor copied).
+#[inline(always)]
+fn admit<'a, P: Profile>(
+    text: &'a str,
+    envelope: &P::EnvelopeRef<'a>,
+    options: &Options,
+) -> Result<P::Extra, Rejection> {
+    P::admit(text.as_bytes(), envelope, options)
+        .map_err(|problem| Rejection::new(problem, head(envelope, &spec::<P>().layout)))
 }
 
 /// Parses and validates one envelope of profile `P` into a [`Message`] owning a copy of `bytes`
@@ -339,18 +343,21 @@ pub fn parse_bytes_in<P: Profile, K: Kinds>(
     if bytes.len() > options.max_bytes {
         return Err(diagnose::<P, K>(kinds, &bytes, options));
     }
-    // The one UTF-8 check (a clone of `Bytes` is a reference count); the text the parser reads
-    // is the message's.
-    let text = match ByteString::try_from(bytes.clone()) {
-        Ok(text) => text,
-        Err(_) => return Err(diagnose::<P, K>(kinds, &bytes, options)),
-    };
+    // The one UTF-8 check, as the message takes the bytes (not cloned: a clone counts a
+    // reference, and its drop another). The exact path refuses a byte order mark before broken
+    // UTF-8, and broken UTF-8 (within the size limit) before anything else, with where it
+    // breaks: all `not_utf8` needs.
+    if crate::json::starts_with_bom(&bytes) {
+        return Err(diagnose::<P, K>(kinds, &bytes, options));
+    }
+    let text = ByteString::try_from(bytes).map_err(exact::not_utf8)?;
     let (spans, entry, extra) = {
-        let a = match scan_text::<P, K>(kinds, &text, options) {
-            Some(a) => admitted::<P, K>(a, options)?,
-            None => return Err(diagnose::<P, K>(kinds, text.as_bytes(), options)),
+        // The accepted view is read where the scanner left it (not moved through a `Result`).
+        let Some(a) = scan_text::<P, K>(kinds, &text, options) else {
+            return Err(diagnose::<P, K>(kinds, text.as_bytes(), options));
         };
-        (P::spans_of(&a.envelope, a.text), a.entry, a.extra)
+        let extra = admit::<P>(a.text, &a.envelope, options)?;
+        (P::spans_of(&a.envelope, a.text), a.entry, extra)
     };
     // The spans were recorded over this very text.
     Ok(Message::new(text, spans, entry, extra))
