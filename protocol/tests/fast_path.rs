@@ -367,6 +367,10 @@ fn declared_members_in_any_order_spacing_or_spelling() {
             false,
         ),
         (
+            r#"{"int\u0065nt":"notice","text":"hi","intent":"notice","artifacts":null}"#,
+            false,
+        ),
+        (
             r#"{"text":"hi","x":1,"intent":"notice","x":2,"artifacts":null}"#,
             false,
         ),
