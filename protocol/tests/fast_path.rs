@@ -244,6 +244,162 @@ fn an_accepted_view_carries_the_members_and_the_body_text() {
     assert_eq!(v["ext"]["k"], 1);
 }
 
+/// Declared members in any order, with white space, or with escaped names read as the same
+/// envelope; a member repeated (right after itself, at the end, or after an escaped spelling) is
+/// refused; undeclared members are refused in the closed envelope and kept in an open body. Both
+/// paths agree on each: the cases a scanner that matches declared names on their bytes, in
+/// schema order, must still get right.
+#[test]
+fn declared_members_in_any_order_spacing_or_spelling() {
+    let body = r#"{"text":"hi","intent":"notice","artifacts":null,"x":1}"#;
+    let members: Vec<(String, String)> = [
+        ("protocol", r#""agh-network/v0""#),
+        ("id", r#""m1""#),
+        ("workspace_id", r#""ws""#),
+        ("kind", r#""say""#),
+        ("channel", r#""c""#),
+        ("surface", r#""thread""#),
+        ("thread_id", r#""t1""#),
+        ("from", r#""a""#),
+        ("to", "null"),
+        ("ts", "1776366000"),
+        ("body", body),
+        ("ext", r#"{"k":1}"#),
+    ]
+    .iter()
+    .map(|(n, v)| (format!("\"{n}\""), (*v).to_owned()))
+    .collect();
+    let write = |members: &[(String, String)], comma: &str, colon: &str| {
+        let all: Vec<String> = members
+            .iter()
+            .map(|(n, v)| format!("{n}{colon}{v}"))
+            .collect();
+        format!("{{{}}}", all.join(comma)).into_bytes()
+    };
+    let view = |bytes: &[u8]| {
+        parse_ref(bytes, &Options::at(NOW))
+            .ok()
+            .map(|m| m.to_message().to_value())
+    };
+    let reference = view(&write(&members, ",", ":")).expect("the compact envelope is valid");
+    let check = |what: &str, bytes: &[u8], valid: bool| {
+        agree(what, bytes, NOW);
+        let text = String::from_utf8_lossy(bytes);
+        assert_eq!(
+            Registry::v0().fast_accepts(bytes, &Options::at(NOW)),
+            valid,
+            "{what}: {text}"
+        );
+        if valid {
+            assert_eq!(view(bytes).as_ref(), Some(&reference), "{what}: {text}");
+        }
+    };
+    // Another order: reversed, and each rotation.
+    let mut reversed = members.clone();
+    reversed.reverse();
+    check("reversed", &write(&reversed, ",", ":"), true);
+    for k in 1..members.len() {
+        let mut rotated = members.clone();
+        rotated.rotate_left(k);
+        check("rotated", &write(&rotated, ",", ":"), true);
+    }
+    // White space around the names.
+    for (comma, colon) in [(", ", ":"), (" ,", ":"), (",", " :"), (",\n\t", ": ")] {
+        check("white space", &write(&members, comma, colon), true);
+    }
+    let mut spaced = write(&members, ",", ":");
+    spaced.insert(1, b' ');
+    check("white space after the brace", &spaced, true);
+    // Each name escaped (its first letter as `\u00XX`), alone and all at once.
+    let escape = |n: &str| format!("\"\\u{:04x}{}", u32::from(n.as_bytes()[1]), &n[2..]);
+    let mut all_escaped = members.clone();
+    for (i, (name, _)) in members.iter().enumerate() {
+        let mut one = members.clone();
+        one[i].0 = escape(name);
+        all_escaped[i].0 = escape(name);
+        check("one name escaped", &write(&one, ",", ":"), true);
+    }
+    check("every name escaped", &write(&all_escaped, ",", ":"), true);
+    // A member repeated: right after itself (the second read by name), at the end, and after an
+    // escaped first spelling (the second taken on its bytes, as the member expected next).
+    for (i, member) in members.iter().enumerate() {
+        let mut twice = members.clone();
+        twice.insert(i + 1, member.clone());
+        check("repeated right after", &write(&twice, ",", ":"), false);
+        let mut at_end = members.clone();
+        at_end.push(member.clone());
+        check("repeated at the end", &write(&at_end, ",", ":"), false);
+        if i > 0 {
+            let mut escaped_first = members.clone();
+            let mut first = member.clone();
+            first.0 = escape(&first.0);
+            escaped_first.insert(i - 1, first);
+            check(
+                "escaped, then repeated",
+                &write(&escaped_first, ",", ":"),
+                false,
+            );
+        }
+    }
+    // Undeclared members: refused in the (closed) envelope wherever they stand.
+    for i in 0..=members.len() {
+        let mut extra = members.clone();
+        extra.insert(i, ("\"zz\"".into(), "1".into()));
+        check("undeclared", &write(&extra, ",", ":"), false);
+    }
+    // The body (open): its members in another order, escaped, repeated, or undeclared ones
+    // anywhere (kept in the view, so the reference is not compared: agreement only).
+    let body_at = members.iter().position(|(n, _)| n == "\"body\"").unwrap();
+    for (body, valid) in [
+        (
+            r#"{"intent":"notice","text":"hi","x":1,"artifacts":null}"#,
+            true,
+        ),
+        (
+            r#"{"x":1,"artifacts":null,"intent":"notice","t\u0065xt":"hi"}"#,
+            true,
+        ),
+        (
+            r#"{"text":"hi","text":"hi","intent":"notice","artifacts":null,"x":1}"#,
+            false,
+        ),
+        (
+            r#"{"text":"hi","intent":"notice","artifacts":null,"x":1,"text":"hi"}"#,
+            false,
+        ),
+        (
+            r#"{"t\u0065xt":"hi","intent":"notice","text":"hi","artifacts":null,"x":1}"#,
+            false,
+        ),
+        (
+            r#"{"text":"hi","intent":"notice","artifacts":null,"x":1,"x":1}"#,
+            false,
+        ),
+        (
+            r#"{"int\u0065nt":"notice","text":"hi","intent":"notice","artifacts":null}"#,
+            false,
+        ),
+        (
+            r#"{"text":"hi","x":1,"intent":"notice","x":2,"artifacts":null}"#,
+            false,
+        ),
+        (
+            r#"{"text":"hi","intent":"notice","artifacts":null,"x":1,"y":2}"#,
+            true,
+        ),
+    ] {
+        let mut m = members.clone();
+        m[body_at].1 = body.to_owned();
+        let bytes = write(&m, ",", ":");
+        agree("body", &bytes, NOW);
+        assert_eq!(
+            Registry::v0().fast_accepts(&bytes, &Options::at(NOW)),
+            valid,
+            "{body}"
+        );
+    }
+}
+
 /// Valid envelopes of several kinds, as the mutation seeds.
 fn seeds() -> Vec<Vec<u8>> {
     corpus()

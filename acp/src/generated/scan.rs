@@ -104,9 +104,38 @@ pub fn scan_envelope<'a>(
     let mut f_payload: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "v" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"v\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"id\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"from\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"to\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"ts\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"kind\":") => 5usize,
+            6usize if s.declared(&mut o, b"\"ref\":") => 6usize,
+            7usize if s.declared(&mut o, b"\"payload\":") => 7usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "v" => 0usize,
+                    "id" => 1usize,
+                    "from" => 2usize,
+                    "to" => 3usize,
+                    "ts" => 4usize,
+                    "kind" => 5usize,
+                    "ref" => 6usize,
+                    "payload" => 7usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -119,7 +148,7 @@ pub fn scan_envelope<'a>(
                     n
                 });
             }
-            "id" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -132,7 +161,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "from" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -145,7 +174,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "to" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -162,7 +191,7 @@ pub fn scan_envelope<'a>(
                     })
                 };
             }
-            "ts" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -175,7 +204,7 @@ pub fn scan_envelope<'a>(
                     u64::try_from(n).ok()?
                 });
             }
-            "kind" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
@@ -185,7 +214,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "ref" => {
+            6usize => {
                 if seen & 64u64 != 0 {
                     return None;
                 }
@@ -202,7 +231,7 @@ pub fn scan_envelope<'a>(
                     })
                 };
             }
-            "payload" => {
+            7usize => {
                 if seen & 128u64 != 0 {
                     return None;
                 }
@@ -217,11 +246,9 @@ pub fn scan_envelope<'a>(
                     })
                 };
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 55u64 != 55u64 {
         return None;
@@ -241,27 +268,42 @@ pub fn scan_envelope<'a>(
 pub fn scan_ack_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "accepted" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"accepted\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"estimated_ms\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "accepted" => 0usize,
+                    "estimated_ms" => 1usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 s.boolean()?;
             }
-            "estimated_ms" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_count(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -288,20 +330,33 @@ pub fn scan_agent_status<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_cancel_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "reason" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"reason\":") => 0usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "reason" => 0usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_text(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     Some(())
 }
@@ -309,16 +364,41 @@ pub fn scan_cancel_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_capabilities_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "agent_name" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"agent_name\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"domains\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"channels\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"tools\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"max_concurrent_tasks\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"model\":") => 5usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "agent_name" => 0usize,
+                    "domains" => 1usize,
+                    "channels" => 2usize,
+                    "tools" => 3usize,
+                    "max_concurrent_tasks" => 4usize,
+                    "model" => 5usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_text(s)?;
             }
-            "domains" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -339,39 +419,37 @@ pub fn scan_capabilities_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "channels" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 scan_name_list(s)?;
             }
-            "tools" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
                 seen |= 8u64;
                 scan_name_list(s)?;
             }
-            "max_concurrent_tasks" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
                 seen |= 16u64;
                 scan_count(s)?;
             }
-            "model" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
                 seen |= 32u64;
                 scan_text(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 2u64 != 2u64 {
         return None;
@@ -390,16 +468,39 @@ pub fn scan_count<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_delegate_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "task" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"task\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"context\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"priority\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"report_back\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"deadline_ms\":") => 4usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "task" => 0usize,
+                    "context" => 1usize,
+                    "priority" => 2usize,
+                    "report_back" => 3usize,
+                    "deadline_ms" => 4usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_text(s)?;
             }
-            "context" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -414,32 +515,30 @@ pub fn scan_delegate_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "priority" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 scan_priority(s)?;
             }
-            "report_back" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
                 seen |= 8u64;
                 s.boolean()?;
             }
-            "deadline_ms" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
                 seen |= 16u64;
                 scan_duration_ms(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -487,34 +586,51 @@ pub fn scan_error_code<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_error_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "code" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"code\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"message\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"retryable\":") => 2usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "code" => 0usize,
+                    "message" => 1usize,
+                    "retryable" => 2usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_error_code(s)?;
             }
-            "message" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_text(s)?;
             }
-            "retryable" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 s.boolean()?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;
@@ -560,34 +676,51 @@ pub fn scan_name_list<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_notify_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "topic" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"topic\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"data\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"importance\":") => 2usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "topic" => 0usize,
+                    "data" => 1usize,
+                    "importance" => 2usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_dotted_name(s)?;
             }
-            "data" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 s.skip()?;
             }
-            "importance" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 scan_importance(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -611,41 +744,60 @@ pub fn scan_ping_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_pong_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "status" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"status\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"uptime_secs\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"active_tasks\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"agent_name\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "status" => 0usize,
+                    "uptime_secs" => 1usize,
+                    "active_tasks" => 2usize,
+                    "agent_name" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_agent_status(s)?;
             }
-            "uptime_secs" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_count(s)?;
             }
-            "active_tasks" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 scan_count(s)?;
             }
-            "agent_name" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
                 seen |= 8u64;
                 scan_text(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -664,9 +816,30 @@ pub fn scan_priority<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_query_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "question" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"question\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"domain\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"max_tokens\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"deadline_ms\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "question" => 0usize,
+                    "domain" => 1usize,
+                    "max_tokens" => 2usize,
+                    "deadline_ms" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -692,32 +865,30 @@ pub fn scan_query_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     _ => return None,
                 }
             }
-            "domain" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_dotted_name(s)?;
             }
-            "max_tokens" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 scan_count(s)?;
             }
-            "deadline_ms" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
                 seen |= 8u64;
                 scan_duration_ms(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -728,16 +899,37 @@ pub fn scan_query_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_response_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "data" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"data\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"summary\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"tokens_used\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"truncated\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "data" => 0usize,
+                    "summary" => 1usize,
+                    "tokens_used" => 2usize,
+                    "truncated" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 s.skip()?;
             }
-            "summary" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -747,25 +939,23 @@ pub fn scan_response_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "tokens_used" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 scan_count(s)?;
             }
-            "truncated" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
                 seen |= 8u64;
                 s.boolean()?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 2u64 != 2u64 {
         return None;
@@ -776,30 +966,51 @@ pub fn scan_response_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_result_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "status" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"status\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"outcome\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"data\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"error\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "status" => 0usize,
+                    "outcome" => 1usize,
+                    "data" => 2usize,
+                    "error" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_result_status(s)?;
             }
-            "outcome" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_text(s)?;
             }
-            "data" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 s.skip()?;
             }
-            "error" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -808,11 +1019,9 @@ pub fn scan_result_payload<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     scan_text(s)?;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;
@@ -944,9 +1153,30 @@ pub fn scan_body_result<'a>(
     let mut m1: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "status" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"status\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"outcome\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"data\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"error\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "status" => 0usize,
+                    "outcome" => 1usize,
+                    "data" => 2usize,
+                    "error" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -955,21 +1185,21 @@ pub fn scan_body_result<'a>(
                 scan_result_status(s)?;
                 m0 = Some(s.since(m));
             }
-            "outcome" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_text(s)?;
             }
-            "data" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 s.skip()?;
             }
-            "error" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -980,11 +1210,9 @@ pub fn scan_body_result<'a>(
                 }
                 m1 = Some(s.since(m));
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;

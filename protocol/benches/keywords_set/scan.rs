@@ -102,9 +102,34 @@ pub fn scan_envelope<'a>(
     let mut f_body: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "protocol" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"protocol\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"id\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"kind\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"from\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"to\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"ts\":") => 5usize,
+            6usize if s.declared(&mut o, b"\"reply_to\":") => 6usize,
+            7usize if s.declared(&mut o, b"\"body\":") => 7usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "protocol" => 0usize,
+                    "id" => 1usize,
+                    "kind" => 2usize,
+                    "from" => 3usize,
+                    "to" => 4usize,
+                    "ts" => 5usize,
+                    "reply_to" => 6usize,
+                    "body" => 7usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -117,7 +142,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "id" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -130,7 +155,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "kind" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -140,7 +165,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "from" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -153,7 +178,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "to" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -170,7 +195,7 @@ pub fn scan_envelope<'a>(
                     })
                 };
             }
-            "ts" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
@@ -183,7 +208,7 @@ pub fn scan_envelope<'a>(
                     u64::try_from(n).ok()?
                 });
             }
-            "reply_to" => {
+            6usize => {
                 if seen & 64u64 != 0 {
                     return None;
                 }
@@ -200,7 +225,7 @@ pub fn scan_envelope<'a>(
                     })
                 };
             }
-            "body" => {
+            7usize => {
                 if seen & 128u64 != 0 {
                     return None;
                 }
@@ -213,6 +238,7 @@ pub fn scan_envelope<'a>(
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 175u64 != 175u64 {
         return None;
@@ -274,9 +300,26 @@ pub fn scan_ci_artifact<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_ci_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "type" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"type\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"media_type\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"data\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"sha256\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "type" => 0usize,
+                    "media_type" => 1usize,
+                    "data" => 2usize,
+                    "sha256" => 3usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -289,7 +332,7 @@ pub fn scan_ci_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "media_type" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -299,7 +342,7 @@ pub fn scan_ci_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "data" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -312,7 +355,7 @@ pub fn scan_ci_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "sha256" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -324,6 +367,7 @@ pub fn scan_ci_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 7u64 != 7u64 {
         return None;
@@ -334,9 +378,24 @@ pub fn scan_ci_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_ci_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "type" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"type\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"url\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"title\":") => 2usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "type" => 0usize,
+                    "url" => 1usize,
+                    "title" => 2usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -349,7 +408,7 @@ pub fn scan_ci_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "url" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -362,7 +421,7 @@ pub fn scan_ci_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "title" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -374,6 +433,7 @@ pub fn scan_ci_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;
@@ -413,9 +473,26 @@ pub fn scan_ci_reason<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_ci_snippet<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "type" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"type\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"path\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"line\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"text\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "type" => 0usize,
+                    "path" => 1usize,
+                    "line" => 2usize,
+                    "text" => 3usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -428,7 +505,7 @@ pub fn scan_ci_snippet<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "path" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -441,7 +518,7 @@ pub fn scan_ci_snippet<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "line" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -451,7 +528,7 @@ pub fn scan_ci_snippet<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "text" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -463,6 +540,7 @@ pub fn scan_ci_snippet<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 15u64 != 15u64 {
         return None;
@@ -473,9 +551,32 @@ pub fn scan_ci_snippet<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "run" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"run\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"summary\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"counters\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"coverage\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"artifacts\":") => 4usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "run" => 0usize,
+                    "summary" => 1usize,
+                    "counters" => 2usize,
+                    "coverage" => 3usize,
+                    "artifacts" => 4usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -488,7 +589,7 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "summary" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -498,7 +599,7 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "counters" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -521,7 +622,7 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "coverage" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -539,7 +640,7 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "artifacts" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -561,9 +662,24 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                 b'{' => {
                                     let mut o = s.object()?;
                                     let mut seen = 0u64;
-                                    while let Some(k) = s.key(&mut o)? {
-                                        match &*k {
-                                            "type" => {
+                                    let mut next = 0usize;
+                                    loop {
+                                        let i = match next {
+                                            0usize if s.declared(&mut o, b"\"type\":") => 0usize,
+                                            _ => {
+                                                let Some(k) = s.key(&mut o)? else { break };
+                                                match &*k {
+                                                    "type" => 0usize,
+                                                    _ => {
+                                                        s.fresh(&mut o, k)?;
+                                                        s.skip()?;
+                                                        continue;
+                                                    }
+                                                }
+                                            }
+                                        };
+                                        match i {
+                                            0usize => {
                                                 if seen & 1u64 != 0 {
                                                     return None;
                                                 }
@@ -576,11 +692,9 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                                     return None;
                                                 }
                                             }
-                                            _ => {
-                                                s.fresh(&mut o, k)?;
-                                                s.skip()?;
-                                            }
+                                            _ => return None,
                                         }
+                                        next = i + 1;
                                     }
                                     if seen & 1u64 != 1u64 {
                                         return None;
@@ -615,11 +729,9 @@ pub fn scan_report_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 31u64 != 31u64 {
         return None;

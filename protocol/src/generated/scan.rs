@@ -720,9 +720,26 @@ pub fn scan_capability_document_fields<'a>(
 pub fn scan_artifact_descriptor<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "type" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"type\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"uri\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "type" => 0usize,
+                    "uri" => 1usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -731,7 +748,7 @@ pub fn scan_artifact_descriptor<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     s.string()?;
                 }
             }
-            "uri" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -740,11 +757,9 @@ pub fn scan_artifact_descriptor<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     s.string()?;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     Some(())
 }
@@ -752,20 +767,33 @@ pub fn scan_artifact_descriptor<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_capability_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "capability" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"capability\":") => 0usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "capability" => 0usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_capability_document(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -776,9 +804,26 @@ pub fn scan_capability_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_capability_brief_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "id" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"id\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"summary\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "id" => 0usize,
+                    "summary" => 1usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -788,18 +833,16 @@ pub fn scan_capability_brief_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "summary" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_capability_document_summary(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;
@@ -810,9 +853,24 @@ pub fn scan_capability_brief_entry<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_capability_catalog<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "capabilities" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"capabilities\":") => 0usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "capabilities" => 0usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -824,11 +882,9 @@ pub fn scan_capability_catalog<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -1055,16 +1111,33 @@ pub fn scan_envelope_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_greet_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "peer_card" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"peer_card\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"summary\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "peer_card" => 0usize,
+                    "summary" => 1usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_peer_card(s)?;
             }
-            "summary" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1073,11 +1146,9 @@ pub fn scan_greet_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     s.string()?;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -1088,16 +1159,43 @@ pub fn scan_greet_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "peer_id" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"peer_id\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"display_name\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"profiles_supported\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"capabilities\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"artifacts_supported\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"trust_modes_supported\":") => 5usize,
+            6usize if s.declared(&mut o, b"\"ext\":") => 6usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "peer_id" => 0usize,
+                    "display_name" => 1usize,
+                    "profiles_supported" => 2usize,
+                    "capabilities" => 3usize,
+                    "artifacts_supported" => 4usize,
+                    "trust_modes_supported" => 5usize,
+                    "ext" => 6usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_peer_id(s)?;
             }
-            "display_name" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1106,7 +1204,7 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     s.string()?;
                 }
             }
-            "profiles_supported" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -1118,7 +1216,7 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "capabilities" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -1130,7 +1228,7 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "artifacts_supported" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -1142,7 +1240,7 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "trust_modes_supported" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
@@ -1154,7 +1252,7 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "ext" => {
+            6usize => {
                 if seen & 64u64 != 0 {
                     return None;
                 }
@@ -1163,11 +1261,9 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     scan_peer_card_ext(s)?;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 61u64 != 61u64 {
         return None;
@@ -1178,9 +1274,24 @@ pub fn scan_peer_card<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_peer_card_ext<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "agh.capabilities_brief" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"agh.capabilities_brief\":") => 0usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "agh.capabilities_brief" => 0usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -1192,11 +1303,9 @@ pub fn scan_peer_card_ext<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     Some(())
 }
@@ -1228,23 +1337,44 @@ pub fn scan_reason_code<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_receipt_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "for_id" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"for_id\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"status\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"reason_code\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"detail\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "for_id" => 0usize,
+                    "status" => 1usize,
+                    "reason_code" => 2usize,
+                    "detail" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_envelope_id(s)?;
             }
-            "status" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_receipt_status(s)?;
             }
-            "reason_code" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -1253,7 +1383,7 @@ pub fn scan_receipt_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     scan_reason_code(s)?;
                 }
             }
-            "detail" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -1262,11 +1392,9 @@ pub fn scan_receipt_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     s.string()?;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;
@@ -1296,9 +1424,28 @@ pub fn scan_reference<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_say_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "text" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"text\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"intent\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"artifacts\":") => 2usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "text" => 0usize,
+                    "intent" => 1usize,
+                    "artifacts" => 2usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -1308,7 +1455,7 @@ pub fn scan_say_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "intent" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1317,7 +1464,7 @@ pub fn scan_say_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     s.string()?;
                 }
             }
-            "artifacts" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -1331,11 +1478,9 @@ pub fn scan_say_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -1372,16 +1517,37 @@ pub fn scan_thread_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_trace_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "state" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"state\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"message\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"result\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"artifact_refs\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "state" => 0usize,
+                    "message" => 1usize,
+                    "result" => 2usize,
+                    "artifact_refs" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_work_state(s)?;
             }
-            "message" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1390,7 +1556,7 @@ pub fn scan_trace_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     s.string()?;
                 }
             }
-            "result" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -1407,7 +1573,7 @@ pub fn scan_trace_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "artifact_refs" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -1421,11 +1587,9 @@ pub fn scan_trace_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -1436,9 +1600,28 @@ pub fn scan_trace_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "profile" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"profile\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"alg\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"key_id\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"pubkey\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"sig\":") => 4usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "profile" => 0usize,
+                    "alg" => 1usize,
+                    "key_id" => 2usize,
+                    "pubkey" => 3usize,
+                    "sig" => 4usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -1448,7 +1631,7 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "alg" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1458,7 +1641,7 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "key_id" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -1468,7 +1651,7 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "pubkey" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -1478,7 +1661,7 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "sig" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -1490,6 +1673,7 @@ pub fn scan_trust_proof<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 31u64 != 31u64 {
         return None;
@@ -1516,9 +1700,28 @@ pub fn scan_verified_peer_id<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_whois_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "type" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"type\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"query\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"peer_card\":") => 2usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "type" => 0usize,
+                    "query" => 1usize,
+                    "peer_card" => 2usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -1528,7 +1731,7 @@ pub fn scan_whois_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "query" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1537,7 +1740,7 @@ pub fn scan_whois_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     s.string()?;
                 }
             }
-            "peer_card" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -1546,11 +1749,9 @@ pub fn scan_whois_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     scan_peer_card(s)?;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -1643,9 +1844,26 @@ pub fn scan_body_greet<'a>(
     let mut m0: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "peer_card" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"peer_card\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"summary\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "peer_card" => 0usize,
+                    "summary" => 1usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -1654,7 +1872,7 @@ pub fn scan_body_greet<'a>(
                 scan_peer_card(s)?;
                 m0 = Some(s.since(m));
             }
-            "summary" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1663,11 +1881,9 @@ pub fn scan_body_greet<'a>(
                     s.string()?;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -1685,9 +1901,28 @@ pub fn scan_body_whois<'a>(
     let mut m1: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "type" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"type\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"query\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"peer_card\":") => 2usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "type" => 0usize,
+                    "query" => 1usize,
+                    "peer_card" => 2usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -1699,7 +1934,7 @@ pub fn scan_body_whois<'a>(
                 }
                 m0 = Some(s.since(m));
             }
-            "query" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1708,7 +1943,7 @@ pub fn scan_body_whois<'a>(
                     s.string()?;
                 }
             }
-            "peer_card" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -1719,11 +1954,9 @@ pub fn scan_body_whois<'a>(
                 }
                 m1 = Some(s.since(m));
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -1775,9 +2008,24 @@ pub fn scan_body_capability<'a>(
     let mut m0: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "capability" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"capability\":") => 0usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "capability" => 0usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -1786,11 +2034,9 @@ pub fn scan_body_capability<'a>(
                 scan_capability_document_fields(s, kept.fields_for("/capability"))?;
                 m0 = Some(s.since(m));
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -1808,16 +2054,37 @@ pub fn scan_body_receipt<'a>(
     let mut m1: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "for_id" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"for_id\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"status\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"reason_code\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"detail\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "for_id" => 0usize,
+                    "status" => 1usize,
+                    "reason_code" => 2usize,
+                    "detail" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_envelope_id(s)?;
             }
-            "status" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -1826,7 +2093,7 @@ pub fn scan_body_receipt<'a>(
                 scan_receipt_status(s)?;
                 m0 = Some(s.since(m));
             }
-            "reason_code" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -1837,7 +2104,7 @@ pub fn scan_body_receipt<'a>(
                 }
                 m1 = Some(s.since(m));
             }
-            "detail" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -1846,11 +2113,9 @@ pub fn scan_body_receipt<'a>(
                     s.string()?;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;

@@ -101,9 +101,30 @@ pub fn scan_envelope<'a>(
     let start = s.mark();
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "protocol" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"protocol\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"kind\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"from\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"to\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"reply_to\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"body\":") => 5usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "protocol" => 0usize,
+                    "kind" => 1usize,
+                    "from" => 2usize,
+                    "to" => 3usize,
+                    "reply_to" => 4usize,
+                    "body" => 5usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -116,7 +137,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "kind" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -126,7 +147,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "from" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -139,7 +160,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "to" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -156,7 +177,7 @@ pub fn scan_envelope<'a>(
                     })
                 };
             }
-            "reply_to" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -169,7 +190,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "body" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
@@ -182,6 +203,7 @@ pub fn scan_envelope<'a>(
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 39u64 != 39u64 {
         return None;
@@ -207,20 +229,33 @@ pub fn scan_envelope<'a>(
                     b'{' => {
                         let mut o = s.object()?;
                         let mut seen = 0u64;
-                        while let Some(k) = s.key(&mut o)? {
-                            match &*k {
-                                "to" => {
+                        let mut next = 0usize;
+                        loop {
+                            let i = match next {
+                                0usize if s.declared(&mut o, b"\"to\":") => 0usize,
+                                _ => {
+                                    let Some(k) = s.key(&mut o)? else { break };
+                                    match &*k {
+                                        "to" => 0usize,
+                                        _ => {
+                                            s.fresh(&mut o, k)?;
+                                            s.skip()?;
+                                            continue;
+                                        }
+                                    }
+                                }
+                            };
+                            match i {
+                                0usize => {
                                     if seen & 1u64 != 0 {
                                         return None;
                                     }
                                     seen |= 1u64;
                                     s.skip()?;
                                 }
-                                _ => {
-                                    s.fresh(&mut o, k)?;
-                                    s.skip()?;
-                                }
+                                _ => return None,
                             }
+                            next = i + 1;
                         }
                         if seen & 1u64 != 1u64 {
                             return None;
@@ -255,20 +290,33 @@ pub fn scan_envelope<'a>(
                         b'{' => {
                             let mut o = s.object()?;
                             let mut seen = 0u64;
-                            while let Some(k) = s.key(&mut o)? {
-                                match &*k {
-                                    "reply_to" => {
+                            let mut next = 0usize;
+                            loop {
+                                let i = match next {
+                                    0usize if s.declared(&mut o, b"\"reply_to\":") => 0usize,
+                                    _ => {
+                                        let Some(k) = s.key(&mut o)? else { break };
+                                        match &*k {
+                                            "reply_to" => 0usize,
+                                            _ => {
+                                                s.fresh(&mut o, k)?;
+                                                s.skip()?;
+                                                continue;
+                                            }
+                                        }
+                                    }
+                                };
+                                match i {
+                                    0usize => {
                                         if seen & 1u64 != 0 {
                                             return None;
                                         }
                                         seen |= 1u64;
                                         s.skip()?;
                                     }
-                                    _ => {
-                                        s.fresh(&mut o, k)?;
-                                        s.skip()?;
-                                    }
+                                    _ => return None,
                                 }
+                                next = i + 1;
                             }
                             if seen & 1u64 != 1u64 {
                                 return None;
@@ -306,20 +354,33 @@ pub fn scan_envelope<'a>(
                         b'{' => {
                             let mut o = s.object()?;
                             let mut seen = 0u64;
-                            while let Some(k) = s.key(&mut o)? {
-                                match &*k {
-                                    "reply_to" => {
+                            let mut next = 0usize;
+                            loop {
+                                let i = match next {
+                                    0usize if s.declared(&mut o, b"\"reply_to\":") => 0usize,
+                                    _ => {
+                                        let Some(k) = s.key(&mut o)? else { break };
+                                        match &*k {
+                                            "reply_to" => 0usize,
+                                            _ => {
+                                                s.fresh(&mut o, k)?;
+                                                s.skip()?;
+                                                continue;
+                                            }
+                                        }
+                                    }
+                                };
+                                match i {
+                                    0usize => {
                                         if seen & 1u64 != 0 {
                                             return None;
                                         }
                                         seen |= 1u64;
                                         None::<()>?;
                                     }
-                                    _ => {
-                                        s.fresh(&mut o, k)?;
-                                        s.skip()?;
-                                    }
+                                    _ => return None,
                                 }
+                                next = i + 1;
                             }
                         }
                         b'[' => {
@@ -490,16 +551,29 @@ pub fn scan_app_artifact<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_app_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "data" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"data\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"sha\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "data" => 0usize,
+                    "sha" => 1usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 s.string()?;
             }
-            "sha" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -511,6 +585,7 @@ pub fn scan_app_blob<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -545,9 +620,20 @@ pub fn scan_app_empty<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_app_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "url" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"url\":") => 0usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "url" => 0usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -559,6 +645,7 @@ pub fn scan_app_link<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -604,9 +691,20 @@ pub fn scan_app_protocol<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_app_quote<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "quote" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"quote\":") => 0usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "quote" => 0usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -618,6 +716,7 @@ pub fn scan_app_quote<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -635,27 +734,42 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
         let start = s.mark();
         let mut o = s.object()?;
         let mut seen = 0u64;
-        while let Some(k) = s.key(&mut o)? {
-            match &*k {
-                "unit" => {
+        let mut next = 0usize;
+        loop {
+            let i = match next {
+                0usize if s.declared(&mut o, b"\"unit\":") => 0usize,
+                1usize if s.declared(&mut o, b"\"size\":") => 1usize,
+                _ => {
+                    let Some(k) = s.key(&mut o)? else { break };
+                    match &*k {
+                        "unit" => 0usize,
+                        "size" => 1usize,
+                        _ => {
+                            s.fresh(&mut o, k)?;
+                            s.skip()?;
+                            continue;
+                        }
+                    }
+                }
+            };
+            match i {
+                0usize => {
                     if seen & 1u64 != 0 {
                         return None;
                     }
                     seen |= 1u64;
                     s.string()?;
                 }
-                "size" => {
+                1usize => {
                     if seen & 2u64 != 0 {
                         return None;
                     }
                     seen |= 2u64;
                     big_integer(s)?;
                 }
-                _ => {
-                    s.fresh(&mut o, k)?;
-                    s.skip()?;
-                }
+                _ => return None,
             }
+            next = i + 1;
         }
         if seen & 2u64 != 2u64 {
             return None;
@@ -674,9 +788,24 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                 b'{' => {
                     let mut o = s.object()?;
                     let mut seen = 0u64;
-                    while let Some(k) = s.key(&mut o)? {
-                        match &*k {
-                            "unit" => {
+                    let mut next = 0usize;
+                    loop {
+                        let i = match next {
+                            0usize if s.declared(&mut o, b"\"unit\":") => 0usize,
+                            _ => {
+                                let Some(k) = s.key(&mut o)? else { break };
+                                match &*k {
+                                    "unit" => 0usize,
+                                    _ => {
+                                        s.fresh(&mut o, k)?;
+                                        s.skip()?;
+                                        continue;
+                                    }
+                                }
+                            }
+                        };
+                        match i {
+                            0usize => {
                                 if seen & 1u64 != 0 {
                                     return None;
                                 }
@@ -689,11 +818,9 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                     return None;
                                 }
                             }
-                            _ => {
-                                s.fresh(&mut o, k)?;
-                                s.skip()?;
-                            }
+                            _ => return None,
                         }
+                        next = i + 1;
                     }
                     if seen & 1u64 != 1u64 {
                         return None;
@@ -728,9 +855,24 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     b'{' => {
                         let mut o = s.object()?;
                         let mut seen = 0u64;
-                        while let Some(k) = s.key(&mut o)? {
-                            match &*k {
-                                "size" => {
+                        let mut next = 0usize;
+                        loop {
+                            let i = match next {
+                                0usize if s.declared(&mut o, b"\"size\":") => 0usize,
+                                _ => {
+                                    let Some(k) = s.key(&mut o)? else { break };
+                                    match &*k {
+                                        "size" => 0usize,
+                                        _ => {
+                                            s.fresh(&mut o, k)?;
+                                            s.skip()?;
+                                            continue;
+                                        }
+                                    }
+                                }
+                            };
+                            match i {
+                                0usize => {
                                     if seen & 1u64 != 0 {
                                         return None;
                                     }
@@ -763,11 +905,9 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                         }
                                     }
                                 }
-                                _ => {
-                                    s.fresh(&mut o, k)?;
-                                    s.skip()?;
-                                }
+                                _ => return None,
                             }
+                            next = i + 1;
                         }
                     }
                     b'[' => {
@@ -802,9 +942,24 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     b'{' => {
                         let mut o = s.object()?;
                         let mut seen = 0u64;
-                        while let Some(k) = s.key(&mut o)? {
-                            match &*k {
-                                "size" => {
+                        let mut next = 0usize;
+                        loop {
+                            let i = match next {
+                                0usize if s.declared(&mut o, b"\"size\":") => 0usize,
+                                _ => {
+                                    let Some(k) = s.key(&mut o)? else { break };
+                                    match &*k {
+                                        "size" => 0usize,
+                                        _ => {
+                                            s.fresh(&mut o, k)?;
+                                            s.skip()?;
+                                            continue;
+                                        }
+                                    }
+                                }
+                            };
+                            match i {
+                                0usize => {
                                     if seen & 1u64 != 0 {
                                         return None;
                                     }
@@ -837,11 +992,9 @@ pub fn scan_app_window<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                         }
                                     }
                                 }
-                                _ => {
-                                    s.fresh(&mut o, k)?;
-                                    s.skip()?;
-                                }
+                                _ => return None,
                             }
+                            next = i + 1;
                         }
                     }
                     b'[' => {
@@ -970,20 +1123,33 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             b'{' => {
                                 let mut o = s.object()?;
                                 let mut seen = 0u64;
-                                while let Some(k) = s.key(&mut o)? {
-                                    match &*k {
-                                        "sha" => {
+                                let mut next = 0usize;
+                                loop {
+                                    let i = match next {
+                                        0usize if s.declared(&mut o, b"\"sha\":") => 0usize,
+                                        _ => {
+                                            let Some(k) = s.key(&mut o)? else { break };
+                                            match &*k {
+                                                "sha" => 0usize,
+                                                _ => {
+                                                    s.fresh(&mut o, k)?;
+                                                    s.skip()?;
+                                                    continue;
+                                                }
+                                            }
+                                        }
+                                    };
+                                    match i {
+                                        0usize => {
                                             if seen & 1u64 != 0 {
                                                 return None;
                                             }
                                             seen |= 1u64;
                                             s.skip()?;
                                         }
-                                        _ => {
-                                            s.fresh(&mut o, k)?;
-                                            s.skip()?;
-                                        }
+                                        _ => return None,
                                     }
+                                    next = i + 1;
                                 }
                                 if seen & 1u64 != 1u64 {
                                     return None;
@@ -1080,74 +1246,87 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     seen |= 128u64;
                     let mut o = s.object()?;
                     let mut seen = 0u64;
-                    while let Some(k) = s.key(&mut o)? {
-                        match &*k {
-                            "main" => {
+                    let mut next = 0usize;
+                    loop {
+                        let i = match next {
+                            0usize if s.declared(&mut o, b"\"main\":") => 0usize,
+                            _ => {
+                                let Some(k) = s.key(&mut o)? else { break };
+                                match &*k {
+                                    "main" => 0usize,
+                                    _ => {
+                                        let h0 = super::checks::pattern_4(&k);
+                                        let h1 = super::checks::pattern_5(&k);
+                                        let h2 = super::checks::pattern_6(&k);
+                                        s.fresh(&mut o, k)?;
+                                        if h0 || h1 || h2 {
+                                            let m = s.mark();
+                                            s.skip()?;
+                                            let text = s.since(m);
+                                            if h0
+                                                && !(|| -> Option<()> {
+                                                    let mut again = Scanner::new(
+                                                        text.get(),
+                                                        usize::from(u16::MAX),
+                                                    );
+                                                    let s = &mut again;
+                                                    s.string()?;
+                                                    s.end()
+                                                })()
+                                                    .is_some()
+                                            {
+                                                return None;
+                                            }
+                                            if h1
+                                                && !(|| -> Option<()> {
+                                                    let mut again = Scanner::new(
+                                                        text.get(),
+                                                        usize::from(u16::MAX),
+                                                    );
+                                                    let s = &mut again;
+                                                    big_integer(s)?;
+                                                    s.end()
+                                                })()
+                                                    .is_some()
+                                            {
+                                                return None;
+                                            }
+                                            if h2
+                                                && !(|| -> Option<()> {
+                                                    let mut again = Scanner::new(
+                                                        text.get(),
+                                                        usize::from(u16::MAX),
+                                                    );
+                                                    let s = &mut again;
+                                                    let v = s.string()?;
+                                                    if !super::checks::pattern_7(&v) {
+                                                        return None;
+                                                    }
+                                                    s.end()
+                                                })()
+                                                    .is_some()
+                                            {
+                                                return None;
+                                            }
+                                        } else {
+                                            return None;
+                                        }
+                                        continue;
+                                    }
+                                }
+                            }
+                        };
+                        match i {
+                            0usize => {
                                 if seen & 1u64 != 0 {
                                     return None;
                                 }
                                 seen |= 1u64;
                                 s.string()?;
                             }
-                            _ => {
-                                let h0 = super::checks::pattern_4(&k);
-                                let h1 = super::checks::pattern_5(&k);
-                                let h2 = super::checks::pattern_6(&k);
-                                s.fresh(&mut o, k)?;
-                                if h0 || h1 || h2 {
-                                    let m = s.mark();
-                                    s.skip()?;
-                                    let text = s.since(m);
-                                    if h0
-                                        && !(|| -> Option<()> {
-                                            let mut again = Scanner::new(
-                                                text.get(),
-                                                usize::from(u16::MAX),
-                                            );
-                                            let s = &mut again;
-                                            s.string()?;
-                                            s.end()
-                                        })()
-                                            .is_some()
-                                    {
-                                        return None;
-                                    }
-                                    if h1
-                                        && !(|| -> Option<()> {
-                                            let mut again = Scanner::new(
-                                                text.get(),
-                                                usize::from(u16::MAX),
-                                            );
-                                            let s = &mut again;
-                                            big_integer(s)?;
-                                            s.end()
-                                        })()
-                                            .is_some()
-                                    {
-                                        return None;
-                                    }
-                                    if h2
-                                        && !(|| -> Option<()> {
-                                            let mut again = Scanner::new(
-                                                text.get(),
-                                                usize::from(u16::MAX),
-                                            );
-                                            let s = &mut again;
-                                            let v = s.string()?;
-                                            if !super::checks::pattern_7(&v) {
-                                                return None;
-                                            }
-                                            s.end()
-                                        })()
-                                            .is_some()
-                                    {
-                                        return None;
-                                    }
-                                } else {
-                                    return None;
-                                }
-                            }
+                            _ => return None,
                         }
+                        next = i + 1;
                     }
                 }
                 "counters" => {
@@ -1179,20 +1358,33 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         let start = s.mark();
                         let mut o = s.object()?;
                         let mut seen = 0u64;
-                        while let Some(k) = s.key(&mut o)? {
-                            match &*k {
-                                "email" => {
+                        let mut next = 0usize;
+                        loop {
+                            let i = match next {
+                                0usize if s.declared(&mut o, b"\"email\":") => 0usize,
+                                _ => {
+                                    let Some(k) = s.key(&mut o)? else { break };
+                                    match &*k {
+                                        "email" => 0usize,
+                                        _ => {
+                                            s.fresh(&mut o, k)?;
+                                            s.skip()?;
+                                            continue;
+                                        }
+                                    }
+                                }
+                            };
+                            match i {
+                                0usize => {
                                     if seen & 1u64 != 0 {
                                         return None;
                                     }
                                     seen |= 1u64;
                                     s.string()?;
                                 }
-                                _ => {
-                                    s.fresh(&mut o, k)?;
-                                    s.skip()?;
-                                }
+                                _ => return None,
                             }
+                            next = i + 1;
                         }
                         let text = s.since(start);
                         let [d0] = scan::members(text, ["email"]);
@@ -1213,9 +1405,24 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                     b'{' => {
                                         let mut o = s.object()?;
                                         let mut seen = 0u64;
-                                        while let Some(k) = s.key(&mut o)? {
-                                            match &*k {
-                                                "name" => {
+                                        let mut next = 0usize;
+                                        loop {
+                                            let i = match next {
+                                                0usize if s.declared(&mut o, b"\"name\":") => 0usize,
+                                                _ => {
+                                                    let Some(k) = s.key(&mut o)? else { break };
+                                                    match &*k {
+                                                        "name" => 0usize,
+                                                        _ => {
+                                                            s.fresh(&mut o, k)?;
+                                                            s.skip()?;
+                                                            continue;
+                                                        }
+                                                    }
+                                                }
+                                            };
+                                            match i {
+                                                0usize => {
                                                     if seen & 1u64 != 0 {
                                                         return None;
                                                     }
@@ -1225,11 +1432,9 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                                         return None;
                                                     }
                                                 }
-                                                _ => {
-                                                    s.fresh(&mut o, k)?;
-                                                    s.skip()?;
-                                                }
+                                                _ => return None,
                                             }
+                                            next = i + 1;
                                         }
                                         if seen & 1u64 != 1u64 {
                                             return None;
@@ -1610,20 +1815,33 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                         b'{' => {
                             let mut o = s.object()?;
                             let mut seen = 0u64;
-                            while let Some(k) = s.key(&mut o)? {
-                                match &*k {
-                                    "status" => {
+                            let mut next = 0usize;
+                            loop {
+                                let i = match next {
+                                    0usize if s.declared(&mut o, b"\"status\":") => 0usize,
+                                    _ => {
+                                        let Some(k) = s.key(&mut o)? else { break };
+                                        match &*k {
+                                            "status" => 0usize,
+                                            _ => {
+                                                s.fresh(&mut o, k)?;
+                                                s.skip()?;
+                                                continue;
+                                            }
+                                        }
+                                    }
+                                };
+                                match i {
+                                    0usize => {
                                         if seen & 1u64 != 0 {
                                             return None;
                                         }
                                         seen |= 1u64;
                                         s.skip()?;
                                     }
-                                    _ => {
-                                        s.fresh(&mut o, k)?;
-                                        s.skip()?;
-                                    }
+                                    _ => return None,
                                 }
+                                next = i + 1;
                             }
                             if seen & 1u64 != 1u64 {
                                 return None;
@@ -1658,9 +1876,24 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                             b'{' => {
                                 let mut o = s.object()?;
                                 let mut seen = 0u64;
-                                while let Some(k) = s.key(&mut o)? {
-                                    match &*k {
-                                        "stamp" => {
+                                let mut next = 0usize;
+                                loop {
+                                    let i = match next {
+                                        0usize if s.declared(&mut o, b"\"stamp\":") => 0usize,
+                                        _ => {
+                                            let Some(k) = s.key(&mut o)? else { break };
+                                            match &*k {
+                                                "stamp" => 0usize,
+                                                _ => {
+                                                    s.fresh(&mut o, k)?;
+                                                    s.skip()?;
+                                                    continue;
+                                                }
+                                            }
+                                        }
+                                    };
+                                    match i {
+                                        0usize => {
                                             if seen & 1u64 != 0 {
                                                 return None;
                                             }
@@ -1691,11 +1924,9 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                                 }
                                             }
                                         }
-                                        _ => {
-                                            s.fresh(&mut o, k)?;
-                                            s.skip()?;
-                                        }
+                                        _ => return None,
                                     }
+                                    next = i + 1;
                                 }
                             }
                             b'[' => {
@@ -1740,20 +1971,33 @@ pub fn scan_shape_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                                     b'{' => {
                                         let mut o = s.object()?;
                                         let mut seen = 0u64;
-                                        while let Some(k) = s.key(&mut o)? {
-                                            match &*k {
-                                                "stamp" => {
+                                        let mut next = 0usize;
+                                        loop {
+                                            let i = match next {
+                                                0usize if s.declared(&mut o, b"\"stamp\":") => 0usize,
+                                                _ => {
+                                                    let Some(k) = s.key(&mut o)? else { break };
+                                                    match &*k {
+                                                        "stamp" => 0usize,
+                                                        _ => {
+                                                            s.fresh(&mut o, k)?;
+                                                            s.skip()?;
+                                                            continue;
+                                                        }
+                                                    }
+                                                }
+                                            };
+                                            match i {
+                                                0usize => {
                                                     if seen & 1u64 != 0 {
                                                         return None;
                                                     }
                                                     seen |= 1u64;
                                                     s.skip()?;
                                                 }
-                                                _ => {
-                                                    s.fresh(&mut o, k)?;
-                                                    s.skip()?;
-                                                }
+                                                _ => return None,
                                             }
+                                            next = i + 1;
                                         }
                                         if seen & 1u64 != 1u64 {
                                             return None;

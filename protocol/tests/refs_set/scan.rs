@@ -88,9 +88,30 @@ pub fn scan_envelope<'a>(
     let mut f_body: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "protocol" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"protocol\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"kind\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"from\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"to\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"reply_to\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"body\":") => 5usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "protocol" => 0usize,
+                    "kind" => 1usize,
+                    "from" => 2usize,
+                    "to" => 3usize,
+                    "reply_to" => 4usize,
+                    "body" => 5usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -103,7 +124,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "kind" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -113,7 +134,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "from" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -126,7 +147,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "to" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -143,7 +164,7 @@ pub fn scan_envelope<'a>(
                     })
                 };
             }
-            "reply_to" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -156,7 +177,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "body" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
@@ -169,6 +190,7 @@ pub fn scan_envelope<'a>(
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 39u64 != 39u64 {
         return None;
@@ -186,37 +208,62 @@ pub fn scan_envelope<'a>(
 pub fn scan_doc_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "outline" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"outline\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"count\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"code\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"share\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"pair\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"first\":") => 5usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "outline" => 0usize,
+                    "count" => 1usize,
+                    "code" => 2usize,
+                    "share" => 3usize,
+                    "pair" => 4usize,
+                    "first" => 5usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_outline(s)?;
             }
-            "count" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
                 seen |= 2u64;
                 scan_tilde_key(s)?;
             }
-            "code" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 scan_slash_key(s)?;
             }
-            "share" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
                 seen |= 8u64;
                 scan_x100(s)?;
             }
-            "pair" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -236,18 +283,16 @@ pub fn scan_doc_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "first" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
                 seen |= 32u64;
                 scan_doc_body_pair_item(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -287,16 +332,37 @@ pub fn scan_name<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_node<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "value" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"value\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"kids\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"tag\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"mark\":") => 3usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "value" => 0usize,
+                    "kids" => 1usize,
+                    "tag" => 2usize,
+                    "mark" => 3usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 integer(s)?;
             }
-            "kids" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -308,25 +374,23 @@ pub fn scan_node<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     }
                 }
             }
-            "tag" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
                 seen |= 4u64;
                 scan_node_tag(s)?;
             }
-            "mark" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
                 seen |= 8u64;
                 scan_node_mark(s)?;
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -353,16 +417,29 @@ pub fn scan_node_tag<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_outline<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "title" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"title\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"parts\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "title" => 0usize,
+                    "parts" => 1usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_name(s)?;
             }
-            "parts" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -376,6 +453,7 @@ pub fn scan_outline<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;
@@ -386,16 +464,29 @@ pub fn scan_outline<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_part<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "text" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"text\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"outline\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "text" => 0usize,
+                    "outline" => 1usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 s.string()?;
             }
-            "outline" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -404,6 +495,7 @@ pub fn scan_part<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     Some(())
 }
@@ -448,16 +540,41 @@ pub fn scan_tilde_key<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_tree_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "label" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"label\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"children\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"next\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"alias\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"weight\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"node\":") => 5usize,
+            6usize if s.declared(&mut o, b"\"level\":") => 6usize,
+            7usize if s.declared(&mut o, b"\"tag\":") => 7usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "label" => 0usize,
+                    "children" => 1usize,
+                    "next" => 2usize,
+                    "alias" => 3usize,
+                    "weight" => 4usize,
+                    "node" => 5usize,
+                    "level" => 6usize,
+                    "tag" => 7usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
                 seen |= 1u64;
                 scan_tree_body_label(s)?;
             }
-            "children" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -474,7 +591,7 @@ pub fn scan_tree_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "next" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -483,35 +600,35 @@ pub fn scan_tree_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     scan_tree_body(s)?;
                 }
             }
-            "alias" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
                 seen |= 8u64;
                 scan_tree_body_label(s)?;
             }
-            "weight" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
                 seen |= 16u64;
                 scan_leaf_weight(s)?;
             }
-            "node" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
                 seen |= 32u64;
                 scan_node(s)?;
             }
-            "level" => {
+            6usize => {
                 if seen & 64u64 != 0 {
                     return None;
                 }
                 seen |= 64u64;
                 scan_mark(s)?;
             }
-            "tag" => {
+            7usize => {
                 if seen & 128u64 != 0 {
                     return None;
                 }
@@ -520,6 +637,7 @@ pub fn scan_tree_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 1u64 != 1u64 {
         return None;

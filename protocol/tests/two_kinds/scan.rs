@@ -88,9 +88,30 @@ pub fn scan_envelope<'a>(
     let mut f_body: Option<RawJson<'a>> = None;
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "protocol" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"protocol\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"kind\":") => 1usize,
+            2usize if s.declared(&mut o, b"\"from\":") => 2usize,
+            3usize if s.declared(&mut o, b"\"to\":") => 3usize,
+            4usize if s.declared(&mut o, b"\"reply_to\":") => 4usize,
+            5usize if s.declared(&mut o, b"\"body\":") => 5usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "protocol" => 0usize,
+                    "kind" => 1usize,
+                    "from" => 2usize,
+                    "to" => 3usize,
+                    "reply_to" => 4usize,
+                    "body" => 5usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -103,7 +124,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "kind" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -113,7 +134,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "from" => {
+            2usize => {
                 if seen & 4u64 != 0 {
                     return None;
                 }
@@ -126,7 +147,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "to" => {
+            3usize => {
                 if seen & 8u64 != 0 {
                     return None;
                 }
@@ -143,7 +164,7 @@ pub fn scan_envelope<'a>(
                     })
                 };
             }
-            "reply_to" => {
+            4usize => {
                 if seen & 16u64 != 0 {
                     return None;
                 }
@@ -156,7 +177,7 @@ pub fn scan_envelope<'a>(
                     v
                 });
             }
-            "body" => {
+            5usize => {
                 if seen & 32u64 != 0 {
                     return None;
                 }
@@ -169,6 +190,7 @@ pub fn scan_envelope<'a>(
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 39u64 != 39u64 {
         return None;
@@ -194,9 +216,22 @@ pub fn scan_mini_peer<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "x" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"x\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"y\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "x" => 0usize,
+                    "y" => 1usize,
+                    _ => return None,
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -206,7 +241,7 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "y" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -218,6 +253,7 @@ pub fn scan_mini_point<'a>(s: &mut Scanner<'a>) -> Option<()> {
             }
             _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;
@@ -241,9 +277,26 @@ pub fn scan_mini_reason<'a>(s: &mut Scanner<'a>) -> Option<()> {
 pub fn scan_note_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
     let mut o = s.object()?;
     let mut seen = 0u64;
-    while let Some(k) = s.key(&mut o)? {
-        match &*k {
-            "text" => {
+    let mut next = 0usize;
+    loop {
+        let i = match next {
+            0usize if s.declared(&mut o, b"\"text\":") => 0usize,
+            1usize if s.declared(&mut o, b"\"mode\":") => 1usize,
+            _ => {
+                let Some(k) = s.key(&mut o)? else { break };
+                match &*k {
+                    "text" => 0usize,
+                    "mode" => 1usize,
+                    _ => {
+                        s.fresh(&mut o, k)?;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+            }
+        };
+        match i {
+            0usize => {
                 if seen & 1u64 != 0 {
                     return None;
                 }
@@ -256,7 +309,7 @@ pub fn scan_note_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            "mode" => {
+            1usize => {
                 if seen & 2u64 != 0 {
                     return None;
                 }
@@ -266,11 +319,9 @@ pub fn scan_note_body<'a>(s: &mut Scanner<'a>) -> Option<()> {
                     return None;
                 }
             }
-            _ => {
-                s.fresh(&mut o, k)?;
-                s.skip()?;
-            }
+            _ => return None,
         }
+        next = i + 1;
     }
     if seen & 3u64 != 3u64 {
         return None;

@@ -469,6 +469,33 @@ impl<'a> Scanner<'a> {
         Some(Some(key))
     }
 
+    /// Whether the next member of `obj` is the one whose name, as JSON text followed by its
+    /// colon, is `quoted` (`"name":`), written compactly: right after the comma (or the brace,
+    /// for the first member), with no white space. Then the name is consumed and its value must
+    /// be read, as after [`Scanner::key`]. Anything else (white space, an escape in the name,
+    /// another name, the closing brace) returns `false` and consumes nothing: read the member
+    /// with [`Scanner::key`]. The generated scanners try the declared member expected next this
+    /// way before reading the name. `quoted` must be a JSON string then `:` (a name matched
+    /// here reads as [`Scanner::key`] reads it); the caller tracks it as declared (duplicates).
+    #[inline(always)]
+    pub fn declared(&mut self, obj: &mut Obj<'a>, quoted: &[u8]) -> bool {
+        let at = if obj.first {
+            self.pos
+        } else if self.bytes.get(self.pos) == Some(&b',') {
+            self.pos + 1
+        } else {
+            return false;
+        };
+        match self.bytes.get(at..) {
+            Some(rest) if rest.starts_with(quoted) => {
+                self.pos = at + quoted.len();
+                obj.first = false;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Records an undeclared member name of `obj`; declines a name read before in that object.
     /// (Declared members are tracked by the generated code.)
     pub fn fresh(&mut self, obj: &mut Obj<'a>, name: Cow<'a, str>) -> Option<()> {
@@ -1204,6 +1231,116 @@ mod tests {
         assert_eq!(fields.value(0).map(|v| v.get()), Some("\"a\""));
         assert_eq!((fields.value(1), fields.value(2)), (None, None));
         assert_eq!(kept.fields("/other"), None);
+    }
+
+    /// [`Scanner::declared`] takes a member only where its name stands written compactly, and
+    /// then reads it as [`Scanner::key`] does: a loop trying the expected name first (as the
+    /// generated scanners do) reads the same members as one that reads every name, in every
+    /// order, with white space or escapes anywhere, and on malformed member lists.
+    #[test]
+    fn declared_names_read_as_keys_read_them() {
+        const DECLARED: [&str; 3] = ["a", "bc", "\u{e9}d"];
+        // The names read, each with whether `declared` took it.
+        fn with_declared(text: &str) -> Option<Vec<(String, bool)>> {
+            let quoted: Vec<String> = DECLARED.iter().map(|n| format!("\"{n}\":")).collect();
+            let mut s = Scanner::new(text, 4);
+            let mut obj = s.object()?;
+            let mut out = Vec::new();
+            let mut next = 0;
+            loop {
+                if let Some(q) = quoted.get(next) {
+                    if s.declared(&mut obj, q.as_bytes()) {
+                        out.push((DECLARED[next].to_owned(), true));
+                        next += 1;
+                        s.skip()?;
+                        continue;
+                    }
+                }
+                let Some(name) = s.key(&mut obj)? else { break };
+                if let Some(i) = DECLARED.iter().position(|n| *n == name) {
+                    next = i + 1;
+                }
+                out.push((name.into_owned(), false));
+                s.skip()?;
+            }
+            s.end()?;
+            Some(out)
+        }
+        fn with_keys(text: &str) -> Option<Vec<String>> {
+            let mut s = Scanner::new(text, 4);
+            let mut obj = s.object()?;
+            let mut out = Vec::new();
+            while let Some(name) = s.key(&mut obj)? {
+                out.push(name.into_owned());
+                s.skip()?;
+            }
+            s.end()?;
+            Some(out)
+        }
+        let spellings = |n: &str| -> Vec<String> {
+            let escaped = n.replacen('d', "\\u0064", 1).replacen('a', "\\u0061", 1);
+            vec![
+                format!("\"{n}\""),
+                format!("\"{escaped}\""),
+                format!("\"{n}x\""),
+            ]
+        };
+        let orders: [[usize; 3]; 4] = [[0, 1, 2], [1, 0, 2], [2, 1, 0], [0, 0, 1]];
+        let mut fast = 0;
+        let mut cases = 0;
+        for order in orders {
+            for spelling in 0..3 {
+                for (open, comma, colon) in [
+                    ("{", ",", ":"),
+                    ("{ ", ",", ":"),
+                    ("{", " , ", ":"),
+                    ("{", ",\n", " :"),
+                    ("{", ",", ": "),
+                    ("{", "", ":"),
+                    ("{", ",,", ":"),
+                ] {
+                    for close in ["}", ",}", " }"] {
+                        let members: Vec<String> = order
+                            .iter()
+                            .enumerate()
+                            .map(|(at, &i)| {
+                                let name =
+                                    &spellings(DECLARED[i])[if at == 1 { spelling } else { 0 }];
+                                format!("{name}{colon}{at}")
+                            })
+                            .collect();
+                        let text = format!("{open}{}{close}", members.join(comma));
+                        let got = with_declared(&text);
+                        let names = got
+                            .as_ref()
+                            .map(|g| g.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>());
+                        assert_eq!(names, with_keys(&text), "{text:?}");
+                        fast += got.iter().flatten().filter(|(_, f)| *f).count();
+                        cases += 1;
+                    }
+                }
+            }
+        }
+        assert!(cases > 200 && fast > 50, "{cases} {fast}");
+        // Written compactly in the declared order: every name taken by `declared`.
+        let all = with_declared("{\"a\":1,\"bc\":[2],\"\u{e9}d\":{}}");
+        assert!(all.is_some_and(|g| g.len() == 3 && g.iter().all(|(_, f)| *f)));
+        // White space, an escape: read by `key`, the same names.
+        for text in ["{ \"a\":1}", "{\"\\u0061\":1}", "{\"a\" :1}"] {
+            assert_eq!(
+                with_declared(text),
+                Some(vec![("a".into(), false)]),
+                "{text}"
+            );
+        }
+        // Truncated: declined by both.
+        for text in ["{\"a\"", "{\"a\":", "{\"a\":1,\"b", "{\"a\":1,"] {
+            assert_eq!(
+                (with_declared(text), with_keys(text)),
+                (None, None),
+                "{text}"
+            );
+        }
     }
 
     #[test]
