@@ -128,7 +128,9 @@ pub trait Transport: Send + Sync + 'static {
         -> BoxFuture<'_, Result<(), TransportError>>;
     /// Subscribes to exactly `subject`.
     fn subscribe(&self, subject: String) -> BoxFuture<'_, Result<Subscription, TransportError>>;
-    /// Waits until everything published so far has left the process.
+    /// Waits until everything sent so far (publishes, subscriptions, unsubscriptions) has
+    /// taken effect where messages are routed: after it, a message another client sends finds
+    /// the subscriptions made before it and none of those removed before it.
     fn flush(&self) -> BoxFuture<'_, Result<(), TransportError>>;
     /// Connection changes (reconnects); `None` for a transport that never disconnects.
     fn link_events(&self) -> Option<broadcast::Receiver<LinkEvent>>;
@@ -299,12 +301,34 @@ impl Transport for NatsTransport {
         })
     }
 
+    /// A probe through the server: a message to a fresh inbox subscription of this client
+    /// comes back. The server handles one connection's operations in order, so everything sent
+    /// before the probe has taken effect there (`async_nats::Client::flush` only writes the
+    /// client's buffer to the socket, which the server may not have read yet: a peer that
+    /// joined could miss the first messages sent to it, one that shut down could still take
+    /// some). Like that flush, it waits through a reconnect.
     fn flush(&self) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
-            self.client
-                .flush()
+            let failed = |what: &str, e: &dyn std::fmt::Display| {
+                TransportError::new(format!("flush to {}: {what}: {e}", self.url))
+            };
+            let inbox = self.client.new_inbox();
+            let mut probe = self
+                .client
+                .subscribe(inbox.clone())
                 .await
-                .map_err(|e| TransportError::new(format!("flush to {}: {e}", self.url)))
+                .map_err(|e| failed("subscribe", &e))?;
+            self.client
+                .publish(inbox, Bytes::new())
+                .await
+                .map_err(|e| failed("publish", &e))?;
+            match probe.next().await {
+                Some(_) => Ok(()),
+                None => Err(TransportError::new(format!(
+                    "flush to {}: the connection closed",
+                    self.url
+                ))),
+            }
         })
     }
 

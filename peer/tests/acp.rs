@@ -5,6 +5,8 @@
 
 #[path = "support/nats_server.rs"]
 mod nats_server;
+#[path = "support/synced.rs"]
+mod synced;
 
 use std::time::{Duration, Instant};
 
@@ -275,7 +277,7 @@ async fn a_result_that_overtakes_its_ack_is_taken() {
     let server = NatsServer::start();
     let raw = async_nats::connect(server.url()).await.unwrap();
     let mut sub = raw.subscribe(format!("acp.v0-2.agent.{B}")).await.unwrap();
-    raw.flush().await.unwrap();
+    synced::synced(&raw).await;
     let responder = raw.clone();
     tokio::spawn(async move {
         while let Some(m) = sub.next().await {
@@ -333,7 +335,7 @@ async fn a_running_delegation_is_cancelled() {
     // A watcher on A's subject sees what B publishes to A.
     let raw = async_nats::connect(server.url()).await.unwrap();
     let mut to_a = raw.subscribe(format!("acp.v0-2.agent.{A}")).await.unwrap();
-    raw.flush().await.unwrap();
+    synced::synced(&raw).await;
     let d = a
         .delegate(
             B,
@@ -565,7 +567,7 @@ async fn requests_without_an_answer_leave_the_tracker() {
     let raw = async_nats::connect(server.url()).await.unwrap();
     // C: takes every request, answers none.
     let mut silent = raw.subscribe(format!("acp.v0-2.agent.{C}")).await.unwrap();
-    raw.flush().await.unwrap();
+    synced::synced(&raw).await;
     let mut config = AgentConfig::new(A);
     config.request_timeout = Duration::from_millis(200);
     let nats = NatsTransport::connect(&server.url()).await.unwrap();

@@ -4,6 +4,8 @@
 
 #[path = "support/nats_server.rs"]
 mod nats_server;
+#[path = "support/synced.rs"]
+mod synced;
 
 use std::time::Duration;
 
@@ -109,7 +111,7 @@ async fn raw_inbox(raw: &async_nats::Client, ws: &str, peer: &str) -> async_nats
         .subscribe(peer_subject(ws, CH, peer).unwrap())
         .await
         .unwrap();
-    raw.flush().await.unwrap();
+    synced::synced(raw).await;
     sub
 }
 
@@ -644,25 +646,13 @@ async fn cycled(
     flushed(nats).await;
 }
 
-/// `nats`' connection is up and the server has processed everything it sent before: a message
-/// through the server to a fresh subscription of this client arrived. The server handles one
-/// connection's operations in order, so the subscriptions async-nats sent again on reconnecting
-/// are in effect then. (`Client::flush` only writes the client's buffer to the socket: the
-/// server may not have read it yet, and a message another client publishes meanwhile finds no
-/// subscriber.)
+/// `nats`' connection is up and the server has processed everything it sent before, the
+/// subscriptions async-nats sends again on reconnecting included (`Transport::flush`).
 async fn flushed(nats: &NatsTransport) {
-    use futures_util::StreamExt;
-    let client = nats.client();
-    let inbox = client.new_inbox();
-    let mut probe = client.subscribe(inbox.clone()).await.expect("subscribe");
-    client
-        .publish(inbox, "probe".into())
+    tokio::time::timeout(WAIT, nats.flush())
         .await
-        .expect("publish");
-    tokio::time::timeout(WAIT, probe.next())
-        .await
-        .expect("the probe came back in time")
-        .expect("the probe's subscription ended");
+        .expect("flushed in time")
+        .expect("flush");
 }
 
 fn greet_from(peer: &'static str) -> impl FnMut(&Event) -> Option<Message> {
@@ -786,6 +776,27 @@ async fn shutdown_is_bounded_while_the_server_is_down() {
         Err(e) => panic!("unexpected shutdown error: {e}"),
     }
     assert!(started.elapsed() < bound);
+}
+
+/// Once `Peer::join` returns, the server has the peer's subscriptions: a request another
+/// client sends to the peer's subject at once is delivered, every time (the join's flush is a
+/// probe through the server, not only a write to the socket).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joined_means_subscribed_at_the_server() {
+    let server = NatsServer::start();
+    let raw = raw_client(&server.url()).await;
+    for round in 0..10 {
+        let ws = &unique_workspace();
+        let (_b, _b_events) = join(ws, &server.url(), "patch.b").await;
+        let subject = peer_subject(ws, CH, "patch.b").unwrap();
+        let request = raw.request(subject, b"probe".as_slice().into());
+        // Subscribed: the request is delivered (b refuses it as malformed; nobody replies), so
+        // it times out rather than coming back "no responders".
+        match tokio::time::timeout(Duration::from_millis(300), request).await {
+            Err(_) => {}
+            Ok(other) => panic!("round {round}: no subscriber yet after join: {other:?}"),
+        }
+    }
 }
 
 /// Shutdown unsubscribes: afterwards the server has no subscriber on the peer's subject (a
@@ -925,7 +936,7 @@ async fn verified_peers_complete_a_work_unit_and_tampering_is_refused() {
         .subscribe(agh_protocol::identity::v1_broadcast_subject(ws, CH).unwrap())
         .await
         .unwrap();
-    raw.flush().await.unwrap();
+    synced::synced(&raw).await;
 
     let (a, mut a_events) = join_with(&url, verified("ops", 21)).await;
     let (b, mut b_events) = join_with(&url, verified("patch", 22)).await;
