@@ -157,6 +157,30 @@ pub trait Transport: Send + Sync + 'static {
     }
 }
 
+/// Returns once the server has processed everything `client` sent before (its subscriptions and
+/// unsubscriptions included): a probe message to a fresh inbox subscription of `client` came
+/// back through the server, which handles one connection's operations in order.
+/// `async_nats::Client::flush` only writes the client's buffer to the socket, which the server
+/// may not have read yet: a subscriber "flushed" that way can still miss a message another
+/// client publishes right after, and an unsubscribed one still take it. Like that flush, it
+/// waits through a reconnect. Needs the client to be allowed its own `_INBOX.>` subjects (as
+/// request/reply does). [`NatsTransport`]'s `flush`.
+pub async fn server_synced(client: &async_nats::Client) -> Result<(), TransportError> {
+    let inbox = client.new_inbox();
+    let mut probe = client
+        .subscribe(inbox.clone())
+        .await
+        .map_err(|e| TransportError::new(format!("probe: subscribe: {e}")))?;
+    client
+        .publish(inbox, Bytes::new())
+        .await
+        .map_err(|e| TransportError::new(format!("probe: publish: {e}")))?;
+    match probe.next().await {
+        Some(_) => Ok(()),
+        None => Err(TransportError::new("probe: the connection closed")),
+    }
+}
+
 /// The NATS binding: NATS Core publish/subscribe through `async-nats`. Reconnects are the
 /// client's (subscriptions are restored by it); each reconnect is reported as
 /// [`LinkEvent::Connected`] so that the peer greets again.
@@ -301,34 +325,12 @@ impl Transport for NatsTransport {
         })
     }
 
-    /// A probe through the server: a message to a fresh inbox subscription of this client
-    /// comes back. The server handles one connection's operations in order, so everything sent
-    /// before the probe has taken effect there (`async_nats::Client::flush` only writes the
-    /// client's buffer to the socket, which the server may not have read yet: a peer that
-    /// joined could miss the first messages sent to it, one that shut down could still take
-    /// some). Like that flush, it waits through a reconnect.
+    /// [`server_synced`]: everything sent before has taken effect at the server.
     fn flush(&self) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
-            let failed = |what: &str, e: &dyn std::fmt::Display| {
-                TransportError::new(format!("flush to {}: {what}: {e}", self.url))
-            };
-            let inbox = self.client.new_inbox();
-            let mut probe = self
-                .client
-                .subscribe(inbox.clone())
+            server_synced(&self.client)
                 .await
-                .map_err(|e| failed("subscribe", &e))?;
-            self.client
-                .publish(inbox, Bytes::new())
-                .await
-                .map_err(|e| failed("publish", &e))?;
-            match probe.next().await {
-                Some(_) => Ok(()),
-                None => Err(TransportError::new(format!(
-                    "flush to {}: the connection closed",
-                    self.url
-                ))),
-            }
+                .map_err(|e| TransportError::new(format!("flush to {}: {e}", self.url)))
         })
     }
 

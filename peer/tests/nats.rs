@@ -640,7 +640,7 @@ async fn cycled(
     who: &str,
 ) {
     use tokio::sync::broadcast::error::TryRecvError;
-    while !matches!(links.try_recv(), Err(TryRecvError::Empty)) {}
+    while matches!(links.try_recv(), Ok(_) | Err(TryRecvError::Lagged(_))) {}
     nats.client().force_reconnect().await.unwrap();
     reconnected(links, who).await;
     flushed(nats).await;
