@@ -14,8 +14,9 @@
 //! `/proc`, clock ticks of 10 ms) and the context switches of the bench's threads.
 //!
 //! Figures: requests/s with up to `WINDOW` requests in flight, and p50/p99 of sequential
-//! round trips. Each figure is the median of `ROUNDS` rounds. Targets (issue 35): throughput
-//! >= 0.6x raw, p99 <= 1.3x raw.
+//! round trips (the floor's too: its p99 over raw's is the least an agent doing that protocol
+//! work can expect). Each figure is the median of `ROUNDS` rounds. Targets (issue 35):
+//! throughput >= 0.6x raw, p99 <= 1.3x raw.
 //!
 //! Run: `cargo bench -p agh-peer --bench acp_roundtrip` (needs `nats-server`; started on a free
 //! 127.0.0.1 port and stopped at the end). `ACP_ROUNDTRIP_PROBE=raw|floor|acp` runs one phase
@@ -324,7 +325,7 @@ async fn main() {
     let probe = std::env::var("ACP_ROUNDTRIP_PROBE").ok();
     let probe = probe.as_deref();
     let mut usage = Vec::new();
-    println!("| question | raw req/s | floor req/s | acp req/s | floor/raw | acp/raw | raw p50 | raw p99 | acp p50 | acp p99 | acp p99 / raw p99 |");
+    println!("| question | raw req/s | floor req/s | acp req/s | floor/raw | acp/raw | raw p50 | raw p99 | acp p50 | acp p99 | acp p99 / raw p99 | floor p50 | floor p99 | floor p99 / raw p99 |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let rounds = env_or("ROUNDTRIP_ROUNDS", ROUNDS).max(1);
     let sizes = match env_or("ACP_ROUNDTRIP_SIZE", 0) {
@@ -403,15 +404,20 @@ async fn main() {
         let (rr, fr, ar) = (rate(&raws), rate(&floors), rate(&acps));
         let (r50, r99) = (p(&raws, |f| f.p50), p(&raws, |f| f.p99));
         let (a50, a99) = (p(&acps, |f| f.p50), p(&acps, |f| f.p99));
+        let (f50, f99) = (p(&floors, |f| f.p50), p(&floors, |f| f.p99));
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
         println!(
-            "| {size} B | {rr:.0} | {fr:.0} | {ar:.0} | {:.2} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} |",
+            "| {size} B | {rr:.0} | {fr:.0} | {ar:.0} | {:.2} | {:.2} | {:.1} us | {:.1} us | {:.1} us | {:.1} us | {:.2} | {:.1} us | {:.1} us | {:.2} |",
             fr / rr,
             ar / rr,
-            r50.as_secs_f64() * 1e6,
-            r99.as_secs_f64() * 1e6,
-            a50.as_secs_f64() * 1e6,
-            a99.as_secs_f64() * 1e6,
-            a99.as_secs_f64() / r99.as_secs_f64()
+            us(r50),
+            us(r99),
+            us(a50),
+            us(a99),
+            a99.as_secs_f64() / r99.as_secs_f64(),
+            us(f50),
+            us(f99),
+            f99.as_secs_f64() / r99.as_secs_f64()
         );
         if !failed.is_empty() {
             eprintln!(
