@@ -17,6 +17,7 @@ mod subjects;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::future::FutureExt;
@@ -173,8 +174,7 @@ impl Stream for Merged {
     fn poll_next(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Inbound>> {
-        use std::task::Poll;
+    ) -> Poll<Option<Inbound>> {
         let this = &mut *self;
         let len = this.subs.len();
         // Those that ended in this poll (rare: a transport ending them, or a drain).
@@ -311,26 +311,45 @@ async fn inbound_loop<P: PeerProfile>(
 ) -> Option<String> {
     let ended =
         || Some("the transport ended the subscriptions: nothing more will be received".to_owned());
-    loop {
-        // Sleeps until a message or the stop signal comes (the signal first when both did).
-        let mut next = tokio::select! {
-            biased;
-            _ = stop.changed() => break,
-            next = subs.next() => next,
-        };
-        // Then handles what the subscriptions already hold, up to `BATCH`, without going
-        // back to sleep between them: one wake-up for a burst.
-        for handled in 1..=BATCH {
-            match next {
-                Some(m) => P::on_inbound(state, inlet, m).await,
-                None => return ended(),
-            }
-            if handled == BATCH {
-                break;
-            }
-            match subs.next().now_or_never() {
-                Some(n) => next = n,
-                None => break,
+    {
+        // The stop signal, listened to for the loop's whole life (not made again, registered
+        // and dropped at every wake-up).
+        let stopped = stop.changed();
+        let mut stopped = std::pin::pin!(stopped);
+        // The subscriptions were last polled with this task's waker and had nothing: until the
+        // task is woken again, only the stop signal needs a look (a message wakes the task).
+        let mut polled_empty = false;
+        loop {
+            // Sleeps until a message or the stop signal comes (the signal first when both did):
+            // `None` for the signal.
+            let next = std::future::poll_fn(|cx| {
+                if stopped.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(None);
+                }
+                if std::mem::take(&mut polled_empty) {
+                    return Poll::Pending;
+                }
+                subs.poll_next_unpin(cx).map(Some)
+            })
+            .await;
+            let Some(mut next) = next else { break };
+            // Then handles what the subscriptions already hold, up to `BATCH`, without going
+            // back to sleep between them: one wake-up for a burst.
+            for handled in 1..=BATCH {
+                match next {
+                    Some(m) => P::on_inbound(state, inlet, m).await,
+                    None => return ended(),
+                }
+                if handled == BATCH {
+                    break;
+                }
+                match std::future::poll_fn(|cx| Poll::Ready(subs.poll_next_unpin(cx))).await {
+                    Poll::Ready(n) => next = n,
+                    Poll::Pending => {
+                        polled_empty = true;
+                        break;
+                    }
+                }
             }
         }
     }
