@@ -326,7 +326,9 @@ async fn main() {
     let probe = probe.as_deref();
     let mut usage = Vec::new();
     println!("| question | raw req/s | floor req/s | acp req/s | floor/raw | acp/raw | raw p50 | raw p99 | acp p50 | acp p99 | acp p99 / raw p99 | floor p50 | floor p99 | floor p99 / raw p99 |");
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
     let rounds = env_or("ROUNDTRIP_ROUNDS", ROUNDS).max(1);
     let sizes = match env_or("ACP_ROUNDTRIP_SIZE", 0) {
         0 => vec![32usize, 1024, 10 * 1024],
