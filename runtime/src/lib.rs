@@ -12,9 +12,6 @@
 //!   (`schemas/agh-network-v0`): the [`ReasonCode`]s and the defaults, written by
 //!   `cargo xtask codegen`.
 
-// One `unsafe` block in the crate, allowed where it is (`profile::utf8_text`).
-#![deny(unsafe_code)]
-
 pub mod exchange;
 #[rustfmt::skip]
 pub mod generated;
