@@ -8,7 +8,6 @@
 //! - no hand-written source file over [`MAX_LINES`] lines, not counting its `#[cfg(test)]
 //!   mod ... { }` blocks; generated files (first line contains `@generated`) and everything under
 //!   a `tests/`, `benches/` or `fixtures/` folder are excepted.
-//!
 //! - `unsafe` code only where [`UNSAFE_ALLOWED`] says: the workspace denies the `unsafe_code`
 //!   lint (`deny`, not `forbid`, so that one function can allow it), every member takes the
 //!   workspace's lints, and no other file names the lint (an `allow`, `expect`, `warn` or
